@@ -1,0 +1,92 @@
+// Flag parsing for the cugym subcommands.
+#include "cli/args.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace cugym::cli {
+
+int64_t ParseInt(const std::string& flag, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE)
+    throw std::invalid_argument(flag + ": expected an integer, got '" + text + "'");
+  return value;
+}
+
+double ParseDouble(const std::string& flag, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value))
+    throw std::invalid_argument(flag + ": expected a number, got '" + text + "'");
+  return value;
+}
+
+Args::Args(const std::string& command, std::vector<FlagSpec> flags, int argc, char** argv, int first)
+    : command_(command), flags_(std::move(flags)) {
+  for (int i = first; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      help_ = true;
+      continue;
+    }
+    std::string name = arg, value;
+    bool inline_value = false;
+    if (std::size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      inline_value = true;
+    }
+    if (name.rfind("--", 0) != 0)
+      throw std::invalid_argument("cugym " + command_ + ": unexpected argument '" + arg + "' (see --help)");
+    const FlagSpec& spec = Spec(name);
+    if (spec.value.empty()) {
+      if (inline_value) throw std::invalid_argument(name + " takes no value");
+      values_[name] = "1";
+      continue;
+    }
+    if (!inline_value) {
+      if (i + 1 >= argc) throw std::invalid_argument(name + " needs a value (" + spec.value + ")");
+      value = argv[++i];
+    }
+    values_[name] = value;
+  }
+}
+
+const FlagSpec& Args::Spec(const std::string& name) const {
+  for (const FlagSpec& flag : flags_) {
+    if (flag.name == name) return flag;
+  }
+  throw std::invalid_argument("cugym " + command_ + ": unknown flag '" + name + "' (see cugym " + command_ +
+                              " --help)");
+}
+
+std::string Args::Usage(const std::string& summary) const {
+  std::string out = "usage: cugym " + command_ + " [flags]\n" + summary + "\n\nflags:\n";
+  for (const FlagSpec& flag : flags_) {
+    std::string left = "  " + flag.name + (flag.value.empty() ? "" : " " + flag.value);
+    if (left.size() < 26) left.resize(26, ' ');
+    out += left + " " + flag.help + (flag.fallback.empty() ? "" : " (default " + flag.fallback + ")") + "\n";
+  }
+  return out + "  --help                   show this help\n";
+}
+
+std::string Args::String(const std::string& name) const {
+  auto it = values_.find(name);
+  return it != values_.end() ? it->second : Spec(name).fallback;
+}
+
+std::string Args::Required(const std::string& name) const {
+  std::string value = String(name);
+  if (value.empty()) throw std::invalid_argument("cugym " + command_ + ": " + name + " is required");
+  return value;
+}
+
+int64_t Args::Int(const std::string& name) const { return ParseInt(name, Required(name)); }
+double Args::Double(const std::string& name) const { return ParseDouble(name, Required(name)); }
+
+}  // namespace cugym::cli

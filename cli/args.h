@@ -1,0 +1,47 @@
+// Command-line flags of one subcommand: declared up front, so unknown flags and bad values are
+// one-line errors (std::invalid_argument) instead of surprises.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cugym::cli {
+
+struct FlagSpec {
+  std::string name;      // "--num-envs"
+  std::string value;     // metavar, "" for a boolean switch
+  std::string help;
+  std::string fallback;  // default shown in --help ("" = none)
+};
+
+class Args {
+ public:
+  // Parses argv[first..argc) against `flags` (plus --help). Throws std::invalid_argument.
+  Args(const std::string& command, std::vector<FlagSpec> flags, int argc, char** argv, int first);
+
+  bool help() const { return help_; }
+  std::string Usage(const std::string& summary) const;
+
+  bool Has(const std::string& name) const { return values_.count(name) != 0; }
+  std::string String(const std::string& name) const;  // the value or the declared default
+  std::string Required(const std::string& name) const;
+  int64_t Int(const std::string& name) const;
+  double Double(const std::string& name) const;
+  bool Switch(const std::string& name) const { return Has(name); }
+
+ private:
+  const FlagSpec& Spec(const std::string& name) const;
+
+  std::string command_;
+  std::vector<FlagSpec> flags_;
+  std::map<std::string, std::string> values_;
+  bool help_ = false;
+};
+
+// Strict number parsing for flag values: the whole text must be a number.
+int64_t ParseInt(const std::string& flag, const std::string& text);
+double ParseDouble(const std::string& flag, const std::string& text);
+
+}  // namespace cugym::cli

@@ -1,0 +1,70 @@
+// `cugym list`: the registered envs and their spaces.
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/json.h"
+
+namespace cugym::cli {
+namespace {
+
+std::string ObsShape(const Space& space) {
+  std::string out = "(";
+  for (int64_t d : space.shape) out += std::to_string(d) + ",";
+  return out + ")";
+}
+
+std::string SpaceJson(const Space& space) {
+  JsonObject json;
+  if (space.is_discrete()) return json.Str("type", "Discrete").Int("n", space.n).str();
+  std::string shape = "[", low = "[", high = "[";
+  for (std::size_t i = 0; i < space.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(space.shape[i]);
+  for (std::size_t i = 0; i < space.low.size(); ++i) {
+    low += (i ? ", " : "") + JsonNumber(space.low[i]);
+    high += (i ? ", " : "") + JsonNumber(space.high[i]);
+  }
+  return json.Str("type", "Box").Raw("shape", shape + "]").Str("dtype", "float32")
+      .Raw("low", low + "]").Raw("high", high + "]").str();
+}
+
+}  // namespace
+
+int RunList(const Registry& registry, int argc, char** argv) {
+  Args args("list", {{"--json", "", "print a JSON array instead of a table", ""}}, argc, argv, 2);
+  if (args.help()) {
+    std::cout << args.Usage("Lists every registered env with its spaces, step limit and reward threshold.\n"
+                            "Box bounds of +-infinity are written as null in JSON.");
+    return 0;
+  }
+  if (args.Switch("--json")) {
+    std::cout << "[";
+    bool first = true;
+    for (const EnvEntry& entry : registry.entries()) {
+      const EnvSpec& spec = entry.spec;
+      JsonObject json;
+      json.Str("id", spec.id)
+          .Raw("observation_space", SpaceJson(spec.observation_space))
+          .Raw("action_space", SpaceJson(spec.action_space))
+          .Int("max_episode_steps", spec.max_episode_steps)
+          .Raw("reward_threshold", spec.has_reward_threshold ? JsonNumber(spec.reward_threshold) : "null")
+          .Int("render_fps", spec.render_fps)
+          .Bool("cuda", static_cast<bool>(entry.make_cuda));
+      std::cout << (first ? "" : ",\n ") << json.str();
+      first = false;
+    }
+    std::cout << "]\n";
+    return 0;
+  }
+  std::printf("%-28s %-12s %-16s %9s %16s\n", "id", "obs shape", "action space", "max steps", "reward threshold");
+  for (const EnvEntry& entry : registry.entries()) {
+    const EnvSpec& spec = entry.spec;
+    std::string threshold = spec.has_reward_threshold ? JsonNumber(spec.reward_threshold) : "none";
+    std::printf("%-28s %-12s %-16s %9d %16s\n", spec.id.c_str(), ObsShape(spec.observation_space).c_str(),
+                spec.action_space.ToString().c_str(), spec.max_episode_steps, threshold.c_str());
+  }
+  return 0;
+}
+
+}  // namespace cugym::cli

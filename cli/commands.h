@@ -1,0 +1,13 @@
+// The cugym subcommands; each returns the process exit code and throws on bad input
+// (main prints the message on one line and exits 2).
+#pragma once
+
+#include "core/registry.h"
+
+namespace cugym::cli {
+
+int RunList(const Registry& registry, int argc, char** argv);
+int RunBench(const Registry& registry, int argc, char** argv);
+int RunReplay(const Registry& registry, int argc, char** argv);
+
+}  // namespace cugym::cli

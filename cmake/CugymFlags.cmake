@@ -1,0 +1,28 @@
+# Compiler flags shared by every cugym target, collected in the interface target cugym_flags.
+
+add_library(cugym_flags INTERFACE)
+target_compile_options(cugym_flags INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+if(CUGYM_WERROR)
+  target_compile_options(cugym_flags INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-Werror> $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>)
+endif()
+if(CUGYM_NATIVE)
+  target_compile_options(cugym_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-march=native>)
+endif()
+if(CUGYM_SANITIZE)
+  target_compile_options(cugym_flags INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
+  target_link_options(cugym_flags INTERFACE -fsanitize=address,undefined)
+endif()
+if(CUGYM_HAVE_CUDA)
+  target_compile_definitions(cugym_flags INTERFACE CUGYM_HAVE_CUDA=1)
+endif()
+
+# Env dynamics must give the same bits on every back end: no fused multiply-add contraction
+# (the CPU and GPU would round differently), no fast-math. Applied to env translation units.
+add_library(cugym_strict_fp INTERFACE)
+target_compile_options(cugym_strict_fp INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off -fno-fast-math>
+  $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false>)

@@ -1,0 +1,36 @@
+// sin and cos in float32 with the same bits on every back end.
+//
+// Library sinf/cosf differ between glibc and CUDA (and between CPU code paths), which would
+// make CPU and GPU trajectories drift apart. These use only +, -, *, floor and conversions,
+// so with FMA contraction off (cugym_strict_fp) they round identically everywhere, and they
+// vectorize. Cody-Waite reduction by pi/2 in three parts, then Cephes' single-precision
+// minimax polynomials on [-pi/4, pi/4]: about 1 ulp for |x| < 1e4 (envs stay far below).
+#pragma once
+
+#include <cmath>
+
+#include "core/macros.h"
+
+namespace cugym {
+
+CUGYM_HD CUGYM_FORCEINLINE void SinCos(float x, float* sin_out, float* cos_out) {
+  constexpr float kTwoOverPi = 0.636619772367581343f;
+  constexpr float kPiOver2A = 1.5703125f;               // exact in 9 bits
+  constexpr float kPiOver2B = 4.837512969970703125e-4f;  // exact in 12 bits
+  constexpr float kPiOver2C = 7.54978995489188216e-8f;
+  float fq = floorf(x * kTwoOverPi + 0.5f);
+  float r = ((x - fq * kPiOver2A) - fq * kPiOver2B) - fq * kPiOver2C;
+  int q = static_cast<int>(fq);
+  float r2 = r * r;
+  float s = r + r * r2 * ((-1.9515295891e-4f * r2 + 8.3321608736e-3f) * r2 - 1.6666654611e-1f);
+  float c = 1.0f - 0.5f * r2 +
+            r2 * r2 * ((2.443315711809948e-5f * r2 - 1.388731625493765e-3f) * r2 + 4.166664568298827e-2f);
+  // Quadrant q: (sin, cos) = (s, c), (c, -s), (-s, -c), (-c, s).
+  bool swap = (q & 1) != 0;
+  float sin_v = swap ? c : s;
+  float cos_v = swap ? s : c;
+  *sin_out = (q & 2) != 0 ? -sin_v : sin_v;
+  *cos_out = ((q + 1) & 2) != 0 ? -cos_v : cos_v;
+}
+
+}  // namespace cugym

@@ -1,0 +1,122 @@
+// Host and CUDA memory for Buffer.
+#include "core/memory.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "core/error.h"
+
+#ifdef CUGYM_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace cugym {
+namespace {
+
+#ifndef CUGYM_HAVE_CUDA
+[[noreturn]] void NoCuda() {
+  throw std::runtime_error("CUDA memory requested, but this cugym was built without CUDA");
+}
+#endif
+
+std::string Mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+}  // namespace
+
+void* AllocateBytes(Device device, std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  if (device == Device::kCpu) {
+    std::size_t rounded = (bytes + 63) / 64 * 64;
+    void* ptr = std::aligned_alloc(64, rounded);
+    if (ptr == nullptr) throw std::runtime_error("out of host memory allocating " + Mib(bytes));
+    return ptr;
+  }
+#ifdef CUGYM_HAVE_CUDA
+  void* ptr = nullptr;
+  cudaError_t status = cudaMalloc(&ptr, bytes);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error("out of GPU memory allocating " + Mib(bytes) + " (" +
+                             cudaGetErrorString(status) + ")");
+  }
+  return ptr;
+#else
+  NoCuda();
+#endif
+}
+
+void FreeBytes(Device device, void* ptr) noexcept {
+  if (ptr == nullptr) return;
+  if (device == Device::kCpu) {
+    std::free(ptr);
+    return;
+  }
+#ifdef CUGYM_HAVE_CUDA
+  cudaFree(ptr);  // destructors never throw; a failure here only leaks
+#endif
+}
+
+void CopyBytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (dst_device == Device::kCpu && src_device == Device::kCpu) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+#ifdef CUGYM_HAVE_CUDA
+  CUGYM_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+#else
+  NoCuda();
+#endif
+}
+
+void ZeroBytes(Device device, void* ptr, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (device == Device::kCpu) {
+    std::memset(ptr, 0, bytes);
+    return;
+  }
+#ifdef CUGYM_HAVE_CUDA
+  CUGYM_CUDA_CHECK(cudaMemset(ptr, 0, bytes));
+#else
+  NoCuda();
+#endif
+}
+
+std::size_t AvailableBytes(Device device) {
+  if (device == Device::kCpu) {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    std::size_t kib = 0;
+    std::string unit;
+    while (meminfo >> key >> kib >> unit) {
+      if (key == "MemAvailable:") return kib * 1024;
+    }
+    long pages = sysconf(_SC_AVPHYS_PAGES);
+    long page_size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page_size > 0 ? static_cast<std::size_t>(pages) * page_size : SIZE_MAX;
+  }
+#ifdef CUGYM_HAVE_CUDA
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUGYM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return free_bytes;
+#else
+  NoCuda();
+#endif
+}
+
+void Synchronize(Device device) {
+  if (device == Device::kCpu) return;
+#ifdef CUGYM_HAVE_CUDA
+  CUGYM_CUDA_CHECK(cudaDeviceSynchronize());
+#else
+  NoCuda();
+#endif
+}
+
+}  // namespace cugym

@@ -1,0 +1,52 @@
+// The env registry: maps ids to specs and to factories that build a VectorEnv on a device.
+// Built-in envs are registered by one explicit function (RegisterBuiltinEnvs in envs/); plugins
+// call the same Register from their entry point. No static self-registration.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/spec.h"
+#include "core/vector_env.h"
+
+namespace cugym {
+
+using VectorEnvFactory = std::function<std::unique_ptr<VectorEnv>(int64_t num_envs, Device device)>;
+
+struct EnvEntry {
+  EnvSpec spec;
+  // Bytes one env takes on the device: lets MakeVectorEnv refuse a batch before allocating.
+  int64_t bytes_per_env = 0;
+  // Bytes one env step reads and writes in device memory when nothing stays cached (state,
+  // counters, outputs): the traffic model benchmarks compare with memory bandwidth.
+  int64_t bytes_per_step = 0;
+  VectorEnvFactory make_cpu;
+  VectorEnvFactory make_cuda;  // empty when the env has no CUDA instantiation
+};
+
+class Registry {
+ public:
+  // Throws std::invalid_argument for a duplicate id.
+  void Register(EnvEntry entry);
+  // nullptr when unknown.
+  const EnvEntry* Find(const std::string& id) const;
+  // Throws std::invalid_argument naming the known ids.
+  const EnvEntry& Get(const std::string& id) const;
+  std::vector<std::string> Ids() const;
+  const std::vector<EnvEntry>& entries() const { return entries_; }
+
+ private:
+  std::vector<EnvEntry> entries_;
+};
+
+// Largest batch MakeVectorEnv accepts, whatever the memory (indices stay 32-bit on the device).
+constexpr int64_t kMaxNumEnvs = int64_t{1} << 31;
+
+// Checks num_envs (> 0, <= kMaxNumEnvs, fits in the device's free memory) and builds the env.
+// Throws std::invalid_argument with a one-line reason.
+std::unique_ptr<VectorEnv> MakeVectorEnv(const Registry& registry, const std::string& id,
+                                         int64_t num_envs, Device device);
+
+}  // namespace cugym

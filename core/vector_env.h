@@ -1,0 +1,63 @@
+// The batched environment interface: N copies of one env on one device.
+//
+// Semantics (same-step autoreset, as Gymnasium's AutoresetMode.SAME_STEP):
+// - An env that terminates or truncates in Step() is reset inside the same step: obs() holds
+//   the first observation of its new episode, final_obs() the last observation of the old one.
+// - terminated and truncated are separate flags; both are set when the last allowed step is
+//   also terminal (as Gymnasium's TimeLimit). Truncation counts steps per env.
+// - episode_returns()/episode_lengths() hold the finished episode's statistics where
+//   terminated | truncated; other entries are unspecified.
+// - Randomness is keyed by (seed, env index, per-env counter): env i's trajectory does not
+//   depend on the number of envs or the device.
+// All pointers are device pointers (host memory for the CPU back end), valid until the next
+// Reset or Step. Nothing is copied to the host per step.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/device.h"
+#include "core/spec.h"
+
+namespace cugym {
+
+class VectorEnv {
+ public:
+  virtual ~VectorEnv() = default;
+
+  virtual const EnvSpec& spec() const = 0;
+  virtual Device device() const = 0;
+  virtual int64_t num_envs() const = 0;
+
+  // Starts a new episode in every env; env i draws from (seed, i).
+  virtual void Reset(uint64_t seed) = 0;
+  // One step of every env. `actions` is a device pointer: num_envs int32 for a Discrete
+  // action space, num_envs * action_dim float32 for a Box. The wrong kind throws.
+  virtual void Step(const int32_t* actions) = 0;
+  virtual void Step(const float* actions) = 0;
+  // With autoreset off (Gymnasium's AutoresetMode.DISABLED) an env that ends keeps its state
+  // and goes on stepping from it; final_obs and the episode statistics are still written.
+  // On by default; Reset and SetStates do not change it.
+  virtual void set_autoreset(bool on) = 0;
+  virtual bool autoreset() const = 0;
+  // `steps` consecutive steps with uniformly random actions drawn on the device (from the
+  // seed given to Reset). Outputs are those of the last step. Used by benchmarks.
+  virtual void StepRandom(int64_t steps) = 0;
+
+  virtual const float* obs() const = 0;           // [num_envs, obs_dim]
+  virtual const float* final_obs() const = 0;     // [num_envs, obs_dim], rows where done
+  virtual const float* rewards() const = 0;       // [num_envs]
+  virtual const uint8_t* terminated() const = 0;  // [num_envs], 0 or 1
+  virtual const uint8_t* truncated() const = 0;   // [num_envs], 0 or 1
+  virtual const float* episode_returns() const = 0;    // [num_envs], rows where done
+  virtual const int32_t* episode_lengths() const = 0;  // [num_envs], rows where done
+
+  // Flat internal states (Gymnasium's env.unwrapped.state order) of envs [first, first+count),
+  // through host memory; for replay, tests and rendering, never per step in a hot loop.
+  virtual std::vector<float> GetStates(int64_t first, int64_t count) const = 0;
+  // Sets the states of envs [first, first + count) and recomputes their observations; their
+  // episode step counters and returns restart at 0.
+  virtual void SetStates(int64_t first, int64_t count, const std::vector<float>& states) = 0;
+};
+
+}  // namespace cugym

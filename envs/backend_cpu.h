@@ -1,0 +1,77 @@
+// The CPU back end of BatchedEnv: OpenMP threads over chunks of envs (through Thrust's OMP
+// system), and within a chunk a vectorized loop for phase 1 of the step and a scalar pass for
+// the few envs that finished. Multi-step calls keep each chunk in cache for all its steps and
+// pay one fork/join per call, not per step. Include only in a .cpp compiled by the host
+// compiler with THRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP.
+#pragma once
+
+#include <omp.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/system/omp/execution_policy.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "envs/batched_env.h"
+
+namespace cugym {
+
+struct CpuBackend {
+  // Envs per chunk: a chunk's arrays (~100 B per env) stay within L2 while it steps.
+  static constexpr int64_t kChunk = 2048;
+
+  // Calls fn(begin, end) over [first, first + count) in chunks, on all threads when there is
+  // more than one chunk.
+  template <class Fn>
+  static void ForChunks(int64_t first, int64_t count, const Fn& fn) {
+    const int64_t chunks = (count + kChunk - 1) / kChunk;
+    if (chunks <= 1 || omp_get_max_threads() == 1) {
+      for (int64_t c = 0; c < chunks; ++c) fn(first + c * kChunk, first + std::min(count, (c + 1) * kChunk));
+      return;
+    }
+    thrust::for_each(thrust::omp::par, thrust::counting_iterator<int64_t>(0),
+                     thrust::counting_iterator<int64_t>(chunks), [&](int64_t c) {
+                       fn(first + c * kChunk, first + std::min(count, (c + 1) * kChunk));
+                     });
+  }
+
+  template <class Env>
+  static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
+                    int64_t first, int64_t count) {
+    ForChunks(first, count, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) detail::ResetEnv<Env>(a, params, seed, i);
+    });
+  }
+
+  template <class Env>
+  static void Observe(const detail::BatchArrays<Env>& a, const typename Env::Params& params, int64_t first,
+                      int64_t count) {
+    ForChunks(first, count, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) Env::Observe(params, a.states[i], a.obs + i * Env::kObsDim);
+    });
+  }
+
+  template <class Env>
+  static void Step(const detail::BatchArrays<Env>& a, detail::StepArgs<Env> args, int64_t n,
+                   uint64_t first_step, int64_t steps) {
+    ForChunks(0, n, [&](int64_t begin, int64_t end) {
+      detail::StepArgs<Env> local = args;
+      for (int64_t t = 0; t < steps; ++t) {
+        local.action_key = StepKey(local.seed, RngStream::kActions, first_step + t);
+#pragma omp simd
+        for (int64_t i = begin; i < end; ++i) detail::StepCore<Env>(a, local, i);
+        for (int64_t i = begin; i < end; ++i) {
+          if (detail::Done(a.terminated, a.truncated, i)) detail::FinishEpisode<Env>(a, local, i);
+        }
+      }
+    });
+  }
+};
+
+template <class Env>
+std::unique_ptr<VectorEnv> MakeCpuVectorEnv(int64_t num_envs) {
+  return std::make_unique<BatchedEnv<Env, CpuBackend>>(num_envs, Device::kCpu);
+}
+
+}  // namespace cugym

@@ -1,0 +1,85 @@
+// The CUDA back end of BatchedEnv: one Thrust for_each per call, one thread per env running the
+// per-env functions of batch_kernels.h. Multi-step calls loop inside the thread, so a batch of
+// random steps is one launch. Include only in .cu files compiled by nvcc.
+#pragma once
+
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/system/cuda/execution_policy.h>
+
+#include <memory>
+
+#include "core/error.h"
+#include "envs/batched_env.h"
+
+namespace cugym {
+namespace detail {
+
+template <class Env>
+struct ResetFunctor {
+  BatchArrays<Env> a;
+  typename Env::Params params;
+  uint64_t seed;
+  __device__ void operator()(int64_t i) const { ResetEnv<Env>(a, params, seed, i); }
+};
+
+template <class Env>
+struct ObserveFunctor {
+  BatchArrays<Env> a;
+  typename Env::Params params;
+  __device__ void operator()(int64_t i) const { Env::Observe(params, a.states[i], a.obs + i * Env::kObsDim); }
+};
+
+template <class Env>
+struct StepFunctor {
+  BatchArrays<Env> a;
+  StepArgs<Env> args;
+  uint64_t first_step;
+  int64_t steps;
+  __device__ void operator()(int64_t i) const {
+    StepArgs<Env> local = args;
+    for (int64_t t = 0; t < steps; ++t) {
+      if (local.actions == nullptr) local.action_key = StepKey(local.seed, RngStream::kActions, first_step + t);
+      StepCore<Env>(a, local, i);
+      if (Done(a.terminated, a.truncated, i)) FinishEpisode<Env>(a, local, i);
+    }
+  }
+};
+
+}  // namespace detail
+
+struct CudaBackend {
+  template <class F>
+  static void ForEach(int64_t first, int64_t count, const F& f) {
+    if (count <= 0) return;
+    thrust::for_each(thrust::cuda::par_nosync, thrust::counting_iterator<int64_t>(first),
+                     thrust::counting_iterator<int64_t>(first + count), f);
+    CUGYM_CUDA_CHECK_LAST();
+  }
+
+  template <class Env>
+  static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
+                    int64_t first, int64_t count) {
+    ForEach(first, count, detail::ResetFunctor<Env>{a, params, seed});
+  }
+
+  template <class Env>
+  static void Observe(const detail::BatchArrays<Env>& a, const typename Env::Params& params, int64_t first,
+                      int64_t count) {
+    ForEach(first, count, detail::ObserveFunctor<Env>{a, params});
+  }
+
+  template <class Env>
+  static void Step(const detail::BatchArrays<Env>& a, const detail::StepArgs<Env>& args, int64_t n,
+                   uint64_t first_step, int64_t steps) {
+    if (steps <= 0) return;
+    ForEach(0, n, detail::StepFunctor<Env>{a, args, first_step, steps});
+  }
+};
+
+template <class Env>
+std::unique_ptr<VectorEnv> MakeCudaVectorEnv(int64_t num_envs) {
+  return std::make_unique<BatchedEnv<Env, CudaBackend>>(num_envs, Device::kCuda);
+}
+
+}  // namespace cugym

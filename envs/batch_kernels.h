@@ -1,0 +1,108 @@
+// Per-env work of the batched runner, written once as CUGYM_HD functions and run by both back
+// ends: the CUDA back end calls them from one Thrust functor per env, the CPU back end from
+// vectorized loops over chunks of envs (envs/batched_env.h). Not a public header.
+#pragma once
+
+#include <cstdint>
+
+#include "core/macros.h"
+#include "core/rng.h"
+#include "envs/env.h"
+
+namespace cugym {
+namespace detail {
+
+// Device arrays of a batch; all indexed by env.
+template <class Env>
+struct BatchArrays {
+  typename Env::State* states;
+  uint32_t* rng_counters;   // next Philox counter of each env's kEnv stream
+  int32_t* elapsed;         // steps in the current episode
+  float* running_return;    // return of the current episode so far
+  float* obs;               // [n, kObsDim]
+  float* final_obs;         // [n, kObsDim]
+  float* rewards;
+  uint8_t* terminated;
+  uint8_t* truncated;
+  float* done_return;       // finished episode's return where done
+  int32_t* done_length;
+};
+
+// What one step needs besides the arrays. `actions` is null for random actions, which are then
+// drawn from `action_key` (the StepKey of the kActions stream for this step).
+template <class Env>
+struct StepArgs {
+  typename Env::Params params;
+  uint64_t seed;
+  int32_t max_steps;  // 0: never truncate
+  bool autoreset;
+  const typename Env::Action* actions;
+  uint32_t action_key;
+};
+
+template <class Env>
+CUGYM_HD CUGYM_FORCEINLINE void RandomAction(uint32_t action_key, int64_t i, typename Env::Action* action) {
+  if constexpr (Env::kNumActions > 0) {
+    uint32_t bits = HashDraw(action_key, static_cast<uint32_t>(i));
+    *action = static_cast<int32_t>((static_cast<uint64_t>(bits) * Env::kNumActions) >> 32);
+  } else {
+    for (int d = 0; d < Env::kActionDim; ++d) {
+      float u = U32ToUnitFloat(HashDraw(action_key + 0x632BE5ABu * static_cast<uint32_t>(d), static_cast<uint32_t>(i)));
+      action[d] = Env::ActionLow(d) + (Env::ActionHigh(d) - Env::ActionLow(d)) * u;
+    }
+  }
+}
+
+// Starts env i's next episode: draws its initial state and writes its observation.
+template <class Env>
+CUGYM_HD CUGYM_FORCEINLINE void ResetEnv(const BatchArrays<Env>& a, const typename Env::Params& params,
+                                         uint64_t seed, int64_t i) {
+  Rng rng(seed, static_cast<uint64_t>(i), a.rng_counters[i]);
+  typename Env::State state = Env::Reset(params, rng);
+  a.rng_counters[i] = rng.counter();
+  a.states[i] = state;
+  a.elapsed[i] = 0;
+  a.running_return[i] = 0.0f;
+  Env::Observe(params, state, a.obs + i * Env::kObsDim);
+}
+
+// Phase 1 of a step, for every env: dynamics, reward, flags, statistics and the observation of
+// the state reached. Branch-free apart from the env's own code, so CPU loops vectorize.
+template <class Env>
+CUGYM_HD CUGYM_FORCEINLINE void StepCore(const BatchArrays<Env>& a, const StepArgs<Env>& args, int64_t i) {
+  typename Env::Action action[Env::kActionDim];
+  if (args.actions != nullptr) {
+    for (int d = 0; d < Env::kActionDim; ++d) action[d] = args.actions[i * Env::kActionDim + d];
+  } else {
+    RandomAction<Env>(args.action_key, i, action);
+  }
+  typename Env::State state = a.states[i];
+  Rng rng(args.seed, static_cast<uint64_t>(i), a.rng_counters[i]);
+  StepResult result = Env::Step(args.params, state, action, rng);
+  a.rng_counters[i] = rng.counter();
+  a.states[i] = state;
+  const int32_t elapsed = a.elapsed[i] + 1;
+  a.elapsed[i] = elapsed;
+  a.running_return[i] += result.reward;
+  a.rewards[i] = result.reward;
+  a.terminated[i] = result.terminated ? 1 : 0;
+  a.truncated[i] = (args.max_steps > 0) & (elapsed >= args.max_steps) ? 1 : 0;
+  Env::Observe(args.params, state, a.obs + i * Env::kObsDim);
+}
+
+CUGYM_HD CUGYM_FORCEINLINE bool Done(const uint8_t* terminated, const uint8_t* truncated, int64_t i) {
+  return (terminated[i] | truncated[i]) != 0;
+}
+
+// Phase 2, only for envs that ended in phase 1: keep the last observation and the episode's
+// statistics, then (with autoreset on) reset in the same step.
+template <class Env>
+CUGYM_HD CUGYM_FORCEINLINE void FinishEpisode(const BatchArrays<Env>& a, const StepArgs<Env>& args, int64_t i) {
+  for (int k = 0; k < Env::kObsDim; ++k) a.final_obs[i * Env::kObsDim + k] = a.obs[i * Env::kObsDim + k];
+  a.done_return[i] = a.running_return[i];
+  a.done_length[i] = a.elapsed[i];
+  if (args.autoreset) ResetEnv<Env>(a, args.params, args.seed, i);
+}
+
+}  // namespace detail
+}  // namespace cugym

@@ -1,0 +1,198 @@
+// BatchedEnv<Env, Backend>: the VectorEnv implementation for one env type on one back end.
+// Owns the device arrays; the back end (backend_cpu.h or backend_cuda.cuh) runs the per-env
+// functions of batch_kernels.h over them. Included only by the translation units that
+// instantiate envs (one per back end), never by users of the library.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/memory.h"
+#include "core/registry.h"
+#include "core/vector_env.h"
+#include "envs/batch_kernels.h"
+
+namespace cugym {
+
+// Device bytes per env: state, counters and every per-env output.
+template <class Env>
+constexpr int64_t BytesPerEnv() {
+  return static_cast<int64_t>(sizeof(typename Env::State) + 3 * sizeof(uint32_t) + 3 * sizeof(float) +
+                              2 * sizeof(uint8_t) + 2 * Env::kObsDim * sizeof(float) + sizeof(int32_t) +
+                              Env::kActionDim * sizeof(typename Env::Action));
+}
+
+// Bytes one step moves per env in phase 1 (done envs add a reset): state read and written,
+// three 32-bit counters read and written, observation, reward and two flags written.
+template <class Env>
+constexpr int64_t StepTrafficBytes() {
+  return static_cast<int64_t>(2 * sizeof(typename Env::State) + 3 * 2 * sizeof(uint32_t) +
+                              Env::kObsDim * sizeof(float) + sizeof(float) + 2 * sizeof(uint8_t));
+}
+
+template <class Env, class Backend>
+class BatchedEnv final : public VectorEnv {
+ public:
+  using State = typename Env::State;
+  using Action = typename Env::Action;
+
+  BatchedEnv(int64_t num_envs, Device device, typename Env::Params params = {})
+      : spec_(Env::Spec()),
+        device_(device),
+        n_(num_envs),
+        params_(params),
+        states_(device, num_envs),
+        rng_counters_(device, num_envs),
+        elapsed_(device, num_envs),
+        running_return_(device, num_envs),
+        obs_(device, num_envs * Env::kObsDim),
+        final_obs_(device, num_envs * Env::kObsDim),
+        rewards_(device, num_envs),
+        terminated_(device, num_envs),
+        truncated_(device, num_envs),
+        done_return_(device, num_envs),
+        done_length_(device, num_envs) {
+    for (Buffer<float>* b : {&obs_, &final_obs_, &rewards_, &done_return_, &running_return_}) b->Zero();
+    terminated_.Zero();
+    truncated_.Zero();
+    done_length_.Zero();
+    elapsed_.Zero();
+    rng_counters_.Zero();
+    states_.Zero();
+  }
+
+  const EnvSpec& spec() const override { return spec_; }
+  Device device() const override { return device_; }
+  int64_t num_envs() const override { return n_; }
+
+  void Reset(uint64_t seed) override {
+    seed_ = seed;
+    step_index_ = 0;
+    rng_counters_.Zero();
+    terminated_.Zero();
+    truncated_.Zero();
+    rewards_.Zero();
+    Backend::template Reset<Env>(arrays(), params_, seed, 0, n_);
+    reset_done_ = true;
+  }
+
+  void Step(const int32_t* actions) override {
+    if constexpr (Env::kNumActions > 0) {
+      RunSteps(actions, 1);
+    } else {
+      (void)actions;
+      throw std::invalid_argument(spec_.id + " has a Box action space: step it with float actions");
+    }
+  }
+  void Step(const float* actions) override {
+    if constexpr (Env::kNumActions == 0) {
+      RunSteps(actions, 1);
+    } else {
+      (void)actions;
+      throw std::invalid_argument(spec_.id + " has a Discrete action space: step it with int32 actions");
+    }
+  }
+  void StepRandom(int64_t steps) override {
+    if (steps < 0) throw std::invalid_argument("StepRandom: steps must be >= 0");
+    RunSteps(nullptr, steps);
+  }
+
+  void set_autoreset(bool on) override { autoreset_ = on; }
+  bool autoreset() const override { return autoreset_; }
+
+  const float* obs() const override { return obs_.data(); }
+  const float* final_obs() const override { return final_obs_.data(); }
+  const float* rewards() const override { return rewards_.data(); }
+  const uint8_t* terminated() const override { return terminated_.data(); }
+  const uint8_t* truncated() const override { return truncated_.data(); }
+  const float* episode_returns() const override { return done_return_.data(); }
+  const int32_t* episode_lengths() const override { return done_length_.data(); }
+
+  std::vector<float> GetStates(int64_t first, int64_t count) const override {
+    CheckRange(first, count);
+    std::vector<State> states = states_.ToHost(first, count);
+    std::vector<float> flat(count * Env::kStateDim);
+    for (int64_t i = 0; i < count; ++i) Env::ToFlat(states[i], flat.data() + i * Env::kStateDim);
+    return flat;
+  }
+
+  void SetStates(int64_t first, int64_t count, const std::vector<float>& flat) override {
+    CheckRange(first, count);
+    if (static_cast<int64_t>(flat.size()) != count * Env::kStateDim)
+      throw std::invalid_argument("SetStates: expected " + std::to_string(count * Env::kStateDim) +
+                                  " floats, got " + std::to_string(flat.size()));
+    std::vector<State> states(count);
+    for (int64_t i = 0; i < count; ++i) states[i] = Env::FromFlat(flat.data() + i * Env::kStateDim);
+    states_.FromHost(states.data(), count, first);
+    ZeroBytes(device_, elapsed_.data() + first, count * sizeof(int32_t));
+    ZeroBytes(device_, running_return_.data() + first, count * sizeof(float));
+    Backend::template Observe<Env>(arrays(), params_, first, count);
+    reset_done_ = true;
+  }
+
+ private:
+  detail::BatchArrays<Env> arrays() {
+    return {states_.data(),  rng_counters_.data(), elapsed_.data(),   running_return_.data(),
+            obs_.data(),     final_obs_.data(),    rewards_.data(),   terminated_.data(),
+            truncated_.data(), done_return_.data(), done_length_.data()};
+  }
+
+  void CheckRange(int64_t first, int64_t count) const {
+    if (first < 0 || count < 0 || first + count > n_)
+      throw std::out_of_range("envs [" + std::to_string(first) + ", " + std::to_string(first + count) +
+                              ") outside a batch of " + std::to_string(n_));
+  }
+
+  void RunSteps(const Action* actions, int64_t steps) {
+    if (!reset_done_) throw std::logic_error("VectorEnv: call Reset before Step");
+    detail::StepArgs<Env> args{params_, seed_, spec_.max_episode_steps, autoreset_, actions, 0};
+    Backend::template Step<Env>(arrays(), args, n_, step_index_, steps);
+    step_index_ += steps;
+  }
+
+  EnvSpec spec_;
+  Device device_;
+  int64_t n_;
+  typename Env::Params params_;
+  uint64_t seed_ = 0;
+  uint64_t step_index_ = 0;  // steps since Reset: keys the random-action stream
+  bool reset_done_ = false;
+  bool autoreset_ = true;
+  Buffer<State> states_;
+  Buffer<uint32_t> rng_counters_;
+  Buffer<int32_t> elapsed_;
+  Buffer<float> running_return_;
+  Buffer<float> obs_;
+  Buffer<float> final_obs_;
+  Buffer<float> rewards_;
+  Buffer<uint8_t> terminated_;
+  Buffer<uint8_t> truncated_;
+  Buffer<float> done_return_;
+  Buffer<int32_t> done_length_;
+};
+
+// Factories, defined per back end and explicitly instantiated for each env in the translation
+// unit of that back end (builtin_cpu.cpp, builtin_cuda.cu).
+template <class Env>
+std::unique_ptr<VectorEnv> MakeCpuVectorEnv(int64_t num_envs);
+template <class Env>
+std::unique_ptr<VectorEnv> MakeCudaVectorEnv(int64_t num_envs);
+
+// The registry entry of an env: spec, size and the factories this build has.
+template <class Env>
+EnvEntry MakeEnvEntry() {
+  EnvEntry entry;
+  entry.spec = Env::Spec();
+  entry.bytes_per_env = BytesPerEnv<Env>();
+  entry.bytes_per_step = StepTrafficBytes<Env>();
+  entry.make_cpu = [](int64_t n, Device) { return MakeCpuVectorEnv<Env>(n); };
+#ifdef CUGYM_HAVE_CUDA
+  entry.make_cuda = [](int64_t n, Device) { return MakeCudaVectorEnv<Env>(n); };
+#endif
+  return entry;
+}
+
+}  // namespace cugym
