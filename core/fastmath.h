@@ -4,10 +4,9 @@
 // make CPU and GPU trajectories drift apart. These use only +, -, *, floor and conversions,
 // so with FMA contraction off (cugym_strict_fp) they round identically everywhere, and they
 // vectorize. Cody-Waite reduction by pi/2 in three parts, then Cephes' single-precision
-// minimax polynomials on [-pi/4, pi/4]: about 1 ulp for |x| < 1e4 (envs stay far below).
+// minimax polynomials on [-pi/4, pi/4]: about 1 ulp for |x| < 1e4 (envs stay far below);
+// meaningless beyond |x| ~ 6e6.
 #pragma once
-
-#include <cmath>
 
 #include "core/macros.h"
 
@@ -18,9 +17,15 @@ CUGYM_HD CUGYM_FORCEINLINE void SinCos(float x, float* sin_out, float* cos_out) 
   constexpr float kPiOver2A = 1.5703125f;               // exact in 9 bits
   constexpr float kPiOver2B = 4.837512969970703125e-4f;  // exact in 12 bits
   constexpr float kPiOver2C = 7.54978995489188216e-8f;
-  float fq = floorf(x * kTwoOverPi + 0.5f);
+  // Nearest quadrant without calls or comparisons (floorf, or a float compare under the
+  // default -ftrapping-math, keeps GCC from vectorizing the caller's loop): adding and
+  // subtracting 1.5 * 2^23 rounds to an integer for |y| < 2^22. Only q mod 4 is needed, taken
+  // in float so the int conversion is always in range.
+  constexpr float kRound = 12582912.0f;
+  const float y = x * kTwoOverPi;
+  const float fq = (y + kRound) - kRound;
+  const int q = static_cast<int>(fq - 4.0f * ((fq * 0.25f + kRound) - kRound));  // in [-2, 2]
   float r = ((x - fq * kPiOver2A) - fq * kPiOver2B) - fq * kPiOver2C;
-  int q = static_cast<int>(fq);
   float r2 = r * r;
   float s = r + r * r2 * ((-1.9515295891e-4f * r2 + 8.3321608736e-3f) * r2 - 1.6666654611e-1f);
   float c = 1.0f - 0.5f * r2 +

@@ -37,11 +37,15 @@ struct StepFunctor {
   uint64_t first_step;
   int64_t steps;
   __device__ void operator()(int64_t i) const {
-    StepArgs<Env> local = args;
+    typename Env::Action action[Env::kActionDim];
     for (int64_t t = 0; t < steps; ++t) {
-      if (local.actions == nullptr) local.action_key = StepKey(local.seed, RngStream::kActions, first_step + t);
-      StepCore<Env>(a, local, i);
-      if (Done(a.terminated, a.truncated, i)) FinishEpisode<Env>(a, local, i);
+      const typename Env::Action* act = args.actions + i * Env::kActionDim;
+      if (args.actions == nullptr) {
+        RandomAction<Env>(StepKey(args.seed, RngStream::kActions, first_step + t), i, action);
+        act = action;
+      }
+      StepCore<Env>(a, args.params, args.seed, args.max_steps, i, act);
+      FinishEpisode<Env>(a, args, i);
     }
   }
 };

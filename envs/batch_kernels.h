@@ -29,7 +29,7 @@ struct BatchArrays {
 };
 
 // What one step needs besides the arrays. `actions` is null for random actions, which are then
-// drawn from `action_key` (the StepKey of the kActions stream for this step).
+// drawn from the kActions stream keyed by the step's index (StepKey).
 template <class Env>
 struct StepArgs {
   typename Env::Params params;
@@ -37,7 +37,6 @@ struct StepArgs {
   int32_t max_steps;  // 0: never truncate
   bool autoreset;
   const typename Env::Action* actions;
-  uint32_t action_key;
 };
 
 template <class Env>
@@ -67,18 +66,15 @@ CUGYM_HD CUGYM_FORCEINLINE void ResetEnv(const BatchArrays<Env>& a, const typena
 }
 
 // Phase 1 of a step, for every env: dynamics, reward, flags, statistics and the observation of
-// the state reached. Branch-free apart from the env's own code, so CPU loops vectorize.
+// the state reached. Branch-free apart from the env's own code, so CPU loops vectorize; the
+// caller passes everything loop-invariant by value.
 template <class Env>
-CUGYM_HD CUGYM_FORCEINLINE void StepCore(const BatchArrays<Env>& a, const StepArgs<Env>& args, int64_t i) {
-  typename Env::Action action[Env::kActionDim];
-  if (args.actions != nullptr) {
-    for (int d = 0; d < Env::kActionDim; ++d) action[d] = args.actions[i * Env::kActionDim + d];
-  } else {
-    RandomAction<Env>(args.action_key, i, action);
-  }
+CUGYM_HD CUGYM_FORCEINLINE void StepCore(const BatchArrays<Env>& a, const typename Env::Params& params,
+                                         uint64_t seed, int32_t max_steps, int64_t i,
+                                         const typename Env::Action* action) {
   typename Env::State state = a.states[i];
-  Rng rng(args.seed, static_cast<uint64_t>(i), a.rng_counters[i]);
-  StepResult result = Env::Step(args.params, state, action, rng);
+  Rng rng(seed, static_cast<uint64_t>(i), a.rng_counters[i]);
+  StepResult result = Env::Step(params, state, action, rng);
   a.rng_counters[i] = rng.counter();
   a.states[i] = state;
   const int32_t elapsed = a.elapsed[i] + 1;
@@ -86,8 +82,8 @@ CUGYM_HD CUGYM_FORCEINLINE void StepCore(const BatchArrays<Env>& a, const StepAr
   a.running_return[i] += result.reward;
   a.rewards[i] = result.reward;
   a.terminated[i] = result.terminated ? 1 : 0;
-  a.truncated[i] = (args.max_steps > 0) & (elapsed >= args.max_steps) ? 1 : 0;
-  Env::Observe(args.params, state, a.obs + i * Env::kObsDim);
+  a.truncated[i] = (max_steps > 0) & (elapsed >= max_steps) ? 1 : 0;
+  Env::Observe(params, state, a.obs + i * Env::kObsDim);
 }
 
 CUGYM_HD CUGYM_FORCEINLINE bool Done(const uint8_t* terminated, const uint8_t* truncated, int64_t i) {
@@ -98,6 +94,7 @@ CUGYM_HD CUGYM_FORCEINLINE bool Done(const uint8_t* terminated, const uint8_t* t
 // statistics, then (with autoreset on) reset in the same step.
 template <class Env>
 CUGYM_HD CUGYM_FORCEINLINE void FinishEpisode(const BatchArrays<Env>& a, const StepArgs<Env>& args, int64_t i) {
+  if (!Done(a.terminated, a.truncated, i)) return;
   for (int k = 0; k < Env::kObsDim; ++k) a.final_obs[i * Env::kObsDim + k] = a.obs[i * Env::kObsDim + k];
   a.done_return[i] = a.running_return[i];
   a.done_length[i] = a.elapsed[i];

@@ -148,7 +148,7 @@ class BatchedEnv final : public VectorEnv {
 
   void RunSteps(const Action* actions, int64_t steps) {
     if (!reset_done_) throw std::logic_error("VectorEnv: call Reset before Step");
-    detail::StepArgs<Env> args{params_, seed_, spec_.max_episode_steps, autoreset_, actions, 0};
+    detail::StepArgs<Env> args{params_, seed_, spec_.max_episode_steps, autoreset_, actions};
     Backend::template Step<Env>(arrays(), args, n_, step_index_, steps);
     step_index_ += steps;
   }
