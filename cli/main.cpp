@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     if (command == "list") return cugym::cli::RunList(registry, argc, argv);
     if (command == "bench") return cugym::cli::RunBench(registry, argc, argv);
     if (command == "replay") return cugym::cli::RunReplay(registry, argc, argv);
-    std::cerr << "cugym: unknown command '" << command << "' (expected list, bench or replay)\n";
+    std::cerr << "cugym: error: unknown command '" << command << "' (expected list, bench or replay)\n";
     return 2;
   } catch (const std::exception& error) {
     std::cerr << "cugym " << command << ": error: " << error.what() << "\n";

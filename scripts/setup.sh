@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages cugym needs, only those that are missing.
+#   scripts/setup.sh            everything (core build + SDL2, Box2D, ffmpeg, xvfb for later modules)
+#   scripts/setup.sh --minimal  only the core build (compiler, cmake, make, gtest, OpenBLAS, Thrust)
+# When nothing is missing it makes no apt call at all (works offline). As root it installs;
+# otherwise it uses passwordless sudo if there is one, else prints the command and exits 1.
+set -euo pipefail
+
+minimal=0
+for arg in "$@"; do
+  case "$arg" in
+    --minimal) minimal=1 ;;
+    -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+say() { echo "setup: $*"; }
+
+# apt's and dpkg's chatter goes to a log that is shown only when a step fails.
+log="$(mktemp "${TMPDIR:-/tmp}/cugym-setup.XXXXXX")"
+trap 'rm -f "$log"' EXIT
+quiet() {
+  local rc=0
+  "$@" >"$log" 2>&1 || rc=$?
+  [ "$rc" -eq 0 ] && return 0
+  tail -n 20 "$log" | sed 's/^/  | /'
+  return "$rc"
+}
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  say "no dpkg-query: not a Debian-like system; install by hand: a C++17 compiler, cmake >= 3.25," \
+      "make, GoogleTest, OpenBLAS, OpenMP, Thrust (CUDA toolkit or libthrust-dev)"
+  exit 1
+fi
+
+installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
+
+# The CUDA toolkit ships Thrust (include/cccl); without one we need Debian's libthrust-dev.
+have_cuda_toolkit() {
+  command -v nvcc >/dev/null 2>&1 || [ -d /usr/local/cuda/include/cccl ]
+}
+
+cmake_version() { cmake --version 2>/dev/null | sed -n 's/^cmake version \([0-9][0-9.]*\).*/\1/p' | head -n1; }
+cmake_ok() {  # cmake on PATH and >= 3.25 (a pip/Kitware cmake counts as well as the dpkg one)
+  local v major minor
+  v="$(cmake_version)"
+  [ -n "$v" ] || return 1
+  major="${v%%.*}"; minor="${v#*.}"; minor="${minor%%.*}"
+  [ "$major" -gt 3 ] || { [ "$major" -eq 3 ] && [ "$minor" -ge 25 ]; }
+}
+
+missing=()
+need() {  # need PACKAGE [COMMAND]: missing unless the package is installed (or COMMAND works)
+  local pkg="$1" alt="${2:-}"
+  if installed "$pkg"; then return; fi
+  if [ -n "$alt" ] && eval "$alt" >/dev/null 2>&1; then return; fi
+  missing+=("$pkg")
+}
+
+# Core build.
+need build-essential "installed g++ || command -v g++"
+need cmake cmake_ok
+need make "command -v make"
+need pkg-config "command -v pkg-config"
+need libgtest-dev
+need libopenblas-dev
+if ! have_cuda_toolkit; then need libthrust-dev; fi
+core_count=${#missing[@]}
+
+# Later modules: rendering, Box2D envs, video recording, headless display.
+if [ "$minimal" -eq 0 ]; then
+  for pkg in libsdl2-dev libsdl2-ttf-dev libbox2d-dev ffmpeg xvfb; do need "$pkg"; done
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  say "all packages present$([ "$minimal" -eq 1 ] && echo ' (minimal)'), nothing to install"
+else
+  say "missing: ${missing[*]}"
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      sudo=(sudo)
+    else
+      say "not root; run:"
+      echo "  sudo apt-get update && sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  say "apt-get update"
+  quiet "${sudo[@]}" apt-get update || say "apt-get update failed (trying the install anyway)"
+  say "apt-get install ${missing[*]}"
+  if ! quiet "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"; then
+    # An optional package that cannot be fetched must not block the core build.
+    core=("${missing[@]:0:core_count}")
+    if [ ${#core[@]} -gt 0 ]; then
+      say "install failed; retrying with the core packages only: ${core[*]}"
+      quiet "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${core[@]}" \
+        || { say "ERROR: could not install the core packages: ${core[*]}"; exit 1; }
+    fi
+    say "WARNING: optional packages not installed: ${missing[*]:core_count}"
+  fi
+fi
+
+if ! cmake_ok; then
+  v="$(cmake_version)"
+  say "ERROR: cmake >= 3.25 is required, found ${v:-none} at $(command -v cmake || echo '(not on PATH)')." \
+      "Install a newer one, e.g. 'pip install cmake' or https://apt.kitware.com"
+  exit 1
+fi
+say "ok (cmake $(cmake_version)$(have_cuda_toolkit && echo ', CUDA toolkit found' || echo ', no CUDA toolkit: Thrust from libthrust-dev'))"

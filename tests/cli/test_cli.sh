@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Command-line checks: exit codes and the one-line errors of `cugym` on good and bad input.
+# usage: test_cli.sh CUGYM_BINARY FIXTURES_DIR
+set -u
+cugym=$1
+fixtures=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+checks=0
+
+# expect CODE PATTERN -- ARGS...: runs cugym ARGS, checks the exit code and that stdout+stderr
+# match the extended regex PATTERN; errors must be one line on stderr.
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  checks=$((checks + 1))
+  "$cugym" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$code" ] || ! cat "$tmp/out" "$tmp/err" | grep -Eq -- "$pattern"; then
+    echo "FAIL: cugym $* -> exit $got (want $code), output:"
+    cat "$tmp/out" "$tmp/err" | sed 's/^/    /'
+    failures=$((failures + 1))
+  elif [ "$code" -eq 2 ] && [ "$(grep -c 'error' "$tmp/err")" -ne 1 ]; then
+    echo "FAIL: cugym $*: expected exactly one error line, got:"
+    sed 's/^/    /' "$tmp/err"
+    failures=$((failures + 1))
+  fi
+}
+
+trace=$fixtures/traces/CartPole-v1.csv
+
+expect 0 'CartPole-v1 +\(4,\) +Discrete\(2\) +500 +475' -- list
+expect 0 '"id": "CartPole-v1".*"n": 2' -- list --json
+expect 0 'usage: cugym bench' -- bench --help
+expect 0 '"env": "CartPole-v1", "device": "cpu".*"num_envs": 64.*"steps_per_second": [0-9.e+]+' -- \
+  bench --env CartPole-v1 --num-envs 64 --steps 20 --repeats 1 --device cpu --json
+expect 0 'env steps/s' -- bench --num-envs 7 --steps 10 --repeats 2 --device cpu --mode fused
+expect 0 'device auto chose (cpu|cuda)' -- bench --num-envs 8 --steps 5 --repeats 1
+expect 0 'PASS' -- replay --env CartPole-v1 --trace "$trace" --device cpu
+expect 0 '"rows": [0-9]+.*"terminated_mismatches": 0.*"pass": true' -- replay --env CartPole-v1 --trace "$trace" --device cpu --json
+
+# A trace with one wrong value: a mismatch is exit 1, and the report names the line.
+awk -F, 'BEGIN{OFS=","} NR==4{$9=$9+0.01} {print}' "$trace" >"$tmp/wrong.csv"
+expect 1 'next_state max error +0.01.*line 4, next_state_1' -- replay --env CartPole-v1 --trace "$tmp/wrong.csv" --device cpu
+expect 0 'PASS' -- replay --env CartPole-v1 --trace "$tmp/wrong.csv" --device cpu --tol 0.02
+
+# Unusable input: exit 2 with one line.
+expect 2 "unknown env 'Nope-v0' \(known: CartPole-v1" -- bench --env Nope-v0
+expect 2 '--num-envs must be positive, got 0' -- bench --num-envs 0 --device cpu
+expect 2 'needs [0-9]+ MiB of cpu memory but only' -- bench --num-envs 2000000000 --device cpu
+expect 2 '--num-envs: expected an integer' -- bench --num-envs lots
+expect 2 "unknown flag '--frobnicate'" -- bench --frobnicate
+expect 2 "unknown device 'tpu'" -- bench --device tpu
+expect 2 '--steps must be positive' -- bench --steps -3 --device cpu
+expect 2 "trace file '/nonexistent.csv' does not exist" -- replay --env CartPole-v1 --trace /nonexistent.csv
+expect 2 'malformed.csv line 3, column 3 \(state_2\): expected a number' -- \
+  replay --env CartPole-v1 --trace "$fixtures/bad/malformed.csv" --device cpu
+expect 2 "trace has no column 'state_2'" -- replay --env CartPole-v1 --trace "$fixtures/traces/MountainCar-v0.csv" --device cpu
+expect 2 'is a directory' -- replay --env CartPole-v1 --trace "$fixtures"
+expect 2 '--trace is required' -- replay --env CartPole-v1
+expect 2 "unknown command 'trian'" -- trian
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi >/dev/null 2>&1; then
+  expect 2 '--device cuda: ' -- bench --device cuda --num-envs 8 --steps 1
+  expect 2 '--device cuda: ' -- replay --env CartPole-v1 --trace "$trace" --device cuda
+fi
+
+echo "$((checks - failures)) passed, $failures failed"
+[ "$failures" -eq 0 ]

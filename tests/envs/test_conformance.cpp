@@ -1,0 +1,141 @@
+// The shared conformance suite: every registered env on every back end, batch sizes 1, 7 and
+// 1024. Observations stay in the declared space, rewards are finite, runs are deterministic,
+// episodes end with a final observation and sane statistics, states round-trip.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <tuple>
+
+#include "tests/envs/env_test_util.h"
+
+namespace cugym {
+namespace {
+
+using testing::Builtins;
+using testing::Host;
+
+using Case = std::tuple<std::string, Device, int64_t>;
+
+class Conformance : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    CUGYM_SKIP_IF_UNAVAILABLE(device());
+    spec_ = Builtins().Get(id()).spec;
+  }
+  const std::string& id() const { return std::get<0>(GetParam()); }
+  Device device() const { return std::get<1>(GetParam()); }
+  int64_t n() const { return std::get<2>(GetParam()); }
+  std::unique_ptr<VectorEnv> Make() const { return MakeVectorEnv(Builtins(), id(), n(), device()); }
+  std::vector<float> Obs(const float* ptr) const {
+    return Host(ptr, n() * spec_.obs_dim(), device());
+  }
+  EnvSpec spec_;
+};
+
+TEST_P(Conformance, ObservationsStayInTheDeclaredSpace) {
+  auto env = Make();
+  env->Reset(11);
+  const Space& space = spec_.observation_space;
+  const int64_t dim = spec_.obs_dim();
+  for (int t = 0; t < 300; ++t) {
+    env->StepRandom(1);
+    const auto obs = Obs(env->obs());
+    const auto final_obs = Obs(env->final_obs());
+    const auto rewards = Host(env->rewards(), n(), device());
+    const auto term = Host(env->terminated(), n(), device());
+    const auto trunc = Host(env->truncated(), n(), device());
+    for (int64_t i = 0; i < n(); ++i) {
+      ASSERT_TRUE(std::isfinite(rewards[i])) << "env " << i << " step " << t;
+      for (int64_t k = 0; k < dim; ++k) {
+        ASSERT_GE(obs[i * dim + k], space.low[k]) << "env " << i << " dim " << k << " step " << t;
+        ASSERT_LE(obs[i * dim + k], space.high[k]) << "env " << i << " dim " << k << " step " << t;
+        if (term[i] | trunc[i]) {
+          ASSERT_GE(final_obs[i * dim + k], space.low[k]);
+          ASSERT_LE(final_obs[i * dim + k], space.high[k]);
+        }
+      }
+    }
+  }
+}
+
+TEST_P(Conformance, SameSeedSameRunDifferentSeedDifferentRun) {
+  auto a = Make(), b = Make(), c = Make();
+  a->Reset(21);
+  b->Reset(21);
+  c->Reset(22);
+  a->StepRandom(150);
+  b->StepRandom(150);
+  c->StepRandom(150);
+  EXPECT_EQ(Obs(a->obs()), Obs(b->obs()));
+  EXPECT_EQ(Host(a->rewards(), n(), device()), Host(b->rewards(), n(), device()));
+  EXPECT_EQ(Host(a->terminated(), n(), device()), Host(b->terminated(), n(), device()));
+  EXPECT_EQ(a->GetStates(0, n()), b->GetStates(0, n()));
+  EXPECT_NE(a->GetStates(0, n()), c->GetStates(0, n()));
+}
+
+TEST_P(Conformance, FinishedEpisodesHaveStatisticsAndRestart) {
+  auto env = Make();
+  env->Reset(31);
+  int64_t finished = 0;
+  std::vector<int32_t> length(n(), 0);
+  std::vector<double> ret(n(), 0.0);
+  const int steps = spec_.max_episode_steps > 0 ? spec_.max_episode_steps + 20 : 300;
+  for (int t = 0; t < steps; ++t) {
+    env->StepRandom(1);
+    const auto rewards = Host(env->rewards(), n(), device());
+    const auto term = Host(env->terminated(), n(), device());
+    const auto trunc = Host(env->truncated(), n(), device());
+    const auto lengths = Host(env->episode_lengths(), n(), device());
+    const auto returns = Host(env->episode_returns(), n(), device());
+    for (int64_t i = 0; i < n(); ++i) {
+      length[i] += 1;
+      ret[i] += rewards[i];
+      if (!(term[i] | trunc[i])) continue;
+      ++finished;
+      ASSERT_EQ(lengths[i], length[i]) << "env " << i;
+      ASSERT_NEAR(returns[i], ret[i], 1e-3 * std::max(1.0, std::fabs(ret[i])));
+      ASSERT_EQ(trunc[i] != 0, spec_.max_episode_steps > 0 && length[i] >= spec_.max_episode_steps);
+      length[i] = 0;
+      ret[i] = 0;
+    }
+  }
+  EXPECT_GT(finished, 0);
+}
+
+TEST_P(Conformance, StatesRoundTrip) {
+  auto env = Make();
+  env->Reset(41);
+  env->StepRandom(17);
+  const auto states = env->GetStates(0, n());
+  const auto obs = Obs(env->obs());
+  env->SetStates(0, n(), states);
+  EXPECT_EQ(env->GetStates(0, n()), states);
+  EXPECT_EQ(Obs(env->obs()), obs);
+  EXPECT_THROW(env->SetStates(0, n(), std::vector<float>(3)), std::invalid_argument);
+  EXPECT_THROW(env->GetStates(n(), 1), std::out_of_range);
+}
+
+std::vector<Case> AllCases() {
+  std::vector<Case> cases;
+  for (const std::string& id : Builtins().Ids()) {
+    for (Device device : {Device::kCpu, Device::kCuda}) {
+      for (int64_t n : {1, 7, 1024}) cases.emplace_back(id, device, n);
+    }
+  }
+  return cases;
+}
+
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  std::string name = std::get<0>(info.param) + "_" + DeviceName(std::get<1>(info.param)) + "_" +
+                     std::to_string(std::get<2>(info.param));
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllEnvs, Conformance, ::testing::ValuesIn(AllCases()), CaseName);
+
+}  // namespace
+}  // namespace cugym
