@@ -36,18 +36,7 @@ struct StepFunctor {
   StepArgs<Env> args;
   uint64_t first_step;
   int64_t steps;
-  __device__ void operator()(int64_t i) const {
-    typename Env::Action action[Env::kActionDim];
-    for (int64_t t = 0; t < steps; ++t) {
-      const typename Env::Action* act = args.actions + i * Env::kActionDim;
-      if (args.actions == nullptr) {
-        RandomAction<Env>(StepKey(args.seed, RngStream::kActions, first_step + t), i, action);
-        act = action;
-      }
-      StepCore<Env>(a, args.params, args.seed, args.max_steps, i, act);
-      FinishEpisode<Env>(a, args, i);
-    }
-  }
+  __device__ void operator()(int64_t i) const { StepOneEnv<Env>(a, args, i, first_step, steps); }
 };
 
 }  // namespace detail

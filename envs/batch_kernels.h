@@ -101,5 +101,66 @@ CUGYM_HD CUGYM_FORCEINLINE void FinishEpisode(const BatchArrays<Env>& a, const S
   if (args.autoreset) ResetEnv<Env>(a, args.params, args.seed, i);
 }
 
+// `steps` random-action steps of env i with its state, counters and return kept in registers:
+// memory is read once and the outputs written once (plus final_obs and the statistics of
+// episodes that end on the way, which are rare). Gives the same results as `steps` rounds of
+// StepCore + FinishEpisode; tests check this on the CPU (ReferenceBackend).
+template <class Env>
+CUGYM_HD void RandomRollout(const BatchArrays<Env>& a, const StepArgs<Env>& args, int64_t i, uint64_t first_step,
+                            int64_t steps) {
+  typename Env::State state = a.states[i];
+  uint32_t counter = a.rng_counters[i];
+  int32_t elapsed = a.elapsed[i];
+  float running_return = a.running_return[i];
+  StepResult result{0.0f, false};
+  bool truncated = false;
+  for (int64_t t = 0; t < steps; ++t) {
+    typename Env::Action action[Env::kActionDim];
+    RandomAction<Env>(StepKey(args.seed, RngStream::kActions, first_step + t), i, action);
+    Rng rng(args.seed, static_cast<uint64_t>(i), counter);
+    result = Env::Step(args.params, state, action, rng);
+    counter = rng.counter();
+    elapsed += 1;
+    running_return += result.reward;
+    truncated = (args.max_steps > 0) & (elapsed >= args.max_steps);
+    if (result.terminated | truncated) {
+      Env::Observe(args.params, state, a.final_obs + i * Env::kObsDim);
+      a.done_return[i] = running_return;
+      a.done_length[i] = elapsed;
+      if (args.autoreset) {
+        Rng reset_rng(args.seed, static_cast<uint64_t>(i), counter);
+        state = Env::Reset(args.params, reset_rng);
+        counter = reset_rng.counter();
+        elapsed = 0;
+        running_return = 0.0f;
+      }
+    }
+  }
+  if (steps <= 0) return;
+  a.states[i] = state;
+  a.rng_counters[i] = counter;
+  a.elapsed[i] = elapsed;
+  a.running_return[i] = running_return;
+  a.rewards[i] = result.reward;
+  a.terminated[i] = result.terminated ? 1 : 0;
+  a.truncated[i] = truncated ? 1 : 0;
+  Env::Observe(args.params, state, a.obs + i * Env::kObsDim);
+}
+
+// All the work of `steps` steps of env i, as one GPU thread does it: given actions (one step)
+// through the two phases, random actions in registers.
+template <class Env>
+CUGYM_HD void StepOneEnv(const BatchArrays<Env>& a, const StepArgs<Env>& args, int64_t i, uint64_t first_step,
+                         int64_t steps) {
+  if (args.actions == nullptr) {
+    RandomRollout<Env>(a, args, i, first_step, steps);
+    return;
+  }
+  for (int64_t t = 0; t < steps; ++t) {
+    StepCore<Env>(a, args.params, args.seed, args.max_steps, i, args.actions + i * Env::kActionDim);
+    FinishEpisode<Env>(a, args, i);
+  }
+}
+
 }  // namespace detail
 }  // namespace cugym
