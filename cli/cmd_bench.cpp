@@ -23,7 +23,8 @@ int RunBench(const Registry& registry, int argc, char** argv) {
              {"--steps", "T", "steps per timed repeat", "1000"},
              {"--device", "D", kDeviceHelp, "auto"},
              {"--mode", "M", "step: one Step() call per step, as an agent loop makes; fused: all T steps in "
-                             "one call (one launch / one parallel region)", "step"},
+                             "one call (one launch or parallel region; on the GPU each env's state stays in "
+                             "registers and only the last step's outputs are written)", "step"},
              {"--repeats", "R", "timed repeats; the median is reported", "5"},
              {"--seed", "S", "seed of the env and the random actions", "0"},
              {"--json", "", "print one JSON object", ""}},

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# All tests, as CI runs them:
+#   1. setup.sh (install missing packages)
+#   2. cuda: CUDA-enabled Release build with -Werror into build-ci-cuda (only when nvcc exists;
+#      archs from CUGYM_CI_CUDA_ARCH, default 90), then ctest
+#   3. asan: CPU-only RelWithDebInfo build with ASan+UBSan into build-ci-asan, then ctest
+# ctest skips tests labelled `slow` unless CUGYM_SLOW_TESTS=1.
+#   scripts/test.sh --quick   only the first configuration that can run (cuda, else asan)
+# Exits non-zero if any step fails; ends with one summary line per configuration.
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root" || exit 1
+
+quick=0
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=1 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "test: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+export ASAN_OPTIONS=detect_leaks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+ctest_args=(--output-on-failure -j "$(nproc)")
+if [ "${CUGYM_SLOW_TESTS:-0}" != "1" ]; then ctest_args+=(-LE slow); fi
+
+summary=()
+failed=0
+banner() { printf '\n===== %s =====\n' "$*"; }
+
+if bash scripts/setup.sh; then
+  summary+=("setup: PASS")
+else
+  summary+=("setup: FAIL (scripts/setup.sh exited non-zero; continuing)")
+  failed=1
+fi
+
+# run_config NAME BUILD_DIR CMAKE_ARGS...: build, then ctest; records one summary line.
+run_config() {
+  local name="$1" dir="$2"
+  shift 2
+  banner "$name: build ($dir)"
+  if ! bash scripts/build.sh "$dir" "$@"; then
+    summary+=("$name: FAIL (build) [$dir]")
+    failed=1
+    return
+  fi
+  banner "$name: ctest ($dir)"
+  local log="$dir/ctest-ci.log" rc=0
+  ctest --test-dir "$dir" "${ctest_args[@]}" 2>&1 | tee "$log" || rc=$?
+  local result
+  result="$(grep -E '[0-9]+% tests passed' "$log" | tail -n 1)"
+  if [ "$rc" -eq 0 ]; then
+    summary+=("$name: PASS (${result:-no tests}) [$dir]")
+  else
+    summary+=("$name: FAIL (ctest exit $rc: ${result:-see above}) [$dir]")
+    failed=1
+  fi
+}
+
+ran=0
+if command -v nvcc >/dev/null 2>&1; then
+  run_config cuda build-ci-cuda -DCMAKE_BUILD_TYPE=Release -DCUGYM_CUDA=AUTO \
+    "-DCMAKE_CUDA_ARCHITECTURES=${CUGYM_CI_CUDA_ARCH:-90}" -DCUGYM_WERROR=ON
+  ran=1
+else
+  summary+=("cuda: SKIP (no nvcc on PATH or in /usr/local/cuda/bin)")
+fi
+
+if [ "$quick" -eq 1 ] && [ "$ran" -eq 1 ]; then
+  summary+=("asan: SKIP (--quick)")
+else
+  run_config asan build-ci-asan -DCUGYM_CUDA=OFF -DCUGYM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+fi
+
+banner "summary"
+printf '%s\n' "${summary[@]}"
+if [ "$failed" -ne 0 ]; then echo "test: FAILED"; exit 1; fi
+echo "test: ALL PASSED"
