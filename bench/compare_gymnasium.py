@@ -125,8 +125,9 @@ def parse_cugym_json(text):
     raise CugymError(f"no JSON object in cugym output:\n{text.strip()[:2000]}")
 
 
-def bench_cugym(binary, n, steps, repeats, timeout):
-    cmd = [binary, "bench", "--env", ENV_ID, "--num-envs", str(n), "--steps", str(steps), "--device", "cpu", "--json"]
+def bench_cugym(binary, n, steps, repeats, timeout, mode):
+    cmd = [binary, "bench", "--env", ENV_ID, "--num-envs", str(n), "--steps", str(steps), "--device", "cpu",
+           "--mode", mode, "--json"]
     results = []
     for _ in range(repeats):
         try:
@@ -160,10 +161,19 @@ def fmt_rate(x):
 
 
 def render(rows, info_lines):
-    out = ["| N | Gymnasium steps/s | cugym CPU steps/s | ratio (cugym / Gymnasium) |", "|---:|---:|---:|---:|"]
+    out = [
+        "| N | Gymnasium steps/s | cugym CPU, mode step | ratio | cugym CPU, mode fused | ratio |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+
+    def ratio(x, g):
+        return "n/a" if x is None else f"{x / g:.1f}x"
+
     for r in rows:
-        ratio = "n/a" if r["cugym"] is None else f"{r['cugym'] / r['gym']:.1f}x"
-        out.append(f"| {r['n']:,} | {fmt_rate(r['gym'])} | {fmt_rate(r['cugym'])} | {ratio} |")
+        out.append(
+            f"| {r['n']:,} | {fmt_rate(r['gym'])} | {fmt_rate(r['step'])} | {ratio(r['step'], r['gym'])} "
+            f"| {fmt_rate(r['fused'])} | {ratio(r['fused'], r['gym'])} |"
+        )
     return "\n".join(out + [""] + info_lines)
 
 
@@ -223,16 +233,18 @@ def main(argv=None):
     for n in a.num_envs:
         g, t_gym, pool, cls = bench_gymnasium(n, a.repeats, a.gym_seconds)
         print(f"N={n}: Gymnasium {cls} {g:,.0f} steps/s (T={t_gym}, median of {a.repeats})", flush=True)
-        c = None
+        row = {"n": n, "gym": g, "step": None, "fused": None}
         if not a.gymnasium_only:
             t_cu = max(100, int(a.cugym_total // n))
-            try:
-                c, last_cugym = bench_cugym(a.cugym, n, t_cu, a.repeats, a.cugym_timeout)
-            except CugymError as e:
-                print(f"error: cugym failed for N={n}: {e}", file=sys.stderr)
-                return 1
-            print(f"N={n}: cugym CPU {c:,.0f} steps/s (T={t_cu}, median of {a.repeats})", flush=True)
-        rows.append({"n": n, "gym": g, "cugym": c})
+            for mode in ("step", "fused"):
+                try:
+                    c, last_cugym = bench_cugym(a.cugym, n, t_cu, a.repeats, a.cugym_timeout, mode)
+                except CugymError as e:
+                    print(f"error: cugym failed for N={n}: {e}", file=sys.stderr)
+                    return 1
+                row[mode] = c
+                print(f"N={n}: cugym CPU mode {mode} {c:,.0f} steps/s (T={t_cu}, median of {a.repeats})", flush=True)
+        rows.append(row)
         if pool < t_gym:
             notes.append(f"N={n:,}: T={t_gym}, cycling through {pool} pre-generated action rows")
 
@@ -247,10 +259,12 @@ def main(argv=None):
         "pre-generated with NumPy outside the timed loop, so env stepping is timed, not sampling.",
     ]
     if not a.gymnasium_only:
-        extra = ", ".join(f"{k}={last_cugym[k]}" for k in ("mode", "threads") if k in last_cugym)
+        extra = ", ".join(f"{k}={last_cugym[k]}" for k in ("hardware",) if k in last_cugym)
         info.append(
             f"cugym: `cugym bench --env {ENV_ID} --num-envs N --steps max(100, {a.cugym_total:.0e}//N) "
-            f"--device cpu --json`" + (f" ({extra})" if extra else "") + "."
+            f"--device cpu --mode step|fused --json`" + (f" ({extra})" if extra else "") + ". Mode step calls "
+            "`Step` once per step (what an agent loop gets); mode fused takes all T steps in one call "
+            "(one parallel region). Each cugym figure is itself the median of 5 timed repeats after a warm-up."
         )
     else:
         info.append("cugym was not measured in this run (--gymnasium-only).")
