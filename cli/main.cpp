@@ -16,7 +16,9 @@ constexpr const char* kUsage =
     "commands:\n"
     "  list     the registered envs and their spaces\n"
     "  bench    env steps per second of a batched env under a random policy\n"
-    "  replay   check an env step by step against a reference trace (CSV)\n";
+    "  replay   check an env step by step against a reference trace (CSV)\n"
+    "  watch    play envs in a window (SDL2 builds)\n"
+    "  record   render envs to PNG frames, a GIF or an MP4 (SDL2 builds)\n";
 
 }  // namespace
 
@@ -32,7 +34,17 @@ int main(int argc, char** argv) {
     if (command == "list") return cugym::cli::RunList(registry, argc, argv);
     if (command == "bench") return cugym::cli::RunBench(registry, argc, argv);
     if (command == "replay") return cugym::cli::RunReplay(registry, argc, argv);
-    std::cerr << "cugym: error: unknown command '" << command << "' (expected list, bench or replay)\n";
+    if (command == "watch" || command == "record") {
+#ifdef CUGYM_HAVE_SDL2
+      return command == "watch" ? cugym::cli::RunWatch(registry, argc, argv)
+                                : cugym::cli::RunRecord(registry, argc, argv);
+#else
+      throw std::runtime_error("this cugym was built without SDL2, so it cannot render (install libsdl2-dev, "
+                               "e.g. with scripts/setup.sh, and rebuild)");
+#endif
+    }
+    std::cerr << "cugym: error: unknown command '" << command
+              << "' (expected list, bench, replay, watch or record)\n";
     return 2;
   } catch (const std::exception& error) {
     std::cerr << "cugym " << command << ": error: " << error.what() << "\n";

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/canvas.h"
 #include "core/spec.h"
 #include "core/vector_env.h"
 
@@ -24,6 +25,9 @@ struct EnvEntry {
   int64_t bytes_per_step = 0;
   VectorEnvFactory make_cpu;
   VectorEnvFactory make_cuda;  // empty when the env has no CUDA instantiation
+  // Draws one env from its flat state (VectorEnv::GetStates) on a canvas of the spec's
+  // render size; empty when the env does not draw.
+  std::function<void(const float* flat_state, Canvas& canvas)> draw;
 };
 
 class Registry {

@@ -39,6 +39,8 @@ struct EnvSpec {
   bool has_reward_threshold = false;
   double reward_threshold = 0.0;   // return that counts as solved, when has_reward_threshold
   int32_t render_fps = 0;
+  int32_t render_width = 0;        // frame size in pixels for Canvas drawing; 0 = does not draw
+  int32_t render_height = 0;
   std::string reference;           // where the dynamics come from
 
   int64_t obs_dim() const { return observation_space.flat_size(); }

@@ -40,6 +40,9 @@ class VectorEnv {
   // On by default; Reset and SetStates do not change it.
   virtual void set_autoreset(bool on) = 0;
   virtual bool autoreset() const = 0;
+  // Resets the envs whose terminated or truncated flag is set (with autoreset off, the caller's
+  // way to start their next episode after looking at the last state) and clears their flags.
+  virtual void ResetDone() = 0;
   // `steps` consecutive steps with uniformly random actions drawn on the device (from the
   // seed given to Reset). Outputs are those of the last step. Used by benchmarks.
   virtual void StepRandom(int64_t steps) = 0;

@@ -52,6 +52,14 @@ struct CpuBackend {
   }
 
   template <class Env>
+  static void ResetDone(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
+                        int64_t n) {
+    ForChunks(0, n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) detail::ResetIfDone<Env>(a, params, seed, i);
+    });
+  }
+
+  template <class Env>
   static void Observe(const detail::BatchArrays<Env>& a, const typename Env::Params& params, int64_t first,
                       int64_t count) {
     ForChunks(first, count, [&](int64_t begin, int64_t end) {

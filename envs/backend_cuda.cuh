@@ -24,6 +24,14 @@ struct ResetFunctor {
 };
 
 template <class Env>
+struct ResetDoneFunctor {
+  BatchArrays<Env> a;
+  typename Env::Params params;
+  uint64_t seed;
+  __device__ void operator()(int64_t i) const { ResetIfDone<Env>(a, params, seed, i); }
+};
+
+template <class Env>
 struct ObserveFunctor {
   BatchArrays<Env> a;
   typename Env::Params params;
@@ -54,6 +62,12 @@ struct CudaBackend {
   static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
                     int64_t first, int64_t count) {
     ForEach(first, count, detail::ResetFunctor<Env>{a, params, seed});
+  }
+
+  template <class Env>
+  static void ResetDone(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
+                        int64_t n) {
+    ForEach(0, n, detail::ResetDoneFunctor<Env>{a, params, seed});
   }
 
   template <class Env>

@@ -101,6 +101,16 @@ CUGYM_HD CUGYM_FORCEINLINE void FinishEpisode(const BatchArrays<Env>& a, const S
   if (args.autoreset) ResetEnv<Env>(a, args.params, args.seed, i);
 }
 
+// With autoreset off: starts env i's next episode if it ended, and clears its flags.
+template <class Env>
+CUGYM_HD CUGYM_FORCEINLINE void ResetIfDone(const BatchArrays<Env>& a, const typename Env::Params& params,
+                                            uint64_t seed, int64_t i) {
+  if (!Done(a.terminated, a.truncated, i)) return;
+  ResetEnv<Env>(a, params, seed, i);
+  a.terminated[i] = 0;
+  a.truncated[i] = 0;
+}
+
 // `steps` random-action steps of env i with its state, counters and return kept in registers:
 // memory is read once and the outputs written once (plus final_obs and the statistics of
 // episodes that end on the way, which are rare). Gives the same results as `steps` rounds of

@@ -8,6 +8,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/memory.h"
@@ -101,6 +103,10 @@ class BatchedEnv final : public VectorEnv {
   }
 
   void set_autoreset(bool on) override { autoreset_ = on; }
+  void ResetDone() override {
+    if (!reset_done_) throw std::logic_error("VectorEnv: call Reset before ResetDone");
+    Backend::template ResetDone<Env>(arrays(), params_, seed_, n_);
+  }
   bool autoreset() const override { return autoreset_; }
 
   const float* obs() const override { return obs_.data(); }
@@ -174,6 +180,14 @@ class BatchedEnv final : public VectorEnv {
   Buffer<int32_t> done_length_;
 };
 
+// Whether Env has `static void Draw(const Params&, const State&, Canvas&)`.
+template <class Env, class = void>
+struct HasDraw : std::false_type {};
+template <class Env>
+struct HasDraw<Env, std::void_t<decltype(Env::Draw(std::declval<const typename Env::Params&>(),
+                                                   std::declval<const typename Env::State&>(),
+                                                   std::declval<Canvas&>()))>> : std::true_type {};
+
 // Factories, defined per back end and explicitly instantiated for each env in the translation
 // unit of that back end (builtin_cpu.cpp, builtin_cuda.cu).
 template <class Env>
@@ -189,6 +203,9 @@ EnvEntry MakeEnvEntry() {
   entry.bytes_per_env = BytesPerEnv<Env>();
   entry.bytes_per_step = StepTrafficBytes<Env>();
   entry.make_cpu = [](int64_t n, Device) { return MakeCpuVectorEnv<Env>(n); };
+  if constexpr (HasDraw<Env>::value) {
+    entry.draw = [](const float* flat, Canvas& canvas) { Env::Draw(typename Env::Params{}, Env::FromFlat(flat), canvas); };
+  }
 #ifdef CUGYM_HAVE_CUDA
   entry.make_cuda = [](int64_t n, Device) { return MakeCudaVectorEnv<Env>(n); };
 #endif

@@ -5,8 +5,10 @@
 // float32 on every back end (agreement with Gymnasium within float32 rounding per step).
 #pragma once
 
+#include <cmath>
 #include <limits>
 
+#include "core/canvas.h"
 #include "envs/env.h"
 
 namespace cugym {
@@ -46,6 +48,8 @@ struct CartPole {
     spec.has_reward_threshold = true;
     spec.reward_threshold = 475.0;
     spec.render_fps = 50;
+    spec.render_width = 600;
+    spec.render_height = 400;
     spec.reference = "gymnasium/envs/classic_control/cartpole.py (Gymnasium 1.4.0)";
     return spec;
   }
@@ -85,6 +89,31 @@ struct CartPole {
     obs[1] = s.x_dot;
     obs[2] = s.theta;
     obs[3] = s.theta_dot;
+  }
+
+  // Gymnasium's rgb_array frame: 600x400, white, the world 4.8 m wide (125 px/m), the track at
+  // y = 100, a black 50x30 cart, a 10x125 px pole (202,152,101) pivoting 7.5 px above the cart's
+  // centre, and the axle (129,132,203) of radius 5.
+  static void Draw(const Params& p, const State& s, Canvas& canvas) {
+    const float scale = static_cast<float>(canvas.width()) / (2 * p.x_threshold);
+    const float pole_len = scale * (2 * p.half_length);
+    const float cart_x = s.x * scale + canvas.width() / 2.0f;
+    const float cart_y = 100.0f;
+    const float axle_y = cart_y + 30.0f / 4;
+    canvas.Clear({255, 255, 255});
+    const Vec2 cart[4] = {{cart_x - 25, cart_y - 15}, {cart_x - 25, cart_y + 15}, {cart_x + 25, cart_y + 15},
+                          {cart_x + 25, cart_y - 15}};
+    canvas.FillPolygon(cart, 4, {0, 0, 0});
+    // Corners (l,b), (l,t), (r,t), (r,b) of the upright pole, rotated by -theta about the axle.
+    const float c = std::cos(-s.theta), sn = std::sin(-s.theta);
+    const float corners[4][2] = {{-5, -5}, {-5, pole_len - 5}, {5, pole_len - 5}, {5, -5}};
+    Vec2 pole[4];
+    for (int k = 0; k < 4; ++k) {
+      pole[k] = {cart_x + corners[k][0] * c - corners[k][1] * sn, axle_y + corners[k][0] * sn + corners[k][1] * c};
+    }
+    canvas.FillPolygon(pole, 4, {202, 152, 101});
+    canvas.FillCircle({std::floor(cart_x), std::floor(axle_y)}, 5.0f, {129, 132, 203});
+    canvas.Line({0, cart_y}, {static_cast<float>(canvas.width()), cart_y}, {0, 0, 0});
   }
 
   static void ToFlat(const State& s, float* flat) { Observe(Params{}, s, flat); }

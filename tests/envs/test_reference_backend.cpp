@@ -21,6 +21,11 @@ struct ReferenceBackend {
     for (int64_t i = first; i < first + count; ++i) detail::ResetEnv<Env>(a, params, seed, i);
   }
   template <class Env>
+  static void ResetDone(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
+                        int64_t n) {
+    for (int64_t i = 0; i < n; ++i) detail::ResetIfDone<Env>(a, params, seed, i);
+  }
+  template <class Env>
   static void Observe(const detail::BatchArrays<Env>& a, const typename Env::Params& params, int64_t first,
                       int64_t count) {
     for (int64_t i = first; i < first + count; ++i) Env::Observe(params, a.states[i], a.obs + i * Env::kObsDim);

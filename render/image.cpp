@@ -1,0 +1,45 @@
+// PNG encoding and decoding through libpng's simplified API.
+#include "render/image.h"
+
+#include <png.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace cugym {
+
+void WritePng(const std::string& path, const Image& image) {
+  png_image png{};
+  png.version = PNG_IMAGE_VERSION;
+  png.width = static_cast<png_uint_32>(image.width);
+  png.height = static_cast<png_uint_32>(image.height);
+  png.format = PNG_FORMAT_RGB;
+  const std::string tmp = path + ".part";
+  if (!png_image_write_to_file(&png, tmp.c_str(), 0, image.rgb.data(), image.width * 3, nullptr)) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot write '" + path + "': " + png.message);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot write '" + path + "' (rename failed)");
+  }
+}
+
+Image ReadPng(const std::string& path) {
+  png_image png{};
+  png.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_file(&png, path.c_str()))
+    throw std::invalid_argument("'" + path + "' is not a readable PNG: " + png.message);
+  png.format = PNG_FORMAT_RGB;
+  Image image;
+  image.width = static_cast<int>(png.width);
+  image.height = static_cast<int>(png.height);
+  image.rgb.resize(PNG_IMAGE_SIZE(png));
+  if (!png_image_finish_read(&png, nullptr, image.rgb.data(), 0, nullptr)) {
+    png_image_free(&png);
+    throw std::invalid_argument("'" + path + "' is not a readable PNG: " + png.message);
+  }
+  return image;
+}
+
+}  // namespace cugym

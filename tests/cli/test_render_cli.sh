@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `cugym record` and `cugym watch` end to end: frame counts, valid PNG/GIF/MP4 files, no
+# overwriting, and a window under a virtual X server whose screenshot is not blank.
+# usage: test_render_cli.sh CUGYM_BINARY
+set -u
+cugym=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+checks=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+run() { checks=$((checks + 1)); "$cugym" "$@" >"$tmp/out" 2>"$tmp/err"; }
+is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]; }
+
+# --max-frames N writes exactly N frames, each a PNG.
+run record --out "$tmp/frames" --max-frames 25 --num-envs 3 --device cpu || fail "record frames: $(cat "$tmp/err")"
+count=$(ls "$tmp/frames" | grep -c '^frame_[0-9]\{5\}\.png$')
+[ "$count" -eq 25 ] || fail "expected 25 frames, got $count"
+is_png "$tmp/frames/frame_00024.png" || fail "frame_00024.png is not a PNG"
+
+# A single PNG; then the same path again is refused and the file is kept.
+run record --out "$tmp/one.png" --device cpu || fail "record one.png: $(cat "$tmp/err")"
+is_png "$tmp/one.png" || fail "one.png is not a PNG"
+before=$(md5sum <"$tmp/one.png")
+run record --out "$tmp/one.png" --device cpu --seed 9
+[ $? -eq 2 ] && grep -q 'use --force' "$tmp/err" || fail "overwrote one.png without --force: $(cat "$tmp/err")"
+[ "$(md5sum <"$tmp/one.png")" = "$before" ] || fail "one.png changed"
+run record --out "$tmp/one.png" --device cpu --seed 9 --force || fail "--force refused"
+run record --out "$tmp/frames" --max-frames 2 --device cpu
+[ $? -eq 2 ] && grep -q 'already holds frames' "$tmp/err" || fail "overwrote frames without --force"
+
+# Bad input: one line, exit 2.
+run record --out /proc/cugym-test/x.png --device cpu
+[ $? -eq 2 ] || fail "unwritable --out accepted"
+run record --out "$tmp/x.webm" --device cpu
+[ $? -eq 2 ] && grep -q 'unknown extension' "$tmp/err" || fail "unknown extension accepted"
+run record --env Nope-v0 --out "$tmp/n.png"
+[ $? -eq 2 ] && grep -q "unknown env 'Nope-v0'" "$tmp/err" || fail "unknown env accepted"
+run record --out "$tmp/k.png" --num-envs 0 --device cpu
+[ $? -eq 2 ] || fail "--num-envs 0 accepted"
+checks=$((checks + 1))
+env -u DISPLAY -u WAYLAND_DISPLAY "$cugym" watch --max-frames 3 --device cpu >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'no display.*cugym record' "$tmp/err" || fail "watch without a display: $(cat "$tmp/err")"
+
+# GIF and MP4 through ffmpeg, when it is installed.
+if command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1; then
+  for ext in gif mp4; do
+    run record --out "$tmp/ep.$ext" --max-frames 30 --device cpu || fail "record .$ext: $(cat "$tmp/err")"
+    frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$tmp/ep.$ext")
+    [ "$frames" = "30" ] || fail ".$ext has $frames frames, expected 30"
+  done
+  ls -a "$tmp" | grep -q '\.part' && fail "a temporary file was left behind"
+else
+  echo "skip: ffmpeg/ffprobe not installed, GIF/MP4 not checked"
+fi
+
+# The window under Xvfb: exits 0 after --max-frames, and a screenshot taken while it runs shows
+# the cart-pole (the pole's colour is on screen), not a blank screen.
+if command -v xvfb-run >/dev/null 2>&1 && command -v ffmpeg >/dev/null 2>&1; then
+  checks=$((checks + 1))
+  xvfb-run -a -s "-screen 0 800x600x24" bash -c '
+    "$1" watch --max-frames 90 --fps 30 --device cpu >"$2/watch.out" 2>&1 & pid=$!
+    sleep 1.5
+    ffmpeg -loglevel error -f x11grab -video_size 800x600 -i "$DISPLAY" -frames:v 1 -f rawvideo -pix_fmt rgb24 -y "$2/screen.rgb"
+    wait $pid' _ "$cugym" "$tmp"
+  rc=$?
+  [ $rc -eq 0 ] && grep -q 'watched 90 frames' "$tmp/watch.out" || fail "watch under Xvfb: rc $rc, $(cat "$tmp/watch.out")"
+  pole=$(od -An -v -tu1 -w3 "$tmp/screen.rgb" 2>/dev/null | grep -c '^ *202 *152 *101$')
+  [ "$pole" -gt 500 ] || fail "the screenshot shows no pole ($pole pole-coloured pixels)"
+else
+  echo "skip: xvfb-run or ffmpeg not installed, the window was not checked"
+fi
+
+echo "$((checks - failures)) passed, $failures failed"
+[ "$failures" -eq 0 ]
