@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages cugym needs, only those that are missing.
-#   scripts/setup.sh            everything (core build + SDL2, Box2D, ffmpeg, xvfb for later modules)
+#   scripts/setup.sh            everything (core build + SDL2, SDL2_ttf, libpng, a font, Box2D, ffmpeg, xvfb)
 #   scripts/setup.sh --minimal  only the core build (compiler, cmake, make, gtest, OpenBLAS, Thrust)
 # When nothing is missing it makes no apt call at all (works offline). As root it installs;
 # otherwise it uses passwordless sudo if there is one, else prints the command and exits 1.
@@ -68,9 +68,9 @@ need libopenblas-dev
 if ! have_cuda_toolkit; then need libthrust-dev; fi
 core_count=${#missing[@]}
 
-# Later modules: rendering, Box2D envs, video recording, headless display.
+# Rendering (SDL2, SDL2_ttf, libpng, a font), Box2D envs, video encoding, headless display.
 if [ "$minimal" -eq 0 ]; then
-  for pkg in libsdl2-dev libsdl2-ttf-dev libbox2d-dev ffmpeg xvfb; do need "$pkg"; done
+  for pkg in libsdl2-dev libsdl2-ttf-dev libpng-dev fonts-dejavu-core libbox2d-dev ffmpeg xvfb; do need "$pkg"; done
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then
