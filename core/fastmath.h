@@ -38,4 +38,16 @@ CUGYM_HD CUGYM_FORCEINLINE void SinCos(float x, float* sin_out, float* cos_out) 
   *cos_out = ((q + 1) & 2) != 0 ? -cos_v : cos_v;
 }
 
+// floor(x) for |x| < 2^22 without a library call (the same bits on every back end).
+CUGYM_HD CUGYM_FORCEINLINE float FloorF(float x) {
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
+  const float r = (x + kRound) - kRound;  // x rounded to an integer
+  return r > x ? r - 1.0f : r;
+}
+
+// min(max(x, low), high), as NumPy's clip and Gymnasium's bound.
+CUGYM_HD CUGYM_FORCEINLINE float Clip(float x, float low, float high) {
+  return x < low ? low : (x > high ? high : x);
+}
+
 }  // namespace cugym

@@ -2,10 +2,19 @@
 #include "envs/builtin.h"
 
 #include "envs/batched_env.h"
+#include "envs/classic/acrobot.h"
 #include "envs/classic/cartpole.h"
+#include "envs/classic/mountain_car.h"
+#include "envs/classic/pendulum.h"
 
 namespace cugym {
 
-void RegisterBuiltinEnvs(Registry& registry) { registry.Register(MakeEnvEntry<CartPole>()); }
+void RegisterBuiltinEnvs(Registry& registry) {
+  registry.Register(MakeEnvEntry<CartPole>());
+  registry.Register(MakeEnvEntry<MountainCar>());
+  registry.Register(MakeEnvEntry<MountainCarContinuous>());
+  registry.Register(MakeEnvEntry<Acrobot>());
+  registry.Register(MakeEnvEntry<Pendulum>());
+}
 
 }  // namespace cugym

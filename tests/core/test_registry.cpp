@@ -23,7 +23,9 @@ TEST(Registry, UnknownIdListsTheKnownOnes) {
     registry.Get("CartPoel-v1");
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), "unknown env 'CartPoel-v1' (known: CartPole-v1)");
+    EXPECT_EQ(std::string(e.what()),
+              "unknown env 'CartPoel-v1' (known: CartPole-v1, MountainCar-v0, MountainCarContinuous-v0, "
+              "Acrobot-v1, Pendulum-v1)");
   }
 }
 
