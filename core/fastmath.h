@@ -45,9 +45,11 @@ CUGYM_HD CUGYM_FORCEINLINE float FloorF(float x) {
   return r > x ? r - 1.0f : r;
 }
 
-// min(max(x, low), high), as NumPy's clip and Gymnasium's bound.
+// min(max(x, low), high), as NumPy's clip and Gymnasium's bound. Two flat selects rather than
+// nested ones, which GCC does not if-convert (the caller's loop would not vectorize).
 CUGYM_HD CUGYM_FORCEINLINE float Clip(float x, float low, float high) {
-  return x < low ? low : (x > high ? high : x);
+  x = x < low ? low : x;
+  return x > high ? high : x;
 }
 
 }  // namespace cugym

@@ -26,7 +26,7 @@ CUGYM_HD inline void Move(State& s, float force_term) {
   SinCos(3.0f * s.position, &sn, &cs);
   s.velocity = Clip(s.velocity + (force_term - 0.0025f * cs), -kMaxSpeed, kMaxSpeed);
   s.position = Clip(s.position + s.velocity, kMinPosition, kMaxPosition);
-  if ((s.position == kMinPosition) & (s.velocity < 0.0f)) s.velocity = 0.0f;
+  s.velocity = (s.position == kMinPosition) & (s.velocity < 0.0f) ? 0.0f : s.velocity;
 }
 
 // The hill, the car (rotated by cos(3 * position) as in Gymnasium) and the goal flag.
