@@ -1,11 +1,11 @@
 // The cugym command line: one subcommand per file; errors become one line and a non-zero exit.
-#include <cstring>
 #include <exception>
 #include <iostream>
 #include <stdexcept>
 #include <string>
 
 #include "cli/commands.h"
+#include "core/plugin.h"
 #include "envs/builtin.h"
 
 namespace {
@@ -18,19 +18,41 @@ constexpr const char* kUsage =
     "  bench    env steps per second of a batched env under a random policy\n"
     "  replay   check an env step by step against a reference trace (CSV)\n"
     "  watch    play envs in a window (SDL2 builds)\n"
-    "  record   render envs to PNG frames, a GIF or an MP4 (SDL2 builds)\n";
+    "  record   render envs to PNG frames, a GIF or an MP4 (SDL2 builds)\n"
+    "\n"
+    "every command also takes --plugin PATH (repeatable): a shared library that adds envs\n"
+    "(docs/custom-envs.md)\n";
+
+// Loads every `--plugin PATH` (or --plugin=PATH) into the registry and removes them from argv.
+void LoadPlugins(cugym::Registry& registry, int& argc, char** argv) {
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--plugin") {
+      if (i + 1 >= argc) throw std::invalid_argument("--plugin needs a value (PATH)");
+      cugym::LoadPlugin(registry, argv[++i]);
+    } else if (arg.rfind("--plugin=", 0) == 0) {
+      cugym::LoadPlugin(registry, arg.substr(9));
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
-    (argc < 2 ? std::cerr : std::cout) << kUsage;
-    return argc < 2 ? 2 : 0;
-  }
-  const std::string command = argv[1];
+  std::string command = argc >= 2 ? argv[1] : "";
   try {
     cugym::Registry registry;
     cugym::RegisterBuiltinEnvs(registry);
+    LoadPlugins(registry, argc, argv);  // --plugin may come before the command too
+    command = argc >= 2 ? argv[1] : "";
+    if (command.empty() || command == "--help" || command == "-h") {
+      (command.empty() ? std::cerr : std::cout) << kUsage;
+      return command.empty() ? 2 : 0;
+    }
     if (command == "list") return cugym::cli::RunList(registry, argc, argv);
     if (command == "bench") return cugym::cli::RunBench(registry, argc, argv);
     if (command == "replay") return cugym::cli::RunReplay(registry, argc, argv);
@@ -47,7 +69,8 @@ int main(int argc, char** argv) {
               << "' (expected list, bench, replay, watch or record)\n";
     return 2;
   } catch (const std::exception& error) {
-    std::cerr << "cugym " << command << ": error: " << error.what() << "\n";
+    std::cerr << "cugym" << (command.empty() || command[0] == '-' ? "" : " " + command) << ": error: " << error.what()
+              << "\n";
     return 2;
   }
 }

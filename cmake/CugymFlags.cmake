@@ -6,18 +6,18 @@ target_compile_options(cugym_flags INTERFACE
   $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
 if(CUGYM_WERROR)
   target_compile_options(cugym_flags INTERFACE
-    $<$<COMPILE_LANGUAGE:CXX>:-Werror> $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>)
+    $<BUILD_INTERFACE:$<$<COMPILE_LANGUAGE:CXX>:-Werror> $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>>)
 endif()
-if(CUGYM_NATIVE)
-  target_compile_options(cugym_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-march=native>)
+if(CUGYM_NATIVE)  # not passed on to plugins built against the installed package
+  target_compile_options(cugym_flags INTERFACE $<BUILD_INTERFACE:$<$<COMPILE_LANGUAGE:CXX>:-march=native>>)
 endif()
 if(CUGYM_SANITIZE)
   target_compile_options(cugym_flags INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
   target_link_options(cugym_flags INTERFACE -fsanitize=address,undefined)
 endif()
-if(CUGYM_HAVE_CUDA)
-  target_compile_definitions(cugym_flags INTERFACE CUGYM_HAVE_CUDA=1)
+if(CUGYM_HAVE_CUDA)  # plugins decide for themselves (cugym_add_env_plugin)
+  target_compile_definitions(cugym_flags INTERFACE $<BUILD_INTERFACE:CUGYM_HAVE_CUDA=1>)
 endif()
 
 # Env dynamics must give the same bits on every back end: no fused multiply-add contraction

@@ -3,10 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/memory.h"
+#include "core/plugin.h"
 #include "core/registry.h"
 #include "core/vector_env.h"
 #include "envs/builtin.h"
@@ -36,10 +39,21 @@ class BackendNames {
       GTEST_SKIP() << "CUDA back end not runnable here: " << ::cugym::CudaUnavailableReason(); \
   } while (0)
 
+// The built-in envs plus the plugins named in CUGYM_TEST_PLUGINS (paths separated by ':'), so
+// the shared conformance suite runs on a plugin's envs too (tests/plugin/test_plugin.sh).
 inline const Registry& Builtins() {
   static const Registry* registry = [] {
     auto* r = new Registry;
     RegisterBuiltinEnvs(*r);
+    if (const char* plugins = std::getenv("CUGYM_TEST_PLUGINS")) {
+      std::string list = plugins;
+      for (std::size_t start = 0; start < list.size();) {
+        std::size_t end = list.find(':', start);
+        if (end == std::string::npos) end = list.size();
+        if (end > start) LoadPlugin(*r, list.substr(start, end - start));
+        start = end + 1;
+      }
+    }
     return r;
   }();
   return *registry;

@@ -112,7 +112,7 @@ TEST_P(Conformance, StatesRoundTrip) {
   env->SetStates(0, n(), states);
   EXPECT_EQ(env->GetStates(0, n()), states);
   EXPECT_EQ(Obs(env->obs()), obs);
-  EXPECT_THROW(env->SetStates(0, n(), std::vector<float>(3)), std::invalid_argument);
+  EXPECT_THROW(env->SetStates(0, n(), std::vector<float>(n() * spec_.state_dim + 1)), std::invalid_argument);
   EXPECT_THROW(env->GetStates(n(), 1), std::out_of_range);
 }
 

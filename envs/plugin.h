@@ -1,0 +1,74 @@
+// Writing an env plugin: define the env struct (envs/env.h), then in one .cpp
+//
+//   #include <cugym/envs/plugin.h>   // or "envs/plugin.h" inside the cugym tree
+//   #include "my_env.h"
+//   CUGYM_PLUGIN_ENVS(MyEnv, MyOtherEnv)
+//
+// and build it with cugym_add_env_plugin(NAME my_envs SOURCES my_plugin.cpp) from the installed
+// CMake package. That function compiles the file twice: with the host compiler (the CPU back
+// end and the plugin's entry point) and, when CUDA is available, with nvcc (the CUDA back end).
+// See docs/custom-envs.md.
+#pragma once
+
+#include <array>
+#include <cstdio>
+#include <exception>
+#include <memory>
+
+#include "core/plugin.h"
+#include "envs/batched_env.h"
+
+#if defined(__CUDACC__)
+#include "envs/backend_cuda.cuh"
+#else
+#include "envs/backend_cpu.h"
+#endif
+
+namespace cugym {
+
+template <class... Envs>
+struct EnvList {};
+
+namespace detail {
+
+#if defined(__CUDACC__)
+// Taking each factory's address instantiates the CUDA back end of every env in this unit.
+template <class... Envs>
+std::array<std::unique_ptr<VectorEnv> (*)(int64_t), sizeof...(Envs)> CudaFactories(EnvList<Envs...>) {
+  return {&MakeCudaVectorEnv<Envs>...};
+}
+#else
+template <class... Envs>
+int PluginEntry(EnvList<Envs...>, uint32_t host_abi, void* registry, char* error, std::size_t error_size) {
+  if (host_abi != kPluginAbi) {
+    std::snprintf(error, error_size, "plugin ABI %u", static_cast<unsigned>(kPluginAbi));
+    return kPluginAbiMismatch;
+  }
+  try {
+    (static_cast<Registry*>(registry)->Register(MakeEnvEntry<Envs>()), ...);
+    return kPluginOk;
+  } catch (const std::exception& e) {
+    std::snprintf(error, error_size, "%s", e.what());
+  } catch (...) {
+    std::snprintf(error, error_size, "unknown error while registering envs");
+  }
+  return kPluginRegisterFailed;
+}
+#endif
+
+}  // namespace detail
+}  // namespace cugym
+
+#if defined(__CUDACC__)
+#define CUGYM_PLUGIN_ENVS(...)                                                                   \
+  namespace {                                                                                    \
+  [[maybe_unused]] const auto cugym_plugin_cuda_factories =                                      \
+      ::cugym::detail::CudaFactories(::cugym::EnvList<__VA_ARGS__>{});                           \
+  }
+#else
+#define CUGYM_PLUGIN_ENVS(...)                                                                   \
+  extern "C" __attribute__((visibility("default"))) int cugym_plugin_entry(                     \
+      uint32_t host_abi, void* registry, char* error, std::size_t error_size) {                  \
+    return ::cugym::detail::PluginEntry(::cugym::EnvList<__VA_ARGS__>{}, host_abi, registry, error, error_size); \
+  }
+#endif

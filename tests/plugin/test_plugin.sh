@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Env plugins end to end, as an env author uses them: install cugym, build examples/custom_env
+# out of tree against the installed CMake package, load it with --plugin into the installed
+# cugym, run the shared conformance suite on its env, bench and record it; then the ways loading
+# can fail (missing file, not a shared library, not a plugin, another ABI, duplicate id).
+# usage: test_plugin.sh BUILD_DIR SOURCE_DIR CUGYM_TESTS CMAKE_ARGS...
+set -u
+build=$1
+source=$2
+tests_bin=$3
+shift 3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+checks=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+echo "== install cugym into $tmp/prefix"
+cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; echo "0 passed, 1 failed"; exit 1; }
+cugym=$tmp/prefix/bin/cugym
+
+echo "== build examples/custom_env against the installed package"
+if ! cmake -S "$source/examples/custom_env" -B "$tmp/catch" -DCMAKE_PREFIX_PATH="$tmp/prefix" "$@" >"$tmp/configure.log" 2>&1 ||
+   ! cmake --build "$tmp/catch" -j "$(nproc)" >"$tmp/build.log" 2>&1; then
+  cat "$tmp/configure.log" "$tmp/build.log" | tail -40
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+plugin=$tmp/catch/libcugym_catch.so
+grep -E 'CUDA' "$tmp/configure.log" | head -3
+
+# expect CODE PATTERN -- ARGS...
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  checks=$((checks + 1))
+  "$cugym" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$code" ] || ! cat "$tmp/out" "$tmp/err" | grep -Eq -- "$pattern"; then
+    fail "cugym $* -> exit $got (want $code):"
+    cat "$tmp/out" "$tmp/err" | sed 's/^/    /'
+  fi
+}
+
+expect 0 'Catch-v0 +\(3,\) +Discrete\(3\) +100' -- list --plugin "$plugin"
+expect 0 'CartPole-v1' -- --plugin "$plugin" list
+expect 0 '"env": "Catch-v0", "device": "cpu"' -- bench --plugin="$plugin" --env Catch-v0 --num-envs 256 --steps 50 --repeats 1 --device cpu --json
+if "$cugym" record --help >/dev/null 2>&1; then
+  expect 0 'recorded 1 frame' -- record --plugin "$plugin" --env Catch-v0 --out "$tmp/catch.png" --device cpu
+  [ "$(head -c 4 "$tmp/catch.png" 2>/dev/null | od -An -c | tr -d ' ')" = "211PNG" ] || fail "catch.png is not a PNG"
+fi
+
+echo "== the shared conformance suite on the plugin's env"
+checks=$((checks + 1))
+CUGYM_TEST_PLUGINS=$plugin "$tests_bin" --gtest_filter='*Catch*' >"$tmp/conf.log" 2>&1
+rc=$?
+ran=$(grep -Eo '^\[==========\] [0-9]+ tests? from' "$tmp/conf.log" | grep -Eo '[0-9]+' | head -1)
+if [ $rc -ne 0 ] || [ "${ran:-0}" -lt 12 ]; then
+  fail "conformance on Catch-v0: exit $rc, ${ran:-0} tests"
+  tail -30 "$tmp/conf.log"
+else
+  grep -E '^\[  (PASSED|SKIPPED) ' "$tmp/conf.log"
+fi
+
+echo "== loading failures"
+expect 2 "plugin '$tmp/nothing.so': no such file" -- list --plugin "$tmp/nothing.so"
+echo "not a library" >"$tmp/text.so"
+expect 2 'is not a loadable shared library' -- list --plugin "$tmp/text.so"
+printf 'int unrelated_symbol = 1;\n' >"$tmp/other.c"
+cc -shared -fPIC -o "$tmp/other.so" "$tmp/other.c"
+expect 2 'is not a cugym plugin \(it has no cugym_plugin_entry\)' -- list --plugin "$tmp/other.so"
+cat >"$tmp/old.c" <<'C'
+#include <stdio.h>
+int cugym_plugin_entry(unsigned host_abi, void* registry, char* error, unsigned long size) {
+  (void)host_abi; (void)registry;
+  snprintf(error, size, "plugin ABI 0");
+  return 1;
+}
+C
+cc -shared -fPIC -o "$tmp/old.so" "$tmp/old.c"
+expect 2 'was built against another cugym \(plugin ABI 0; this cugym has plugin ABI [0-9]+\): rebuild it' -- list --plugin "$tmp/old.so"
+expect 2 "env id 'Catch-v0' is already registered" -- list --plugin "$plugin" --plugin "$plugin"
+expect 2 '--plugin needs a value' -- list --plugin
+
+echo "$((checks - failures)) passed, $failures failed"
+[ "$failures" -eq 0 ]
