@@ -46,14 +46,18 @@ Args::Args(const std::string& command, std::vector<FlagSpec> flags, int argc, ch
     const FlagSpec& spec = Spec(name);
     if (spec.value.empty()) {
       if (inline_value) throw std::invalid_argument(name + " takes no value");
-      values_[name] = "1";
+      values_[name] = {"1"};
       continue;
     }
     if (!inline_value) {
       if (i + 1 >= argc) throw std::invalid_argument(name + " needs a value (" + spec.value + ")");
       value = argv[++i];
     }
-    values_[name] = value;
+    if (spec.repeatable) {
+      values_[name].push_back(value);
+    } else {
+      values_[name] = {value};
+    }
   }
 }
 
@@ -68,7 +72,7 @@ const FlagSpec& Args::Spec(const std::string& name) const {
 std::string Args::Usage(const std::string& summary) const {
   std::string out = "usage: cugym " + command_ + " [flags]\n" + summary + "\n\nflags:\n";
   for (const FlagSpec& flag : flags_) {
-    std::string left = "  " + flag.name + (flag.value.empty() ? "" : " " + flag.value);
+    std::string left = "  " + flag.name + (flag.value.empty() ? "" : " " + flag.value) + (flag.repeatable ? " ..." : "");
     if (left.size() < 26) left.resize(26, ' ');
     out += left + " " + flag.help + (flag.fallback.empty() ? "" : " (default " + flag.fallback + ")") + "\n";
   }
@@ -77,7 +81,13 @@ std::string Args::Usage(const std::string& summary) const {
 
 std::string Args::String(const std::string& name) const {
   auto it = values_.find(name);
-  return it != values_.end() ? it->second : Spec(name).fallback;
+  return it != values_.end() ? it->second.back() : Spec(name).fallback;
+}
+
+std::vector<std::string> Args::Strings(const std::string& name) const {
+  Spec(name);
+  auto it = values_.find(name);
+  return it != values_.end() ? it->second : std::vector<std::string>{};
 }
 
 std::string Args::Required(const std::string& name) const {

@@ -14,6 +14,7 @@ struct FlagSpec {
   std::string value;     // metavar, "" for a boolean switch
   std::string help;
   std::string fallback;  // default shown in --help ("" = none)
+  bool repeatable = false;  // may be given several times (Strings() returns them all)
 };
 
 class Args {
@@ -30,13 +31,15 @@ class Args {
   int64_t Int(const std::string& name) const;
   double Double(const std::string& name) const;
   bool Switch(const std::string& name) const { return Has(name); }
+  // Every value of a repeatable flag, in order.
+  std::vector<std::string> Strings(const std::string& name) const;
 
  private:
   const FlagSpec& Spec(const std::string& name) const;
 
   std::string command_;
   std::vector<FlagSpec> flags_;
-  std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> values_;
   bool help_ = false;
 };
 

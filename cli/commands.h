@@ -9,6 +9,8 @@ namespace cugym::cli {
 int RunList(const Registry& registry, int argc, char** argv);
 int RunBench(const Registry& registry, int argc, char** argv);
 int RunReplay(const Registry& registry, int argc, char** argv);
+int RunTrain(const Registry& registry, int argc, char** argv);
+int RunEval(const Registry& registry, int argc, char** argv);
 // Built only with SDL2 (CUGYM_HAVE_SDL2).
 int RunWatch(const Registry& registry, int argc, char** argv);
 int RunRecord(const Registry& registry, int argc, char** argv);

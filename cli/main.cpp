@@ -14,6 +14,8 @@ constexpr const char* kUsage =
     "usage: cugym <command> [flags]   (cugym <command> --help for its flags)\n"
     "\n"
     "commands:\n"
+    "  train    train DQN on an env (a run folder with metrics, checkpoints and the model)\n"
+    "  eval     the greedy return of a trained model\n"
     "  list     the registered envs and their spaces\n"
     "  bench    env steps per second of a batched env under a random policy\n"
     "  replay   check an env step by step against a reference trace (CSV)\n"
@@ -56,6 +58,8 @@ int main(int argc, char** argv) {
     if (command == "list") return cugym::cli::RunList(registry, argc, argv);
     if (command == "bench") return cugym::cli::RunBench(registry, argc, argv);
     if (command == "replay") return cugym::cli::RunReplay(registry, argc, argv);
+    if (command == "train") return cugym::cli::RunTrain(registry, argc, argv);
+    if (command == "eval") return cugym::cli::RunEval(registry, argc, argv);
     if (command == "watch" || command == "record") {
 #ifdef CUGYM_HAVE_SDL2
       return command == "watch" ? cugym::cli::RunWatch(registry, argc, argv)
@@ -66,7 +70,7 @@ int main(int argc, char** argv) {
 #endif
     }
     std::cerr << "cugym: error: unknown command '" << command
-              << "' (expected list, bench, replay, watch or record)\n";
+              << "' (expected train, eval, list, bench, replay, watch or record)\n";
     return 2;
   } catch (const std::exception& error) {
     std::cerr << "cugym" << (command.empty() || command[0] == '-' ? "" : " " + command) << ": error: " << error.what()

@@ -43,9 +43,9 @@ CUGYM_HD CUGYM_FORCEINLINE float U32ToUnitFloat(uint32_t bits) {
   return static_cast<float>(bits >> 8) * (1.0f / 16777216.0f);
 }
 
-// Independent streams drawn from the same (seed, env): env dynamics (reset and step noise) and
-// the policies that act for the user (random actions, epsilon-greedy).
-enum class RngStream : uint32_t { kEnv = 0, kActions = 1, kExploration = 2 };
+// Independent streams drawn from the same (seed, index): env dynamics (reset and step noise), the
+// policies that act for the user (random actions, epsilon-greedy) and replay sampling.
+enum class RngStream : uint32_t { kEnv = 0, kActions = 1, kExploration = 2, kReplay = 3 };
 
 // Draws for one env inside one call of reset or step. Created from the env's stored counter;
 // the caller stores counter() back afterwards. Each block of 4 draws uses one counter value.

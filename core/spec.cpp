@@ -10,7 +10,7 @@ Space Space::Discrete(int64_t n) {
   Space space;
   space.kind = Kind::kDiscrete;
   space.n = n;
-  space.dtype = DType::kInt32;
+  space.dtype = ScalarType::kInt32;
   return space;
 }
 

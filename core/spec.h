@@ -8,7 +8,7 @@
 
 namespace cugym {
 
-enum class DType { kFloat32, kInt32 };
+enum class ScalarType { kFloat32, kInt32 };
 
 // Discrete(n): actions 0..n-1 (int32). Box: float32 values within [low, high] per dimension
 // (±infinity for unbounded dimensions).
@@ -18,7 +18,7 @@ struct Space {
   int64_t n = 0;               // Discrete only
   std::vector<int64_t> shape;  // Box only
   std::vector<float> low, high;
-  DType dtype = DType::kFloat32;
+  ScalarType dtype = ScalarType::kFloat32;
 
   static Space Discrete(int64_t n);
   static Space Box(std::vector<float> low, std::vector<float> high);

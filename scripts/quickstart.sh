@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The README's first command: install what is missing, build (Release), run the main job.
-# The main job is a CartPole-v1 benchmark on the default device (GPU when usable, else CPU).
+# The README's first command: install what is missing, build (Release), then the main job: train
+# DQN on CartPole-v1 with the default config (configs/cartpole.toml) on the default device and
+# evaluate the model over 100 greedy episodes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh build
-echo "quickstart: cugym bench --env CartPole-v1 --num-envs 1048576 --steps 200"
-build/cli/cugym bench --env CartPole-v1 --num-envs 1048576 --steps 200 --device auto
+run="runs/quickstart-$(date +%Y%m%d-%H%M%S)"
+echo "quickstart: cugym train --config configs/cartpole.toml --out $run"
+build/cli/cugym train --config configs/cartpole.toml --out "$run" --set eval_episodes=0
+echo "quickstart: cugym eval --model $run/model.safetensors --episodes 100"
+build/cli/cugym eval --model "$run/model.safetensors" --episodes 100

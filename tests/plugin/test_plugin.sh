@@ -2,7 +2,8 @@
 # Env plugins end to end, as an env author uses them: install cugym, build examples/custom_env
 # out of tree against the installed CMake package, load it with --plugin into the installed
 # cugym, run the shared conformance suite on its env, bench and record it; then the ways loading
-# can fail (missing file, not a shared library, not a plugin, another ABI, duplicate id).
+# can fail (missing file, not a shared library, not a plugin, another ABI, duplicate id); DQN
+# trains on the plugin's env.
 # usage: test_plugin.sh BUILD_DIR SOURCE_DIR CUGYM_TESTS CMAKE_ARGS...
 set -u
 build=$1
@@ -48,6 +49,15 @@ expect 0 '"env": "Catch-v0", "device": "cpu"' -- bench --plugin="$plugin" --env 
 if "$cugym" record --help >/dev/null 2>&1; then
   expect 0 'recorded 1 frame' -- record --plugin "$plugin" --env Catch-v0 --out "$tmp/catch.png" --device cpu
   [ "$(head -c 4 "$tmp/catch.png" 2>/dev/null | od -An -c | tr -d ' ')" = "211PNG" ] || fail "catch.png is not a PNG"
+fi
+
+echo "== DQN learns the plugin's env (20k env steps, a few seconds)"
+if "$cugym" train --help >/dev/null 2>&1; then
+  expect 0 'greedy evaluation over 100 episodes' -- train --plugin "$plugin" --env Catch-v0 --device cpu \
+    --out "$tmp/catch-run" --total-steps 20000 --set learning_starts=500 --set exploration_fraction=0.3
+  mean=$(grep -Eo '"mean_return": [-0-9.e]+' "$tmp/catch-run/eval.json" 2>/dev/null | grep -Eo '[-0-9.e]+$')
+  checks=$((checks + 1))
+  awk -v m="${mean:-nan}" 'BEGIN { exit !(m >= 0.9) }' || fail "Catch-v0 greedy mean return ${mean:-?} < 0.9 (its threshold)"
 fi
 
 echo "== the shared conformance suite on the plugin's env"

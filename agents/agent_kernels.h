@@ -1,0 +1,79 @@
+// The per-element work of the DQN loop that is not the network's: replay insertion and sampling,
+// epsilon-greedy action mixing, TD targets, episode bookkeeping. Written once as CUGYM_HD
+// functions; agent_ops_cpu.cpp and agent_ops_cuda.cu run them over their ranges.
+#pragma once
+
+#include <cstdint>
+
+#include "core/macros.h"
+#include "core/rng.h"
+
+namespace cugym::agent {
+
+struct ReplayArrays {
+  float* obs;        // [capacity, obs_dim]
+  float* next_obs;   // [capacity, obs_dim]
+  int32_t* actions;  // [capacity]
+  float* rewards;    // [capacity]
+  float* dones;      // [capacity] 1 for a terminal transition (no bootstrap), else 0
+  int64_t capacity;
+  int obs_dim;
+};
+
+// Transition i of a vector step goes to row (position + i) % capacity. next_obs is the true last
+// observation (final_obs) when the env ended in this step, so truncated episodes bootstrap from
+// their real final state; only termination stops the bootstrap.
+CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t position, int64_t i, const float* obs,
+                                   const int32_t* actions, const float* rewards, const float* next_obs,
+                                   const float* final_obs, const uint8_t* terminated, const uint8_t* truncated) {
+  const int64_t row = (position + i) % r.capacity;
+  const bool ended = (terminated[i] | truncated[i]) != 0;
+  const float* next = ended ? final_obs : next_obs;
+  for (int k = 0; k < r.obs_dim; ++k) {
+    r.obs[row * r.obs_dim + k] = obs[i * r.obs_dim + k];
+    r.next_obs[row * r.obs_dim + k] = next[i * r.obs_dim + k];
+  }
+  r.actions[row] = actions[i];
+  r.rewards[row] = rewards[i];
+  r.dones[row] = terminated[i] ? 1.0f : 0.0f;
+}
+
+struct Minibatch {
+  float* obs;
+  float* next_obs;
+  int32_t* actions;
+  float* rewards;
+  float* dones;
+};
+
+// Row j of minibatch number `draw`: a uniform index in [0, size) from Philox keyed by the seed,
+// (stream kReplay, j) and the draw counter, then a gather.
+CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b, int64_t size, uint64_t seed,
+                                      uint32_t draw, int64_t j) {
+  Rng rng(seed, static_cast<uint64_t>(j), draw, RngStream::kReplay);
+  const uint64_t wide = (static_cast<uint64_t>(rng.NextU32()) << 32) | rng.NextU32();
+  const int64_t row = static_cast<int64_t>(wide % static_cast<uint64_t>(size));
+  for (int k = 0; k < r.obs_dim; ++k) {
+    b.obs[j * r.obs_dim + k] = r.obs[row * r.obs_dim + k];
+    b.next_obs[j * r.obs_dim + k] = r.next_obs[row * r.obs_dim + k];
+  }
+  b.actions[j] = r.actions[row];
+  b.rewards[j] = r.rewards[row];
+  b.dones[j] = r.dones[row];
+}
+
+// With probability epsilon a uniformly random action replaces the greedy one.
+CUGYM_HD inline void EpsilonGreedy(int32_t* actions, float epsilon, int num_actions, uint32_t step_key, int64_t i) {
+  const uint32_t coin = HashDraw(step_key, static_cast<uint32_t>(i));
+  const uint32_t pick = HashDraw(step_key ^ 0x5bd1e995u, static_cast<uint32_t>(i));
+  if (U32ToUnitFloat(coin) < epsilon)
+    actions[i] = static_cast<int32_t>((static_cast<uint64_t>(pick) * static_cast<uint32_t>(num_actions)) >> 32);
+}
+
+// y = r + gamma * (1 - done) * next_q.
+CUGYM_HD inline void TdTarget(const float* rewards, const float* dones, const float* next_q, float gamma, float* targets,
+                              int64_t j) {
+  targets[j] = rewards[j] + gamma * (1.0f - dones[j]) * next_q[j];
+}
+
+}  // namespace cugym::agent

@@ -1,0 +1,52 @@
+// The CPU implementation of AgentOps: loops over agent_kernels.h.
+#include <stdexcept>
+
+#include "agents/agent_ops.h"
+
+namespace cugym::agent {
+namespace {
+
+class CpuAgentOps final : public AgentOps {
+ public:
+  void AddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs, const int32_t* actions,
+                      const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
+                      const uint8_t* truncated) override {
+    for (int64_t i = 0; i < n; ++i)
+      AddTransition(replay, position, i, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+  }
+  void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, int64_t size, uint64_t seed,
+              uint32_t draw) override {
+    for (int64_t j = 0; j < batch_size; ++j) SampleTransition(replay, batch, size, seed, draw, j);
+  }
+  void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key) override {
+    for (int64_t i = 0; i < n; ++i) agent::EpsilonGreedy(actions, epsilon, num_actions, step_key, i);
+  }
+  void TdTargets(const float* rewards, const float* dones, const float* next_q, float gamma, float* targets,
+                 int64_t n) override {
+    for (int64_t j = 0; j < n; ++j) TdTarget(rewards, dones, next_q, gamma, targets, j);
+  }
+  void CollectEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
+                       const int32_t* lengths, int64_t n, const EpisodeRing& ring) override {
+    for (int64_t i = 0; i < n; ++i) {
+      if (!(terminated[i] | truncated[i])) continue;
+      const int64_t slot = static_cast<int64_t>((*ring.count)++ % static_cast<unsigned long long>(ring.capacity));
+      ring.returns[slot] = returns[i];
+      ring.lengths[slot] = lengths[i];
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<AgentOps> MakeCpuAgentOps() { return std::make_unique<CpuAgentOps>(); }
+
+std::unique_ptr<AgentOps> MakeAgentOps(Device device) {
+  if (device == Device::kCpu) return MakeCpuAgentOps();
+#ifdef CUGYM_HAVE_CUDA
+  return MakeCudaAgentOps();
+#else
+  throw std::invalid_argument("this cugym was built without CUDA");
+#endif
+}
+
+}  // namespace cugym::agent

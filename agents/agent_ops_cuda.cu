@@ -1,0 +1,98 @@
+// The CUDA implementation of AgentOps: one Thrust for_each per call on the legacy default stream
+// (which orders it with the nn back end's blocking stream), no host synchronisation.
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/system/cuda/execution_policy.h>
+
+#include "agents/agent_ops.h"
+#include "core/error.h"
+
+namespace cugym::agent {
+namespace {
+
+template <class F>
+void ForEach(int64_t n, const F& f) {
+  if (n <= 0) return;
+  thrust::for_each(thrust::cuda::par_nosync, thrust::counting_iterator<int64_t>(0),
+                   thrust::counting_iterator<int64_t>(n), f);
+  CUGYM_CUDA_CHECK_LAST();
+}
+
+struct AddFunctor {
+  ReplayArrays replay;
+  int64_t position;
+  const float *obs, *rewards, *next_obs, *final_obs;
+  const int32_t* actions;
+  const uint8_t *terminated, *truncated;
+  __device__ void operator()(int64_t i) const {
+    AddTransition(replay, position, i, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+  }
+};
+
+struct SampleFunctor {
+  ReplayArrays replay;
+  Minibatch batch;
+  int64_t size;
+  uint64_t seed;
+  uint32_t draw;
+  __device__ void operator()(int64_t j) const { SampleTransition(replay, batch, size, seed, draw, j); }
+};
+
+struct EpsilonFunctor {
+  int32_t* actions;
+  float epsilon;
+  int num_actions;
+  uint32_t step_key;
+  __device__ void operator()(int64_t i) const { EpsilonGreedy(actions, epsilon, num_actions, step_key, i); }
+};
+
+struct TargetFunctor {
+  const float *rewards, *dones, *next_q;
+  float gamma;
+  float* targets;
+  __device__ void operator()(int64_t j) const { TdTarget(rewards, dones, next_q, gamma, targets, j); }
+};
+
+struct EpisodeFunctor {
+  const uint8_t *terminated, *truncated;
+  const float* returns;
+  const int32_t* lengths;
+  EpisodeRing ring;
+  __device__ void operator()(int64_t i) const {
+    if (!(terminated[i] | truncated[i])) return;
+    const unsigned long long k = atomicAdd(ring.count, 1ull);
+    const int64_t slot = static_cast<int64_t>(k % static_cast<unsigned long long>(ring.capacity));
+    ring.returns[slot] = returns[i];
+    ring.lengths[slot] = lengths[i];
+  }
+};
+
+class CudaAgentOps final : public AgentOps {
+ public:
+  void AddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs, const int32_t* actions,
+                      const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
+                      const uint8_t* truncated) override {
+    ForEach(n, AddFunctor{replay, position, obs, rewards, next_obs, final_obs, actions, terminated, truncated});
+  }
+  void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, int64_t size, uint64_t seed,
+              uint32_t draw) override {
+    ForEach(batch_size, SampleFunctor{replay, batch, size, seed, draw});
+  }
+  void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key) override {
+    ForEach(n, EpsilonFunctor{actions, epsilon, num_actions, step_key});
+  }
+  void TdTargets(const float* rewards, const float* dones, const float* next_q, float gamma, float* targets,
+                 int64_t n) override {
+    ForEach(n, TargetFunctor{rewards, dones, next_q, gamma, targets});
+  }
+  void CollectEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
+                       const int32_t* lengths, int64_t n, const EpisodeRing& ring) override {
+    ForEach(n, EpisodeFunctor{terminated, truncated, returns, lengths, ring});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<AgentOps> MakeCudaAgentOps() { return std::make_unique<CudaAgentOps>(); }
+
+}  // namespace cugym::agent

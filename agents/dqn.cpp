@@ -1,0 +1,376 @@
+// The DQN training loop, checkpoints and greedy evaluation.
+#include "agents/dqn.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+#include "core/safetensors.h"
+#include "nn/checkpoint.h"
+
+namespace cugym {
+namespace {
+
+constexpr int64_t kEpisodeRing = 4096;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+nn::ConstBatchView Rows(const float* data, int64_t rows, int64_t cols, Device device) {
+  return nn::ConstBatchView(data, rows, cols, device);
+}
+template <class T>
+nn::VectorView<T> Vec(T* data, int64_t size, Device device) {
+  return nn::VectorView<T>(data, size, device);
+}
+
+const EnvSpec& DiscreteSpec(const Registry& registry, const std::string& id) {
+  const EnvSpec& spec = registry.Get(id).spec;
+  if (!spec.action_space.is_discrete())
+    throw std::invalid_argument("DQN needs a discrete action space, but " + id + " has " +
+                                spec.action_space.ToString() + " actions");
+  return spec;
+}
+
+std::vector<int> LayerSizes(const EnvSpec& spec, const std::vector<int>& hidden) {
+  std::vector<int> sizes = {static_cast<int>(spec.obs_dim())};
+  sizes.insert(sizes.end(), hidden.begin(), hidden.end());
+  sizes.push_back(static_cast<int>(spec.action_space.n));
+  return sizes;
+}
+
+std::string Meta(const SafetensorsMetadata& meta, const std::string& key, const std::string& where) {
+  auto it = meta.find(key);
+  if (it == meta.end()) throw std::invalid_argument(where + ": no '" + key + "' in its metadata");
+  return it->second;
+}
+
+int64_t MetaInt(const SafetensorsMetadata& meta, const std::string& key, const std::string& where) {
+  const std::string text = Meta(meta, key, where);
+  try {
+    std::size_t used = 0;
+    const long long value = std::stoll(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument(where + ": metadata " + key + " is not an integer ('" + text + "')");
+}
+
+}  // namespace
+
+DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device device)
+    : config_(config), device_(device), spec_(DiscreteSpec(registry, config.env_id)) {
+  config_.Validate();
+  obs_dim_ = static_cast<int>(spec_.obs_dim());
+  num_actions_ = static_cast<int>(spec_.action_space.n);
+  const int64_t n = config_.num_envs;
+  env_ = MakeVectorEnv(registry, config_.env_id, n, device);
+
+  nn::QTrainerOptions options;
+  options.layer_sizes = LayerSizes(spec_, config_.hidden_sizes);
+  options.batch_size = static_cast<int>(config_.batch_size);
+  options.max_act_batch = static_cast<int>(std::max(n, config_.double_dqn ? config_.batch_size : int64_t{1}));
+  options.loss = nn::ParseLoss(config_.loss);
+  options.adam.lr = config_.learning_rate;
+  options.adam.eps = config_.adam_eps;
+  options.adam.max_grad_norm = config_.max_grad_norm;
+  options.seed = config_.seed;
+  trainer_ = std::make_unique<nn::QTrainer>(nn::MakeBackend(device), options);
+  ops_ = agent::MakeAgentOps(device);
+
+  const int64_t cap = config_.buffer_size, b = config_.batch_size;
+  replay_obs_ = Buffer<float>(device, cap * obs_dim_);
+  replay_next_obs_ = Buffer<float>(device, cap * obs_dim_);
+  replay_rewards_ = Buffer<float>(device, cap);
+  replay_dones_ = Buffer<float>(device, cap);
+  replay_actions_ = Buffer<int32_t>(device, cap);
+  batch_obs_ = Buffer<float>(device, b * obs_dim_);
+  batch_next_obs_ = Buffer<float>(device, b * obs_dim_);
+  batch_rewards_ = Buffer<float>(device, b);
+  batch_dones_ = Buffer<float>(device, b);
+  batch_actions_ = Buffer<int32_t>(device, b);
+  next_actions_ = Buffer<int32_t>(device, b);
+  next_q_ = Buffer<float>(device, b);
+  targets_ = Buffer<float>(device, b);
+  prev_obs_ = Buffer<float>(device, n * obs_dim_);
+  actions_ = Buffer<int32_t>(device, n);
+  ring_returns_ = Buffer<float>(device, kEpisodeRing);
+  ring_lengths_ = Buffer<int32_t>(device, kEpisodeRing);
+  ring_count_ = Buffer<unsigned long long>(device, 1);
+  ring_count_.Zero();
+
+  env_->Reset(config_.seed);
+  next_target_step_ = config_.learning_starts + config_.target_update_interval;
+  learning_resumes_at_ = config_.learning_starts;
+}
+
+DqnAgent::~DqnAgent() = default;
+
+double DqnAgent::Epsilon(int64_t step) const {
+  const double duration = config_.exploration_fraction * static_cast<double>(config_.total_steps);
+  const double slope = (config_.end_e - config_.start_e) / duration;
+  return std::max(slope * static_cast<double>(step) + config_.start_e, std::min(config_.start_e, config_.end_e));
+}
+
+void DqnAgent::Update() {
+  const int64_t b = config_.batch_size;
+  const agent::ReplayArrays replay{replay_obs_.data(), replay_next_obs_.data(), replay_actions_.data(),
+                                   replay_rewards_.data(), replay_dones_.data(), config_.buffer_size, obs_dim_};
+  const agent::Minibatch batch{batch_obs_.data(), batch_next_obs_.data(), batch_actions_.data(),
+                               batch_rewards_.data(), batch_dones_.data()};
+  ops_->Sample(replay, batch, b, replay_size_, config_.seed, draws_++);
+  const auto next_obs = Rows(batch_next_obs_.data(), b, obs_dim_, device_);
+  if (config_.double_dqn) {
+    trainer_->Act(next_obs, Vec(next_actions_.data(), b, device_));
+    trainer_->TargetQAt(next_obs, Vec<const int32_t>(next_actions_.data(), b, device_), Vec(next_q_.data(), b, device_));
+  } else {
+    trainer_->TargetMaxQ(next_obs, Vec(next_q_.data(), b, device_));
+  }
+  ops_->TdTargets(batch_rewards_.data(), batch_dones_.data(), next_q_.data(), static_cast<float>(config_.gamma),
+                  targets_.data(), b);
+  trainer_->TrainStep(Rows(batch_obs_.data(), b, obs_dim_, device_),
+                      Vec<const int32_t>(batch_actions_.data(), b, device_),
+                      Vec<const float>(targets_.data(), b, device_));
+}
+
+DqnProgress DqnAgent::ReadProgress(double interval_seconds, int64_t interval_steps) {
+  DqnProgress p;
+  p.global_step = global_step_;
+  p.wall_time = wall_time_;
+  p.epsilon = Epsilon(global_step_);
+  p.sps = interval_seconds > 0 ? static_cast<double>(interval_steps) / interval_seconds : 0;
+  const unsigned long long count = ring_count_.ToHost()[0];
+  const std::vector<float> returns = ring_returns_.ToHost();
+  const std::vector<int32_t> lengths = ring_lengths_.ToHost();
+  const unsigned long long first = std::max<unsigned long long>(episodes_read_, count > kEpisodeRing ? count - kEpisodeRing : 0);
+  double sum_return = 0, sum_length = 0;
+  for (unsigned long long k = first; k < count; ++k) {
+    const int64_t slot = static_cast<int64_t>(k % kEpisodeRing);
+    sum_return += returns[slot];
+    sum_length += lengths[slot];
+    last_returns_.push_back(returns[slot]);
+  }
+  if (last_returns_.size() > 100) last_returns_.erase(last_returns_.begin(), last_returns_.end() - 100);
+  const double fresh = static_cast<double>(count - first);
+  p.episodic_return = fresh > 0 ? sum_return / fresh : kNaN;
+  p.episodic_length = fresh > 0 ? sum_length / fresh : kNaN;
+  p.mean_return_100 = last_returns_.empty()
+                          ? kNaN
+                          : std::accumulate(last_returns_.begin(), last_returns_.end(), 0.0) / last_returns_.size();
+  p.episodes = static_cast<int64_t>(count);
+  episodes_read_ = count;
+  if (trainer_->ReadStats().updates > 0) {
+    const nn::QTrainer::Stats stats = trainer_->ReadStats();
+    p.td_loss = stats.loss;
+    p.q_values = stats.mean_q;
+  } else {
+    p.td_loss = kNaN;
+    p.q_values = kNaN;
+  }
+  return p;
+}
+
+void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
+                     const std::function<void()>& on_checkpoint) {
+  using Clock = std::chrono::steady_clock;
+  const int64_t n = config_.num_envs;
+  const agent::ReplayArrays replay{replay_obs_.data(), replay_next_obs_.data(), replay_actions_.data(),
+                                   replay_rewards_.data(), replay_dones_.data(), config_.buffer_size, obs_dim_};
+  const agent::EpisodeRing ring{ring_returns_.data(), ring_lengths_.data(), ring_count_.data(), kEpisodeRing};
+  const auto obs = Rows(env_->obs(), n, obs_dim_, device_);
+  auto interval_start = Clock::now();
+  int64_t interval_first_step = global_step_;
+  int64_t next_log = (global_step_ / config_.log_interval + 1) * config_.log_interval;
+  int64_t next_checkpoint = config_.checkpoint_interval > 0
+                                ? (global_step_ / config_.checkpoint_interval + 1) * config_.checkpoint_interval
+                                : std::numeric_limits<int64_t>::max();
+  auto log = [&] {
+    const auto now = Clock::now();
+    const double seconds = std::chrono::duration<double>(now - interval_start).count();
+    wall_time_ += seconds;
+    on_log(ReadProgress(seconds, global_step_ - interval_first_step));
+    interval_start = Clock::now();
+    interval_first_step = global_step_;
+  };
+
+  while (global_step_ < config_.total_steps && !stop()) {
+    // Act: greedy from the online network, then epsilon-greedy on the device.
+    const double epsilon = Epsilon(global_step_);
+    if (epsilon < 1.0) trainer_->Act(obs, Vec(actions_.data(), n, device_));
+    ops_->EpsilonGreedy(actions_.data(), n, static_cast<float>(epsilon), num_actions_,
+                        StepKey(config_.seed, RngStream::kExploration, static_cast<uint64_t>(vector_steps_)));
+    CopyBytes(prev_obs_.data(), device_, env_->obs(), device_, n * obs_dim_ * sizeof(float));
+    env_->Step(actions_.data());
+    ++vector_steps_;
+    ops_->AddTransitions(replay, replay_position_, n, prev_obs_.data(), actions_.data(), env_->rewards(), env_->obs(),
+                         env_->final_obs(), env_->terminated(), env_->truncated());
+    ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(), n,
+                          ring);
+    replay_position_ = (replay_position_ + n) % config_.buffer_size;
+    replay_size_ = std::min(replay_size_ + n, config_.buffer_size);
+    global_step_ += n;
+
+    if (global_step_ > learning_resumes_at_ && replay_size_ >= config_.batch_size) {
+      update_debt_ += config_.replay_ratio * static_cast<double>(n);
+      while (update_debt_ >= 1.0) {
+        Update();
+        update_debt_ -= 1.0;
+      }
+      while (global_step_ >= next_target_step_) {
+        trainer_->UpdateTarget(static_cast<float>(config_.tau));
+        next_target_step_ += config_.target_update_interval;
+      }
+    }
+    if (global_step_ >= next_log) {
+      log();
+      next_log += config_.log_interval;
+    }
+    if (global_step_ >= next_checkpoint) {
+      on_checkpoint();
+      next_checkpoint += config_.checkpoint_interval;
+    }
+  }
+  if (global_step_ != interval_first_step) log();
+}
+
+void DqnAgent::SaveCheckpoint(const std::string& path, const std::string& replay_path) const {
+  SafetensorsMetadata extra = {
+      {"cugym.env_id", config_.env_id},
+      {"cugym.config", config_.ToToml()},
+      {"cugym.global_step", std::to_string(global_step_)},
+      {"cugym.vector_steps", std::to_string(vector_steps_)},
+      {"cugym.draws", std::to_string(draws_)},
+      {"cugym.next_target_step", std::to_string(next_target_step_)},
+      {"cugym.update_debt_ppm", std::to_string(static_cast<int64_t>(std::llround(update_debt_ * 1e6)))},
+  };
+  trainer_->Save(path, extra);
+  if (replay_path.empty()) return;
+  const int64_t cap = config_.buffer_size;
+  const std::vector<int32_t> actions32 = replay_actions_.ToHost();
+  const std::vector<int64_t> actions(actions32.begin(), actions32.end());
+  WriteSafetensors(replay_path,
+                   {NamedTensor::FromF32("obs", {cap, obs_dim_}, replay_obs_.ToHost().data()),
+                    NamedTensor::FromF32("next_obs", {cap, obs_dim_}, replay_next_obs_.ToHost().data()),
+                    NamedTensor::FromI64("actions", {cap}, actions.data()),
+                    NamedTensor::FromF32("rewards", {cap}, replay_rewards_.ToHost().data()),
+                    NamedTensor::FromF32("dones", {cap}, replay_dones_.ToHost().data())},
+                   {{"cugym.kind", "replay"},
+                    {"cugym.position", std::to_string(replay_position_)},
+                    {"cugym.size", std::to_string(replay_size_)}});
+}
+
+void DqnAgent::LoadCheckpoint(const std::string& path, const std::string& replay_path) {
+  const SafetensorsMetadata meta = trainer_->Load(path);
+  if (Meta(meta, "cugym.env_id", path) != config_.env_id)
+    throw std::invalid_argument(path + ": a checkpoint for " + Meta(meta, "cugym.env_id", path) + ", not " +
+                                config_.env_id);
+  global_step_ = MetaInt(meta, "cugym.global_step", path);
+  vector_steps_ = MetaInt(meta, "cugym.vector_steps", path);
+  draws_ = static_cast<uint32_t>(MetaInt(meta, "cugym.draws", path));
+  next_target_step_ = MetaInt(meta, "cugym.next_target_step", path);
+  update_debt_ = static_cast<double>(MetaInt(meta, "cugym.update_debt_ppm", path)) / 1e6;
+  // The envs start new episodes from a seed of their own for this resumption.
+  env_->Reset(config_.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(global_step_)));
+  replay_position_ = 0;
+  replay_size_ = 0;
+  learning_resumes_at_ = global_step_ + std::min(config_.learning_starts, config_.buffer_size);
+  if (replay_path.empty()) return;
+  const SafetensorsFile file = ReadSafetensors(replay_path);
+  const int64_t cap = config_.buffer_size;
+  auto tensor = [&](const std::string& name, std::vector<int64_t> shape) {
+    const NamedTensor* t = file.Find(name);
+    if (t == nullptr || t->shape != shape)
+      throw std::invalid_argument(replay_path + ": tensor '" + name + "' is missing or has another shape");
+    return t;
+  };
+  replay_obs_.FromHost(tensor("obs", {cap, obs_dim_})->ToF32().data(), cap * obs_dim_);
+  replay_next_obs_.FromHost(tensor("next_obs", {cap, obs_dim_})->ToF32().data(), cap * obs_dim_);
+  const std::vector<int64_t> actions = tensor("actions", {cap})->ToI64();
+  const std::vector<int32_t> actions32(actions.begin(), actions.end());
+  replay_actions_.FromHost(actions32.data(), cap);
+  replay_rewards_.FromHost(tensor("rewards", {cap})->ToF32().data(), cap);
+  replay_dones_.FromHost(tensor("dones", {cap})->ToF32().data(), cap);
+  replay_position_ = MetaInt(file.metadata, "cugym.position", replay_path);
+  replay_size_ = MetaInt(file.metadata, "cugym.size", replay_path);
+  if (replay_position_ < 0 || replay_position_ >= cap || replay_size_ < 0 || replay_size_ > cap)
+    throw std::invalid_argument(replay_path + ": position or size outside the buffer");
+  learning_resumes_at_ = global_step_;
+}
+
+void DqnAgent::SaveModel(const std::string& path) const {
+  nn::SaveMlp(path, trainer_->online(),
+              {{"cugym.env_id", config_.env_id}, {"cugym.global_step", std::to_string(global_step_)}});
+}
+
+EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes,
+                         int64_t num_envs, uint64_t seed, Device device, double epsilon, const std::string& env_id) {
+  if (episodes <= 0) throw std::invalid_argument("--episodes must be positive");
+  if (num_envs <= 0) throw std::invalid_argument("--num-envs must be positive");
+  if (epsilon < 0 || epsilon > 1) throw std::invalid_argument("--epsilon must be in [0, 1]");
+  const SafetensorsFile file = ReadSafetensors(model_path);
+  auto it = file.metadata.find("cugym.env_id");
+  const std::string id = !env_id.empty() ? env_id : it != file.metadata.end() ? it->second : "";
+  if (id.empty()) throw std::invalid_argument(model_path + " names no env (no cugym.env_id): pass --env");
+  const EnvSpec& spec = DiscreteSpec(registry, id);
+  const std::vector<int> sizes = nn::ReadMlpLayerSizes(model_path);
+  if (sizes.front() != spec.obs_dim() || sizes.back() != spec.action_space.n)
+    throw std::invalid_argument(model_path + " is a " + nn::FormatLayerSizes(sizes) + " network, which does not fit " +
+                                id + " (" + std::to_string(spec.obs_dim()) + " observations, " +
+                                std::to_string(spec.action_space.n) + " actions)");
+  const int64_t n = std::min(num_envs, episodes);
+  nn::MlpOptions options;
+  options.max_batch = static_cast<int>(n);
+  options.trainable = false;
+  auto backend = nn::MakeBackend(device);
+  nn::Mlp net(backend, sizes, options);
+  nn::LoadMlp(model_path, net);
+
+  std::unique_ptr<VectorEnv> env = MakeVectorEnv(registry, id, n, device);
+  env->Reset(seed);
+  auto ops = agent::MakeAgentOps(device);
+  Buffer<int32_t> actions(device, n);
+  // Env i finishes quota[i] episodes; later ones are ignored, so short episodes are not favoured.
+  std::vector<int64_t> quota(n), done(n, 0);
+  for (int64_t i = 0; i < n; ++i) quota[i] = episodes / n + (i < episodes % n ? 1 : 0);
+  std::vector<double> returns, lengths;
+  const int obs_dim = static_cast<int>(spec.obs_dim());
+  for (uint64_t step = 0; static_cast<int64_t>(returns.size()) < episodes; ++step) {
+    const nn::ConstBatchView q = net.Forward(Rows(env->obs(), n, obs_dim, device));
+    backend->RowMax(q, {}, Vec(actions.data(), n, device));
+    if (epsilon > 0)
+      ops->EpsilonGreedy(actions.data(), n, static_cast<float>(epsilon), static_cast<int>(spec.action_space.n),
+                         StepKey(seed, RngStream::kExploration, step));
+    env->Step(actions.data());
+    std::vector<uint8_t> term(n), trunc(n);
+    CopyBytes(term.data(), Device::kCpu, env->terminated(), device, n);
+    CopyBytes(trunc.data(), Device::kCpu, env->truncated(), device, n);
+    bool any = false;
+    for (int64_t i = 0; i < n; ++i) any |= (term[i] | trunc[i]) != 0;
+    if (!any) continue;
+    std::vector<float> ret(n);
+    std::vector<int32_t> len(n);
+    CopyBytes(ret.data(), Device::kCpu, env->episode_returns(), device, n * sizeof(float));
+    CopyBytes(len.data(), Device::kCpu, env->episode_lengths(), device, n * sizeof(int32_t));
+    for (int64_t i = 0; i < n; ++i) {
+      if (!(term[i] | trunc[i]) || done[i] >= quota[i]) continue;
+      ++done[i];
+      returns.push_back(ret[i]);
+      lengths.push_back(len[i]);
+    }
+  }
+  EvalResult r;
+  r.env_id = id;
+  r.episodes = static_cast<int64_t>(returns.size());
+  const double count = static_cast<double>(returns.size());
+  r.mean_return = std::accumulate(returns.begin(), returns.end(), 0.0) / count;
+  double var = 0;
+  for (double x : returns) var += (x - r.mean_return) * (x - r.mean_return);
+  r.std_return = std::sqrt(var / count);
+  r.min_return = *std::min_element(returns.begin(), returns.end());
+  r.max_return = *std::max_element(returns.begin(), returns.end());
+  r.mean_length = std::accumulate(lengths.begin(), lengths.end(), 0.0) / count;
+  return r;
+}
+
+}  // namespace cugym

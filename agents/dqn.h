@@ -1,0 +1,113 @@
+// DQN (Mnih et al. 2015) on batched envs, everything on one device: act epsilon-greedily for all
+// N envs from the Q network, step, write the transitions into a ring-buffer replay memory, sample
+// minibatches with the counter RNG, regress onto r + gamma * (1 - terminated) * max_a' Q_target
+// (Double DQN on request), update with Adam, copy or Polyak-average the target. The host reads
+// only scalars for the progress line and metrics, every log_interval env steps.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agents/agent_ops.h"
+#include "agents/dqn_config.h"
+#include "core/memory.h"
+#include "core/registry.h"
+#include "nn/q_trainer.h"
+
+namespace cugym {
+
+// One metrics.csv row (CleanRL's names): means over the episodes that ended since the last row.
+struct DqnProgress {
+  int64_t global_step = 0;
+  double wall_time = 0;         // seconds of training in this process
+  double episodic_return = 0;   // NaN when no episode ended in the interval
+  double episodic_length = 0;
+  double td_loss = 0;           // of the last gradient step (NaN before learning starts)
+  double q_values = 0;          // mean Q(s, a) of the last minibatch
+  double epsilon = 0;
+  double sps = 0;               // env steps per second over the interval
+  double mean_return_100 = 0;   // over the last 100 finished episodes (NaN before any)
+  int64_t episodes = 0;         // finished so far
+};
+
+class DqnAgent {
+ public:
+  // Throws std::invalid_argument for an env with a Box action space (DQN needs discrete
+  // actions), an unknown env or a bad config.
+  DqnAgent(const Registry& registry, const DqnConfig& config, Device device);
+  ~DqnAgent();
+
+  const DqnConfig& config() const { return config_; }
+  int64_t global_step() const { return global_step_; }
+  double Epsilon(int64_t step) const;
+
+  // Trains until total_steps or until `stop()` returns true (checked every vector step: a
+  // signal handler sets a flag). `on_log` gets a row every log_interval env steps and at the
+  // end; `on_checkpoint` is called every checkpoint_interval env steps.
+  void Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
+             const std::function<void()>& on_checkpoint);
+
+  // Everything needed to resume: networks, Adam, counters and the config (safetensors). With
+  // `replay_path` the replay memory goes to its own file too.
+  void SaveCheckpoint(const std::string& path, const std::string& replay_path = "") const;
+  // Restores a checkpoint; without a saved replay memory, learning waits until the buffer has
+  // been refilled with min(learning_starts, buffer_size) new transitions.
+  void LoadCheckpoint(const std::string& path, const std::string& replay_path = "");
+  // The online network with the env and training step in its metadata: all eval/watch/record need.
+  void SaveModel(const std::string& path) const;
+
+ private:
+  void Update();
+  DqnProgress ReadProgress(double interval_seconds, int64_t interval_steps);
+
+  DqnConfig config_;
+  Device device_;
+  EnvSpec spec_;
+  std::unique_ptr<VectorEnv> env_;
+  std::unique_ptr<nn::QTrainer> trainer_;
+  std::unique_ptr<agent::AgentOps> ops_;
+  int obs_dim_;
+  int num_actions_;
+
+  // Replay memory and one minibatch, on the device.
+  Buffer<float> replay_obs_, replay_next_obs_, replay_rewards_, replay_dones_;
+  Buffer<int32_t> replay_actions_;
+  Buffer<float> batch_obs_, batch_next_obs_, batch_rewards_, batch_dones_, next_q_, targets_;
+  Buffer<int32_t> batch_actions_, next_actions_;
+  Buffer<float> prev_obs_;
+  Buffer<int32_t> actions_;
+  Buffer<float> ring_returns_;
+  Buffer<int32_t> ring_lengths_;
+  Buffer<unsigned long long> ring_count_;
+
+  int64_t global_step_ = 0;
+  int64_t vector_steps_ = 0;
+  int64_t replay_position_ = 0;
+  int64_t replay_size_ = 0;
+  double update_debt_ = 0;         // gradient steps owed (replay_ratio * env steps)
+  uint32_t draws_ = 0;             // minibatches sampled (keys the replay RNG)
+  int64_t next_target_step_ = 0;   // env step of the next target update
+  int64_t learning_resumes_at_ = 0;
+  uint64_t episodes_read_ = 0;     // ring entries already reported
+  std::vector<float> last_returns_;  // the last 100 finished episodes, host side
+  double wall_time_ = 0;
+};
+
+struct EvalResult {
+  int64_t episodes = 0;
+  double mean_return = 0, std_return = 0, min_return = 0, max_return = 0, mean_length = 0;
+  std::string env_id;
+};
+
+// Greedy (or epsilon-greedy) evaluation of a model file over exactly `episodes` finished
+// episodes, spread evenly over num_envs envs (env i runs its share), so short episodes are not
+// over-counted. The env comes from the model's metadata unless `env_id` is given. Throws
+// std::invalid_argument for a missing or damaged model or one whose sizes do not fit the env.
+EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes,
+                         int64_t num_envs, uint64_t seed, Device device, double epsilon,
+                         const std::string& env_id = "");
+
+}  // namespace cugym

@@ -1,0 +1,186 @@
+// DQN configuration keys.
+#include "agents/dqn_config.h"
+
+#include <functional>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace cugym {
+namespace {
+
+std::string Where(const std::string& key, const TomlValue& v) {
+  return v.line > 0 ? key + " (line " + std::to_string(v.line) + ")" : key;
+}
+
+int64_t AsInt(const std::string& key, const TomlValue& v) {
+  if (v.kind != TomlValue::Kind::kInteger) throw std::invalid_argument(Where(key, v) + " must be an integer");
+  return v.integer;
+}
+double AsNumber(const std::string& key, const TomlValue& v) {
+  if (v.kind != TomlValue::Kind::kInteger && v.kind != TomlValue::Kind::kFloat)
+    throw std::invalid_argument(Where(key, v) + " must be a number");
+  return v.number;
+}
+bool AsBool(const std::string& key, const TomlValue& v) {
+  if (v.kind != TomlValue::Kind::kBool) throw std::invalid_argument(Where(key, v) + " must be true or false");
+  return v.boolean;
+}
+std::string AsString(const std::string& key, const TomlValue& v) {
+  if (v.kind != TomlValue::Kind::kString) throw std::invalid_argument(Where(key, v) + " must be a string");
+  return v.text;
+}
+
+TomlValue Int(int64_t n) {
+  TomlValue v;
+  v.kind = TomlValue::Kind::kInteger;
+  v.integer = n;
+  v.number = static_cast<double>(n);
+  return v;
+}
+TomlValue Float(double x) {
+  TomlValue v;
+  v.kind = TomlValue::Kind::kFloat;
+  v.number = x;
+  return v;
+}
+TomlValue Str(const std::string& s) {
+  TomlValue v;
+  v.kind = TomlValue::Kind::kString;
+  v.text = s;
+  return v;
+}
+TomlValue Bool(bool b) {
+  TomlValue v;
+  v.kind = TomlValue::Kind::kBool;
+  v.boolean = b;
+  return v;
+}
+
+// Every key: how to read it into the config and how to write it back.
+struct Key {
+  std::function<void(DqnConfig&, const std::string&, const TomlValue&)> set;
+  std::function<TomlValue(const DqnConfig&)> get;
+};
+
+#define CUGYM_INT_KEY(name) \
+  {#name, {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.name = AsInt(k, v); }, \
+           [](const DqnConfig& c) { return Int(static_cast<int64_t>(c.name)); }}}
+#define CUGYM_FLOAT_KEY(name) \
+  {#name, {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.name = AsNumber(k, v); }, \
+           [](const DqnConfig& c) { return Float(c.name); }}}
+
+const std::map<std::string, Key>& Keys() {
+  static const std::map<std::string, Key> keys = {
+      {"env_id", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.env_id = AsString(k, v); },
+                  [](const DqnConfig& c) { return Str(c.env_id); }}},
+      {"seed", {[](DqnConfig& c, const std::string& k, const TomlValue& v) {
+                  const int64_t s = AsInt(k, v);
+                  if (s < 0) throw std::invalid_argument(Where(k, v) + " must be >= 0");
+                  c.seed = static_cast<uint64_t>(s);
+                },
+                [](const DqnConfig& c) { return Int(static_cast<int64_t>(c.seed)); }}},
+      {"hidden_sizes", {[](DqnConfig& c, const std::string& k, const TomlValue& v) {
+                          if (v.kind != TomlValue::Kind::kArray)
+                            throw std::invalid_argument(Where(k, v) + " must be an array of integers, e.g. [120, 84]");
+                          c.hidden_sizes.clear();
+                          for (const TomlValue& item : v.items) c.hidden_sizes.push_back(static_cast<int>(AsInt(k, item)));
+                        },
+                        [](const DqnConfig& c) {
+                          TomlValue v;
+                          v.kind = TomlValue::Kind::kArray;
+                          for (int h : c.hidden_sizes) v.items.push_back(Int(h));
+                          return v;
+                        }}},
+      {"loss", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.loss = AsString(k, v); },
+                [](const DqnConfig& c) { return Str(c.loss); }}},
+      {"double_dqn", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.double_dqn = AsBool(k, v); },
+                      [](const DqnConfig& c) { return Bool(c.double_dqn); }}},
+      CUGYM_INT_KEY(num_envs),
+      CUGYM_INT_KEY(total_steps),
+      CUGYM_FLOAT_KEY(learning_rate),
+      CUGYM_FLOAT_KEY(adam_eps),
+      CUGYM_INT_KEY(buffer_size),
+      CUGYM_INT_KEY(batch_size),
+      CUGYM_FLOAT_KEY(gamma),
+      CUGYM_FLOAT_KEY(tau),
+      CUGYM_INT_KEY(target_update_interval),
+      CUGYM_FLOAT_KEY(start_e),
+      CUGYM_FLOAT_KEY(end_e),
+      CUGYM_FLOAT_KEY(exploration_fraction),
+      CUGYM_INT_KEY(learning_starts),
+      CUGYM_FLOAT_KEY(replay_ratio),
+      CUGYM_FLOAT_KEY(max_grad_norm),
+      CUGYM_INT_KEY(log_interval),
+      CUGYM_INT_KEY(checkpoint_interval),
+      CUGYM_INT_KEY(keep_checkpoints),
+      CUGYM_INT_KEY(eval_episodes),
+  };
+  return keys;
+}
+
+#undef CUGYM_INT_KEY
+#undef CUGYM_FLOAT_KEY
+
+void Require(bool ok, const std::string& key, const std::string& rule, const std::string& value) {
+  if (!ok) throw std::invalid_argument(key + " " + rule + ", got " + value);
+}
+
+}  // namespace
+
+void DqnConfig::Apply(const TomlTable& table) {
+  for (const auto& [key, value] : table) {
+    // Keys may sit in a [dqn] table or at the top level.
+    const std::string name = key.rfind("dqn.", 0) == 0 ? key.substr(4) : key;
+    auto it = Keys().find(name);
+    if (it == Keys().end()) {
+      std::string known;
+      for (const auto& [k, unused] : Keys()) known += (known.empty() ? "" : ", ") + k;
+      throw std::invalid_argument("unknown config key '" + key + "'" +
+                                  (value.line > 0 ? " (line " + std::to_string(value.line) + ")" : "") +
+                                  "; known keys: " + known);
+    }
+    it->second.set(*this, key, value);
+  }
+}
+
+void DqnConfig::Validate() const {
+  auto s = [](double x) {
+    std::ostringstream out;
+    out << x;
+    return out.str();
+  };
+  Require(!env_id.empty(), "env_id", "must be set", "\"\"");
+  Require(num_envs > 0, "num_envs", "must be > 0", s(num_envs));
+  Require(total_steps > 0, "total_steps", "must be > 0", s(total_steps));
+  Require(!hidden_sizes.empty(), "hidden_sizes", "must list at least one layer", "[]");
+  for (int h : hidden_sizes) Require(h > 0 && h <= 65536, "hidden_sizes", "entries must be in 1..65536", s(h));
+  Require(learning_rate > 0 && learning_rate < 1, "learning_rate", "must be in (0, 1)", s(learning_rate));
+  Require(adam_eps > 0, "adam_eps", "must be > 0", s(adam_eps));
+  Require(buffer_size > 0, "buffer_size", "must be > 0", s(buffer_size));
+  Require(batch_size > 0, "batch_size", "must be > 0", s(batch_size));
+  Require(batch_size <= buffer_size, "batch_size", "must not exceed buffer_size (" + s(buffer_size) + ")", s(batch_size));
+  Require(gamma >= 0 && gamma <= 1, "gamma", "must be in [0, 1]", s(gamma));
+  Require(tau > 0 && tau <= 1, "tau", "must be in (0, 1]", s(tau));
+  Require(target_update_interval > 0, "target_update_interval", "must be > 0", s(target_update_interval));
+  Require(start_e >= 0 && start_e <= 1, "start_e", "must be in [0, 1]", s(start_e));
+  Require(end_e >= 0 && end_e <= 1, "end_e", "must be in [0, 1]", s(end_e));
+  Require(exploration_fraction > 0 && exploration_fraction <= 1, "exploration_fraction", "must be in (0, 1]",
+          s(exploration_fraction));
+  Require(learning_starts >= 0, "learning_starts", "must be >= 0", s(learning_starts));
+  Require(replay_ratio > 0 && replay_ratio <= 64, "replay_ratio", "must be in (0, 64]", s(replay_ratio));
+  Require(loss == "mse" || loss == "huber", "loss", "must be \"mse\" or \"huber\"", "\"" + loss + "\"");
+  Require(max_grad_norm >= 0, "max_grad_norm", "must be >= 0", s(max_grad_norm));
+  Require(log_interval > 0, "log_interval", "must be > 0", s(log_interval));
+  Require(checkpoint_interval >= 0, "checkpoint_interval", "must be >= 0", s(checkpoint_interval));
+  Require(keep_checkpoints > 0, "keep_checkpoints", "must be > 0", s(keep_checkpoints));
+  Require(eval_episodes >= 0, "eval_episodes", "must be >= 0", s(eval_episodes));
+}
+
+std::string DqnConfig::ToToml() const {
+  std::string out = "# cugym DQN run configuration (resolved: defaults, file and --set overrides)\n";
+  for (const auto& [key, k] : Keys()) out += key + " = " + k.get(*this).ToToml() + "\n";
+  return out;
+}
+
+}  // namespace cugym

@@ -1,0 +1,49 @@
+// DQN hyperparameters: defaults, TOML files (configs/*.toml), --set overrides, validation that
+// names the offending key, and the resolved config written back as TOML.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/toml.h"
+
+namespace cugym {
+
+// Defaults are configs/cartpole.toml's: CartPole-v1 solved in seconds on a CPU.
+struct DqnConfig {
+  std::string env_id = "CartPole-v1";
+  uint64_t seed = 1;
+  int64_t num_envs = 8;                  // envs stepped together
+  int64_t total_steps = 60000;           // env steps (transitions) over all envs
+  std::vector<int> hidden_sizes = {120, 84};
+  double learning_rate = 2.3e-3;
+  double adam_eps = 1e-8;
+  int64_t buffer_size = 50000;           // transitions kept
+  int64_t batch_size = 64;
+  double gamma = 0.99;
+  double tau = 0.05;                     // 1: hard copy; < 1: Polyak averaging
+  int64_t target_update_interval = 10;   // env steps between target updates
+  double start_e = 1.0;                  // epsilon schedule, linear in env steps
+  double end_e = 0.05;
+  double exploration_fraction = 0.16;    // of total_steps spent going from start_e to end_e
+  int64_t learning_starts = 1000;        // env steps before the first gradient step
+  double replay_ratio = 0.5;             // gradient steps per env step (CleanRL: 0.1)
+  std::string loss = "mse";              // mse (CleanRL) or huber (SB3)
+  bool double_dqn = false;
+  double max_grad_norm = 0.0;            // 0: no clipping
+  int64_t log_interval = 2000;           // env steps between metrics.csv rows
+  int64_t checkpoint_interval = 20000;   // env steps between checkpoints; 0: only at the end
+  int64_t keep_checkpoints = 3;
+  int64_t eval_episodes = 100;           // greedy episodes evaluated at the end (0: none)
+
+  // Applies every key of `table`; throws std::invalid_argument naming an unknown key or a value
+  // of the wrong type.
+  void Apply(const TomlTable& table);
+  // Checks ranges (learning_rate > 0, gamma in [0, 1], batch_size <= buffer_size, ...); throws
+  // std::invalid_argument naming the key.
+  void Validate() const;
+  std::string ToToml() const;
+};
+
+}  // namespace cugym

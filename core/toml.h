@@ -1,0 +1,37 @@
+// A small TOML reader and writer for run configurations: `key = value` lines, [table] headers
+// (keys become "table.key"), comments, strings, integers (with _ separators), floats, booleans
+// and one-line arrays of those. Enough for configs/*.toml; anything else is an error naming the
+// line.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cugym {
+
+struct TomlValue {
+  enum class Kind { kString, kInteger, kFloat, kBool, kArray };
+  Kind kind = Kind::kString;
+  std::string text;               // kString: the string; otherwise the source text
+  int64_t integer = 0;
+  double number = 0;              // kInteger and kFloat
+  bool boolean = false;
+  std::vector<TomlValue> items;   // kArray
+  int line = 0;                   // where it was defined (0: set from the command line)
+
+  std::string ToToml() const;     // the value written back as TOML
+};
+
+using TomlTable = std::map<std::string, TomlValue>;  // dotted keys, sorted
+
+// Throws std::invalid_argument "NAME line L: ..." for anything it cannot read, including a key
+// defined twice.
+TomlTable ParseToml(const std::string& text, const std::string& name);
+TomlTable ReadTomlFile(const std::string& path);
+// Parses one value as it would appear after `key =` (for --set key=value; bare words that are not
+// TOML values are taken as strings, so --set device=cuda works).
+TomlValue ParseTomlValue(const std::string& text);
+
+}  // namespace cugym

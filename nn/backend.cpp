@@ -1,0 +1,173 @@
+// Argument checks shared by both back ends, and the factory.
+#include "nn/backend.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "nn/backend_impl.h"
+
+namespace cugym::nn {
+namespace {
+
+std::string Dims(int64_t rows, int64_t cols) { return std::to_string(rows) + " x " + std::to_string(cols); }
+
+[[noreturn]] void Bad(const char* op, const std::string& what) {
+  throw std::invalid_argument(std::string(op) + ": " + what);
+}
+
+template <class View>
+void CheckDevice(const char* op, const char* name, const View& view, Device device) {
+  if (view.size() > 0 && view.device() != device) {
+    Bad(op, std::string(name) + " is on " + DeviceName(view.device()) + ", the back end on " + DeviceName(device));
+  }
+  if (view.size() > 0 && view.data() == nullptr) Bad(op, std::string(name) + " has no data");
+}
+
+template <class View>
+void CheckSize(const char* op, const char* name, const View& view, int64_t size) {
+  if (view.size() != size) {
+    Bad(op, std::string(name) + " has " + std::to_string(view.size()) + " elements, expected " + std::to_string(size));
+  }
+}
+
+}  // namespace
+
+const char* LossName(LossKind loss) { return loss == LossKind::kMse ? "mse" : "huber"; }
+
+LossKind ParseLoss(const std::string& name) {
+  if (name == "mse") return LossKind::kMse;
+  if (name == "huber" || name == "smooth_l1") return LossKind::kHuber;
+  throw std::invalid_argument("unknown loss '" + name + "' (expected mse or huber)");
+}
+
+void Backend::Gemm(Op op_a, ConstColMajorView a, Op op_b, ConstColMajorView b, float alpha, float beta,
+                   ColMajorView c) {
+  const int64_t m = op_a == Op::kN ? a.rows() : a.cols();
+  const int64_t k = op_a == Op::kN ? a.cols() : a.rows();
+  const int64_t kb = op_b == Op::kN ? b.rows() : b.cols();
+  const int64_t n = op_b == Op::kN ? b.cols() : b.rows();
+  if (k != kb || c.rows() != m || c.cols() != n) {
+    Bad("Gemm", "op(a) is " + Dims(m, k) + ", op(b) " + Dims(kb, n) + ", c " + Dims(c.rows(), c.cols()));
+  }
+  CheckDevice("Gemm", "a", a, device_);
+  CheckDevice("Gemm", "b", b, device_);
+  CheckDevice("Gemm", "c", c, device_);
+  if (m == 0 || n == 0) return;
+  DoGemm(op_a, a, op_b, b, alpha, beta, c);
+}
+
+void Backend::BiasActivation(BatchView y, VectorView<const float> bias, Activation act) {
+  CheckSize("BiasActivation", "bias", bias, y.cols());
+  CheckDevice("BiasActivation", "y", y, device_);
+  CheckDevice("BiasActivation", "bias", bias, device_);
+  if (y.size() == 0) return;
+  DoBiasActivation(y, bias, act);
+}
+
+void Backend::ActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act) {
+  if (act == Activation::kRelu && (y.rows() != dy.rows() || y.cols() != dy.cols())) {
+    Bad("ActivationBackward", "dy is " + Dims(dy.rows(), dy.cols()) + ", y " + Dims(y.rows(), y.cols()));
+  }
+  CheckSize("ActivationBackward", "dbias", dbias, dy.cols());
+  CheckDevice("ActivationBackward", "dy", dy, device_);
+  CheckDevice("ActivationBackward", "y", y, device_);
+  CheckDevice("ActivationBackward", "dbias", dbias, device_);
+  if (dbias.size() == 0) return;
+  DoActivationBackward(dy, y, dbias, act);
+}
+
+void Backend::GatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions,
+                         VectorView<const float> targets, BatchView dq, VectorView<float> dbias,
+                         VectorView<float> stats) {
+  const char* op = "GatherLoss";
+  if (q.rows() == 0 || q.cols() == 0) Bad(op, "q is " + Dims(q.rows(), q.cols()) + ": no rows to average over");
+  if (actions.empty() && q.cols() != 1) Bad(op, "no actions given for q with " + std::to_string(q.cols()) + " columns");
+  if (!actions.empty()) CheckSize(op, "actions", actions, q.rows());
+  CheckSize(op, "targets", targets, q.rows());
+  if (dq.rows() != q.rows() || dq.cols() != q.cols())
+    Bad(op, "dq is " + Dims(dq.rows(), dq.cols()) + ", q " + Dims(q.rows(), q.cols()));
+  if (!dbias.empty()) CheckSize(op, "dbias", dbias, q.cols());
+  if (stats.size() < 2) Bad(op, "stats has " + std::to_string(stats.size()) + " elements, needs 2");
+  CheckDevice(op, "q", q, device_);
+  CheckDevice(op, "actions", actions, device_);
+  CheckDevice(op, "targets", targets, device_);
+  CheckDevice(op, "dq", dq, device_);
+  CheckDevice(op, "dbias", dbias, device_);
+  CheckDevice(op, "stats", stats, device_);
+  DoGatherLoss(loss, q, actions, targets, dq, dbias, stats);
+}
+
+void Backend::Gather(ConstBatchView q, VectorView<const int32_t> actions, VectorView<float> out) {
+  CheckSize("Gather", "actions", actions, q.rows());
+  CheckSize("Gather", "out", out, q.rows());
+  if (q.rows() > 0 && q.cols() == 0) Bad("Gather", "q has no columns");
+  CheckDevice("Gather", "q", q, device_);
+  CheckDevice("Gather", "actions", actions, device_);
+  CheckDevice("Gather", "out", out, device_);
+  if (q.rows() == 0) return;
+  DoGather(q, actions, out);
+}
+
+void Backend::RowMax(ConstBatchView q, VectorView<float> max, VectorView<int32_t> argmax) {
+  if (!max.empty()) CheckSize("RowMax", "max", max, q.rows());
+  if (!argmax.empty()) CheckSize("RowMax", "argmax", argmax, q.rows());
+  if (q.rows() > 0 && q.cols() == 0) Bad("RowMax", "q has no columns");
+  CheckDevice("RowMax", "q", q, device_);
+  CheckDevice("RowMax", "max", max, device_);
+  CheckDevice("RowMax", "argmax", argmax, device_);
+  if (q.rows() == 0 || (max.empty() && argmax.empty())) return;
+  DoRowMax(q, max, argmax);
+}
+
+void Backend::AdamStep(const AdamOptions& options, VectorView<float> params, VectorView<const float> grads,
+                       const AdamState& state) {
+  const char* op = "AdamStep";
+  if (!(options.lr >= 0.0)) Bad(op, "lr " + std::to_string(options.lr) + " (expected >= 0)");
+  if (!(options.beta1 >= 0.0 && options.beta1 < 1.0))
+    Bad(op, "beta1 " + std::to_string(options.beta1) + " (expected in [0, 1))");
+  if (!(options.beta2 >= 0.0 && options.beta2 < 1.0))
+    Bad(op, "beta2 " + std::to_string(options.beta2) + " (expected in [0, 1))");
+  if (!(options.eps > 0.0)) Bad(op, "eps " + std::to_string(options.eps) + " (expected > 0)");
+  if (!(options.max_grad_norm >= 0.0))
+    Bad(op, "max_grad_norm " + std::to_string(options.max_grad_norm) + " (expected >= 0; 0 = off)");
+  const int64_t n = params.size();
+  CheckSize(op, "grads", grads, n);
+  CheckSize(op, "exp_avg", state.exp_avg, n);
+  CheckSize(op, "exp_avg_sq", state.exp_avg_sq, n);
+  CheckSize(op, "step", state.step, 1);
+  CheckSize(op, "grad_norm", state.grad_norm, 1);
+  if (state.scratch.size() < AdamScratchSize(n)) {
+    Bad(op,
+        "scratch has " + std::to_string(state.scratch.size()) + " floats, needs " + std::to_string(AdamScratchSize(n)));
+  }
+  CheckDevice(op, "params", params, device_);
+  CheckDevice(op, "grads", grads, device_);
+  CheckDevice(op, "exp_avg", state.exp_avg, device_);
+  CheckDevice(op, "exp_avg_sq", state.exp_avg_sq, device_);
+  CheckDevice(op, "step", state.step, device_);
+  CheckDevice(op, "scratch", state.scratch, device_);
+  CheckDevice(op, "grad_norm", state.grad_norm, device_);
+  DoAdamStep(options, params, grads, state);
+}
+
+void Backend::Polyak(VectorView<float> target, VectorView<const float> source, float tau) {
+  if (!(tau >= 0.0f && tau <= 1.0f)) Bad("Polyak", "tau " + std::to_string(tau) + " (expected in [0, 1])");
+  CheckSize("Polyak", "source", source, target.size());
+  CheckDevice("Polyak", "target", target, device_);
+  CheckDevice("Polyak", "source", source, device_);
+  if (target.size() == 0 || tau == 0.0f) return;
+  DoPolyak(target, source, tau);
+}
+
+std::shared_ptr<Backend> MakeBackend(Device device, const BackendOptions& options) {
+  if (device == Device::kCpu) return internal::MakeCpuBackend(options);
+  std::string reason = CudaUnavailableReason();
+  if (!reason.empty()) throw std::invalid_argument("nn back end for cuda: " + reason);
+#ifdef CUGYM_HAVE_CUDA
+  return internal::MakeCudaBackend(options);
+#else
+  throw std::invalid_argument("nn back end for cuda: this cugym was built without CUDA");
+#endif
+}
+
+}  // namespace cugym::nn

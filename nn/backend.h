@@ -1,0 +1,145 @@
+// The compute back end of cugym's nn: the handful of primitives layers, losses and Adam are made
+// of, on one device. CPU: OpenBLAS + plain loops. CUDA: cuBLAS + fused kernels on one stream,
+// no host synchronisation, capturable into a CUDA graph. No CUDA types here.
+//
+// The public methods check shapes and devices (std::invalid_argument naming the values), then
+// queue the work. On CUDA they return before the work is done; Synchronize() waits, and
+// core's Buffer::ToHost waits too (the stream synchronizes with the legacy default stream).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/device.h"
+#include "nn/tensor.h"
+
+namespace cugym::nn {
+
+// How a GEMM operand is used: as stored (kN) or transposed (kT), as in BLAS.
+enum class Op { kN, kT };
+enum class Activation { kNone, kRelu };
+// Losses on a selected output, averaged over the batch. kHuber is PyTorch's smooth_l1_loss with
+// beta = 1 (Huber with delta = 1): 0.5 d^2 for |d| < 1, |d| - 0.5 beyond.
+enum class LossKind { kMse, kHuber };
+
+const char* LossName(LossKind loss);  // "mse", "huber"
+// Parses "mse" or "huber"; throws std::invalid_argument naming the value.
+LossKind ParseLoss(const std::string& name);
+
+struct BackendOptions {
+  /// CUDA only: let cuBLAS use TF32 tensor cores for the GEMMs (10-bit mantissa products, about
+  /// 1e-3 relative error). Off by default: full fp32, like PyTorch's default for matmuls.
+  bool allow_tf32 = false;
+};
+
+/// Adam with PyTorch's semantics (torch.optim.Adam, no weight decay, no amsgrad), plus PyTorch's
+/// clip_grad_norm_ applied to the gradients first when max_grad_norm > 0. Doubles, as PyTorch's
+/// Python floats: 0.999f is not 0.999, and 1 - 0.999f would be off by 1.3e-5 relative.
+struct AdamOptions {
+  double lr = 1e-3;            ///< learning rate (CleanRL's DQN uses 2.5e-4, SB3's 1e-4)
+  double beta1 = 0.9;          ///< first-moment decay
+  double beta2 = 0.999;        ///< second-moment decay
+  double eps = 1e-8;           ///< added to sqrt(v_hat), as PyTorch does (outside the square root)
+  double max_grad_norm = 0.0;  ///< global L2 norm limit; 0 = no clipping (SB3's DQN uses 10)
+};
+
+// The optimizer's device-resident state for Backend::AdamStep, sized by the caller (see Adam).
+struct AdamState {
+  VectorView<float> exp_avg;     // first moment m, one per parameter
+  VectorView<float> exp_avg_sq;  // second moment v, one per parameter
+  VectorView<int64_t> step;      // [1]: updates taken so far; AdamStep increments it on the device
+  VectorView<float> scratch;     // Backend::AdamScratchSize(n) floats
+  VectorView<float> grad_norm;   // [1]: total gradient norm before clipping (written when clipping)
+};
+
+// A recorded sequence of backend calls. On CUDA a CUDA graph (one launch replays every kernel);
+// on the CPU the recorded function, called again.
+class Graph {
+ public:
+  virtual ~Graph() = default;
+  virtual void Replay() = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  Device device() const { return device_; }
+  // One line for logs and benchmarks: "cpu (OpenBLAS 0.3.21 ..., 2 threads)", "cuda (NVIDIA H200, fp32)".
+  virtual std::string Describe() const = 0;
+
+  // c = alpha * op_a(a) * op_b(b) + beta * c, all column-major (BLAS's sgemm).
+  void Gemm(Op op_a, ConstColMajorView a, Op op_b, ConstColMajorView b, float alpha, float beta, ColMajorView c);
+
+  // y = act(y + bias) in place, bias broadcast over the rows of y [n x f].
+  void BiasActivation(BatchView y, VectorView<const float> bias, Activation act);
+
+  // Backward of BiasActivation. dy [n x f] holds dL/dy on entry and dL/dz on return (z the
+  // pre-activation: dy * [y > 0] for ReLU, unchanged for kNone); y is BiasActivation's output.
+  // dbias [f] = sum over rows of dL/dz (overwritten).
+  void ActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act);
+
+  // Regression of selected outputs: d_b = q[b, actions[b]] - targets[b] for the n rows of q
+  // [n x k]; loss = mean_b L(d_b). Writes stats[0] = loss, stats[1] = mean_b q[b, actions[b]];
+  // dq [n x k] = dloss/dq (zero except at the selected entries); dbias [k] (optional, may be
+  // empty) = column sums of dq, the last Linear layer's bias gradient, fused here to save a pass.
+  // `actions` may be empty when k == 1 (plain regression). An action outside [0, k) is a
+  // std::invalid_argument on the CPU; on CUDA (no host reads) it makes the loss NaN and its row's
+  // gradient zero.
+  void GatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions, VectorView<const float> targets,
+                  BatchView dq, VectorView<float> dbias, VectorView<float> stats);
+
+  // out[b] = q[b, actions[b]] (NaN on CUDA for an action out of range).
+  void Gather(ConstBatchView q, VectorView<const int32_t> actions, VectorView<float> out);
+
+  // Row-wise max and argmax of q [n x k]; either output may be empty. Ties go to the lowest
+  // index, as torch.argmax.
+  void RowMax(ConstBatchView q, VectorView<float> max, VectorView<int32_t> argmax);
+
+  // One Adam update of params from grads (grads are read, not modified: clipping scales them on
+  // the fly). Increments state.step on the device, so a captured graph keeps counting.
+  void AdamStep(const AdamOptions& options, VectorView<float> params, VectorView<const float> grads,
+                const AdamState& state);
+  // Floats of scratch AdamStep needs for n parameters.
+  virtual int64_t AdamScratchSize(int64_t num_params) const = 0;
+
+  // target = tau * source + (1 - tau) * target; tau == 1 copies exactly (hard update).
+  void Polyak(VectorView<float> target, VectorView<const float> source, float tau);
+
+  // Waits for all queued work.
+  virtual void Synchronize() = 0;
+
+  // Records the backend calls `work` makes (it must make no others on this device, allocate
+  // nothing and not read results on the host) into a Graph whose Replay() runs them again on
+  // the same buffers. Everything `work` refers to must outlive the Graph.
+  virtual std::unique_ptr<Graph> Capture(const std::function<void()>& work) = 0;
+
+ protected:
+  explicit Backend(Device device) : device_(device) {}
+
+ private:
+  virtual void DoGemm(Op op_a, ConstColMajorView a, Op op_b, ConstColMajorView b, float alpha, float beta,
+                      ColMajorView c) = 0;
+  virtual void DoBiasActivation(BatchView y, VectorView<const float> bias, Activation act) = 0;
+  virtual void DoActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act) = 0;
+  virtual void DoGatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions,
+                            VectorView<const float> targets, BatchView dq, VectorView<float> dbias,
+                            VectorView<float> stats) = 0;
+  virtual void DoGather(ConstBatchView q, VectorView<const int32_t> actions, VectorView<float> out) = 0;
+  virtual void DoRowMax(ConstBatchView q, VectorView<float> max, VectorView<int32_t> argmax) = 0;
+  virtual void DoAdamStep(const AdamOptions& options, VectorView<float> params, VectorView<const float> grads,
+                          const AdamState& state) = 0;
+  virtual void DoPolyak(VectorView<float> target, VectorView<const float> source, float tau) = 0;
+
+  Device device_;
+};
+
+// The back end for `device`. Throws std::invalid_argument for CUDA without a usable GPU or
+// without a CUDA build (the reason in the message).
+std::shared_ptr<Backend> MakeBackend(Device device, const BackendOptions& options = {});
+
+}  // namespace cugym::nn

@@ -1,0 +1,199 @@
+// MLP: parameter packing, PyTorch-default initialization, forward and backward through the layers.
+#include "nn/mlp.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "nn/init.h"
+
+namespace cugym::nn {
+namespace {
+
+constexpr int64_t kAlignFloats = 16;  // 64 bytes: each tensor starts on a cache line
+
+int64_t AlignUp(int64_t n) { return (n + kAlignFloats - 1) / kAlignFloats * kAlignFloats; }
+
+}  // namespace
+
+Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const MlpOptions& options)
+    : backend_(std::move(backend)),
+      sizes_(std::move(layer_sizes)),
+      max_batch_(options.max_batch),
+      trainable_(options.trainable) {
+  if (backend_ == nullptr) throw std::invalid_argument("Mlp: no back end");
+  if (sizes_.size() < 2) {
+    throw std::invalid_argument("Mlp: layer sizes need at least an input and an output size, got " +
+                                std::to_string(sizes_.size()) + " entries");
+  }
+  for (std::size_t i = 0; i < sizes_.size(); ++i) {
+    if (sizes_[i] < 1) {
+      throw std::invalid_argument("Mlp: layer size " + std::to_string(sizes_[i]) + " at position " + std::to_string(i) +
+                                  " (expected >= 1)");
+    }
+  }
+  if (max_batch_ < 1) throw std::invalid_argument("Mlp: max_batch " + std::to_string(max_batch_) + " (expected >= 1)");
+
+  int64_t total = 0;
+  for (int l = 0; l < num_layers(); ++l) {
+    Offsets o;
+    o.weight = total;
+    total = AlignUp(total + static_cast<int64_t>(sizes_[l + 1]) * sizes_[l]);
+    o.bias = total;
+    total = AlignUp(total + sizes_[l + 1]);
+    offsets_.push_back(o);
+  }
+  const Device device = backend_->device();
+  params_ = Buffer<float>(device, total);
+  params_.Zero();
+  if (trainable_) {
+    grads_ = Buffer<float>(device, total);
+    grads_.Zero();  // the padding's gradient stays zero; everything else is overwritten
+  }
+
+  int64_t widths = 0, widest_hidden = 1;
+  for (int l = 1; l < static_cast<int>(sizes_.size()); ++l) {
+    widths += AlignUp(sizes_[l]);
+    if (l < num_layers()) widest_hidden = std::max<int64_t>(widest_hidden, sizes_[l]);
+  }
+  const int64_t rows = max_batch_;
+  int64_t floats = rows * widths;
+  if (trainable_) floats += 2 * rows * AlignUp(widest_hidden) + rows * AlignUp(out_features());
+  workspace_ = Buffer<float>(device, floats);
+  float* cursor = workspace_.data();
+  for (int l = 1; l < static_cast<int>(sizes_.size()); ++l) {
+    activations_.push_back(cursor);
+    cursor += rows * AlignUp(sizes_[l]);
+  }
+  if (trainable_) {
+    ping_[0] = cursor;
+    cursor += rows * AlignUp(widest_hidden);
+    ping_[1] = cursor;
+    cursor += rows * AlignUp(widest_hidden);
+    output_grad_ = cursor;
+  }
+  Initialize(options.seed);
+}
+
+int64_t Mlp::num_parameters() const {
+  int64_t n = 0;
+  for (int l = 0; l < num_layers(); ++l) n += static_cast<int64_t>(sizes_[l + 1]) * (sizes_[l] + 1);
+  return n;
+}
+
+void Mlp::CheckLayer(int layer) const {
+  if (layer < 0 || layer >= num_layers()) {
+    throw std::invalid_argument("Mlp: layer " + std::to_string(layer) + " of " + std::to_string(num_layers()));
+  }
+}
+
+VectorView<float> Mlp::gradients() {
+  if (!trainable_) throw std::invalid_argument("Mlp: gradients of a network built with trainable = false");
+  return AsVector(grads_);
+}
+
+WeightView Mlp::weight(int layer) {
+  CheckLayer(layer);
+  return {params_.data() + offsets_[layer].weight, sizes_[layer + 1], sizes_[layer], device()};
+}
+
+VectorView<float> Mlp::bias(int layer) {
+  CheckLayer(layer);
+  return {params_.data() + offsets_[layer].bias, sizes_[layer + 1], device()};
+}
+
+LinearParams Mlp::linear(int layer) const {
+  CheckLayer(layer);
+  return {ConstWeightView(params_.data() + offsets_[layer].weight, sizes_[layer + 1], sizes_[layer], device()),
+          VectorView<const float>(params_.data() + offsets_[layer].bias, sizes_[layer + 1], device())};
+}
+
+LinearGrads Mlp::linear_grads(int layer) {
+  CheckLayer(layer);
+  if (!trainable_) throw std::invalid_argument("Mlp: gradients of a network built with trainable = false");
+  return {WeightView(grads_.data() + offsets_[layer].weight, sizes_[layer + 1], sizes_[layer], device()),
+          VectorView<float>(grads_.data() + offsets_[layer].bias, sizes_[layer + 1], device())};
+}
+
+void Mlp::Initialize(uint64_t seed) {
+  std::vector<float> host(params_.size(), 0.0f);
+  for (int l = 0; l < num_layers(); ++l) {
+    InitLinear(seed, l, sizes_[l + 1], sizes_[l], host.data() + offsets_[l].weight, host.data() + offsets_[l].bias);
+  }
+  params_.FromHost(host.data(), host.size());
+}
+
+ConstBatchView Mlp::RunForward(ConstBatchView x, const char* op) {
+  if (x.cols() != in_features() || x.rows() > max_batch_) {
+    throw std::invalid_argument(std::string(op) + ": input is " + std::to_string(x.rows()) + " x " +
+                                std::to_string(x.cols()) + ", the network takes at most " + std::to_string(max_batch_) +
+                                " x " + std::to_string(in_features()));
+  }
+  if (x.size() > 0 && x.device() != device()) {
+    throw std::invalid_argument(std::string(op) + ": input on " + DeviceName(x.device()) + ", network on " +
+                                DeviceName(device()));
+  }
+  const int64_t n = x.rows();
+  ConstBatchView input = x;
+  for (int l = 0; l < num_layers(); ++l) {
+    BatchView y(activations_[l], n, sizes_[l + 1], device());
+    LinearForward(*backend_, linear(l), input, y, l + 1 < num_layers() ? Activation::kRelu : Activation::kNone);
+    input = y;
+  }
+  return input;
+}
+
+ConstBatchView Mlp::Forward(ConstBatchView x) {
+  train_rows_ = 0;  // the activations a Backward would need are overwritten
+  return RunForward(x, "Mlp::Forward");
+}
+
+ConstBatchView Mlp::ForwardTrain(ConstBatchView x) {
+  if (!trainable_) throw std::invalid_argument("Mlp::ForwardTrain on a network built with trainable = false");
+  train_rows_ = 0;
+  ConstBatchView y = RunForward(x, "Mlp::ForwardTrain");
+  train_x_ = x;
+  train_rows_ = x.rows();
+  return y;
+}
+
+BatchView Mlp::OutputGrad() {
+  if (!trainable_) throw std::invalid_argument("Mlp::OutputGrad on a network built with trainable = false");
+  return {output_grad_, train_rows_, out_features(), device()};
+}
+
+void Mlp::Backward(BatchView dy, bool last_bias_grad_ready) {
+  if (!trainable_) throw std::invalid_argument("Mlp::Backward on a network built with trainable = false");
+  if (train_rows_ == 0)
+    throw std::invalid_argument("Mlp::Backward: no ForwardTrain to go back through (or a Forward overwrote it)");
+  if (dy.rows() != train_rows_ || dy.cols() != out_features()) {
+    throw std::invalid_argument("Mlp::Backward: dy is " + std::to_string(dy.rows()) + " x " +
+                                std::to_string(dy.cols()) + ", the last ForwardTrain gave " +
+                                std::to_string(train_rows_) + " x " + std::to_string(out_features()));
+  }
+  const int64_t n = train_rows_;
+  BatchView dz = dy;
+  int next = 0;
+  for (int l = num_layers() - 1; l >= 0; --l) {
+    ConstBatchView x = l == 0 ? train_x_ : ConstBatchView(activations_[l - 1], n, sizes_[l], device());
+    ConstBatchView y(activations_[l], n, sizes_[l + 1], device());
+    BatchView dx = l == 0 ? BatchView() : BatchView(ping_[next], n, sizes_[l], device());
+    const bool last = l == num_layers() - 1;
+    LinearBackward(*backend_, linear(l), x, y, dz, last ? Activation::kNone : Activation::kRelu, linear_grads(l), dx,
+                   last && last_bias_grad_ready);
+    dz = dx;
+    next ^= 1;
+  }
+}
+
+void Mlp::CopyParametersFrom(const Mlp& other) { PolyakFrom(other, 1.0f); }
+
+void Mlp::PolyakFrom(const Mlp& other, float tau) {
+  if (other.sizes_ != sizes_)
+    throw std::invalid_argument("Mlp: copying parameters between networks of different layer sizes");
+  if (other.backend_ != backend_)
+    throw std::invalid_argument("Mlp: copying parameters between networks on different back ends");
+  backend_->Polyak(parameters(), other.parameters(), tau);
+}
+
+}  // namespace cugym::nn

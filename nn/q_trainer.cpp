@@ -1,0 +1,170 @@
+// QTrainer: the fused DQN update and the target-network evaluations on top of Mlp and Adam.
+#include "nn/q_trainer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "nn/checkpoint.h"
+
+namespace cugym::nn {
+namespace {
+
+MlpOptions NetOptions(const QTrainerOptions& o, bool trainable) {
+  if (o.batch_size < 1)
+    throw std::invalid_argument("QTrainer: batch_size " + std::to_string(o.batch_size) + " (expected >= 1)");
+  if (o.max_act_batch < 1) {
+    throw std::invalid_argument("QTrainer: max_act_batch " + std::to_string(o.max_act_batch) + " (expected >= 1)");
+  }
+  MlpOptions m;
+  m.max_batch = std::max(o.batch_size, o.max_act_batch);
+  m.trainable = trainable;
+  m.seed = o.seed;
+  return m;
+}
+
+// The shortest of %.15g..%.17g that reads back as the same double ("0.9", not "0.90000000000000002").
+std::string FloatText(double v) {
+  char buf[40];
+  for (int precision = 15; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+constexpr const char* kAdamAvg = "adam.exp_avg.";
+constexpr const char* kAdamAvgSq = "adam.exp_avg_sq.";
+constexpr const char* kAdamStep = "adam.step";
+
+}  // namespace
+
+QTrainer::QTrainer(std::shared_ptr<Backend> backend, const QTrainerOptions& options)
+    : backend_(std::move(backend)),
+      options_(options),
+      online_(backend_, options.layer_sizes, NetOptions(options, true)),
+      target_(backend_, options.layer_sizes, NetOptions(options, false)),
+      adam_(backend_, online_.parameters().size(), options.adam),
+      stats_(backend_->device(), 2) {
+  stats_.Zero();
+  target_.CopyParametersFrom(online_);
+}
+
+void QTrainer::TrainStep(ConstBatchView obs, VectorView<const int32_t> actions, VectorView<const float> targets) {
+  if (obs.rows() > options_.batch_size) {
+    throw std::invalid_argument("QTrainer::TrainStep: " + std::to_string(obs.rows()) + " rows, batch_size is " +
+                                std::to_string(options_.batch_size));
+  }
+  ConstBatchView q = online_.ForwardTrain(obs);
+  BatchView dq = online_.OutputGrad();
+  const int last = online_.num_layers() - 1;
+  backend_->GatherLoss(options_.loss, q, actions, targets, dq, online_.linear_grads(last).bias, AsVector(stats_));
+  online_.Backward(dq, /*last_bias_grad_ready=*/true);
+  adam_.Step(online_.parameters(), online_.gradients());
+}
+
+void QTrainer::Act(ConstBatchView obs, VectorView<int32_t> actions) {
+  backend_->RowMax(online_.Forward(obs), VectorView<float>(), actions);
+}
+
+ConstBatchView QTrainer::QValues(ConstBatchView obs) { return online_.Forward(obs); }
+
+void QTrainer::TargetMaxQ(ConstBatchView obs, VectorView<float> max_q) {
+  backend_->RowMax(target_.Forward(obs), max_q, VectorView<int32_t>());
+}
+
+void QTrainer::TargetQAt(ConstBatchView obs, VectorView<const int32_t> actions, VectorView<float> q) {
+  backend_->Gather(target_.Forward(obs), actions, q);
+}
+
+void QTrainer::UpdateTarget(float tau) { target_.PolyakFrom(online_, tau); }
+
+QTrainer::Stats QTrainer::ReadStats() const {
+  std::vector<float> s = stats_.ToHost();
+  Stats out;
+  out.loss = s[0];
+  out.mean_q = s[1];
+  out.grad_norm = options_.adam.max_grad_norm > 0.0 ? adam_.ReadGradNorm() : 0.0f;
+  out.updates = adam_.ReadStepCount();
+  return out;
+}
+
+void QTrainer::Save(const std::string& path, const SafetensorsMetadata& extra) const {
+  std::vector<NamedTensor> tensors = MlpTensors(online_);
+  for (NamedTensor& t : MlpTensors(target_, "target.")) tensors.push_back(std::move(t));
+  // Adam's moments, tensor by tensor like the parameters (the flat buffer's padding is left out).
+  const std::vector<float> m = ToHost(adam_.exp_avg());
+  const std::vector<float> v = ToHost(adam_.exp_avg_sq());
+  const std::vector<int>& s = online_.layer_sizes();
+  for (int l = 0; l < online_.num_layers(); ++l) {
+    for (const char* what : {"weight", "bias"}) {
+      const bool w = what[0] == 'w';
+      std::vector<int64_t> shape = w ? std::vector<int64_t>{s[l + 1], s[l]} : std::vector<int64_t>{s[l + 1]};
+      const int64_t offset = w ? online_.weight_offset(l) : online_.bias_offset(l);
+      const std::string name = LinearTensorName("", l, what);
+      tensors.push_back(NamedTensor::FromF32(kAdamAvg + name, shape, m.data() + offset));
+      tensors.push_back(NamedTensor::FromF32(kAdamAvgSq + name, shape, v.data() + offset));
+    }
+  }
+  const int64_t step = adam_.ReadStepCount();
+  tensors.push_back(NamedTensor::FromI64(kAdamStep, {}, &step));
+
+  SafetensorsMetadata metadata = extra;
+  for (const auto& [key, value] : MlpMetadata(online_.layer_sizes())) metadata[key] = value;
+  metadata["cugym.kind"] = "q_trainer";
+  metadata["cugym.loss"] = LossName(options_.loss);
+  const AdamOptions& a = adam_.options();
+  metadata["cugym.adam"] = "lr=" + FloatText(a.lr) + ",beta1=" + FloatText(a.beta1) + ",beta2=" + FloatText(a.beta2) +
+                           ",eps=" + FloatText(a.eps) + ",max_grad_norm=" + FloatText(a.max_grad_norm);
+  WriteSafetensors(path, tensors, metadata);
+}
+
+SafetensorsMetadata QTrainer::Load(const std::string& path) {
+  SafetensorsFile file = ReadSafetensors(path);
+  auto kind = file.metadata.find("cugym.kind");
+  if (kind == file.metadata.end() || kind->second != "q_trainer") {
+    throw std::invalid_argument(path + ": not a QTrainer checkpoint (metadata cugym.kind is '" +
+                                (kind == file.metadata.end() ? std::string() : kind->second) +
+                                "'; load a model file with LoadMlp into online())");
+  }
+  auto layers = file.metadata.find("cugym.layers");
+  if (layers == file.metadata.end() || layers->second != FormatLayerSizes(online_.layer_sizes())) {
+    throw std::invalid_argument(path + ": the checkpoint holds a " +
+                                (layers == file.metadata.end() ? std::string("?") : layers->second) +
+                                " network, this trainer's is " + FormatLayerSizes(online_.layer_sizes()));
+  }
+  // Everything is checked before anything is changed.
+  const NamedTensor* step = file.Find(kAdamStep);
+  if (step == nullptr || step->dtype != DType::kI64 || step->NumElements() != 1) {
+    throw std::invalid_argument(path + ": no I64 scalar '" + std::string(kAdamStep) + "'");
+  }
+  std::vector<float> m(adam_.num_params(), 0.0f), v(adam_.num_params(), 0.0f);
+  const std::vector<int>& s = online_.layer_sizes();
+  for (int l = 0; l < online_.num_layers(); ++l) {
+    for (const char* what : {"weight", "bias"}) {
+      const bool w = what[0] == 'w';
+      const std::vector<int64_t> shape = w ? std::vector<int64_t>{s[l + 1], s[l]} : std::vector<int64_t>{s[l + 1]};
+      const int64_t offset = w ? online_.weight_offset(l) : online_.bias_offset(l);
+      for (auto [prefix, dst] : {std::pair<const char*, std::vector<float>*>{kAdamAvg, &m}, {kAdamAvgSq, &v}}) {
+        const std::string name = prefix + LinearTensorName("", l, what);
+        const NamedTensor* t = file.Find(name);
+        if (t == nullptr || t->dtype != DType::kF32 || t->shape != shape) {
+          throw std::invalid_argument(path + ": tensor '" + name + "' is missing or not F32 of the parameter's shape");
+        }
+        const std::vector<float> values = t->ToF32();
+        std::copy(values.begin(), values.end(), dst->begin() + offset);
+      }
+    }
+  }
+  const std::vector<float> online = MlpParametersFrom(file, online_, "", path);
+  const std::vector<float> target = MlpParametersFrom(file, target_, "target.", path);
+  CopyFromHost(online_.parameters(), online);
+  CopyFromHost(target_.parameters(), target);
+  CopyFromHost(adam_.exp_avg(), m);
+  CopyFromHost(adam_.exp_avg_sq(), v);
+  CopyFromHost(adam_.step_count(), step->ToI64());
+  return file.metadata;
+}
+
+}  // namespace cugym::nn

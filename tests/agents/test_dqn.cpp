@@ -1,0 +1,204 @@
+// DQN: config keys and validation, refusal of Box action spaces, CPU determinism, checkpoints,
+// evaluation errors; and (label slow) learning CartPole-v1 with the default config.
+#include "agents/dqn.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "envs/builtin.h"
+
+namespace cugym {
+namespace {
+
+namespace fs = std::filesystem;
+
+const Registry& Builtins() {
+  static const Registry* registry = [] {
+    auto* r = new Registry;
+    RegisterBuiltinEnvs(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+std::string ConfigError(const std::string& toml) {
+  try {
+    DqnConfig config;
+    config.Apply(ParseToml(toml, "c.toml"));
+    config.Validate();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DqnConfig, BadKeysAndValuesNameTheKey) {
+  EXPECT_EQ(ConfigError("learning_rate = 1e-3\nbuffer_size = 500\n"), "");
+  EXPECT_EQ(ConfigError("[dqn]\ngamma = 0.9\n"), "");
+  EXPECT_EQ(ConfigError("learning_rate = -1e-3\n"), "learning_rate must be in (0, 1), got -0.001");
+  EXPECT_EQ(ConfigError("gamma = 1.5\n"), "gamma must be in [0, 1], got 1.5");
+  EXPECT_EQ(ConfigError("batch_size = 128\nbuffer_size = 100\n"),
+            "batch_size must not exceed buffer_size (100), got 128");
+  EXPECT_EQ(ConfigError("loss = \"l1\"\n"), "loss must be \"mse\" or \"huber\", got \"l1\"");
+  EXPECT_EQ(ConfigError("num_envs = 2.5\n"), "num_envs (line 1) must be an integer");
+  EXPECT_EQ(ConfigError("double_dqn = 1\n"), "double_dqn (line 1) must be true or false");
+  EXPECT_EQ(ConfigError("hidden_sizes = 64\n"), "hidden_sizes (line 1) must be an array of integers, e.g. [120, 84]");
+  EXPECT_EQ(ConfigError("learnig_rate = 1e-3\n").rfind("unknown config key 'learnig_rate' (line 1); known keys: ", 0), 0u);
+}
+
+TEST(DqnConfig, WrittenConfigReadsBackTheSame) {
+  DqnConfig config;
+  config.Apply(ParseToml("env_id = \"Acrobot-v1\"\nhidden_sizes = [64, 64]\ndouble_dqn = true\nlearning_rate = 6.3e-4\n",
+                         "a"));
+  DqnConfig again;
+  again.Apply(ParseToml(config.ToToml(), "b"));
+  EXPECT_EQ(again.ToToml(), config.ToToml());
+  EXPECT_EQ(again.hidden_sizes, (std::vector<int>{64, 64}));
+  EXPECT_TRUE(again.double_dqn);
+  EXPECT_EQ(again.env_id, "Acrobot-v1");
+}
+
+TEST(DqnAgent, RefusesBoxActionSpaces) {
+  DqnConfig config;
+  config.env_id = "Pendulum-v1";
+  try {
+    DqnAgent agent(Builtins(), config, Device::kCpu);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "DQN needs a discrete action space, but Pendulum-v1 has Box(1,) float32 actions");
+  }
+}
+
+TEST(DqnAgent, EpsilonScheduleIsLinearThenFlat) {
+  DqnConfig config;
+  config.total_steps = 1000;
+  config.exploration_fraction = 0.5;
+  config.start_e = 1.0;
+  config.end_e = 0.1;
+  DqnAgent agent(Builtins(), config, Device::kCpu);
+  EXPECT_DOUBLE_EQ(agent.Epsilon(0), 1.0);
+  EXPECT_NEAR(agent.Epsilon(250), 0.55, 1e-12);
+  EXPECT_DOUBLE_EQ(agent.Epsilon(500), 0.1);
+  EXPECT_DOUBLE_EQ(agent.Epsilon(900), 0.1);
+}
+
+DqnConfig SmallRun(uint64_t seed) {
+  DqnConfig config;
+  config.seed = seed;
+  config.total_steps = 4000;
+  config.learning_starts = 500;
+  config.log_interval = 500;
+  config.checkpoint_interval = 0;
+  return config;
+}
+
+// Everything but the wall-clock columns, for each metrics row.
+std::string Rows(const DqnConfig& config, fs::path model) {
+  DqnAgent agent(Builtins(), config, Device::kCpu);
+  std::ostringstream rows;
+  agent.Train(
+      [&](const DqnProgress& p) {
+        rows << p.global_step << " " << p.episodic_return << " " << p.episodic_length << " " << p.td_loss << " "
+             << p.q_values << " " << p.epsilon << "\n";
+      },
+      [] { return false; }, [] {});
+  agent.SaveModel(model.string());
+  return rows.str();
+}
+
+std::string FileBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(DqnAgent, SameSeedSameMetricsAndWeightsOnTheCpu) {
+  const fs::path dir = fs::temp_directory_path() / "cugym_dqn_determinism";
+  fs::create_directories(dir);
+  const std::string a = Rows(SmallRun(3), dir / "a.safetensors");
+  const std::string b = Rows(SmallRun(3), dir / "b.safetensors");
+  const std::string c = Rows(SmallRun(4), dir / "c.safetensors");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(FileBytes(dir / "a.safetensors"), FileBytes(dir / "b.safetensors"));
+  EXPECT_NE(a.find("4000 "), std::string::npos);  // a row at the last step
+  fs::remove_all(dir);
+}
+
+TEST(DqnAgent, CheckpointsRestoreCountersWeightsAndReplay) {
+  const fs::path dir = fs::temp_directory_path() / "cugym_dqn_checkpoint";
+  fs::create_directories(dir);
+  DqnConfig config = SmallRun(5);
+  config.total_steps = 2000;
+  {
+    DqnAgent agent(Builtins(), config, Device::kCpu);
+    agent.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
+    agent.SaveCheckpoint((dir / "ckpt.safetensors").string(), (dir / "replay.safetensors").string());
+    agent.SaveModel((dir / "before.safetensors").string());
+  }
+  config.total_steps = 3000;
+  DqnAgent resumed(Builtins(), config, Device::kCpu);
+  resumed.LoadCheckpoint((dir / "ckpt.safetensors").string(), (dir / "replay.safetensors").string());
+  EXPECT_EQ(resumed.global_step(), 2000);
+  resumed.SaveModel((dir / "after.safetensors").string());
+  EXPECT_EQ(FileBytes(dir / "before.safetensors"), FileBytes(dir / "after.safetensors"));
+  int64_t last = 0;
+  resumed.Train([&](const DqnProgress& p) { last = p.global_step; }, [] { return false; }, [] {});
+  EXPECT_EQ(last, 3000);
+  // A checkpoint of another env is refused.
+  DqnConfig other = config;
+  other.env_id = "Acrobot-v1";
+  DqnAgent acrobot(Builtins(), other, Device::kCpu);
+  EXPECT_THROW(acrobot.LoadCheckpoint((dir / "ckpt.safetensors").string()), std::invalid_argument);
+  fs::remove_all(dir);
+}
+
+TEST(Evaluate, RefusesMissingDamagedAndMismatchedModels) {
+  const fs::path dir = fs::temp_directory_path() / "cugym_eval_errors";
+  fs::create_directories(dir);
+  DqnConfig config = SmallRun(1);
+  config.total_steps = 1000;
+  DqnAgent agent(Builtins(), config, Device::kCpu);
+  agent.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
+  const std::string model = (dir / "m.safetensors").string();
+  agent.SaveModel(model);
+  const EvalResult r = EvaluateModel(Builtins(), model, 7, 3, 1, Device::kCpu, 0.0);
+  EXPECT_EQ(r.episodes, 7);
+  EXPECT_EQ(r.env_id, "CartPole-v1");
+  EXPECT_GE(r.min_return, 1);
+  EXPECT_LE(r.max_return, 500);
+  EXPECT_THROW(EvaluateModel(Builtins(), (dir / "none.safetensors").string(), 5, 1, 1, Device::kCpu, 0), std::exception);
+  std::string bytes = FileBytes(model);
+  std::ofstream((dir / "cut.safetensors").string(), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  EXPECT_THROW(EvaluateModel(Builtins(), (dir / "cut.safetensors").string(), 5, 1, 1, Device::kCpu, 0),
+               std::invalid_argument);
+  try {
+    EvaluateModel(Builtins(), model, 5, 1, 1, Device::kCpu, 0, "Acrobot-v1");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit Acrobot-v1"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+// Label slow: the default config solves CartPole-v1 (greedy mean >= 475 over 100 episodes)
+// within its 60k env steps, a few seconds on a CPU.
+TEST(DqnLearning, DefaultConfigSolvesCartPole) {
+  const fs::path dir = fs::temp_directory_path() / "cugym_dqn_learning";
+  fs::create_directories(dir);
+  DqnConfig config;  // configs/cartpole.toml
+  config.seed = 1;
+  DqnAgent agent(Builtins(), config, Device::kCpu);
+  agent.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
+  const std::string model = (dir / "model.safetensors").string();
+  agent.SaveModel(model);
+  const EvalResult r = EvaluateModel(Builtins(), model, 100, 10, 2024, Device::kCpu, 0.0);
+  EXPECT_GE(r.mean_return, 475.0);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cugym

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `cugym train` and `cugym eval` end to end: the run folder's files, JSON output, refusals of bad
+# input, Ctrl-C checkpoints and --resume, and the plugin's env trained briefly.
+# usage: test_train_cli.sh CUGYM_BINARY
+set -u
+cugym=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+checks=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+run() { checks=$((checks + 1)); "$cugym" "$@" >"$tmp/out" 2>"$tmp/err"; }
+expect_error() {  # expect_error PATTERN ARGS...: exit 2, one line naming the problem
+  local pattern=$1
+  shift
+  run "$@"
+  local rc=$?
+  if [ $rc -ne 2 ] || ! grep -Eq -- "$pattern" "$tmp/err" || [ "$(grep -c error "$tmp/err")" -ne 1 ]; then
+    fail "cugym $* -> exit $rc, want 2 and /$pattern/:"
+    sed 's/^/    /' "$tmp/out" "$tmp/err"
+  fi
+}
+
+# A short run: every file of the run folder, CleanRL's metric names, a model eval can read.
+run train --env CartPole-v1 --device cpu --out "$tmp/run" --total-steps 3000 --set learning_starts=500 \
+  --set eval_episodes=5 --set checkpoint_interval=1000 --set keep_checkpoints=2 || fail "train: $(cat "$tmp/err")"
+for f in config.toml metrics.csv model.safetensors eval.json; do [ -s "$tmp/run/$f" ] || fail "no $f in the run folder"; done
+[ "$(head -1 "$tmp/run/metrics.csv")" = "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps" ] ||
+  fail "metrics.csv header: $(head -1 "$tmp/run/metrics.csv")"
+[ "$(ls "$tmp/run/checkpoints" | wc -l)" -eq 2 ] || fail "keep_checkpoints=2 kept $(ls "$tmp/run/checkpoints" | wc -l)"
+grep -q '^total_steps = 3000$' "$tmp/run/config.toml" || fail "config.toml lacks the resolved total_steps"
+grep -q '^learning_starts = 500$' "$tmp/run/config.toml" || fail "config.toml lacks the --set value"
+run eval --model "$tmp/run/model.safetensors" --episodes 7 --num-envs 3 --device cpu --json
+grep -Eq '"env": "CartPole-v1".*"episodes": 7.*"mean_return": [0-9.]+.*"std_return"' "$tmp/out" || fail "eval --json: $(cat "$tmp/out" "$tmp/err")"
+
+# Bad input.
+expect_error "--out .* exists and is not empty" train --env CartPole-v1 --device cpu --out "$tmp/run"
+expect_error "DQN needs a discrete action space, but Pendulum-v1 has Box" train --env Pendulum-v1 --device cpu --out "$tmp/p"
+expect_error "unknown config key 'learnig_rate'" train --device cpu --out "$tmp/x" --set learnig_rate=1e-3
+expect_error "learning_rate must be in \(0, 1\), got -0.001" train --device cpu --out "$tmp/x" --set learning_rate=-1e-3
+expect_error "batch_size must not exceed buffer_size" train --device cpu --out "$tmp/x" --set buffer_size=10
+expect_error "gamma must be in \[0, 1\]" train --device cpu --out "$tmp/x" --set gamma=2
+expect_error "cannot open config" train --config "$tmp/none.toml" --device cpu --out "$tmp/x"
+printf 'gamma = 0.99\ngamma = 0.9\n' >"$tmp/dup.toml"
+expect_error "dup.toml line 2: gamma is set twice" train --config "$tmp/dup.toml" --device cpu --out "$tmp/x"
+expect_error "no config.toml there" train --resume "$tmp/nowhere"
+expect_error "does not fit Acrobot-v1" eval --model "$tmp/run/model.safetensors" --env Acrobot-v1 --device cpu
+expect_error "no such file|cannot open|cannot read" eval --model "$tmp/missing.safetensors" --device cpu
+head -c 100 "$tmp/run/model.safetensors" >"$tmp/cut.safetensors"
+expect_error "cut.safetensors" eval --model "$tmp/cut.safetensors" --device cpu
+[ -e "$tmp/x" ] && [ -n "$(ls -A "$tmp/x" 2>/dev/null)" ] && fail "a refused run left files in $tmp/x"
+
+# Ctrl-C: a checkpoint, exit 0, and --resume continues to the end.
+checks=$((checks + 1))
+"$cugym" train --env CartPole-v1 --device cpu --out "$tmp/long" --total-steps 2000000 --set checkpoint_interval=0 \
+  >"$tmp/long.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -s "$tmp/long/metrics.csv" ] && [ "$(wc -l <"$tmp/long/metrics.csv")" -gt 2 ] && break; sleep 0.1; done
+kill -INT $pid
+wait $pid
+rc=$?
+if [ $rc -ne 0 ] || ! grep -q "interrupted at step .*cugym train --resume" "$tmp/long.out"; then
+  fail "SIGINT: exit $rc, $(cat "$tmp/long.out")"
+fi
+[ "$(ls "$tmp/long/checkpoints" | wc -l)" -eq 1 ] || fail "SIGINT wrote no checkpoint"
+run train --resume "$tmp/long" --total-steps 50000 --set eval_episodes=2 --device cpu
+{ [ $? -eq 0 ] && grep -q "resuming" "$tmp/err" && [ -s "$tmp/long/model.safetensors" ]; } || fail "resume: $(cat "$tmp/out" "$tmp/err")"
+[ "$(tail -1 "$tmp/long/metrics.csv" | cut -d, -f1)" = "50000" ] || fail "resume did not reach 50000: $(tail -1 "$tmp/long/metrics.csv")"
+
+echo "$((checks - failures)) passed, $failures failed"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,70 @@
+// Shared helpers for the nn suites: device parameters (CUDA cases skip without a GPU), buffers
+// from host vectors, seeded random data.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "core/memory.h"
+#include "nn/backend.h"
+#include "nn/tensor.h"
+
+namespace cugym::nn::testing {
+
+inline std::string DeviceParamName(const ::testing::TestParamInfo<Device>& info) { return DeviceName(info.param); }
+
+// Every back end; the CUDA one only where this binary has it (it skips without a GPU).
+inline std::vector<Device> AllDevices() {
+  std::vector<Device> devices = {Device::kCpu};
+  if (CudaBuilt()) devices.push_back(Device::kCuda);
+  return devices;
+}
+
+#define CUGYM_SKIP_WITHOUT(device)                                               \
+  do {                                                                           \
+    if ((device) == ::cugym::Device::kCuda && !::cugym::CudaAvailable())         \
+      GTEST_SKIP() << "CUDA case skipped: " << ::cugym::CudaUnavailableReason(); \
+  } while (0)
+
+template <class T>
+Buffer<T> ToDevice(Device device, const std::vector<T>& values) {
+  Buffer<T> buffer(device, values.size());
+  if (!values.empty()) buffer.FromHost(values.data(), values.size());
+  return buffer;
+}
+
+inline std::vector<float> RandomFloats(std::size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> out(n);
+  for (float& v : out) v = dist(gen);
+  return out;
+}
+
+inline std::vector<int32_t> RandomActions(std::size_t n, int k, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int32_t> dist(0, k - 1);
+  std::vector<int32_t> out(n);
+  for (int32_t& v : out) v = dist(gen);
+  return out;
+}
+
+// Largest |a - b| / max(scale, |b|) over the elements (b is the reference).
+inline double MaxRelError(const std::vector<float>& a, const std::vector<float>& b, double scale = 1.0) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0.0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    double denom = std::max(scale, std::fabs(static_cast<double>(b[i])));
+    worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]) / denom);
+  }
+  return worst;
+}
+
+}  // namespace cugym::nn::testing

@@ -1,0 +1,140 @@
+// Adam and gradient-norm clipping against values computed independently in float64 by
+// scripts/nn_reference.py (NumPy; cross-checked there with torch.optim.Adam), on every back end.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "core/csv.h"
+#include "nn/adam.h"
+#include "tests/nn/nn_test_util.h"
+
+namespace cugym::nn {
+namespace {
+
+using testing::AllDevices;
+using testing::DeviceParamName;
+using testing::ToDevice;
+
+class AdamTest : public ::testing::TestWithParam<Device> {
+ protected:
+  void SetUp() override {
+    CUGYM_SKIP_WITHOUT(GetParam());
+    backend_ = MakeBackend(GetParam());
+  }
+  Device device() const { return GetParam(); }
+  std::shared_ptr<Backend> backend_;
+};
+
+TEST_P(AdamTest, MatchesNumpyReference) {
+  const CsvTable t = ReadNumericCsv(std::string(CUGYM_FIXTURES_DIR) + "/nn/adam_reference.csv");
+  auto col = [&](const char* name) {
+    int64_t c = t.Find(name);
+    EXPECT_GE(c, 0) << name;
+    return c;
+  };
+  const int64_t c_case = col("case"), c_step = col("step"), c_index = col("index"), c_grad = col("grad"),
+                c_param = col("param"), c_m = col("exp_avg"), c_v = col("exp_avg_sq"), c_norm = col("grad_norm");
+  std::map<int, std::vector<int64_t>> rows_of_case;
+  for (int64_t r = 0; r < t.rows(); ++r) rows_of_case[static_cast<int>(t.at(r, c_case))].push_back(r);
+  ASSERT_EQ(rows_of_case.size(), 4u);
+
+  for (const auto& [case_id, rows] : rows_of_case) {
+    const int64_t first = rows.front();
+    AdamOptions o;
+    o.lr = t.at(first, col("lr"));
+    o.beta1 = t.at(first, col("beta1"));
+    o.beta2 = t.at(first, col("beta2"));
+    o.eps = t.at(first, col("eps"));
+    o.max_grad_norm = t.at(first, col("max_grad_norm"));
+    int n = 0, steps = 0;
+    for (int64_t r : rows) {
+      n = std::max(n, static_cast<int>(t.at(r, c_index)) + 1);
+      steps = std::max(steps, static_cast<int>(t.at(r, c_step)));
+    }
+    auto values = [&](int step, int64_t c) {
+      std::vector<float> out(n);
+      for (int64_t r : rows) {
+        if (static_cast<int>(t.at(r, c_step)) == step)
+          out[static_cast<int>(t.at(r, c_index))] = static_cast<float>(t.at(r, c));
+      }
+      return out;
+    };
+    Adam adam(backend_, n, o);
+    Buffer<float> params = ToDevice(device(), values(0, c_param));
+    Buffer<float> grads(device(), n);
+    for (int step = 1; step <= steps; ++step) {
+      const std::vector<float> g = values(step, c_grad);
+      grads.FromHost(g.data(), n);
+      adam.Step(AsVector(params), AsVector(grads));
+      const std::vector<float> p = params.ToHost(), m = ToHost(adam.exp_avg()), v = ToHost(adam.exp_avg_sq());
+      const std::vector<float> p_ref = values(step, c_param), m_ref = values(step, c_m), v_ref = values(step, c_v);
+      for (int i = 0; i < n; ++i) {
+        SCOPED_TRACE("case " + std::to_string(case_id) + " step " + std::to_string(step) + " index " +
+                     std::to_string(i));
+        EXPECT_NEAR(p[i], p_ref[i], 1e-6 * std::max(1.0f, std::fabs(p_ref[i])));
+        EXPECT_NEAR(m[i], m_ref[i], 1e-5 * std::fabs(m_ref[i]) + 1e-9);
+        EXPECT_NEAR(v[i], v_ref[i], 1e-5 * std::fabs(v_ref[i]) + 1e-12);
+      }
+      EXPECT_EQ(adam.ReadStepCount(), step);
+      if (o.max_grad_norm > 0) {
+        const float norm_ref = values(step, c_norm)[0];
+        EXPECT_NEAR(adam.ReadGradNorm(), norm_ref, 1e-6 * norm_ref) << "case " << case_id << " step " << step;
+      }
+    }
+  }
+}
+
+TEST_P(AdamTest, ClipByNormScalesAsPyTorch) {
+  // One step with eps = 1 so the update sees the gradient's scale: p -= lr * g' / (|g'| + 1), g'
+  // the clipped gradient. g = (3, 4): norm 5; max_norm 1 scales it by 1 / (5 + 1e-6).
+  AdamOptions o;
+  o.lr = 1.0;
+  o.eps = 1.0;
+  o.max_grad_norm = 1.0;
+  Adam adam(backend_, 2, o);
+  Buffer<float> params = ToDevice(device(), std::vector<float>{0, 0}),
+                grads = ToDevice(device(), std::vector<float>{3, 4});
+  adam.Step(AsVector(params), AsVector(grads));
+  const double coef = 1.0 / (5.0 + 1e-6);
+  const std::vector<float> p = params.ToHost();
+  EXPECT_NEAR(p[0], -(3 * coef) / (3 * coef + 1), 1e-6);
+  EXPECT_NEAR(p[1], -(4 * coef) / (4 * coef + 1), 1e-6);
+  EXPECT_NEAR(adam.ReadGradNorm(), 5.0f, 1e-6);
+  EXPECT_EQ(grads.ToHost(), (std::vector<float>{3, 4})) << "gradients are read, not modified";
+
+  // Below the limit nothing is scaled.
+  o.max_grad_norm = 10.0;
+  Adam unclipped(backend_, 2, o);
+  Buffer<float> q = ToDevice(device(), std::vector<float>{0, 0});
+  unclipped.Step(AsVector(q), AsVector(grads));
+  EXPECT_NEAR(q.ToHost()[0], -3.0 / 4.0, 1e-6);
+  EXPECT_NEAR(q.ToHost()[1], -4.0 / 5.0, 1e-6);
+}
+
+TEST_P(AdamTest, ResetAndBadOptions) {
+  Adam adam(backend_, 3);
+  Buffer<float> params = ToDevice(device(), std::vector<float>{1, 2, 3}),
+                grads = ToDevice(device(), std::vector<float>{1, 1, 1});
+  adam.Step(AsVector(params), AsVector(grads));
+  adam.Step(AsVector(params), AsVector(grads));
+  EXPECT_EQ(adam.ReadStepCount(), 2);
+  adam.Reset();
+  EXPECT_EQ(adam.ReadStepCount(), 0);
+  EXPECT_EQ(ToHost(adam.exp_avg()), (std::vector<float>{0, 0, 0}));
+
+  AdamOptions bad;
+  bad.beta2 = 1.0;
+  EXPECT_THROW(Adam(backend_, 3, bad), std::invalid_argument);
+  bad = AdamOptions();
+  bad.eps = 0.0;
+  EXPECT_THROW(Adam(backend_, 3, bad), std::invalid_argument);
+  Buffer<float> wrong(device(), 4);
+  EXPECT_THROW(adam.Step(AsVector(wrong), AsVector(grads)), std::invalid_argument);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, AdamTest, ::testing::ValuesIn(AllDevices()), DeviceParamName);
+
+}  // namespace
+}  // namespace cugym::nn
