@@ -8,6 +8,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "agents/policy.h"
 #include "core/safetensors.h"
 #include "nn/checkpoint.h"
 
@@ -308,24 +309,10 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
   if (episodes <= 0) throw std::invalid_argument("--episodes must be positive");
   if (num_envs <= 0) throw std::invalid_argument("--num-envs must be positive");
   if (epsilon < 0 || epsilon > 1) throw std::invalid_argument("--epsilon must be in [0, 1]");
-  const SafetensorsFile file = ReadSafetensors(model_path);
-  auto it = file.metadata.find("cugym.env_id");
-  const std::string id = !env_id.empty() ? env_id : it != file.metadata.end() ? it->second : "";
-  if (id.empty()) throw std::invalid_argument(model_path + " names no env (no cugym.env_id): pass --env");
-  const EnvSpec& spec = DiscreteSpec(registry, id);
-  const std::vector<int> sizes = nn::ReadMlpLayerSizes(model_path);
-  if (sizes.front() != spec.obs_dim() || sizes.back() != spec.action_space.n)
-    throw std::invalid_argument(model_path + " is a " + nn::FormatLayerSizes(sizes) + " network, which does not fit " +
-                                id + " (" + std::to_string(spec.obs_dim()) + " observations, " +
-                                std::to_string(spec.action_space.n) + " actions)");
   const int64_t n = std::min(num_envs, episodes);
-  nn::MlpOptions options;
-  options.max_batch = static_cast<int>(n);
-  options.trainable = false;
-  auto backend = nn::MakeBackend(device);
-  nn::Mlp net(backend, sizes, options);
-  nn::LoadMlp(model_path, net);
-
+  GreedyPolicy policy(registry, model_path, env_id, n, device);
+  const std::string& id = policy.env_id();
+  const EnvSpec& spec = registry.Get(id).spec;
   std::unique_ptr<VectorEnv> env = MakeVectorEnv(registry, id, n, device);
   env->Reset(seed);
   auto ops = agent::MakeAgentOps(device);
@@ -334,10 +321,8 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
   std::vector<int64_t> quota(n), done(n, 0);
   for (int64_t i = 0; i < n; ++i) quota[i] = episodes / n + (i < episodes % n ? 1 : 0);
   std::vector<double> returns, lengths;
-  const int obs_dim = static_cast<int>(spec.obs_dim());
   for (uint64_t step = 0; static_cast<int64_t>(returns.size()) < episodes; ++step) {
-    const nn::ConstBatchView q = net.Forward(Rows(env->obs(), n, obs_dim, device));
-    backend->RowMax(q, {}, Vec(actions.data(), n, device));
+    policy.Act(env->obs(), actions.data(), n);
     if (epsilon > 0)
       ops->EpsilonGreedy(actions.data(), n, static_cast<float>(epsilon), static_cast<int>(spec.action_space.n),
                          StepKey(seed, RngStream::kExploration, step));

@@ -13,8 +13,9 @@ namespace cugym::cli {
 
 int RunRecord(const Registry& registry, int argc, char** argv) {
   Args args("record",
-            {{"--env", "ID", "env id (see cugym list)", "CartPole-v1"},
-             {"--policy", "P", "who acts: random", "random"},
+            {{"--env", "ID", "env id (default: the model's env, else CartPole-v1)", ""},
+             {"--model", "FILE", "act greedily with this trained model (cugym train's model.safetensors)", ""},
+             {"--policy", "P", "who acts without --model: random", "random"},
              {"--out", "PATH", "a folder (frame_00000.png ...), a .png (one frame), a .gif or an .mp4", ""},
              {"--episodes", "E", "stop after E finished episodes (default 1, or no limit when --max-frames is given)", ""},
              {"--max-frames", "M", "stop after M frames", "1000"},
@@ -30,7 +31,9 @@ int RunRecord(const Registry& registry, int argc, char** argv) {
     return 0;
   }
   if (args.String("--policy") != "random")
-    throw std::invalid_argument("--policy must be random, got '" + args.String("--policy") + "'");
+    throw std::invalid_argument("--policy must be random (or give --model), got '" + args.String("--policy") + "'");
+  if (args.Has("--model") && args.Has("--policy"))
+    throw std::invalid_argument("give either --model or --policy, not both");
   const std::string out = args.Required("--out");
   // 0: no limit on episodes.
   const int64_t episodes = args.Has("--episodes") ? args.Int("--episodes") : args.Has("--max-frames") ? 0 : 1;
@@ -38,9 +41,10 @@ int RunRecord(const Registry& registry, int argc, char** argv) {
   if (episodes < 0 || (args.Has("--episodes") && episodes == 0) || max_frames <= 0)
     throw std::invalid_argument("--episodes and --max-frames must be positive");
   const std::string id = args.String("--env");
-  registry.Get(id);
+  if (!id.empty()) registry.Get(id);
   const Device device = PickDevice(args.String("--device"));
-  Viewer viewer(registry, id, args.Int("--num-envs"), device, static_cast<uint64_t>(args.Int("--seed")));
+  Viewer viewer(registry, id, args.String("--model"), args.Int("--num-envs"), device,
+                static_cast<uint64_t>(args.Int("--seed")));
   const double fps = args.Has("--fps") ? args.Double("--fps") : viewer.spec().render_fps;
   if (!(fps > 0)) throw std::invalid_argument("--fps must be positive");
 

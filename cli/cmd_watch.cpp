@@ -15,8 +15,9 @@ namespace cugym::cli {
 
 int RunWatch(const Registry& registry, int argc, char** argv) {
   Args args("watch",
-            {{"--env", "ID", "env id (see cugym list)", "CartPole-v1"},
-             {"--policy", "P", "who acts: random", "random"},
+            {{"--env", "ID", "env id (default: the model's env, else CartPole-v1)", ""},
+             {"--model", "FILE", "act greedily with this trained model (cugym train's model.safetensors)", ""},
+             {"--policy", "P", "who acts without --model: random", "random"},
              {"--num-envs", "K", "envs tiled in the window (1..64)", "1"},
              {"--fps", "F", "frames per second (default: the env's render fps)", ""},
              {"--episodes", "E", "quit after E finished episodes (0: until closed)", "0"},
@@ -30,18 +31,22 @@ int RunWatch(const Registry& registry, int argc, char** argv) {
     return 0;
   }
   if (args.String("--policy") != "random")
-    throw std::invalid_argument("--policy must be random, got '" + args.String("--policy") + "'");
+    throw std::invalid_argument("--policy must be random (or give --model), got '" + args.String("--policy") + "'");
+  if (args.Has("--model") && args.Has("--policy"))
+    throw std::invalid_argument("give either --model or --policy, not both");
   const int64_t episodes = args.Int("--episodes");
   const int64_t max_frames = args.Int("--max-frames");
   if (episodes < 0 || max_frames < 0) throw std::invalid_argument("--episodes and --max-frames must be >= 0");
   const std::string id = args.String("--env");
-  registry.Get(id);
+  if (!id.empty()) registry.Get(id);
   const Device device = PickDevice(args.String("--device"));
-  Viewer viewer(registry, id, args.Int("--num-envs"), device, static_cast<uint64_t>(args.Int("--seed")));
+  Viewer viewer(registry, id, args.String("--model"), args.Int("--num-envs"), device,
+                static_cast<uint64_t>(args.Int("--seed")));
   double fps = args.Has("--fps") ? args.Double("--fps") : viewer.spec().render_fps;
   if (!(fps > 0)) throw std::invalid_argument("--fps must be positive");
 
-  Window window("cugym watch " + id, viewer.frame_width(), viewer.frame_height(), 16);
+  const std::string title = "cugym watch " + viewer.spec().id;
+  Window window(title, viewer.frame_width(), viewer.frame_height(), 16);
   auto set_viewport = [&](int x, int y, int w, int h) { window.SetViewport(x, y, w, h); };
   bool paused = false;
   int64_t frames = 0;
@@ -50,7 +55,7 @@ int RunWatch(const Registry& registry, int argc, char** argv) {
     viewer.Draw(window.canvas(), set_viewport, window.has_text());
     window.Present();
     if (!window.has_text()) {
-      window.SetTitle("cugym watch " + id + (paused ? " (paused)" : "") + ": " + viewer.Status(0));
+      window.SetTitle(title + (paused ? " (paused)" : "") + ": " + viewer.Status(0));
     }
     ++frames;
     if (max_frames > 0 && frames >= max_frames) break;

@@ -9,14 +9,30 @@
 
 namespace cugym::cli {
 
-Viewer::Viewer(const Registry& registry, const std::string& id, int64_t num_envs, Device device, uint64_t seed)
-    : entry_(registry.Get(id)), seed_(seed) {
+namespace {
+
+std::unique_ptr<GreedyPolicy> LoadPolicy(const Registry& registry, const std::string& model_path,
+                                         const std::string& id, int64_t num_envs, Device device) {
+  if (model_path.empty()) return nullptr;
+  if (num_envs <= 0 || num_envs > 64) return nullptr;  // the constructor reports it
+  return std::make_unique<GreedyPolicy>(registry, model_path, id, num_envs, device);
+}
+
+}  // namespace
+
+Viewer::Viewer(const Registry& registry, const std::string& id, const std::string& model_path, int64_t num_envs,
+               Device device, uint64_t seed)
+    : policy_(LoadPolicy(registry, model_path, id, num_envs, device)),
+      entry_(registry.Get(policy_ ? policy_->env_id() : id.empty() ? "CartPole-v1" : id)),
+      seed_(seed) {
+  const std::string& env_id = entry_.spec.id;
   if (!entry_.draw || entry_.spec.render_width <= 0)
-    throw std::invalid_argument("env '" + id + "' does not draw itself, so it cannot be watched or recorded");
+    throw std::invalid_argument("env '" + env_id + "' does not draw itself, so it cannot be watched or recorded");
   if (num_envs <= 0 || num_envs > 64)
     throw std::invalid_argument("--num-envs must be in 1..64 for watching and recording, got " +
                                 std::to_string(num_envs));
-  env_ = MakeVectorEnv(registry, id, num_envs, device);
+  env_ = MakeVectorEnv(registry, env_id, num_envs, device);
+  actions_ = Buffer<int32_t>(device, num_envs);
   env_->set_autoreset(false);
   columns_ = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(num_envs))));
   rows_ = static_cast<int>((num_envs + columns_ - 1) / columns_);
@@ -45,7 +61,12 @@ void Viewer::Step() {
       return_[i] = 0.0;
     }
   }
-  env_->StepRandom(1);
+  if (policy_) {
+    policy_->Act(env_->obs(), actions_.data(), n);
+    env_->Step(actions_.data());
+  } else {
+    env_->StepRandom(1);
+  }
   std::vector<float> rewards(n);
   std::vector<uint8_t> terminated(n), truncated(n);
   CopyBytes(rewards.data(), Device::kCpu, env_->rewards(), env_->device(), n * sizeof(float));

@@ -1,4 +1,5 @@
-// The rollout behind `cugym watch` and `cugym record`: K envs of one batch with autoreset off, so
+// The rollout behind `cugym watch` and `cugym record`: K envs of one batch, acting greedily from a
+// trained model (--model) or uniformly at random, with autoreset off, so
 // an episode's last state is shown before the env starts over; the episode number, step and
 // return of each env are tracked on the host from the K rewards and flags copied per step (only
 // the shown envs exist, and only their states are copied for drawing).
@@ -9,15 +10,20 @@
 #include <string>
 #include <vector>
 
+#include "agents/policy.h"
 #include "core/canvas.h"
+#include "core/memory.h"
 #include "core/registry.h"
 
 namespace cugym::cli {
 
 class Viewer {
  public:
-  // Throws std::invalid_argument when the env does not draw or num_envs is out of range.
-  Viewer(const Registry& registry, const std::string& id, int64_t num_envs, Device device, uint64_t seed);
+  // `model_path` "" acts at random; `id` "" means the model's env (CartPole-v1 without a model).
+  // Throws std::invalid_argument when the env does not draw, num_envs is out of range, or the
+  // model does not fit the env.
+  Viewer(const Registry& registry, const std::string& id, const std::string& model_path, int64_t num_envs,
+         Device device, uint64_t seed);
 
   const EnvSpec& spec() const { return entry_.spec; }
   int64_t num_envs() const { return env_->num_envs(); }
@@ -28,7 +34,7 @@ class Viewer {
 
   // Starts every env over (a new seed each time, so `r` shows new episodes).
   void Reset();
-  // One step of every env with random actions.
+  // One step of every env.
   void Step();
   // Draws every env in its tile; `set_viewport(x, y, w, h)` moves the canvas to a tile.
   void Draw(Canvas& canvas, const std::function<void(int, int, int, int)>& set_viewport, bool hud) const;
@@ -36,8 +42,10 @@ class Viewer {
   std::string Status(int64_t i) const;
 
  private:
+  std::unique_ptr<GreedyPolicy> policy_;
   const EnvEntry& entry_;
   std::unique_ptr<VectorEnv> env_;
+  Buffer<int32_t> actions_;
   uint64_t seed_;
   int columns_, rows_;
   std::vector<int64_t> episode_, step_;

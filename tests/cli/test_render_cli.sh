@@ -42,6 +42,17 @@ checks=$((checks + 1))
 env -u DISPLAY -u WAYLAND_DISPLAY "$cugym" watch --max-frames 3 --device cpu >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q 'no display.*cugym record' "$tmp/err" || fail "watch without a display: $(cat "$tmp/err")"
 
+# A trained model acts (and a model for another env is refused).
+run train --env CartPole-v1 --device cpu --out "$tmp/run" --total-steps 2000 --set learning_starts=500 \
+  --set eval_episodes=0 || fail "train for --model: $(cat "$tmp/err")"
+run record --model "$tmp/run/model.safetensors" --out "$tmp/model-frames" --max-frames 12 --device cpu ||
+  fail "record --model: $(cat "$tmp/err")"
+[ "$(ls "$tmp/model-frames" | wc -l)" -eq 12 ] || fail "record --model wrote $(ls "$tmp/model-frames" | wc -l) frames"
+run record --model "$tmp/run/model.safetensors" --env Acrobot-v1 --out "$tmp/acro.png" --device cpu
+[ $? -eq 2 ] && grep -q 'does not fit Acrobot-v1' "$tmp/err" || fail "a model for another env was accepted: $(cat "$tmp/err")"
+run record --model "$tmp/run/model.safetensors" --policy random --out "$tmp/both.png" --device cpu
+[ $? -eq 2 ] || fail "--model with --policy accepted"
+
 # GIF and MP4 through ffmpeg, when it is installed.
 if command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1; then
   for ext in gif mp4; do
@@ -61,7 +72,7 @@ fi
 if command -v xvfb-run >/dev/null 2>&1 && command -v ffmpeg >/dev/null 2>&1; then
   checks=$((checks + 1))
   ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" xvfb-run -a -s "-screen 0 800x600x24" bash -c '
-    "$1" watch --max-frames 90 --fps 30 --device cpu >"$2/watch.out" 2>&1 & pid=$!
+    "$1" watch --model "$2/run/model.safetensors" --num-envs 2 --max-frames 90 --fps 30 --device cpu >"$2/watch.out" 2>&1 & pid=$!
     sleep 1.5
     ffmpeg -loglevel error -f x11grab -video_size 800x600 -i "$DISPLAY" -frames:v 1 -f rawvideo -pix_fmt rgb24 -y "$2/screen.rgb"
     wait $pid' _ "$cugym" "$tmp"

@@ -1,0 +1,41 @@
+// Greedy policies from model files.
+#include "agents/policy.h"
+
+#include <stdexcept>
+
+#include "core/safetensors.h"
+#include "nn/checkpoint.h"
+
+namespace cugym {
+
+GreedyPolicy::GreedyPolicy(const Registry& registry, const std::string& model_path, const std::string& env_id,
+                           int64_t max_batch, Device device)
+    : device_(device) {
+  const SafetensorsFile file = ReadSafetensors(model_path);
+  auto it = file.metadata.find("cugym.env_id");
+  env_id_ = !env_id.empty() ? env_id : it != file.metadata.end() ? it->second : "";
+  if (env_id_.empty()) throw std::invalid_argument(model_path + " names no env (no cugym.env_id): pass --env");
+  const EnvSpec& spec = registry.Get(env_id_).spec;
+  if (!spec.action_space.is_discrete())
+    throw std::invalid_argument("a Q-network model needs discrete actions, but " + env_id_ + " has " +
+                                spec.action_space.ToString() + " actions");
+  const std::vector<int> sizes = nn::ReadMlpLayerSizes(model_path);
+  if (sizes.front() != spec.obs_dim() || sizes.back() != spec.action_space.n)
+    throw std::invalid_argument(model_path + " is a " + nn::FormatLayerSizes(sizes) + " network, which does not fit " +
+                                env_id_ + " (" + std::to_string(spec.obs_dim()) + " observations, " +
+                                std::to_string(spec.action_space.n) + " actions)");
+  obs_dim_ = sizes.front();
+  nn::MlpOptions options;
+  options.max_batch = static_cast<int>(max_batch);
+  options.trainable = false;
+  backend_ = nn::MakeBackend(device);
+  net_ = std::make_unique<nn::Mlp>(backend_, sizes, options);
+  nn::LoadMlp(model_path, *net_);
+}
+
+void GreedyPolicy::Act(const float* obs, int32_t* actions, int64_t n) {
+  const nn::ConstBatchView q = net_->Forward(nn::ConstBatchView(obs, n, obs_dim_, device_));
+  backend_->RowMax(q, {}, nn::VectorView<int32_t>(actions, n, device_));
+}
+
+}  // namespace cugym
