@@ -161,14 +161,9 @@ DqnProgress DqnAgent::ReadProgress(double interval_seconds, int64_t interval_ste
                           : std::accumulate(last_returns_.begin(), last_returns_.end(), 0.0) / last_returns_.size();
   p.episodes = static_cast<int64_t>(count);
   episodes_read_ = count;
-  if (trainer_->ReadStats().updates > 0) {
-    const nn::QTrainer::Stats stats = trainer_->ReadStats();
-    p.td_loss = stats.loss;
-    p.q_values = stats.mean_q;
-  } else {
-    p.td_loss = kNaN;
-    p.q_values = kNaN;
-  }
+  const nn::QTrainer::Stats stats = trainer_->ReadStats();
+  p.td_loss = stats.updates > 0 ? stats.loss : kNaN;
+  p.q_values = stats.updates > 0 ? stats.mean_q : kNaN;
   return p;
 }
 

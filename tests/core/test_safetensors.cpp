@@ -1,5 +1,7 @@
 // safetensors: round trip, atomic writes, and a clear std::invalid_argument for every kind of
 // damaged file (plus a fuzz loop: mutated files load or throw, never crash; ASan watches).
+#include "core/safetensors.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,8 +11,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include "core/safetensors.h"
 
 namespace cugym {
 namespace {
