@@ -5,7 +5,10 @@
 # Optionally runs CleanRL's dqn.py (its own hyperparameters) on the same machine for comparison.
 #
 #   python3 bench/dqn_seeds.py [--config configs/cartpole.toml] [--seeds 1 2 3 4 5] [--device cpu]
-#                              [--cleanrl /path/to/cleanrl/dqn.py] [--write docs/benchmarks.md]
+#                              [--cleanrl /path/to/cleanrl/dqn.py --cleanrl-python PY] [--write docs/benchmarks.md]
+# CleanRL's dqn.py (fe8d8a0) reads infos["final_observation"], which Gymnasium 1.x renamed: run it
+# with a python whose gymnasium is 0.29 (a venv with --system-site-packages for torch, plus
+# `pip install gymnasium==0.29.1 "numpy<2"`).
 #
 # Time to threshold: checkpoints every --checkpoint-every env steps are evaluated after the run
 # (100 greedy episodes each); the time is metrics.csv's wall_time at that checkpoint's step.
@@ -59,12 +62,12 @@ def train_seed(cugym, config, seed, device, every, threshold, extra):
             "final": final, "steps": steps}
 
 
-def cleanrl(script, seed, total_steps):
+def cleanrl(python, script, seed, total_steps):
     env = dict(os.environ, OMP_NUM_THREADS=str(os.cpu_count()),
                PYTHONPATH=os.path.dirname(os.path.abspath(script)))  # its cleanrl_utils package
     work = tempfile.mkdtemp(prefix="cleanrl-")
     start = time.perf_counter()
-    p = subprocess.run([sys.executable, script, "--seed", str(seed), "--total-timesteps", str(total_steps),
+    p = subprocess.run([python, script, "--seed", str(seed), "--total-timesteps", str(total_steps),
                         "--no-cuda", "--save-model"], cwd=work, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     shutil.rmtree(work)
@@ -97,6 +100,8 @@ def main():
     p.add_argument("--set", action="append", default=[], help="extra --set for every run")
     p.add_argument("--cleanrl", help="path to CleanRL's dqn.py to run once (seed 1) for comparison")
     p.add_argument("--cleanrl-steps", type=int, default=500000)
+    p.add_argument("--cleanrl-python", default=sys.executable,
+                   help="python with torch, tyro, stable-baselines3 and a gymnasium dqn.py supports (0.29)")
     p.add_argument("--marker", default="dqn-cartpole")
     p.add_argument("--write", metavar="FILE")
     a = p.parse_args()
@@ -116,7 +121,7 @@ def main():
             f"the training loop's wall time (metrics.csv), without process start-up or evaluation. "
             f"Machine: {cpu}, {os.cpu_count()} cores; {datetime.date.today().isoformat()}."]
     if a.cleanrl:
-        c = cleanrl(a.cleanrl, 1, a.cleanrl_steps)
+        c = cleanrl(a.cleanrl_python, a.cleanrl, 1, a.cleanrl_steps)
         if "error" in c:
             info.append(f"CleanRL dqn.py failed here: {c['error']}")
         else:
