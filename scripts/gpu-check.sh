@@ -124,6 +124,29 @@ main() {
   echo "| env | device | N | mode | steps/s | model_gbytes_per_second |"
   echo "|---|---|---:|---|---:|---:|"
   printf '%s\n' "${rows[@]}"
+
+  banner "nn: gradient updates per second (cpu and cuda, eager and graph-replayed)"
+  if "$build_dir/bench/cugym_bench_nn" --device all --json >"$build_dir/nn-bench.jsonl"; then
+    "$build_dir/bench/cugym_bench_nn" --device all
+    [ -z "${OUT:-}" ] || cp "$build_dir/nn-bench.jsonl" "$OUT/nn-bench.jsonl"
+  else
+    echo "gpu-check: cugym_bench_nn FAILED"
+    [ "$status" -ne 0 ] || status=3
+  fi
+
+  banner "DQN on CartPole-v1 (configs/cartpole.toml) on cuda and cpu"
+  local device run t0
+  for device in cuda cpu; do
+    run="$build_dir/dqn-$device"
+    rm -rf "$run"
+    t0=$SECONDS
+    if timeout 300 "$cli" train --config configs/cartpole.toml --device "$device" --out "$run"; then
+      echo "dqn $device: $((SECONDS - t0)) s in all; $(tail -n 1 "$run/metrics.csv" | cut -d, -f1,2) (step, train seconds)"
+    else
+      echo "gpu-check: DQN on $device FAILED"
+      [ "$status" -ne 0 ] || status=3
+    fi
+  done
   return "$status"
 }
 

@@ -4,29 +4,7 @@
 set -u
 cugym=$1
 fixtures=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
-
-# expect CODE PATTERN -- ARGS...: runs cugym ARGS, checks the exit code and that stdout+stderr
-# match the extended regex PATTERN; errors must be one line on stderr.
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  checks=$((checks + 1))
-  "$cugym" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$code" ] || ! cat "$tmp/out" "$tmp/err" | grep -Eq -- "$pattern"; then
-    echo "FAIL: cugym $* -> exit $got (want $code), output:"
-    cat "$tmp/out" "$tmp/err" | sed 's/^/    /'
-    failures=$((failures + 1))
-  elif [ "$code" -eq 2 ] && [ "$(grep -c 'error' "$tmp/err")" -ne 1 ]; then
-    echo "FAIL: cugym $*: expected exactly one error line, got:"
-    sed 's/^/    /' "$tmp/err"
-    failures=$((failures + 1))
-  fi
-}
+source "$(dirname "$0")/common.sh"
 
 trace=$fixtures/traces/CartPole-v1.csv
 
@@ -65,5 +43,4 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi >/dev/null 2>&1; then
   expect 2 '--device cuda: ' -- replay --env CartPole-v1 --trace "$trace" --device cuda
 fi
 
-echo "$((checks - failures)) passed, $failures failed"
-[ "$failures" -eq 0 ]
+summary

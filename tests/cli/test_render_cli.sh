@@ -4,12 +4,7 @@
 # usage: test_render_cli.sh CUGYM_BINARY
 set -u
 cugym=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-run() { checks=$((checks + 1)); "$cugym" "$@" >"$tmp/out" 2>"$tmp/err"; }
+source "$(dirname "$0")/common.sh"
 is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]; }
 
 # --max-frames N writes exactly N frames, each a PNG.
@@ -84,5 +79,4 @@ else
   echo "skip: xvfb-run or ffmpeg not installed, the window was not checked"
 fi
 
-echo "$((checks - failures)) passed, $failures failed"
-[ "$failures" -eq 0 ]
+summary

@@ -4,12 +4,7 @@
 # usage: test_train_cli.sh CUGYM_BINARY
 set -u
 cugym=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-run() { checks=$((checks + 1)); "$cugym" "$@" >"$tmp/out" 2>"$tmp/err"; }
+source "$(dirname "$0")/common.sh"
 expect_error() {  # expect_error PATTERN ARGS...: exit 2, one line naming the problem
   local pattern=$1
   shift
@@ -67,5 +62,4 @@ run train --resume "$tmp/long" --total-steps 50000 --set eval_episodes=2 --devic
 { [ $? -eq 0 ] && grep -q "resuming" "$tmp/err" && [ -s "$tmp/long/model.safetensors" ]; } || fail "resume: $(cat "$tmp/out" "$tmp/err")"
 [ "$(tail -1 "$tmp/long/metrics.csv" | cut -d, -f1)" = "50000" ] || fail "resume did not reach 50000: $(tail -1 "$tmp/long/metrics.csv")"
 
-echo "$((checks - failures)) passed, $failures failed"
-[ "$failures" -eq 0 ]
+summary

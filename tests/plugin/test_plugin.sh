@@ -10,11 +10,7 @@ build=$1
 source=$2
 tests_bin=$3
 shift 3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "$0")/../cli/common.sh"
 
 echo "== install cugym into $tmp/prefix"
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; echo "0 passed, 1 failed"; exit 1; }
@@ -29,19 +25,6 @@ if ! cmake -S "$source/examples/custom_env" -B "$tmp/catch" -DCMAKE_PREFIX_PATH=
 fi
 plugin=$tmp/catch/libcugym_catch.so
 grep -E 'CUDA' "$tmp/configure.log" | head -3
-
-# expect CODE PATTERN -- ARGS...
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  checks=$((checks + 1))
-  "$cugym" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$code" ] || ! cat "$tmp/out" "$tmp/err" | grep -Eq -- "$pattern"; then
-    fail "cugym $* -> exit $got (want $code):"
-    cat "$tmp/out" "$tmp/err" | sed 's/^/    /'
-  fi
-}
 
 expect 0 'Catch-v0 +\(3,\) +Discrete\(3\) +100' -- list --plugin "$plugin"
 expect 0 'CartPole-v1' -- --plugin "$plugin" list
@@ -92,5 +75,4 @@ expect 2 'was built against another cugym \(plugin ABI 0; this cugym has plugin 
 expect 2 "env id 'Catch-v0' is already registered" -- list --plugin "$plugin" --plugin "$plugin"
 expect 2 '--plugin needs a value' -- list --plugin
 
-echo "$((checks - failures)) passed, $failures failed"
-[ "$failures" -eq 0 ]
+summary
