@@ -16,6 +16,8 @@ struct ReplayArrays {
   int32_t* actions;  // [capacity]
   float* rewards;    // [capacity]
   float* dones;      // [capacity] 1 for a terminal transition (no bootstrap), else 0
+  int64_t* size;     // [1] transitions stored so far (at most capacity)
+  uint32_t* draws;   // [1] minibatches sampled so far: keys the sampling RNG
   int64_t capacity;
   int obs_dim;
 };
@@ -23,9 +25,12 @@ struct ReplayArrays {
 // Transition i of a vector step goes to row (position + i) % capacity. next_obs is the true last
 // observation (final_obs) when the env ended in this step, so truncated episodes bootstrap from
 // their real final state; only termination stops the bootstrap.
-CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t position, int64_t i, const float* obs,
+// Transition 0 also grows the stored size (kept on the device, so sampling can run inside a CUDA
+// graph without the host passing it).
+CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t position, int64_t i, int64_t n, const float* obs,
                                    const int32_t* actions, const float* rewards, const float* next_obs,
                                    const float* final_obs, const uint8_t* terminated, const uint8_t* truncated) {
+  if (i == 0) *r.size = *r.size + n < r.capacity ? *r.size + n : r.capacity;
   const int64_t row = (position + i) % r.capacity;
   const bool ended = (terminated[i] | truncated[i]) != 0;
   const float* next = ended ? final_obs : next_obs;
@@ -46,11 +51,12 @@ struct Minibatch {
   float* dones;
 };
 
-// Row j of minibatch number `draw`: a uniform index in [0, size) from Philox keyed by the seed,
-// (stream kReplay, j) and the draw counter, then a gather.
-CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b, int64_t size, uint64_t seed,
-                                      uint32_t draw, int64_t j) {
-  Rng rng(seed, static_cast<uint64_t>(j), draw, RngStream::kReplay);
+// Row j of the next minibatch: a uniform index in [0, size) from Philox keyed by the seed,
+// (stream kReplay, j) and the draw counter, then a gather. Size and counter are read on the
+// device (AdvanceDraw increments the counter afterwards, in a launch of its own).
+CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b, uint64_t seed, int64_t j) {
+  const int64_t size = *r.size;
+  Rng rng(seed, static_cast<uint64_t>(j), *r.draws, RngStream::kReplay);
   const uint64_t wide = (static_cast<uint64_t>(rng.NextU32()) << 32) | rng.NextU32();
   const int64_t row = static_cast<int64_t>(wide % static_cast<uint64_t>(size));
   for (int k = 0; k < r.obs_dim; ++k) {

@@ -1,5 +1,6 @@
 // The DQN loop's own device work (agent_kernels.h) on one device: the CPU runs plain loops, CUDA
-// one Thrust launch per call (queued, no host synchronisation). No CUDA types here.
+// one Thrust launch per call on the nn back end's stream (queued in order with the network's
+// work and capturable into its CUDA graphs; no host synchronisation). No CUDA types here.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +27,9 @@ class AgentOps {
   virtual void AddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs,
                               const int32_t* actions, const float* rewards, const float* next_obs,
                               const float* final_obs, const uint8_t* terminated, const uint8_t* truncated) = 0;
-  virtual void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, int64_t size,
-                      uint64_t seed, uint32_t draw) = 0;
+  // A minibatch from the stored transitions (replay.size, replay.draws on the device); then the
+  // draw counter goes up by one.
+  virtual void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed) = 0;
   virtual void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key) = 0;
   virtual void TdTargets(const float* rewards, const float* dones, const float* next_q, float gamma, float* targets,
                          int64_t n) = 0;
@@ -36,7 +38,8 @@ class AgentOps {
 };
 
 std::unique_ptr<AgentOps> MakeCpuAgentOps();
-std::unique_ptr<AgentOps> MakeCudaAgentOps();  // defined only in CUDA builds
-std::unique_ptr<AgentOps> MakeAgentOps(Device device);
+// `stream` is a cudaStream_t (nn::Backend::native_stream()); defined only in CUDA builds.
+std::unique_ptr<AgentOps> MakeCudaAgentOps(void* stream);
+std::unique_ptr<AgentOps> MakeAgentOps(Device device, void* stream);
 
 }  // namespace cugym::agent

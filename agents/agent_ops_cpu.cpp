@@ -12,11 +12,11 @@ class CpuAgentOps final : public AgentOps {
                       const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
                       const uint8_t* truncated) override {
     for (int64_t i = 0; i < n; ++i)
-      AddTransition(replay, position, i, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+      AddTransition(replay, position, i, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
   }
-  void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, int64_t size, uint64_t seed,
-              uint32_t draw) override {
-    for (int64_t j = 0; j < batch_size; ++j) SampleTransition(replay, batch, size, seed, draw, j);
+  void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed) override {
+    for (int64_t j = 0; j < batch_size; ++j) SampleTransition(replay, batch, seed, j);
+    ++*replay.draws;
   }
   void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key) override {
     for (int64_t i = 0; i < n; ++i) agent::EpsilonGreedy(actions, epsilon, num_actions, step_key, i);
@@ -40,11 +40,12 @@ class CpuAgentOps final : public AgentOps {
 
 std::unique_ptr<AgentOps> MakeCpuAgentOps() { return std::make_unique<CpuAgentOps>(); }
 
-std::unique_ptr<AgentOps> MakeAgentOps(Device device) {
+std::unique_ptr<AgentOps> MakeAgentOps(Device device, void* stream) {
   if (device == Device::kCpu) return MakeCpuAgentOps();
 #ifdef CUGYM_HAVE_CUDA
-  return MakeCudaAgentOps();
+  return MakeCudaAgentOps(stream);
 #else
+  (void)stream;
   throw std::invalid_argument("this cugym was built without CUDA");
 #endif
 }

@@ -2,6 +2,7 @@
 #include "agents/dqn.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -78,7 +79,7 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   options.adam.max_grad_norm = config_.max_grad_norm;
   options.seed = config_.seed;
   trainer_ = std::make_unique<nn::QTrainer>(nn::MakeBackend(device), options);
-  ops_ = agent::MakeAgentOps(device);
+  ops_ = agent::MakeAgentOps(device, trainer_->backend().native_stream());
 
   const int64_t cap = config_.buffer_size, b = config_.batch_size;
   replay_obs_ = Buffer<float>(device, cap * obs_dim_);
@@ -100,6 +101,10 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   ring_lengths_ = Buffer<int32_t>(device, kEpisodeRing);
   ring_count_ = Buffer<unsigned long long>(device, 1);
   ring_count_.Zero();
+  replay_size_dev_ = Buffer<int64_t>(device, 1);
+  replay_size_dev_.Zero();
+  draws_dev_ = Buffer<uint32_t>(device, 1);
+  draws_dev_.Zero();
 
   env_->Reset(config_.seed);
   next_target_step_ = config_.learning_starts + config_.target_update_interval;
@@ -114,13 +119,17 @@ double DqnAgent::Epsilon(int64_t step) const {
   return std::max(slope * static_cast<double>(step) + config_.start_e, std::min(config_.start_e, config_.end_e));
 }
 
-void DqnAgent::Update() {
+agent::ReplayArrays DqnAgent::replay_arrays() {
+  return agent::ReplayArrays{replay_obs_.data(),     replay_next_obs_.data(), replay_actions_.data(),
+                             replay_rewards_.data(), replay_dones_.data(),    replay_size_dev_.data(),
+                             draws_dev_.data(),      config_.buffer_size,     obs_dim_};
+}
+
+void DqnAgent::UpdateKernels() {
   const int64_t b = config_.batch_size;
-  const agent::ReplayArrays replay{replay_obs_.data(), replay_next_obs_.data(), replay_actions_.data(),
-                                   replay_rewards_.data(), replay_dones_.data(), config_.buffer_size, obs_dim_};
   const agent::Minibatch batch{batch_obs_.data(), batch_next_obs_.data(), batch_actions_.data(),
                                batch_rewards_.data(), batch_dones_.data()};
-  ops_->Sample(replay, batch, b, replay_size_, config_.seed, draws_++);
+  ops_->Sample(replay_arrays(), batch, b, config_.seed);
   const auto next_obs = Rows(batch_next_obs_.data(), b, obs_dim_, device_);
   if (config_.double_dqn) {
     trainer_->Act(next_obs, Vec(next_actions_.data(), b, device_));
@@ -133,6 +142,28 @@ void DqnAgent::Update() {
   trainer_->TrainStep(Rows(batch_obs_.data(), b, obs_dim_, device_),
                       Vec<const int32_t>(batch_actions_.data(), b, device_),
                       Vec<const float>(targets_.data(), b, device_));
+}
+
+// On CUDA the whole gradient step (sampling, target network, TD targets, forward, backward,
+// Adam) is captured into a CUDA graph on first use and replayed: one launch per update. Every
+// value that changes between updates (draw counter, replay size, Adam's step) lives on the
+// device. Should capture fail, the step runs eagerly, with one line on stderr.
+void DqnAgent::Update() {
+  if (device_ == Device::kCuda && config_.cuda_graph && !graph_failed_) {
+    if (!update_graph_) {
+      try {
+        update_graph_ = trainer_->backend().Capture([this] { UpdateKernels(); });
+      } catch (const std::exception& e) {
+        graph_failed_ = true;
+        std::fprintf(stderr, "cugym train: CUDA graph capture failed (%s); running updates eagerly\n", e.what());
+        UpdateKernels();
+        return;
+      }
+    }
+    update_graph_->Replay();
+    return;
+  }
+  UpdateKernels();
 }
 
 DqnProgress DqnAgent::ReadProgress(double interval_seconds, int64_t interval_steps) {
@@ -171,8 +202,7 @@ void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, cons
                      const std::function<void()>& on_checkpoint) {
   using Clock = std::chrono::steady_clock;
   const int64_t n = config_.num_envs;
-  const agent::ReplayArrays replay{replay_obs_.data(), replay_next_obs_.data(), replay_actions_.data(),
-                                   replay_rewards_.data(), replay_dones_.data(), config_.buffer_size, obs_dim_};
+  const agent::ReplayArrays replay = replay_arrays();
   const agent::EpisodeRing ring{ring_returns_.data(), ring_lengths_.data(), ring_count_.data(), kEpisodeRing};
   const auto obs = Rows(env_->obs(), n, obs_dim_, device_);
   auto interval_start = Clock::now();
@@ -236,7 +266,7 @@ void DqnAgent::SaveCheckpoint(const std::string& path, const std::string& replay
       {"cugym.config", config_.ToToml()},
       {"cugym.global_step", std::to_string(global_step_)},
       {"cugym.vector_steps", std::to_string(vector_steps_)},
-      {"cugym.draws", std::to_string(draws_)},
+      {"cugym.draws", std::to_string(draws_dev_.ToHost()[0])},
       {"cugym.next_target_step", std::to_string(next_target_step_)},
       {"cugym.update_debt_ppm", std::to_string(static_cast<int64_t>(std::llround(update_debt_ * 1e6)))},
   };
@@ -263,13 +293,15 @@ void DqnAgent::LoadCheckpoint(const std::string& path, const std::string& replay
                                 config_.env_id);
   global_step_ = MetaInt(meta, "cugym.global_step", path);
   vector_steps_ = MetaInt(meta, "cugym.vector_steps", path);
-  draws_ = static_cast<uint32_t>(MetaInt(meta, "cugym.draws", path));
+  const uint32_t draws = static_cast<uint32_t>(MetaInt(meta, "cugym.draws", path));
+  draws_dev_.FromHost(&draws, 1);
   next_target_step_ = MetaInt(meta, "cugym.next_target_step", path);
   update_debt_ = static_cast<double>(MetaInt(meta, "cugym.update_debt_ppm", path)) / 1e6;
   // The envs start new episodes from a seed of their own for this resumption.
   env_->Reset(config_.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(global_step_)));
   replay_position_ = 0;
   replay_size_ = 0;
+  replay_size_dev_.Zero();
   learning_resumes_at_ = global_step_ + std::min(config_.learning_starts, config_.buffer_size);
   if (replay_path.empty()) return;
   const SafetensorsFile file = ReadSafetensors(replay_path);
@@ -291,6 +323,7 @@ void DqnAgent::LoadCheckpoint(const std::string& path, const std::string& replay
   replay_size_ = MetaInt(file.metadata, "cugym.size", replay_path);
   if (replay_position_ < 0 || replay_position_ >= cap || replay_size_ < 0 || replay_size_ > cap)
     throw std::invalid_argument(replay_path + ": position or size outside the buffer");
+  replay_size_dev_.FromHost(&replay_size_, 1);
   learning_resumes_at_ = global_step_;
 }
 
@@ -310,7 +343,7 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
   const EnvSpec& spec = registry.Get(id).spec;
   std::unique_ptr<VectorEnv> env = MakeVectorEnv(registry, id, n, device);
   env->Reset(seed);
-  auto ops = agent::MakeAgentOps(device);
+  auto ops = agent::MakeAgentOps(device, policy.native_stream());
   Buffer<int32_t> actions(device, n);
   // Env i finishes quota[i] episodes; later ones are ignored, so short episodes are not favoured.
   std::vector<int64_t> quota(n), done(n, 0);

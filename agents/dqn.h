@@ -61,6 +61,8 @@ class DqnAgent {
 
  private:
   void Update();
+  void UpdateKernels();  // the gradient step's work, all on the back end's stream
+  agent::ReplayArrays replay_arrays();
   DqnProgress ReadProgress(double interval_seconds, int64_t interval_steps);
 
   DqnConfig config_;
@@ -82,13 +84,16 @@ class DqnAgent {
   Buffer<float> ring_returns_;
   Buffer<int32_t> ring_lengths_;
   Buffer<unsigned long long> ring_count_;
+  Buffer<int64_t> replay_size_dev_;  // [1] transitions stored, kept by the insertion kernel
+  Buffer<uint32_t> draws_dev_;       // [1] minibatches sampled (keys the replay RNG)
+  std::unique_ptr<nn::Graph> update_graph_;  // CUDA: the gradient step, captured once
+  bool graph_failed_ = false;
 
   int64_t global_step_ = 0;
   int64_t vector_steps_ = 0;
   int64_t replay_position_ = 0;
-  int64_t replay_size_ = 0;
+  int64_t replay_size_ = 0;         // host mirror of replay_size_dev_
   double update_debt_ = 0;         // gradient steps owed (replay_ratio * env steps)
-  uint32_t draws_ = 0;             // minibatches sampled (keys the replay RNG)
   int64_t next_target_step_ = 0;   // env step of the next target update
   int64_t learning_resumes_at_ = 0;
   uint64_t episodes_read_ = 0;     // ring entries already reported

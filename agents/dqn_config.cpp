@@ -96,6 +96,8 @@ const std::map<std::string, Key>& Keys() {
                 [](const DqnConfig& c) { return Str(c.loss); }}},
       {"double_dqn", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.double_dqn = AsBool(k, v); },
                       [](const DqnConfig& c) { return Bool(c.double_dqn); }}},
+      {"cuda_graph", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.cuda_graph = AsBool(k, v); },
+                      [](const DqnConfig& c) { return Bool(c.cuda_graph); }}},
       CUGYM_INT_KEY(num_envs),
       CUGYM_INT_KEY(total_steps),
       CUGYM_FLOAT_KEY(learning_rate),

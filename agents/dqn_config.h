@@ -32,6 +32,7 @@ struct DqnConfig {
   std::string loss = "mse";              // mse (CleanRL) or huber (SB3)
   bool double_dqn = false;
   double max_grad_norm = 0.0;            // 0: no clipping
+  bool cuda_graph = true;                // CUDA: replay the gradient step as one captured graph
   int64_t log_interval = 2000;           // env steps between metrics.csv rows
   int64_t checkpoint_interval = 20000;   // env steps between checkpoints; 0: only at the end
   int64_t keep_checkpoints = 3;

@@ -23,6 +23,8 @@ class GreedyPolicy {
   const std::string& env_id() const { return env_id_; }
   // actions[i] = argmax_a Q(obs_i, a) for n rows of obs [n x obs_dim], device pointers.
   void Act(const float* obs, int32_t* actions, int64_t n);
+  // The stream Act queues on (nn::Backend::native_stream()), for kernels that use its actions.
+  void* native_stream() const { return backend_->native_stream(); }
 
  private:
   std::string env_id_;

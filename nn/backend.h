@@ -118,6 +118,10 @@ class Backend {
   // the same buffers. Everything `work` refers to must outlive the Graph.
   virtual std::unique_ptr<Graph> Capture(const std::function<void()>& work) = 0;
 
+  // The CUDA stream all work is queued on (a cudaStream_t), so callers can queue their own
+  // kernels in order with it and inside a Capture; nullptr on the CPU.
+  virtual void* native_stream() const { return nullptr; }
+
  protected:
   explicit Backend(Device device) : device_(device) {}
 

@@ -281,6 +281,7 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
   }
   int64_t AdamScratchSize(int64_t num_params) const override { return 1 + NormBlocks(num_params); }
   void Synchronize() override { CUGYM_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  void* native_stream() const override { return stream_; }
 
   std::unique_ptr<Graph> Capture(const std::function<void()>& work) override {
     CUGYM_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));

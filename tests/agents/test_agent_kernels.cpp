@@ -11,10 +11,13 @@ namespace {
 struct HostReplay {
   explicit HostReplay(int64_t capacity, int obs_dim)
       : obs(capacity * obs_dim), next_obs(capacity * obs_dim), actions(capacity), rewards(capacity), dones(capacity),
-        arrays{obs.data(), next_obs.data(), actions.data(), rewards.data(), dones.data(), capacity, obs_dim} {}
+        arrays{obs.data(), next_obs.data(), actions.data(), rewards.data(), dones.data(), &size, &draws, capacity,
+               obs_dim} {}
   std::vector<float> obs, next_obs;
   std::vector<int32_t> actions;
   std::vector<float> rewards, dones;
+  int64_t size = 0;
+  uint32_t draws = 0;
   ReplayArrays arrays;
 };
 
@@ -24,6 +27,10 @@ TEST(AgentKernels, TruncationBootstrapsFromTheFinalObservationTerminationDoesNot
   const float obs[3] = {1, 2, 3}, next_obs[3] = {10, 20, 30}, final_obs[3] = {-1, -2, -3}, rewards[3] = {1, 1, 0};
   const int32_t actions[3] = {0, 1, 2};
   const uint8_t terminated[3] = {0, 1, 0}, truncated[3] = {0, 0, 1};
+  ops->AddTransitions(replay.arrays, 3, 3, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+  EXPECT_EQ(replay.size, 3);
+  ops->AddTransitions(replay.arrays, 2, 3, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+  EXPECT_EQ(replay.size, 4);  // at most the capacity
   ops->AddTransitions(replay.arrays, 3, 3, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
   // Rows 3, 0, 1 (the ring wraps).
   EXPECT_EQ(replay.obs[3], 1);
@@ -39,6 +46,7 @@ TEST(AgentKernels, TruncationBootstrapsFromTheFinalObservationTerminationDoesNot
 TEST(AgentKernels, SamplingIsSeededUniformAndCopiesWholeTransitions) {
   const int64_t size = 50;
   HostReplay replay(size, 2);
+  replay.size = size;
   for (int64_t r = 0; r < size; ++r) {
     replay.obs[2 * r] = static_cast<float>(r);
     replay.obs[2 * r + 1] = static_cast<float>(-r);
@@ -53,7 +61,8 @@ TEST(AgentKernels, SamplingIsSeededUniformAndCopiesWholeTransitions) {
   std::vector<int> hits(size, 0);
   std::vector<int32_t> first;
   for (uint32_t draw = 0; draw < 200; ++draw) {
-    ops->Sample(replay.arrays, batch, 64, size, 7, draw);
+    ASSERT_EQ(replay.draws, draw);  // each minibatch advances the counter
+    ops->Sample(replay.arrays, batch, 64, 7);
     if (draw == 0) first = actions;
     for (int j = 0; j < 64; ++j) {
       const int32_t row = actions[j];
@@ -67,9 +76,11 @@ TEST(AgentKernels, SamplingIsSeededUniformAndCopiesWholeTransitions) {
     }
   }
   for (int h : hits) EXPECT_NEAR(h, 200 * 64 / size, 80);
-  ops->Sample(replay.arrays, batch, 64, size, 7, 0);
+  replay.draws = 0;
+  ops->Sample(replay.arrays, batch, 64, 7);
   EXPECT_EQ(actions, first);  // same seed and draw, same minibatch
-  ops->Sample(replay.arrays, batch, 64, size, 8, 0);
+  replay.draws = 0;
+  ops->Sample(replay.arrays, batch, 64, 8);
   EXPECT_NE(actions, first);
 }
 
