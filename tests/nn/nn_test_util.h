@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -66,5 +67,16 @@ inline double MaxRelError(const std::vector<float>& a, const std::vector<float>&
   }
   return worst;
 }
+
+// A test over every device: skips a device that cannot run here and makes its back end.
+class DeviceTest : public ::testing::TestWithParam<Device> {
+ protected:
+  void SetUp() override {
+    CUGYM_SKIP_WITHOUT(GetParam());
+    backend_ = MakeBackend(GetParam());
+  }
+  Device device() const { return GetParam(); }
+  std::shared_ptr<Backend> backend_;
+};
 
 }  // namespace cugym::nn::testing

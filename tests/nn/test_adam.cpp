@@ -17,15 +17,7 @@ using testing::AllDevices;
 using testing::DeviceParamName;
 using testing::ToDevice;
 
-class AdamTest : public ::testing::TestWithParam<Device> {
- protected:
-  void SetUp() override {
-    CUGYM_SKIP_WITHOUT(GetParam());
-    backend_ = MakeBackend(GetParam());
-  }
-  Device device() const { return GetParam(); }
-  std::shared_ptr<Backend> backend_;
-};
+class AdamTest : public testing::DeviceTest {};
 
 TEST_P(AdamTest, MatchesNumpyReference) {
   const CsvTable t = ReadNumericCsv(std::string(CUGYM_FIXTURES_DIR) + "/nn/adam_reference.csv");

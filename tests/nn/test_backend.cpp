@@ -15,15 +15,7 @@ using testing::AllDevices;
 using testing::DeviceParamName;
 using testing::ToDevice;
 
-class BackendTest : public ::testing::TestWithParam<Device> {
- protected:
-  void SetUp() override {
-    CUGYM_SKIP_WITHOUT(GetParam());
-    backend_ = MakeBackend(GetParam());
-  }
-  Device device() const { return GetParam(); }
-  std::shared_ptr<Backend> backend_;
-};
+class BackendTest : public testing::DeviceTest {};
 
 TEST_P(BackendTest, GemmOnRowMajorDataThroughTransposedViews) {
   // a = [[1, 2, 3], [4, 5, 6]] and b = [[1, 0], [0, 1], [1, 1]] row-major; c = a b = [[4, 5], [10, 11]].

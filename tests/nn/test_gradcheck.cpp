@@ -66,15 +66,7 @@ double Dot(const std::vector<double>& a, const std::vector<double>& b) {
   return s;
 }
 
-class GradCheck : public ::testing::TestWithParam<Device> {
- protected:
-  void SetUp() override {
-    CUGYM_SKIP_WITHOUT(GetParam());
-    backend_ = MakeBackend(GetParam());
-  }
-  Device device() const { return GetParam(); }
-  std::shared_ptr<Backend> backend_;
-};
+class GradCheck : public testing::DeviceTest {};
 
 // L = sum(r * Linear(x)), for Linear alone and Linear + ReLU; checks dW, db, dx.
 void CheckLinear(Backend& backend, Device device, bool relu) {

@@ -54,15 +54,7 @@ std::string TempPath(const std::string& name) {
   return ::testing::TempDir() + "cugym_nn_" + std::to_string(::getpid()) + "_" + name;
 }
 
-class QTrainerTest : public ::testing::TestWithParam<Device> {
- protected:
-  void SetUp() override {
-    CUGYM_SKIP_WITHOUT(GetParam());
-    backend_ = MakeBackend(GetParam());
-  }
-  Device device() const { return GetParam(); }
-  std::shared_ptr<Backend> backend_;
-};
+class QTrainerTest : public testing::DeviceTest {};
 
 TEST_P(QTrainerTest, FitsAFixedMinibatch) {
   for (LossKind loss : {LossKind::kMse, LossKind::kHuber}) {
