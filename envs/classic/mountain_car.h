@@ -59,6 +59,32 @@ inline void Draw(const State& s, float goal_position, Canvas& canvas) {
   canvas.FillPolygon(flag, 3, {204, 204, 0});
 }
 
+// What both variants share: state, reset, observation, goal test, drawing, flat state.
+struct Common {
+  using State = mountain_car::State;
+  static constexpr int kObsDim = 2;
+  static constexpr int kStateDim = 2;
+
+  template <class Params>
+  CUGYM_HD static State Reset(const Params&, Rng& rng) { return ResetState(rng); }
+  template <class Params>
+  CUGYM_HD static void Observe(const Params&, const State& s, float* obs) {
+    obs[0] = s.position;
+    obs[1] = s.velocity;
+  }
+  template <class Params>
+  CUGYM_HD static bool ReachedGoal(const Params& p, const State& s) {
+    return (s.position >= p.goal_position) & (s.velocity >= p.goal_velocity);
+  }
+  template <class Params>
+  static void Draw(const Params& p, const State& s, Canvas& canvas) { mountain_car::Draw(s, p.goal_position, canvas); }
+  static void ToFlat(const State& s, float* flat) {
+    flat[0] = s.position;
+    flat[1] = s.velocity;
+  }
+  static State FromFlat(const float* flat) { return State{flat[0], flat[1]}; }
+};
+
 inline EnvSpec BaseSpec(const char* id, int max_steps, double threshold) {
   EnvSpec spec;
   spec.id = id;
@@ -75,18 +101,15 @@ inline EnvSpec BaseSpec(const char* id, int max_steps, double threshold) {
 
 }  // namespace mountain_car
 
-struct MountainCar {
+struct MountainCar : mountain_car::Common {
   struct Params {
     float force = 0.001f;
     float goal_position = 0.5f;
     float goal_velocity = 0.0f;
   };
-  using State = mountain_car::State;
   using Action = int32_t;
   static constexpr int kNumActions = 3;  // push left, no push, push right
   static constexpr int kActionDim = 1;
-  static constexpr int kObsDim = 2;
-  static constexpr int kStateDim = 2;
 
   static EnvSpec Spec() {
     EnvSpec spec = mountain_car::BaseSpec("MountainCar-v0", 200, -110.0);
@@ -94,33 +117,21 @@ struct MountainCar {
     spec.reference = "gymnasium/envs/classic_control/mountain_car.py (Gymnasium 1.4.0)";
     return spec;
   }
-  CUGYM_HD static State Reset(const Params&, Rng& rng) { return mountain_car::ResetState(rng); }
   CUGYM_HD static StepResult Step(const Params& p, State& s, const Action* action, Rng&) {
     mountain_car::Move(s, static_cast<float>(*action - 1) * p.force);
-    const bool terminated = (s.position >= p.goal_position) & (s.velocity >= p.goal_velocity);
-    return StepResult{-1.0f, terminated};
+    return StepResult{-1.0f, ReachedGoal(p, s)};
   }
-  CUGYM_HD static void Observe(const Params&, const State& s, float* obs) {
-    obs[0] = s.position;
-    obs[1] = s.velocity;
-  }
-  static void Draw(const Params& p, const State& s, Canvas& canvas) { mountain_car::Draw(s, p.goal_position, canvas); }
-  static void ToFlat(const State& s, float* flat) { Observe(Params{}, s, flat); }
-  static State FromFlat(const float* flat) { return State{flat[0], flat[1]}; }
 };
 
-struct MountainCarContinuous {
+struct MountainCarContinuous : mountain_car::Common {
   struct Params {
     float power = 0.0015f;
     float goal_position = 0.45f;  // 0.45, not MountainCar's 0.5
     float goal_velocity = 0.0f;
   };
-  using State = mountain_car::State;
   using Action = float;
   static constexpr int kNumActions = 0;
   static constexpr int kActionDim = 1;
-  static constexpr int kObsDim = 2;
-  static constexpr int kStateDim = 2;
   CUGYM_HD static float ActionLow(int) { return -1.0f; }
   CUGYM_HD static float ActionHigh(int) { return 1.0f; }
 
@@ -130,21 +141,13 @@ struct MountainCarContinuous {
     spec.reference = "gymnasium/envs/classic_control/continuous_mountain_car.py (Gymnasium 1.4.0)";
     return spec;
   }
-  CUGYM_HD static State Reset(const Params&, Rng& rng) { return mountain_car::ResetState(rng); }
   // The force is clipped to [-1, 1]; the action penalty uses the unclipped action, as Gymnasium.
   CUGYM_HD static StepResult Step(const Params& p, State& s, const Action* action, Rng&) {
     mountain_car::Move(s, Clip(action[0], -1.0f, 1.0f) * p.power);
-    const bool terminated = (s.position >= p.goal_position) & (s.velocity >= p.goal_velocity);
+    const bool terminated = ReachedGoal(p, s);
     const float reward = (terminated ? 100.0f : 0.0f) - action[0] * action[0] * 0.1f;
     return StepResult{reward, terminated};
   }
-  CUGYM_HD static void Observe(const Params&, const State& s, float* obs) {
-    obs[0] = s.position;
-    obs[1] = s.velocity;
-  }
-  static void Draw(const Params& p, const State& s, Canvas& canvas) { mountain_car::Draw(s, p.goal_position, canvas); }
-  static void ToFlat(const State& s, float* flat) { Observe(Params{}, s, flat); }
-  static State FromFlat(const float* flat) { return State{flat[0], flat[1]}; }
 };
 
 }  // namespace cugym
