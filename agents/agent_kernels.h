@@ -3,6 +3,7 @@
 // functions; agent_ops_cpu.cpp and agent_ops_cuda.cu run them over their ranges.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "core/macros.h"
@@ -69,11 +70,42 @@ CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b,
 }
 
 // With probability epsilon a uniformly random action replaces the greedy one.
-CUGYM_HD inline void EpsilonGreedy(int32_t* actions, float epsilon, int num_actions, uint32_t step_key, int64_t i) {
+// Temporally extended exploration (ez-greedy, Dabney, Ostrovski and Barreto, ICLR 2021): an
+// exploratory action is held for n steps with P(n >= k) = k^(1 - mu), n <= max_hold, instead of
+// one. Per-env state lives on the device; held == nullptr means plain epsilon-greedy.
+struct ExploreHold {
+  int32_t* held = nullptr;  // [n] action being repeated
+  int32_t* left = nullptr;  // [n] further steps to repeat it
+  float mu = 0.0f;          // tail exponent of the duration, > 1
+  int32_t max_hold = 1;
+};
+
+// Heavy-tailed duration from a uniform u in (0, 1]: floor(u^(-1 / (mu - 1))), in [1, max_hold].
+CUGYM_HD inline int32_t HoldDuration(float u, float mu, int32_t max_hold) {
+  const double n = pow(static_cast<double>(u), -1.0 / (static_cast<double>(mu) - 1.0));
+  return n >= static_cast<double>(max_hold) ? max_hold : static_cast<int32_t>(n);
+}
+
+// Env i's action: with probability epsilon a uniform random one in place of the greedy action
+// already in actions[i]; with a hold, a held action is repeated first and epsilon is only tested
+// when no hold is running.
+CUGYM_HD inline void EpsilonGreedy(int32_t* actions, float epsilon, int num_actions, uint32_t step_key,
+                                   const ExploreHold& hold, int64_t i) {
+  if (hold.held && hold.left[i] > 0) {
+    --hold.left[i];
+    actions[i] = hold.held[i];
+    return;
+  }
   const uint32_t coin = HashDraw(step_key, static_cast<uint32_t>(i));
+  if (U32ToUnitFloat(coin) >= epsilon) return;
   const uint32_t pick = HashDraw(step_key ^ 0x5bd1e995u, static_cast<uint32_t>(i));
-  if (U32ToUnitFloat(coin) < epsilon)
-    actions[i] = static_cast<int32_t>((static_cast<uint64_t>(pick) * static_cast<uint32_t>(num_actions)) >> 32);
+  actions[i] = static_cast<int32_t>((static_cast<uint64_t>(pick) * static_cast<uint32_t>(num_actions)) >> 32);
+  if (hold.held) {
+    const uint32_t draw = HashDraw(step_key ^ 0x27d4eb2fu, static_cast<uint32_t>(i));
+    const float u = 1.0f - U32ToUnitFloat(draw);  // (0, 1]
+    hold.held[i] = actions[i];
+    hold.left[i] = HoldDuration(u, hold.mu, hold.max_hold) - 1;
+  }
 }
 
 // y = r + gamma * (1 - done) * next_q.

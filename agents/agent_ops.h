@@ -30,7 +30,10 @@ class AgentOps {
   // A minibatch from the stored transitions (replay.size, replay.draws on the device); then the
   // draw counter goes up by one.
   virtual void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed) = 0;
-  virtual void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key) = 0;
+  // Replaces actions[i] (greedy) by a random action with probability epsilon; `hold` as in
+  // agent_kernels.h ({} for none).
+  virtual void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,
+                             const ExploreHold& hold) = 0;
   virtual void TdTargets(const float* rewards, const float* dones, const float* next_q, float gamma, float* targets,
                          int64_t n) = 0;
   virtual void CollectEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,

@@ -18,8 +18,9 @@ class CpuAgentOps final : public AgentOps {
     for (int64_t j = 0; j < batch_size; ++j) SampleTransition(replay, batch, seed, j);
     ++*replay.draws;
   }
-  void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key) override {
-    for (int64_t i = 0; i < n; ++i) agent::EpsilonGreedy(actions, epsilon, num_actions, step_key, i);
+  void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,
+                     const ExploreHold& hold) override {
+    for (int64_t i = 0; i < n; ++i) agent::EpsilonGreedy(actions, epsilon, num_actions, step_key, hold, i);
   }
   void TdTargets(const float* rewards, const float* dones, const float* next_q, float gamma, float* targets,
                  int64_t n) override {

@@ -47,7 +47,8 @@ struct EpsilonFunctor {
   float epsilon;
   int num_actions;
   uint32_t step_key;
-  __device__ void operator()(int64_t i) const { EpsilonGreedy(actions, epsilon, num_actions, step_key, i); }
+  ExploreHold hold;
+  __device__ void operator()(int64_t i) const { EpsilonGreedy(actions, epsilon, num_actions, step_key, hold, i); }
 };
 
 struct TargetFunctor {
@@ -84,8 +85,9 @@ class CudaAgentOps final : public AgentOps {
     ForEach(stream_, batch_size, SampleFunctor{replay, batch, seed});
     ForEach(stream_, 1, AdvanceDrawFunctor{replay.draws});
   }
-  void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key) override {
-    ForEach(stream_, n, EpsilonFunctor{actions, epsilon, num_actions, step_key});
+  void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,
+                     const ExploreHold& hold) override {
+    ForEach(stream_, n, EpsilonFunctor{actions, epsilon, num_actions, step_key, hold});
   }
   void TdTargets(const float* rewards, const float* dones, const float* next_q, float gamma, float* targets,
                  int64_t n) override {

@@ -42,6 +42,16 @@ std::vector<int> LayerSizes(const EnvSpec& spec, const std::vector<int>& hidden)
   return sizes;
 }
 
+// Gradient steps a run from step 0 takes (as Train counts them): replay_ratio per env step, over
+// the vector steps that end past learning_starts with a full minibatch stored.
+int64_t PlannedUpdates(const DqnConfig& c) {
+  const int64_t n = c.num_envs;
+  const int64_t vector_steps = (c.total_steps + n - 1) / n;
+  const int64_t first = std::max(c.learning_starts / n + 1, (c.batch_size + n - 1) / n);  // 1-based
+  const int64_t learning = std::max<int64_t>(vector_steps - first + 1, 0);
+  return static_cast<int64_t>(std::floor(c.replay_ratio * static_cast<double>(n * learning) + 1e-9));
+}
+
 std::string Meta(const SafetensorsMetadata& meta, const std::string& key, const std::string& where) {
   auto it = meta.find(key);
   if (it == meta.end()) throw std::invalid_argument(where + ": no '" + key + "' in its metadata");
@@ -77,6 +87,7 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   options.adam.lr = config_.learning_rate;
   options.adam.eps = config_.adam_eps;
   options.adam.max_grad_norm = config_.max_grad_norm;
+  if (config_.anneal_lr) options.adam.lr_decay_updates = std::max<int64_t>(PlannedUpdates(config_), 1);
   options.seed = config_.seed;
   trainer_ = std::make_unique<nn::QTrainer>(nn::MakeBackend(device), options);
   ops_ = agent::MakeAgentOps(device, trainer_->backend().native_stream());
@@ -97,6 +108,11 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   targets_ = Buffer<float>(device, b);
   prev_obs_ = Buffer<float>(device, n * obs_dim_);
   actions_ = Buffer<int32_t>(device, n);
+  if (config_.exploration_hold_mu > 0) {
+    held_actions_ = Buffer<int32_t>(device, n);
+    hold_left_ = Buffer<int32_t>(device, n);
+    hold_left_.Zero();
+  }
   ring_returns_ = Buffer<float>(device, kEpisodeRing);
   ring_lengths_ = Buffer<int32_t>(device, kEpisodeRing);
   ring_count_ = Buffer<unsigned long long>(device, 1);
@@ -205,6 +221,10 @@ void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, cons
   const agent::ReplayArrays replay = replay_arrays();
   const agent::EpisodeRing ring{ring_returns_.data(), ring_lengths_.data(), ring_count_.data(), kEpisodeRing};
   const auto obs = Rows(env_->obs(), n, obs_dim_, device_);
+  agent::ExploreHold hold;
+  if (config_.exploration_hold_mu > 0)
+    hold = agent::ExploreHold{held_actions_.data(), hold_left_.data(), static_cast<float>(config_.exploration_hold_mu),
+                              static_cast<int32_t>(config_.exploration_max_hold)};
   auto interval_start = Clock::now();
   int64_t interval_first_step = global_step_;
   int64_t next_log = (global_step_ / config_.log_interval + 1) * config_.log_interval;
@@ -225,7 +245,7 @@ void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, cons
     const double epsilon = Epsilon(global_step_);
     if (epsilon < 1.0) trainer_->Act(obs, Vec(actions_.data(), n, device_));
     ops_->EpsilonGreedy(actions_.data(), n, static_cast<float>(epsilon), num_actions_,
-                        StepKey(config_.seed, RngStream::kExploration, static_cast<uint64_t>(vector_steps_)));
+                        StepKey(config_.seed, RngStream::kExploration, static_cast<uint64_t>(vector_steps_)), hold);
     CopyBytes(prev_obs_.data(), device_, env_->obs(), device_, n * obs_dim_ * sizeof(float));
     env_->Step(actions_.data());
     ++vector_steps_;
@@ -353,7 +373,7 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
     policy.Act(env->obs(), actions.data(), n);
     if (epsilon > 0)
       ops->EpsilonGreedy(actions.data(), n, static_cast<float>(epsilon), static_cast<int>(spec.action_space.n),
-                         StepKey(seed, RngStream::kExploration, step));
+                         StepKey(seed, RngStream::kExploration, step), agent::ExploreHold{});
     env->Step(actions.data());
     std::vector<uint8_t> term(n), trunc(n);
     CopyBytes(term.data(), Device::kCpu, env->terminated(), device, n);

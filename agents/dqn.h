@@ -81,6 +81,7 @@ class DqnAgent {
   Buffer<int32_t> batch_actions_, next_actions_;
   Buffer<float> prev_obs_;
   Buffer<int32_t> actions_;
+  Buffer<int32_t> held_actions_, hold_left_;  // [n] ez-greedy holds (exploration_hold_mu > 0)
   Buffer<float> ring_returns_;
   Buffer<int32_t> ring_lengths_;
   Buffer<unsigned long long> ring_count_;

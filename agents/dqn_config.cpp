@@ -96,6 +96,8 @@ const std::map<std::string, Key>& Keys() {
                 [](const DqnConfig& c) { return Str(c.loss); }}},
       {"double_dqn", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.double_dqn = AsBool(k, v); },
                       [](const DqnConfig& c) { return Bool(c.double_dqn); }}},
+      {"anneal_lr", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.anneal_lr = AsBool(k, v); },
+                     [](const DqnConfig& c) { return Bool(c.anneal_lr); }}},
       {"cuda_graph", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.cuda_graph = AsBool(k, v); },
                       [](const DqnConfig& c) { return Bool(c.cuda_graph); }}},
       CUGYM_INT_KEY(num_envs),
@@ -110,6 +112,8 @@ const std::map<std::string, Key>& Keys() {
       CUGYM_FLOAT_KEY(start_e),
       CUGYM_FLOAT_KEY(end_e),
       CUGYM_FLOAT_KEY(exploration_fraction),
+      CUGYM_FLOAT_KEY(exploration_hold_mu),
+      CUGYM_INT_KEY(exploration_max_hold),
       CUGYM_INT_KEY(learning_starts),
       CUGYM_FLOAT_KEY(replay_ratio),
       CUGYM_FLOAT_KEY(max_grad_norm),
@@ -169,6 +173,10 @@ void DqnConfig::Validate() const {
   Require(end_e >= 0 && end_e <= 1, "end_e", "must be in [0, 1]", s(end_e));
   Require(exploration_fraction > 0 && exploration_fraction <= 1, "exploration_fraction", "must be in (0, 1]",
           s(exploration_fraction));
+  Require(exploration_hold_mu == 0 || (exploration_hold_mu > 1 && exploration_hold_mu <= 100), "exploration_hold_mu",
+          "must be 0 (off) or in (1, 100]", s(exploration_hold_mu));
+  Require(exploration_max_hold >= 1 && exploration_max_hold <= 1000000000, "exploration_max_hold",
+          "must be in 1..1e9", s(exploration_max_hold));
   Require(learning_starts >= 0, "learning_starts", "must be >= 0", s(learning_starts));
   Require(replay_ratio > 0 && replay_ratio <= 64, "replay_ratio", "must be in (0, 64]", s(replay_ratio));
   Require(loss == "mse" || loss == "huber", "loss", "must be \"mse\" or \"huber\"", "\"" + loss + "\"");

@@ -27,7 +27,10 @@ struct DqnConfig {
   double start_e = 1.0;                  // epsilon schedule, linear in env steps
   double end_e = 0.05;
   double exploration_fraction = 0.16;    // of total_steps spent going from start_e to end_e
+  double exploration_hold_mu = 0.0;      // > 1: ez-greedy, random actions held P(n >= k) = k^(1-mu); 0: off
+  int64_t exploration_max_hold = 10000;  // cap on one hold, in env steps
   int64_t learning_starts = 1000;        // env steps before the first gradient step
+  bool anneal_lr = false;                // learning rate falls linearly to 0 by the last update
   double replay_ratio = 0.5;             // gradient steps per env step (CleanRL: 0.1)
   std::string loss = "mse";              // mse (CleanRL) or huber (SB3)
   bool double_dqn = false;

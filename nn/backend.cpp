@@ -123,6 +123,8 @@ void Backend::AdamStep(const AdamOptions& options, VectorView<float> params, Vec
                        const AdamState& state) {
   const char* op = "AdamStep";
   if (!(options.lr >= 0.0)) Bad(op, "lr " + std::to_string(options.lr) + " (expected >= 0)");
+  if (options.lr_decay_updates < 0)
+    Bad(op, "lr_decay_updates " + std::to_string(options.lr_decay_updates) + " (expected >= 0)");
   if (!(options.beta1 >= 0.0 && options.beta1 < 1.0))
     Bad(op, "beta1 " + std::to_string(options.beta1) + " (expected in [0, 1))");
   if (!(options.beta2 >= 0.0 && options.beta2 < 1.0))

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/device.h"
+#include "core/macros.h"
 #include "nn/tensor.h"
 
 namespace cugym::nn {
@@ -43,7 +44,18 @@ struct AdamOptions {
   double beta2 = 0.999;        ///< second-moment decay
   double eps = 1e-8;           ///< added to sqrt(v_hat), as PyTorch does (outside the square root)
   double max_grad_norm = 0.0;  ///< global L2 norm limit; 0 = no clipping (SB3's DQN uses 10)
+  /// > 0: the learning rate falls linearly to 0 over this many updates, lr * (1 - (t - 1) / decay)
+  /// at update t (optax.linear_schedule, as PureJaxRL's LR_LINEAR_DECAY); it stays 0 after.
+  /// Read from the device-side step count, so graph replays follow it.
+  int64_t lr_decay_updates = 0;
 };
+
+/// The learning rate of update t (1-based) under AdamOptions::lr_decay_updates.
+CUGYM_HD inline double ScheduledLr(double lr, int64_t lr_decay_updates, int64_t t) {
+  if (lr_decay_updates <= 0) return lr;
+  const double left = 1.0 - static_cast<double>(t - 1) / static_cast<double>(lr_decay_updates);
+  return left > 0.0 ? lr * left : 0.0;
+}
 
 // The optimizer's device-resident state for Backend::AdamStep, sized by the caller (see Adam).
 struct AdamState {

@@ -165,7 +165,7 @@ class CpuBackend final : public Backend {
     // Scalars as PyTorch forms them: in double, rounded to float where they meet the tensors.
     const double bc1 = 1.0 - std::pow(o.beta1, static_cast<double>(t));
     const double bc2 = 1.0 - std::pow(o.beta2, static_cast<double>(t));
-    const float step_size = static_cast<float>(o.lr / bc1);
+    const float step_size = static_cast<float>(ScheduledLr(o.lr, o.lr_decay_updates, t) / bc1);
     const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
     const float w1 = static_cast<float>(1.0 - o.beta1), b2 = static_cast<float>(o.beta2),
                 w2 = static_cast<float>(1.0 - o.beta2), eps = static_cast<float>(o.eps);

@@ -171,6 +171,7 @@ __global__ void SumSquaresKernel(const float* g, int64_t n, float* partials) {
 
 struct AdamArgs {
   double lr, beta1, beta2;  // for the bias corrections, formed in double as PyTorch does
+  int64_t lr_decay_updates;
   float w1, b2, w2, eps;    // 1 - beta1, beta2, 1 - beta2, eps: rounded once from double
   float max_grad_norm;
 };
@@ -197,7 +198,7 @@ __global__ void AdamKernel(AdamArgs o, float* p, const float* g, float* m, float
     const double bc1 = 1.0 - pow(o.beta1, static_cast<double>(t));
     const double bc2 = 1.0 - pow(o.beta2, static_cast<double>(t));
     s_coef = coef;
-    s_step_size = static_cast<float>(o.lr / bc1);
+    s_step_size = static_cast<float>(ScheduledLr(o.lr, o.lr_decay_updates, t) / bc1);
     s_bc2_sqrt = static_cast<float>(sqrt(bc2));
     s_t = t;
   }
@@ -371,6 +372,7 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
     AdamArgs args{o.lr,
                   o.beta1,
                   o.beta2,
+                  o.lr_decay_updates,
                   static_cast<float>(1.0 - o.beta1),
                   static_cast<float>(o.beta2),
                   static_cast<float>(1.0 - o.beta2),

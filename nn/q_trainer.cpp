@@ -116,7 +116,8 @@ void QTrainer::Save(const std::string& path, const SafetensorsMetadata& extra) c
   metadata["cugym.loss"] = LossName(options_.loss);
   const AdamOptions& a = adam_.options();
   metadata["cugym.adam"] = "lr=" + FloatText(a.lr) + ",beta1=" + FloatText(a.beta1) + ",beta2=" + FloatText(a.beta2) +
-                           ",eps=" + FloatText(a.eps) + ",max_grad_norm=" + FloatText(a.max_grad_norm);
+                           ",eps=" + FloatText(a.eps) + ",max_grad_norm=" + FloatText(a.max_grad_norm) +
+                           ",lr_decay_updates=" + std::to_string(a.lr_decay_updates);
   WriteSafetensors(path, tensors, metadata);
 }
 

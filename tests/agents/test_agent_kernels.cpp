@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace cugym::agent {
@@ -88,15 +89,69 @@ TEST(AgentKernels, EpsilonGreedyMixesAtTheRequestedRate) {
   auto ops = MakeCpuAgentOps();
   const int64_t n = 20000;
   std::vector<int32_t> actions(n, 1);
-  ops->EpsilonGreedy(actions.data(), n, 0.0f, 4, 99);
+  ops->EpsilonGreedy(actions.data(), n, 0.0f, 4, 99, {});
   for (int32_t a : actions) ASSERT_EQ(a, 1);
-  ops->EpsilonGreedy(actions.data(), n, 0.3f, 4, 99);
+  ops->EpsilonGreedy(actions.data(), n, 0.3f, 4, 99, {});
   int counts[4] = {};
   for (int32_t a : actions) counts[a]++;
   // 70% keep action 1, the other 30% are uniform over the 4 actions.
   EXPECT_NEAR(counts[0], n * 0.075, 250);
   EXPECT_NEAR(counts[1], n * (0.7 + 0.075), 300);
   EXPECT_NEAR(counts[3], n * 0.075, 250);
+}
+
+TEST(AgentKernels, HoldDurationsAreHeavyTailedAndCapped) {
+  EXPECT_EQ(HoldDuration(1.0f, 2.0f, 100), 1);
+  EXPECT_EQ(HoldDuration(0.25f, 2.0f, 100), 4);    // 0.25^-1
+  EXPECT_EQ(HoldDuration(0.25f, 3.0f, 100), 2);    // 0.25^-(1/2)
+  EXPECT_EQ(HoldDuration(1e-6f, 2.0f, 100), 100);  // capped
+}
+
+TEST(AgentKernels, EzGreedyRepeatsItsRandomActionsForHeavyTailedSpans) {
+  // Epsilon 1 with holds: each env's actions form runs of one random action; a run's length n
+  // has P(n >= k) = k^(1 - mu) (runs of the same action drawn twice in a row merge, which only
+  // lengthens them; with 1000 actions that is rare). The greedy actions (-1) never show.
+  auto ops = MakeCpuAgentOps();
+  const int64_t n = 64;
+  const int steps = 2000, num_actions = 1000;
+  std::vector<int32_t> held(n), left(n, 0);
+  const ExploreHold hold{held.data(), left.data(), 2.0f, 50};
+  std::vector<std::vector<int32_t>> trace(n);
+  for (int t = 0; t < steps; ++t) {
+    std::vector<int32_t> actions(n, -1);
+    ops->EpsilonGreedy(actions.data(), n, 1.0f, num_actions, StepKey(5, RngStream::kExploration, t), hold);
+    for (int64_t i = 0; i < n; ++i) trace[i].push_back(actions[i]);
+  }
+  int64_t runs = 0, at_least_4 = 0, at_least_50 = 0, longer = 0, greedy = 0;
+  for (const auto& actions : trace) {
+    for (size_t start = 0; start < actions.size();) {
+      size_t end = start;
+      while (end < actions.size() && actions[end] == actions[start]) ++end;
+      if (end < actions.size() && start > 0) {  // whole runs only
+        ++runs;
+        at_least_4 += end - start >= 4;
+        at_least_50 += end - start >= 50;
+        longer += end - start > 50;
+      }
+      greedy += actions[start] < 0;
+      start = end;
+    }
+  }
+  ASSERT_GT(runs, 5000);
+  EXPECT_NEAR(static_cast<double>(at_least_4) / runs, 0.25, 0.03);
+  EXPECT_NEAR(static_cast<double>(at_least_50) / runs, 0.02, 0.01);
+  EXPECT_LE(longer, 2);  // only from merged runs
+  EXPECT_EQ(greedy, 0);
+
+  // A running hold wins over the greedy action even at epsilon 0; without a hold, epsilon 0
+  // leaves the greedy action alone.
+  std::vector<int32_t> actions(n, 7);
+  for (int64_t i = 0; i < n; ++i) left[i] = 1;
+  ops->EpsilonGreedy(actions.data(), n, 0.0f, num_actions, 11, hold);
+  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(actions[i], held[i]);
+  std::fill(actions.begin(), actions.end(), 7);
+  ops->EpsilonGreedy(actions.data(), n, 0.0f, num_actions, 12, hold);
+  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(actions[i], 7);
 }
 
 TEST(AgentKernels, TdTargetsStopAtTermination) {

@@ -105,6 +105,28 @@ TEST_P(AdamTest, ClipByNormScalesAsPyTorch) {
   EXPECT_NEAR(q.ToHost()[1], -4.0 / 5.0, 1e-6);
 }
 
+TEST_P(AdamTest, LinearLrDecayReachesZeroAtTheLastUpdate) {
+  // eps = 1 and g = 1 make every update lr_t * m_hat / (sqrt(v_hat) + 1) = lr_t / 2 exactly.
+  AdamOptions o;
+  o.lr = 0.4;
+  o.eps = 1.0;
+  o.lr_decay_updates = 4;
+  EXPECT_DOUBLE_EQ(ScheduledLr(0.4, 4, 1), 0.4);
+  EXPECT_DOUBLE_EQ(ScheduledLr(0.4, 4, 2), 0.3);
+  EXPECT_DOUBLE_EQ(ScheduledLr(0.4, 4, 5), 0.0);
+  EXPECT_DOUBLE_EQ(ScheduledLr(0.4, 4, 9), 0.0);
+  EXPECT_DOUBLE_EQ(ScheduledLr(0.4, 0, 9), 0.4);
+  Adam adam(backend_, 1, o);
+  Buffer<float> params = ToDevice(device(), std::vector<float>{0}), grads = ToDevice(device(), std::vector<float>{1});
+  float expected = 0.0f;
+  for (int t = 1; t <= 6; ++t) {
+    adam.Step(AsVector(params), AsVector(grads));
+    expected -= static_cast<float>(ScheduledLr(0.4, 4, t) / 2);
+    EXPECT_NEAR(params.ToHost()[0], expected, 1e-6) << "update " << t;
+  }
+  EXPECT_NEAR(expected, -0.5f, 1e-6);  // (0.4 + 0.3 + 0.2 + 0.1) / 2, then nothing more
+}
+
 TEST_P(AdamTest, ResetAndBadOptions) {
   Adam adam(backend_, 3);
   Buffer<float> params = ToDevice(device(), std::vector<float>{1, 2, 3}),
@@ -121,6 +143,9 @@ TEST_P(AdamTest, ResetAndBadOptions) {
   EXPECT_THROW(Adam(backend_, 3, bad), std::invalid_argument);
   bad = AdamOptions();
   bad.eps = 0.0;
+  EXPECT_THROW(Adam(backend_, 3, bad), std::invalid_argument);
+  bad = AdamOptions();
+  bad.lr_decay_updates = -1;
   EXPECT_THROW(Adam(backend_, 3, bad), std::invalid_argument);
   Buffer<float> wrong(device(), 4);
   EXPECT_THROW(adam.Step(AsVector(wrong), AsVector(grads)), std::invalid_argument);
