@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU check for a machine with an NVIDIA GPU (no network needed, installs nothing):
 # CUDA build for sm_90 into build-gpu (no SDL2/Box2D), the full ctest including the GPU cases,
-# then a CartPole-v1 benchmark table (cugym bench --json) on cuda and cpu.
+# then an env benchmark table (cugym bench --json: CartPole-v1 on cuda and cpu, the other
+# classic-control envs on cuda), nn updates/s, and DQN runs of the shipped configs.
 #   scripts/gpu-check.sh [--slow] [--no-bench]
 #     --slow      also run the tests labelled `slow`
 #     --no-bench  skip the benchmark table
@@ -88,24 +89,26 @@ main() {
   [ "$bench" -eq 1 ] || return "$status"
 
   banner "benchmarks"
-  # device num_envs steps; each run is 1 warm-up + 5 timed repeats of num_envs*steps env steps.
+  # env device num_envs steps; each run is 1 warm-up + 5 timed repeats of num_envs*steps env steps.
   local runs=(
-    "cuda 65536 1000" "cuda 1048576 200" "cuda 16777216 50"
-    "cpu 1024 1000" "cpu 65536 200"
+    "CartPole-v1 cuda 65536 1000" "CartPole-v1 cuda 1048576 200" "CartPole-v1 cuda 16777216 50"
+    "CartPole-v1 cpu 1024 1000" "CartPole-v1 cpu 65536 200"
+    "MountainCar-v0 cuda 1048576 200" "MountainCarContinuous-v0 cuda 1048576 200"
+    "Acrobot-v1 cuda 1048576 100" "Pendulum-v1 cuda 1048576 200"
   )
-  local jsonl="$build_dir/bench.jsonl" rows=() run device n steps mode line rc
+  local jsonl="$build_dir/bench.jsonl" rows=() run env device n steps mode line rc
   : >"$jsonl"
   for run in "${runs[@]}"; do
-    read -r device n steps <<<"$run"
+    read -r env device n steps <<<"$run"
     for mode in step fused; do
-      echo "+ $cli bench --env CartPole-v1 --device $device --num-envs $n --steps $steps --mode $mode --json"
+      echo "+ $cli bench --env $env --device $device --num-envs $n --steps $steps --mode $mode --json"
       rc=0
-      line="$(timeout 300 "$cli" bench --env CartPole-v1 --device "$device" --num-envs "$n" \
+      line="$(timeout 300 "$cli" bench --env "$env" --device "$device" --num-envs "$n" \
                 --steps "$steps" --mode "$mode" --json)" || rc=$?
       line="$(grep '^{' <<<"$line" | tail -n 1)"
       if [ "$rc" -ne 0 ] || [ -z "$line" ]; then
         echo "  FAILED (exit $rc)"
-        rows+=("| CartPole-v1 | $device | $n | $mode | FAILED (exit $rc) | |")
+        rows+=("| $env | $device | $n | $mode | FAILED (exit $rc) | |")
         [ "$status" -ne 0 ] || status=3
         continue
       fi
@@ -120,7 +123,7 @@ main() {
   done
   [ -z "${OUT:-}" ] || cp "$jsonl" "$OUT/bench.jsonl"
 
-  banner "benchmark table (CartPole-v1, random actions, median of 5)"
+  banner "benchmark table (random actions, median of 5)"
   echo "| env | device | N | mode | steps/s | model_gbytes_per_second |"
   echo "|---|---|---:|---|---:|---:|"
   printf '%s\n' "${rows[@]}"
@@ -134,16 +137,19 @@ main() {
     [ "$status" -ne 0 ] || status=3
   fi
 
-  banner "DQN on CartPole-v1 (configs/cartpole.toml) on cuda and cpu"
-  local device run t0
-  for device in cuda cpu; do
-    run="$build_dir/dqn-$device"
+  banner "DQN: the shipped configs (seed 1) on cuda, CartPole also on cpu"
+  local config device run t0
+  for run in "cartpole cuda" "cartpole cpu" "acrobot cuda" "mountain_car cuda"; do
+    read -r config device <<<"$run"
+    run="$build_dir/dqn-$config-$device"
     rm -rf "$run"
     t0=$SECONDS
-    if timeout 300 "$cli" train --config configs/cartpole.toml --device "$device" --out "$run"; then
-      echo "dqn $device: $((SECONDS - t0)) s in all; $(tail -n 1 "$run/metrics.csv" | cut -d, -f1,2) (step, train seconds)"
+    if timeout 300 "$cli" train --config "configs/$config.toml" --device "$device" --out "$run" >"$run.log" 2>&1; then
+      echo "dqn $config $device: $((SECONDS - t0)) s in all; $(tail -n 1 "$run/metrics.csv" | cut -d, -f1,2)" \
+           "(step, train seconds); $(grep -o 'mean return .*' "$run.log")"
     else
-      echo "gpu-check: DQN on $device FAILED"
+      tail -n 3 "$run.log"
+      echo "gpu-check: DQN $config on $device FAILED"
       [ "$status" -ne 0 ] || status=3
     fi
   done
