@@ -69,7 +69,6 @@ CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b,
   b.dones[j] = r.dones[row];
 }
 
-// With probability epsilon a uniformly random action replaces the greedy one.
 // Temporally extended exploration (ez-greedy, Dabney, Ostrovski and Barreto, ICLR 2021): an
 // exploratory action is held for n steps with P(n >= k) = k^(1 - mu), n <= max_hold, instead of
 // one. Per-env state lives on the device; held == nullptr means plain epsilon-greedy.
