@@ -189,7 +189,7 @@ struct HasDraw<Env, std::void_t<decltype(Env::Draw(std::declval<const typename E
                                                    std::declval<Canvas&>()))>> : std::true_type {};
 
 // Factories, defined per back end and explicitly instantiated for each env in the translation
-// unit of that back end (builtin_cpu.cpp, builtin_cuda.cu).
+// unit of that back end (envs/cpu/*.cpp, builtin_cuda.cu).
 template <class Env>
 std::unique_ptr<VectorEnv> MakeCpuVectorEnv(int64_t num_envs);
 template <class Env>
