@@ -187,6 +187,15 @@ void DqnConfig::Validate() const {
   Require(eval_episodes >= 0, "eval_episodes", "must be >= 0", s(eval_episodes));
 }
 
+const ShippedConfig* FindShippedConfig(const std::string& env_id) {
+  for (int i = 0; i < kNumShippedConfigs; ++i) {
+    DqnConfig config;
+    config.Apply(ParseToml(kShippedConfigs[i].toml, kShippedConfigs[i].path));
+    if (config.env_id == env_id) return &kShippedConfigs[i];
+  }
+  return nullptr;
+}
+
 std::string DqnConfig::ToToml() const {
   std::string out = "# cugym DQN run configuration (resolved: defaults, file and --set overrides)\n";
   for (const auto& [key, k] : Keys()) out += key + " = " + k.get(*this).ToToml() + "\n";

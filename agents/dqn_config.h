@@ -50,4 +50,15 @@ struct DqnConfig {
   std::string ToToml() const;
 };
 
+// A tuned config shipped in configs/ and compiled in (agents/CMakeLists.txt lists them).
+struct ShippedConfig {
+  const char* path;  // e.g. "configs/acrobot.toml", relative to the source tree
+  const char* toml;  // the file's text
+};
+extern const ShippedConfig kShippedConfigs[];
+extern const int kNumShippedConfigs;
+
+// The shipped config whose env_id is `env_id`, or nullptr when none is.
+const ShippedConfig* FindShippedConfig(const std::string& env_id);
+
 }  // namespace cugym

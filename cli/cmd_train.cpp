@@ -67,7 +67,7 @@ fs::path ReplayPathFor(const fs::path& checkpoint) {
 int RunTrain(const Registry& registry, int argc, char** argv) {
   Args args("train",
             {{"--env", "ID", "env id (see cugym list); overrides the config's env_id", ""},
-             {"--config", "FILE", "TOML config (configs/*.toml); defaults otherwise", ""},
+             {"--config", "FILE", "TOML config; default: the one shipped for the env (configs/), if any", ""},
              {"--device", "D", kDeviceHelp, "auto"},
              {"--seed", "S", "seed (overrides the config)", ""},
              {"--num-envs", "N", "envs stepped together (overrides the config)", ""},
@@ -97,6 +97,18 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
       throw std::invalid_argument("--resume takes the run's own config; use --set or --total-steps to change it");
   } else if (args.Has("--config")) {
     config.Apply(ReadTomlFile(args.String("--config")));
+  } else {
+    // No config file: the tuned one shipped for the env when there is one, else the defaults.
+    const std::string env = args.Has("--env") ? args.String("--env") : config.env_id;
+    registry.Get(env);  // an unknown id is the only thing said
+    if (const ShippedConfig* shipped = FindShippedConfig(env)) {
+      config.Apply(ParseToml(shipped->toml, shipped->path));
+      std::cerr << "cugym train: " << env << " with the hyperparameters of " << shipped->path
+                << " (built in; --config FILE for others)\n";
+    } else {
+      std::cerr << "cugym train: no tuned config ships for " << env
+                << "; using the defaults (configs/cartpole.toml's values, docs/dqn.md)\n";
+    }
   }
   if (args.Has("--env")) config.env_id = args.String("--env");
   if (args.Has("--seed")) {

@@ -71,6 +71,26 @@ TEST(DqnConfig, WrittenConfigReadsBackTheSame) {
   EXPECT_EQ(again.env_id, "Acrobot-v1");
 }
 
+std::string FileBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(DqnConfig, ShippedConfigsAreTheFilesAndCartPolesAreTheDefaults) {
+  ASSERT_EQ(kNumShippedConfigs, 3);
+  for (const char* id : {"CartPole-v1", "Acrobot-v1", "MountainCar-v0"}) {
+    const ShippedConfig* shipped = FindShippedConfig(id);
+    ASSERT_NE(shipped, nullptr) << id;
+    const std::string path = std::string(CUGYM_CONFIGS_DIR) + "/../" + shipped->path;
+    EXPECT_EQ(std::string(shipped->toml), FileBytes(path)) << path << " changed without a rebuild";
+  }
+  EXPECT_EQ(FindShippedConfig("Pendulum-v1"), nullptr);
+  EXPECT_EQ(FindShippedConfig("MountainCar"), nullptr);
+  DqnConfig cartpole;
+  cartpole.Apply(ParseToml(FindShippedConfig("CartPole-v1")->toml, "cartpole.toml"));
+  EXPECT_EQ(cartpole.ToToml(), DqnConfig().ToToml()) << "DqnConfig's defaults are configs/cartpole.toml's";
+}
+
 TEST(DqnAgent, RefusesBoxActionSpaces) {
   DqnConfig config;
   config.env_id = "Pendulum-v1";
@@ -117,11 +137,6 @@ std::string Rows(const DqnConfig& config, fs::path model) {
       [] { return false; }, [] {});
   agent.SaveModel(model.string());
   return rows.str();
-}
-
-std::string FileBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 TEST(DqnAgent, SameSeedSameMetricsAndWeightsOnTheCpu) {
@@ -253,9 +268,8 @@ TEST_P(ShippedConfig, ReachesTheThreshold) {
   const auto [name, file, threshold] = GetParam();
   const fs::path dir = fs::temp_directory_path() / (std::string("cugym_dqn_config_") + file);
   fs::create_directories(dir);
-  std::ifstream in(std::string(CUGYM_CONFIGS_DIR) + "/" + file);
-  ASSERT_TRUE(in) << file;
-  const std::string toml((std::istreambuf_iterator<char>(in)), {});
+  const std::string toml = FileBytes(std::string(CUGYM_CONFIGS_DIR) + "/" + file);
+  ASSERT_FALSE(toml.empty()) << file;
   DqnConfig config;
   config.Apply(ParseToml(toml, file));
   config.seed = 1;

@@ -28,6 +28,16 @@ grep -q '^learning_starts = 500$' "$tmp/run/config.toml" || fail "config.toml la
 run eval --model "$tmp/run/model.safetensors" --episodes 7 --num-envs 3 --device cpu --json
 grep -Eq '"env": "CartPole-v1".*"episodes": 7.*"mean_return": [0-9.]+.*"std_return"' "$tmp/out" || fail "eval --json: $(cat "$tmp/out" "$tmp/err")"
 
+# Without --config, an env's shipped config is used (and said); an env without one gets the defaults.
+run train --env Acrobot-v1 --device cpu --out "$tmp/acro" --total-steps 600 --set learning_starts=200 \
+  --set eval_episodes=1 || fail "train Acrobot: $(cat "$tmp/err")"
+grep -q "hyperparameters of configs/acrobot.toml" "$tmp/err" || fail "train --env Acrobot-v1 did not say its config: $(cat "$tmp/err")"
+grep -q '^anneal_lr = true$' "$tmp/acro/config.toml" || fail "train --env Acrobot-v1 did not use configs/acrobot.toml"
+grep -q '^total_steps = 600$' "$tmp/acro/config.toml" || fail "--total-steps did not override the shipped config"
+run train --env CartPole-v1 --config "$(dirname "$0")/../../configs/cartpole_cleanrl.toml" --device cpu \
+  --out "$tmp/clean" --total-steps 600 --set learning_starts=200 --set eval_episodes=1 || fail "train --config: $(cat "$tmp/err")"
+! grep -q "hyperparameters of" "$tmp/err" || fail "--config FILE still announced a shipped config"
+
 # Bad input.
 expect_error "--out .* exists and is not empty" train --env CartPole-v1 --device cpu --out "$tmp/run"
 expect_error "DQN needs a discrete action space, but Pendulum-v1 has Box" train --env Pendulum-v1 --device cpu --out "$tmp/p"
