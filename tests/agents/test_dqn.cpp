@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -81,7 +82,7 @@ TEST(DqnConfig, ShippedConfigsAreTheFilesAndCartPolesAreTheDefaults) {
   for (const char* id : {"CartPole-v1", "Acrobot-v1", "MountainCar-v0"}) {
     const ShippedConfig* shipped = FindShippedConfig(id);
     ASSERT_NE(shipped, nullptr) << id;
-    const std::string path = std::string(CUGYM_CONFIGS_DIR) + "/../" + shipped->path;
+    const std::string path = std::string(CUGYM_SOURCE_DIR) + "/" + shipped->path;
     EXPECT_EQ(std::string(shipped->toml), FileBytes(path)) << path << " changed without a rebuild";
   }
   EXPECT_EQ(FindShippedConfig("Pendulum-v1"), nullptr);
@@ -256,36 +257,38 @@ TEST(DqnLearning, DefaultConfigSolvesCartPole) {
 
 // Label slow: the shipped configs reach Gymnasium's thresholds for seed 1 (Acrobot-v1 -100 in
 // about 2 s, MountainCar-v0 -110 in about 35 s on a 2-core CPU; docs/benchmarks.md has more seeds).
-struct ConfigCase {
-  const char* name;
-  const char* file;
+struct LearningCase {
+  const char* env_id;
   double threshold;
 };
 
-class ShippedConfig : public ::testing::TestWithParam<ConfigCase> {};
+class ShippedConfigLearning : public ::testing::TestWithParam<LearningCase> {};
 
-TEST_P(ShippedConfig, ReachesTheThreshold) {
-  const auto [name, file, threshold] = GetParam();
-  const fs::path dir = fs::temp_directory_path() / (std::string("cugym_dqn_config_") + file);
+TEST_P(ShippedConfigLearning, ReachesTheThreshold) {
+  const auto [env_id, threshold] = GetParam();
+  const fs::path dir = fs::temp_directory_path() / (std::string("cugym_dqn_learning_") + env_id);
   fs::create_directories(dir);
-  const std::string toml = FileBytes(std::string(CUGYM_CONFIGS_DIR) + "/" + file);
-  ASSERT_FALSE(toml.empty()) << file;
+  const ShippedConfig* shipped = FindShippedConfig(env_id);
+  ASSERT_NE(shipped, nullptr) << env_id;
   DqnConfig config;
-  config.Apply(ParseToml(toml, file));
+  config.Apply(ParseToml(shipped->toml, shipped->path));
   config.seed = 1;
   DqnAgent agent(Builtins(), config, Device::kCpu);
   agent.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
   const std::string model = (dir / "model.safetensors").string();
   agent.SaveModel(model);
   const EvalResult r = EvaluateModel(Builtins(), model, 100, 10, 2024, Device::kCpu, 0.0);
-  EXPECT_GE(r.mean_return, threshold) << file;
+  EXPECT_GE(r.mean_return, threshold) << shipped->path;
   fs::remove_all(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(DqnLearning, ShippedConfig,
-                         ::testing::Values(ConfigCase{"Acrobot", "acrobot.toml", -100.0},
-                                           ConfigCase{"MountainCar", "mountain_car.toml", -110.0}),
-                         [](const ::testing::TestParamInfo<ConfigCase>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(DqnLearning, ShippedConfigLearning,
+                         ::testing::Values(LearningCase{"Acrobot-v1", -100.0}, LearningCase{"MountainCar-v0", -110.0}),
+                         [](const ::testing::TestParamInfo<LearningCase>& info) {
+                           std::string name = info.param.env_id;
+                           for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace cugym
