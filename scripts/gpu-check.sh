@@ -138,9 +138,9 @@ main() {
   fi
 
   banner "DQN: the shipped configs (seed 1) on cuda, CartPole also on cpu"
-  local config device run t0
-  for run in "cartpole cuda" "cartpole cpu" "acrobot cuda" "mountain_car cuda"; do
-    read -r config device <<<"$run"
+  local spec config device run t0
+  for spec in "cartpole cuda" "cartpole cpu" "acrobot cuda" "mountain_car cuda"; do
+    read -r config device <<<"$spec"
     run="$build_dir/dqn-$config-$device"
     rm -rf "$run"
     t0=$SECONDS
