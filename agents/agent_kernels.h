@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/fastmath.h"
 #include "core/macros.h"
 #include "core/rng.h"
 
@@ -80,8 +81,12 @@ struct ExploreHold {
 };
 
 // Heavy-tailed duration from a uniform u in (0, 1]: floor(u^(-1 / (mu - 1))), in [1, max_hold].
+// The power goes through Log2/Exp2 (core/fastmath.h), not pow: the same bits on CPU and GPU, so
+// both back ends floor it to the same hold.
 CUGYM_HD inline int32_t HoldDuration(float u, float mu, int32_t max_hold) {
-  const double n = pow(static_cast<double>(u), -1.0 / (static_cast<double>(mu) - 1.0));
+  const double y = -Log2(static_cast<double>(u)) / (static_cast<double>(mu) - 1.0);  // log2 of the duration, >= 0
+  if (y >= 31.0) return max_hold;  // 2^31 exceeds any max_hold
+  const double n = Exp2(y);
   return n >= static_cast<double>(max_hold) ? max_hold : static_cast<int32_t>(n);
 }
 
@@ -111,6 +116,29 @@ CUGYM_HD inline void EpsilonGreedy(int32_t* actions, float epsilon, int num_acti
 CUGYM_HD inline void TdTarget(const float* rewards, const float* dones, const float* next_q, float gamma, float* targets,
                               int64_t j) {
   targets[j] = rewards[j] + gamma * (1.0f - dones[j]) * next_q[j];
+}
+
+// Finished episodes, appended on the device: slot (count + k) % capacity of the ring holds the
+// k-th episode that ended in a step; the host reads the ring and the count every few thousand
+// steps.
+struct EpisodeRing {
+  float* returns;
+  int32_t* lengths;
+  unsigned long long* count;  // episodes appended so far (one value)
+  int64_t capacity;
+};
+
+// The k-th of `total` episodes that ended in one step (k counts the ended envs in env order),
+// stored at slot (count + k) % capacity, `count` as before the step. When more than `capacity`
+// end at once only the last `capacity` are stored, so no two writers share a slot and the ring
+// is the same whatever order the writers run in.
+CUGYM_HD inline void StoreEpisode(const EpisodeRing& ring, unsigned long long count, int64_t k, int64_t total,
+                                  float episode_return, int32_t episode_length) {
+  if (k < total - ring.capacity) return;
+  const int64_t slot = static_cast<int64_t>((count + static_cast<unsigned long long>(k)) %
+                                            static_cast<unsigned long long>(ring.capacity));
+  ring.returns[slot] = episode_return;
+  ring.lengths[slot] = episode_length;
 }
 
 }  // namespace cugym::agent

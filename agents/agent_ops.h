@@ -11,22 +11,14 @@
 
 namespace cugym::agent {
 
-// Finished episodes, appended on the device: slot (count + k) % capacity of the ring holds the
-// k-th episode that ended in a step; the host reads the ring and the count every few thousand
-// steps.
-struct EpisodeRing {
-  float* returns;
-  int32_t* lengths;
-  unsigned long long* count;  // episodes appended so far (one value)
-  int64_t capacity;
-};
-
 class AgentOps {
  public:
   virtual ~AgentOps() = default;
-  virtual void AddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs,
-                              const int32_t* actions, const float* rewards, const float* next_obs,
-                              const float* final_obs, const uint8_t* terminated, const uint8_t* truncated) = 0;
+  // Writes the n transitions of one vector step at rows position.. of the ring. Throws
+  // std::invalid_argument when n exceeds the capacity: two envs of one step would share a row.
+  void AddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs,
+                      const int32_t* actions, const float* rewards, const float* next_obs, const float* final_obs,
+                      const uint8_t* terminated, const uint8_t* truncated);
   // A minibatch from the stored transitions (replay.size, replay.draws on the device); then the
   // draw counter goes up by one.
   virtual void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed) = 0;
@@ -36,8 +28,15 @@ class AgentOps {
                              const ExploreHold& hold) = 0;
   virtual void TdTargets(const float* rewards, const float* dones, const float* next_q, float gamma, float* targets,
                          int64_t n) = 0;
+  // Appends the episodes that ended in this step to the ring, in env order (StoreEpisode): the
+  // same ring on every back end, for any n.
   virtual void CollectEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
                                const int32_t* lengths, int64_t n, const EpisodeRing& ring) = 0;
+
+ private:
+  virtual void DoAddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs,
+                                const int32_t* actions, const float* rewards, const float* next_obs,
+                                const float* final_obs, const uint8_t* terminated, const uint8_t* truncated) = 0;
 };
 
 std::unique_ptr<AgentOps> MakeCpuAgentOps();

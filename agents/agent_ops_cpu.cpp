@@ -1,5 +1,6 @@
 // The CPU implementation of AgentOps: loops over agent_kernels.h.
 #include <stdexcept>
+#include <string>
 
 #include "agents/agent_ops.h"
 
@@ -8,9 +9,9 @@ namespace {
 
 class CpuAgentOps final : public AgentOps {
  public:
-  void AddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs, const int32_t* actions,
-                      const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
-                      const uint8_t* truncated) override {
+  void DoAddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs,
+                        const int32_t* actions, const float* rewards, const float* next_obs, const float* final_obs,
+                        const uint8_t* terminated, const uint8_t* truncated) override {
     for (int64_t i = 0; i < n; ++i)
       AddTransition(replay, position, i, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
   }
@@ -28,16 +29,26 @@ class CpuAgentOps final : public AgentOps {
   }
   void CollectEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
                        const int32_t* lengths, int64_t n, const EpisodeRing& ring) override {
-    for (int64_t i = 0; i < n; ++i) {
-      if (!(terminated[i] | truncated[i])) continue;
-      const int64_t slot = static_cast<int64_t>((*ring.count)++ % static_cast<unsigned long long>(ring.capacity));
-      ring.returns[slot] = returns[i];
-      ring.lengths[slot] = lengths[i];
+    int64_t total = 0;
+    for (int64_t i = 0; i < n; ++i) total += (terminated[i] | truncated[i]) != 0;
+    const unsigned long long count = *ring.count;
+    for (int64_t i = 0, k = 0; i < n; ++i) {
+      if (terminated[i] | truncated[i]) StoreEpisode(ring, count, k++, total, returns[i], lengths[i]);
     }
+    *ring.count = count + static_cast<unsigned long long>(total);
   }
 };
 
 }  // namespace
+
+void AgentOps::AddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs,
+                              const int32_t* actions, const float* rewards, const float* next_obs,
+                              const float* final_obs, const uint8_t* terminated, const uint8_t* truncated) {
+  if (n > replay.capacity)
+    throw std::invalid_argument("AddTransitions: " + std::to_string(n) + " transitions in one step exceed the replay "
+                                "capacity " + std::to_string(replay.capacity));
+  DoAddTransitions(replay, position, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+}
 
 std::unique_ptr<AgentOps> MakeCpuAgentOps() { return std::make_unique<CpuAgentOps>(); }
 

@@ -1,12 +1,16 @@
-// The CUDA implementation of AgentOps: one Thrust for_each per call on the nn back end's stream,
-// no host synchronisation, so the update's kernels can be captured into a CUDA graph with the
-// network's.
+// The CUDA implementation of AgentOps: one Thrust for_each per call on the nn back end's stream
+// (CollectEpisodes: a CUB scan and two more), no host synchronisation, so the update's kernels
+// can be captured into a CUDA graph with the network's.
+#include <cub/device/device_scan.cuh>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/system/cuda/execution_policy.h>
 
+#include <stdexcept>
+
 #include "agents/agent_ops.h"
 #include "core/error.h"
+#include "core/memory.h"
 
 namespace cugym::agent {
 namespace {
@@ -58,27 +62,40 @@ struct TargetFunctor {
   __device__ void operator()(int64_t j) const { TdTarget(rewards, dones, next_q, gamma, targets, j); }
 };
 
-struct EpisodeFunctor {
+// CollectEpisodes in three passes, so the ring is filled in env order as on the CPU whatever
+// order the threads run in: flag the envs that ended, an exclusive scan gives each its k (CUB,
+// into preallocated scratch), then each stores its episode and one thread advances the count.
+struct EndedFunctor {
   const uint8_t *terminated, *truncated;
+  int32_t* flags;
+  __device__ void operator()(int64_t i) const { flags[i] = (terminated[i] | truncated[i]) != 0; }
+};
+
+struct StoreEpisodeFunctor {
+  const int32_t *flags, *offsets;
   const float* returns;
   const int32_t* lengths;
+  int64_t n;
   EpisodeRing ring;
   __device__ void operator()(int64_t i) const {
-    if (!(terminated[i] | truncated[i])) return;
-    const unsigned long long k = atomicAdd(ring.count, 1ull);
-    const int64_t slot = static_cast<int64_t>(k % static_cast<unsigned long long>(ring.capacity));
-    ring.returns[slot] = returns[i];
-    ring.lengths[slot] = lengths[i];
+    if (flags[i]) StoreEpisode(ring, *ring.count, offsets[i], offsets[n - 1] + flags[n - 1], returns[i], lengths[i]);
   }
+};
+
+struct AdvanceCountFunctor {
+  const int32_t *flags, *offsets;
+  int64_t n;
+  unsigned long long* count;
+  __device__ void operator()(int64_t) const { *count += static_cast<unsigned long long>(offsets[n - 1] + flags[n - 1]); }
 };
 
 class CudaAgentOps final : public AgentOps {
  public:
   explicit CudaAgentOps(void* stream) : stream_(static_cast<cudaStream_t>(stream)) {}
 
-  void AddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs, const int32_t* actions,
-                      const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
-                      const uint8_t* truncated) override {
+  void DoAddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs,
+                        const int32_t* actions, const float* rewards, const float* next_obs, const float* final_obs,
+                        const uint8_t* terminated, const uint8_t* truncated) override {
     ForEach(stream_, n, AddFunctor{replay, position, n, obs, rewards, next_obs, final_obs, actions, terminated, truncated});
   }
   void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed) override {
@@ -95,11 +112,33 @@ class CudaAgentOps final : public AgentOps {
   }
   void CollectEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
                        const int32_t* lengths, int64_t n, const EpisodeRing& ring) override {
-    ForEach(stream_, n, EpisodeFunctor{terminated, truncated, returns, lengths, ring});
+    if (n <= 0) return;
+    Reserve(n);
+    ForEach(stream_, n, EndedFunctor{terminated, truncated, flags_.data()});
+    std::size_t bytes = scan_scratch_.size();
+    CUGYM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_scratch_.data(), bytes, flags_.data(), offsets_.data(),
+                                                   static_cast<int>(n), stream_));
+    ForEach(stream_, n, StoreEpisodeFunctor{flags_.data(), offsets_.data(), returns, lengths, n, ring});
+    ForEach(stream_, 1, AdvanceCountFunctor{flags_.data(), offsets_.data(), n, ring.count});
   }
 
  private:
+  // Scratch for CollectEpisodes over n envs, allocated on first use (before any graph capture)
+  // and grown only for a larger n.
+  void Reserve(int64_t n) {
+    if (static_cast<int64_t>(flags_.size()) >= n) return;
+    if (n > 0x7fffffff) throw std::invalid_argument("CollectEpisodes: more than 2^31 - 1 envs");
+    flags_ = Buffer<int32_t>(Device::kCuda, n);
+    offsets_ = Buffer<int32_t>(Device::kCuda, n);
+    std::size_t bytes = 0;
+    CUGYM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, flags_.data(), offsets_.data(), static_cast<int>(n),
+                                                   stream_));
+    scan_scratch_ = Buffer<unsigned char>(Device::kCuda, bytes > 0 ? bytes : 1);  // null means 'query' to CUB
+  }
+
   cudaStream_t stream_;
+  Buffer<int32_t> flags_, offsets_;
+  Buffer<unsigned char> scan_scratch_;
 };
 
 }  // namespace

@@ -161,11 +161,18 @@ void DqnAgent::UpdateKernels() {
 }
 
 // On CUDA the whole gradient step (sampling, target network, TD targets, forward, backward,
-// Adam) is captured into a CUDA graph on first use and replayed: one launch per update. Every
-// value that changes between updates (draw counter, replay size, Adam's step) lives on the
-// device. Should capture fail, the step runs eagerly, with one line on stderr.
+// Adam) is captured into a CUDA graph at the second update and replayed: one launch per update.
+// The first runs eagerly, so lazy module loading, cuBLAS's first-call set-up and the scratch
+// allocations happen outside the capture. Every value that changes between updates (draw
+// counter, replay size, Adam's step) lives on the device. Should capture fail, the step runs
+// eagerly, with one line on stderr (scripts/gpu-check.sh counts that line as a failure).
 void DqnAgent::Update() {
   if (device_ == Device::kCuda && config_.cuda_graph && !graph_failed_) {
+    if (!update_graph_ && !warmed_up_) {
+      UpdateKernels();
+      warmed_up_ = true;
+      return;
+    }
     if (!update_graph_) {
       try {
         update_graph_ = trainer_->backend().Capture([this] { UpdateKernels(); });

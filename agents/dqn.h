@@ -43,6 +43,9 @@ class DqnAgent {
   const DqnConfig& config() const { return config_; }
   int64_t global_step() const { return global_step_; }
   double Epsilon(int64_t step) const;
+  // CUDA with cuda_graph: whether the gradient steps are replayed from a captured graph (false
+  // before the second update, on the CPU, and after a failed capture).
+  bool replays_update_graph() const { return update_graph_ != nullptr; }
 
   // Trains until total_steps or until `stop()` returns true (checked every vector step: a
   // signal handler sets a flag). `on_log` gets a row every log_interval env steps and at the
@@ -88,6 +91,7 @@ class DqnAgent {
   Buffer<int64_t> replay_size_dev_;  // [1] transitions stored, kept by the insertion kernel
   Buffer<uint32_t> draws_dev_;       // [1] minibatches sampled (keys the replay RNG)
   std::unique_ptr<nn::Graph> update_graph_;  // CUDA: the gradient step, captured once
+  bool warmed_up_ = false;                   // the first update ran eagerly
   bool graph_failed_ = false;
 
   int64_t global_step_ = 0;

@@ -165,6 +165,9 @@ void DqnConfig::Validate() const {
   Require(adam_eps > 0, "adam_eps", "must be > 0", s(adam_eps));
   Require(buffer_size > 0, "buffer_size", "must be > 0", s(buffer_size));
   Require(batch_size > 0, "batch_size", "must be > 0", s(batch_size));
+  Require(num_envs <= buffer_size, "num_envs",
+          "must not exceed buffer_size (" + s(buffer_size) + "): one vector step writes num_envs rows of the replay ring",
+          s(num_envs));
   Require(batch_size <= buffer_size, "batch_size", "must not exceed buffer_size (" + s(buffer_size) + ")", s(batch_size));
   Require(gamma >= 0 && gamma <= 1, "gamma", "must be in [0, 1]", s(gamma));
   Require(tau > 0 && tau <= 1, "tau", "must be in (0, 1]", s(tau));

@@ -8,6 +8,9 @@
 // meaningless beyond |x| ~ 6e6.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
+
 #include "core/macros.h"
 
 namespace cugym {
@@ -50,6 +53,45 @@ CUGYM_HD CUGYM_FORCEINLINE float FloorF(float x) {
 CUGYM_HD CUGYM_FORCEINLINE float Clip(float x, float low, float high) {
   x = x < low ? low : x;
   return x > high ? high : x;
+}
+
+// log2(x) and 2^y in double with the same bits on every back end, for the few places where a
+// floor of a power must agree between CPU and GPU (CUDA's pow and glibc's are each within an ulp
+// or so, but not the same ulp, which moves floor(pow(...)) at integer boundaries). Only +, -, *,
+// / and bit operations, so with contraction off (cugym_strict_fp) they round identically.
+// Relative error about 2e-16 (a few ulps); exact at powers of two.
+
+// x must be a positive normal double.
+CUGYM_HD inline double Log2(double x) {
+  uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  int exponent = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
+  bits = (bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull;  // mantissa in [1, 2)
+  double f;
+  std::memcpy(&f, &bits, sizeof f);
+  if (f > 1.4142135623730951) {  // into [sqrt(1/2), sqrt(2)): |s| below 0.172
+    f *= 0.5;
+    ++exponent;
+  }
+  // ln f = 2 atanh(s) = 2 (s + s^3/3 + s^5/5 + ...), s = (f - 1) / (f + 1); s^22 < 2e-17.
+  const double s = (f - 1.0) / (f + 1.0), s2 = s * s;
+  double series = 1.0 / 21.0;
+  for (int k = 9; k >= 0; --k) series = 1.0 / (2 * k + 1) + s2 * series;
+  constexpr double kTwoOverLn2 = 2.8853900817779268;  // 2 / ln 2
+  return static_cast<double>(exponent) + kTwoOverLn2 * s * series;
+}
+
+// |y| must stay below 1022.
+CUGYM_HD inline double Exp2(double y) {
+  const int k = static_cast<int>(y + (y >= 0.0 ? 0.5 : -0.5));  // nearest integer
+  const double t = (y - static_cast<double>(k)) * 0.6931471805599453;  // |t| <= ln(2) / 2
+  // e^t by Taylor to t^16 / 16!: the first term left out is below 1e-20.
+  double e = 1.0;
+  for (int j = 16; j >= 1; --j) e = 1.0 + t * e / static_cast<double>(j);
+  const uint64_t scale_bits = static_cast<uint64_t>(k + 1023) << 52;
+  double scale;
+  std::memcpy(&scale, &scale_bits, sizeof scale);
+  return e * scale;
 }
 
 }  // namespace cugym

@@ -79,6 +79,10 @@ ReplayReport ReplayTrace(const Registry& registry, const std::string& env_id, co
   env->set_autoreset(false);  // keep the state each row reaches, terminal or not
   env->Reset(0);
   env->SetStates(0, rows, states);
+  // The actions stay allocated until the results are read back below: the step is asynchronous
+  // on the GPU.
+  Buffer<int32_t> int_actions;
+  Buffer<float> float_actions;
   if (discrete) {
     std::vector<int32_t> actions(rows);
     for (int64_t r = 0; r < rows; ++r) {
@@ -88,18 +92,18 @@ ReplayReport ReplayTrace(const Registry& registry, const std::string& env_id, co
                                     " is not in " + spec.action_space.ToString());
       actions[r] = static_cast<int32_t>(a);
     }
-    Buffer<int32_t> device_actions(device, rows);
-    device_actions.FromHost(actions.data(), rows);
-    env->Step(device_actions.data());
+    int_actions = Buffer<int32_t>(device, rows);
+    int_actions.FromHost(actions.data(), rows);
+    env->Step(int_actions.data());
   } else {
     const int64_t dim = spec.action_dim();
     std::vector<float> actions(rows * dim);
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t k = 0; k < dim; ++k) actions[r * dim + k] = static_cast<float>(trace.at(r, action_cols[k]));
     }
-    Buffer<float> device_actions(device, rows * dim);
-    device_actions.FromHost(actions.data(), rows * dim);
-    env->Step(device_actions.data());
+    float_actions = Buffer<float>(device, rows * dim);
+    float_actions.FromHost(actions.data(), rows * dim);
+    env->Step(float_actions.data());
   }
 
   const std::vector<float> next_states = env->GetStates(0, rows);

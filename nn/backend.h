@@ -57,6 +57,15 @@ CUGYM_HD inline double ScheduledLr(double lr, int64_t lr_decay_updates, int64_t 
   return left > 0.0 ? lr * left : 0.0;
 }
 
+/// Whether AdamStep clips: decided once, on the double, for both back ends (a tiny positive limit
+/// rounds to 0 as a float, and then the two would disagree). Clipping to such a limit zeroes the
+/// gradients, as PyTorch's clip_grad_norm_ does.
+inline bool ClipsGradients(const AdamOptions& options) { return options.max_grad_norm > 0.0; }
+
+/// The Huber loss's (delta 1) derivative: d clamped to [-1, 1]. NaN stays NaN on both back ends
+/// (fminf/fmaxf would turn it into a bound and hide a diverged target).
+CUGYM_HD inline float HuberGradient(float d) { return d < -1.0f ? -1.0f : (d > 1.0f ? 1.0f : d); }
+
 // The optimizer's device-resident state for Backend::AdamStep, sized by the caller (see Adam).
 struct AdamState {
   VectorView<float> exp_avg;     // first moment m, one per parameter

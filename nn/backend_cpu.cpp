@@ -113,7 +113,7 @@ class CpuBackend final : public Backend {
       } else {
         const float ad = std::fabs(d);
         loss_sum += ad < 1.0f ? 0.5 * static_cast<double>(d) * d : ad - 0.5;
-        grad = std::clamp(d, -1.0f, 1.0f) * inv_n;
+        grad = HuberGradient(d) * inv_n;
       }
       q_sum += value;
       dq.data()[r * k + a] = grad;
@@ -153,7 +153,7 @@ class CpuBackend final : public Backend {
     const int64_t n = params.size();
     const float* g = grads.data();
     float coef = 1.0f;
-    if (o.max_grad_norm > 0.0) {
+    if (ClipsGradients(o)) {
       double sum_sq = 0.0;
       for (int64_t i = 0; i < n; ++i) sum_sq += static_cast<double>(g[i]) * g[i];
       const float norm = static_cast<float>(std::sqrt(sum_sq));

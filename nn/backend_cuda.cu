@@ -106,7 +106,7 @@ __global__ void GatherLossKernel(bool huber, const float* q, const int32_t* acti
     if (huber) {
       const float ad = fabsf(d);
       loss_sum += ad < 1.0f ? 0.5f * d * d : ad - 0.5f;
-      grad = fminf(fmaxf(d, -1.0f), 1.0f) * inv_n;
+      grad = HuberGradient(d) * inv_n;
     } else {
       loss_sum += d * d;
       grad = 2.0f * d * inv_n;
@@ -174,6 +174,7 @@ struct AdamArgs {
   int64_t lr_decay_updates;
   float w1, b2, w2, eps;    // 1 - beta1, beta2, 1 - beta2, eps: rounded once from double
   float max_grad_norm;
+  bool clip;                // ClipsGradients: decided on the host, not on the rounded float
 };
 
 // One Adam step for all parameters (one flat buffer). The step count lives on the device: thread
@@ -187,7 +188,7 @@ __global__ void AdamKernel(AdamArgs o, float* p, const float* g, float* m, float
   if (threadIdx.x == 0) {
     const int64_t t = *step + 1;
     float coef = 1.0f;
-    if (o.max_grad_norm > 0.0f) {
+    if (o.clip) {
       float sum = 0.0f;
       for (int i = 0; i < num_partials; ++i) sum += partials[i];  // fixed order: deterministic
       const float norm = sqrtf(sum);
@@ -365,7 +366,7 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
     unsigned* done = reinterpret_cast<unsigned*>(state.scratch.data());
     float* partials = state.scratch.data() + 1;
     const int norm_blocks = NormBlocks(n);
-    if (o.max_grad_norm > 0.0) {
+    if (ClipsGradients(o)) {
       SumSquaresKernel<<<norm_blocks, kThreads, 0, stream_>>>(grads.data(), n, partials);
       CUGYM_CUDA_CHECK_LAST();
     }
@@ -377,7 +378,8 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
                   static_cast<float>(o.beta2),
                   static_cast<float>(1.0 - o.beta2),
                   static_cast<float>(o.eps),
-                  static_cast<float>(o.max_grad_norm)};
+                  static_cast<float>(o.max_grad_norm),
+                  ClipsGradients(o)};
     AdamKernel<<<Blocks(n), kThreads, 0, stream_>>>(args, params.data(), grads.data(), state.exp_avg.data(),
                                                     state.exp_avg_sq.data(), n, state.step.data(), partials,
                                                     norm_blocks, state.grad_norm.data(), done);

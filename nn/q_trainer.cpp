@@ -85,7 +85,7 @@ QTrainer::Stats QTrainer::ReadStats() const {
   Stats out;
   out.loss = s[0];
   out.mean_q = s[1];
-  out.grad_norm = options_.adam.max_grad_norm > 0.0 ? adam_.ReadGradNorm() : 0.0f;
+  out.grad_norm = ClipsGradients(options_.adam) ? adam_.ReadGradNorm() : 0.0f;
   out.updates = adam_.ReadStepCount();
   return out;
 }

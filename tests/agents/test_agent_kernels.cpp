@@ -1,99 +1,203 @@
-// Replay insertion and sampling, exploration and TD targets (agent_kernels.h through AgentOps).
+// Replay insertion and sampling, exploration, TD targets and episode bookkeeping (agent_kernels.h
+// through AgentOps) on every back end, and CUDA against the CPU bit for bit (the CUDA cases skip
+// without a GPU).
 #include "agents/agent_ops.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
 #include <vector>
+
+#include "core/memory.h"
+#include "nn/backend.h"
+#include "tests/gpu_skip.h"
 
 namespace cugym::agent {
 namespace {
 
-struct HostReplay {
-  explicit HostReplay(int64_t capacity, int obs_dim)
-      : obs(capacity * obs_dim), next_obs(capacity * obs_dim), actions(capacity), rewards(capacity), dones(capacity),
-        arrays{obs.data(), next_obs.data(), actions.data(), rewards.data(), dones.data(), &size, &draws, capacity,
-               obs_dim} {}
-  std::vector<float> obs, next_obs;
-  std::vector<int32_t> actions;
-  std::vector<float> rewards, dones;
-  int64_t size = 0;
-  uint32_t draws = 0;
+template <class T>
+Buffer<T> OnDevice(Device device, const std::vector<T>& values) {
+  Buffer<T> buffer(device, values.size());
+  if (!values.empty()) buffer.FromHost(values.data(), values.size());
+  return buffer;
+}
+
+// The ops of one device, on the stream of an nn back end as in the DQN loop.
+struct Ops {
+  explicit Ops(Device device) : backend(nn::MakeBackend(device)), ops(MakeAgentOps(device, backend->native_stream())) {}
+  std::shared_ptr<nn::Backend> backend;
+  std::unique_ptr<AgentOps> ops;
+  AgentOps* operator->() { return ops.get(); }
+};
+
+// A replay memory on one device, with host views for the checks.
+struct Replay {
+  Replay(Device device, int64_t capacity, int obs_dim)
+      : obs(device, capacity * obs_dim), next_obs(device, capacity * obs_dim), actions(device, capacity),
+        rewards(device, capacity), dones(device, capacity), size(device, 1), draws(device, 1) {
+    for (Buffer<float>* b : {&obs, &next_obs, &rewards, &dones}) b->Zero();
+    actions.Zero();
+    size.Zero();
+    draws.Zero();
+    arrays = ReplayArrays{obs.data(),  next_obs.data(), actions.data(), rewards.data(), dones.data(),
+                          size.data(), draws.data(),    capacity,       obs_dim};
+  }
+  Buffer<float> obs, next_obs;
+  Buffer<int32_t> actions;
+  Buffer<float> rewards, dones;
+  Buffer<int64_t> size;
+  Buffer<uint32_t> draws;
   ReplayArrays arrays;
 };
 
-TEST(AgentKernels, TruncationBootstrapsFromTheFinalObservationTerminationDoesNot) {
-  HostReplay replay(4, 1);
-  auto ops = MakeCpuAgentOps();
-  const float obs[3] = {1, 2, 3}, next_obs[3] = {10, 20, 30}, final_obs[3] = {-1, -2, -3}, rewards[3] = {1, 1, 0};
-  const int32_t actions[3] = {0, 1, 2};
-  const uint8_t terminated[3] = {0, 1, 0}, truncated[3] = {0, 0, 1};
-  ops->AddTransitions(replay.arrays, 3, 3, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
-  EXPECT_EQ(replay.size, 3);
-  ops->AddTransitions(replay.arrays, 2, 3, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
-  EXPECT_EQ(replay.size, 4);  // at most the capacity
-  ops->AddTransitions(replay.arrays, 3, 3, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+struct Batch {
+  Batch(Device device, int64_t b, int obs_dim)
+      : obs(device, b * obs_dim), next_obs(device, b * obs_dim), actions(device, b), rewards(device, b), dones(device, b),
+        view{obs.data(), next_obs.data(), actions.data(), rewards.data(), dones.data()} {}
+  Buffer<float> obs, next_obs;
+  Buffer<int32_t> actions;
+  Buffer<float> rewards, dones;
+  Minibatch view;
+};
+
+struct Ring {
+  Ring(Device device, int64_t capacity) : returns(device, capacity), lengths(device, capacity), count(device, 1) {
+    returns.Zero();
+    lengths.Zero();
+    count.Zero();
+    view = EpisodeRing{returns.data(), lengths.data(), count.data(), capacity};
+  }
+  Buffer<float> returns;
+  Buffer<int32_t> lengths;
+  Buffer<unsigned long long> count;
+  EpisodeRing view;
+};
+
+// One vector step's outputs on a device, as AddTransitions and CollectEpisodes read them.
+struct StepData {
+  StepData(Device device, const std::vector<float>& o, const std::vector<int32_t>& a, const std::vector<float>& r,
+           const std::vector<float>& next, const std::vector<float>& final_o, const std::vector<uint8_t>& term,
+           const std::vector<uint8_t>& trunc)
+      : obs(OnDevice(device, o)), actions(OnDevice(device, a)), rewards(OnDevice(device, r)),
+        next_obs(OnDevice(device, next)), final_obs(OnDevice(device, final_o)), terminated(OnDevice(device, term)),
+        truncated(OnDevice(device, trunc)) {}
+  void AddTo(AgentOps& ops, const Replay& replay, int64_t position) const {
+    ops.AddTransitions(replay.arrays, position, static_cast<int64_t>(actions.size()), obs.data(), actions.data(),
+                       rewards.data(), next_obs.data(), final_obs.data(), terminated.data(), truncated.data());
+  }
+  void CollectInto(AgentOps& ops, const Ring& ring) const {
+    // The episode statistics are the rewards here: any float per env will do.
+    ops.CollectEpisodes(terminated.data(), truncated.data(), rewards.data(), actions.data(),
+                        static_cast<int64_t>(actions.size()), ring.view);
+  }
+  Buffer<float> obs;
+  Buffer<int32_t> actions;
+  Buffer<float> rewards, next_obs, final_obs;
+  Buffer<uint8_t> terminated, truncated;
+};
+
+class AgentOpsTest : public ::testing::TestWithParam<Device> {
+ protected:
+  void SetUp() override { CUGYM_SKIP_WITHOUT_GPU(GetParam()); }
+  Device device() const { return GetParam(); }
+};
+
+TEST_P(AgentOpsTest, TruncationBootstrapsFromTheFinalObservationTerminationDoesNot) {
+  Ops ops(device());
+  Replay replay(device(), 4, 1);
+  const StepData step(device(), {1, 2, 3}, {0, 1, 2}, {1, 1, 0}, {10, 20, 30}, {-1, -2, -3}, {0, 1, 0}, {0, 0, 1});
+  step.AddTo(*ops.ops, replay, 3);
+  EXPECT_EQ(replay.size.ToHost()[0], 3);
+  step.AddTo(*ops.ops, replay, 2);
+  EXPECT_EQ(replay.size.ToHost()[0], 4);  // at most the capacity
+  step.AddTo(*ops.ops, replay, 3);
   // Rows 3, 0, 1 (the ring wraps).
-  EXPECT_EQ(replay.obs[3], 1);
-  EXPECT_EQ(replay.next_obs[3], 10);  // still running: the next observation
-  EXPECT_EQ(replay.dones[3], 0);
-  EXPECT_EQ(replay.next_obs[0], -2);  // terminated: the final observation, no bootstrap
-  EXPECT_EQ(replay.dones[0], 1);
-  EXPECT_EQ(replay.next_obs[1], -3);  // truncated: the final observation, and bootstrap
-  EXPECT_EQ(replay.dones[1], 0);
-  EXPECT_EQ(replay.actions[1], 2);
+  const std::vector<float> obs = replay.obs.ToHost(), next = replay.next_obs.ToHost(), dones = replay.dones.ToHost();
+  EXPECT_EQ(obs[3], 1);
+  EXPECT_EQ(next[3], 10);  // still running: the next observation
+  EXPECT_EQ(dones[3], 0);
+  EXPECT_EQ(next[0], -2);  // terminated: the final observation, no bootstrap
+  EXPECT_EQ(dones[0], 1);
+  EXPECT_EQ(next[1], -3);  // truncated: the final observation, and bootstrap
+  EXPECT_EQ(dones[1], 0);
+  EXPECT_EQ(replay.actions.ToHost()[1], 2);
 }
 
-TEST(AgentKernels, SamplingIsSeededUniformAndCopiesWholeTransitions) {
-  const int64_t size = 50;
-  HostReplay replay(size, 2);
-  replay.size = size;
-  for (int64_t r = 0; r < size; ++r) {
-    replay.obs[2 * r] = static_cast<float>(r);
-    replay.obs[2 * r + 1] = static_cast<float>(-r);
-    replay.next_obs[2 * r] = static_cast<float>(r + 1000);
-    replay.actions[r] = static_cast<int32_t>(r);
-    replay.rewards[r] = static_cast<float>(r) * 0.5f;
+TEST_P(AgentOpsTest, RefusesMoreTransitionsThanTheReplayHolds) {
+  // Two envs of one step would share a row (and race for it on the GPU).
+  Ops ops(device());
+  Replay replay(device(), 2, 1);
+  const StepData step(device(), {1, 2, 3}, {0, 1, 2}, {1, 1, 0}, {10, 20, 30}, {-1, -2, -3}, {0, 1, 0}, {0, 0, 1});
+  try {
+    step.AddTo(*ops.ops, replay, 0);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "AddTransitions: 3 transitions in one step exceed the replay capacity 2");
   }
-  auto ops = MakeCpuAgentOps();
-  std::vector<float> obs(2 * 64), next_obs(2 * 64), rewards(64), dones(64);
-  std::vector<int32_t> actions(64);
-  const Minibatch batch{obs.data(), next_obs.data(), actions.data(), rewards.data(), dones.data()};
+}
+
+TEST_P(AgentOpsTest, SamplingIsSeededUniformAndCopiesWholeTransitions) {
+  const int64_t size = 50;
+  Replay replay(device(), size, 2);
+  std::vector<float> obs(2 * size), next_obs(2 * size, 0), rewards(size);
+  std::vector<int32_t> actions(size);
+  for (int64_t r = 0; r < size; ++r) {
+    obs[2 * r] = static_cast<float>(r);
+    obs[2 * r + 1] = static_cast<float>(-r);
+    next_obs[2 * r] = static_cast<float>(r + 1000);
+    actions[r] = static_cast<int32_t>(r);
+    rewards[r] = static_cast<float>(r) * 0.5f;
+  }
+  replay.obs.FromHost(obs.data(), obs.size());
+  replay.next_obs.FromHost(next_obs.data(), next_obs.size());
+  replay.actions.FromHost(actions.data(), size);
+  replay.rewards.FromHost(rewards.data(), size);
+  replay.size.FromHost(&size, 1);
+  Ops ops(device());
+  Batch batch(device(), 64, 2);
   std::vector<int> hits(size, 0);
   std::vector<int32_t> first;
   for (uint32_t draw = 0; draw < 200; ++draw) {
-    ASSERT_EQ(replay.draws, draw);  // each minibatch advances the counter
-    ops->Sample(replay.arrays, batch, 64, 7);
-    if (draw == 0) first = actions;
+    ASSERT_EQ(replay.draws.ToHost()[0], draw);  // each minibatch advances the counter
+    ops->Sample(replay.arrays, batch.view, 64, 7);
+    const std::vector<int32_t> rows = batch.actions.ToHost();
+    const std::vector<float> b_obs = batch.obs.ToHost(), b_next = batch.next_obs.ToHost(),
+                             b_rewards = batch.rewards.ToHost();
+    if (draw == 0) first = rows;
     for (int j = 0; j < 64; ++j) {
-      const int32_t row = actions[j];
+      const int32_t row = rows[j];
       ASSERT_GE(row, 0);
       ASSERT_LT(row, size);
-      EXPECT_EQ(obs[2 * j], static_cast<float>(row));
-      EXPECT_EQ(obs[2 * j + 1], static_cast<float>(-row));
-      EXPECT_EQ(next_obs[2 * j], static_cast<float>(row + 1000));
-      EXPECT_EQ(rewards[j], static_cast<float>(row) * 0.5f);
+      EXPECT_EQ(b_obs[2 * j], static_cast<float>(row));
+      EXPECT_EQ(b_obs[2 * j + 1], static_cast<float>(-row));
+      EXPECT_EQ(b_next[2 * j], static_cast<float>(row + 1000));
+      EXPECT_EQ(b_rewards[j], static_cast<float>(row) * 0.5f);
       ++hits[row];
     }
   }
   for (int h : hits) EXPECT_NEAR(h, 200 * 64 / size, 80);
-  replay.draws = 0;
-  ops->Sample(replay.arrays, batch, 64, 7);
-  EXPECT_EQ(actions, first);  // same seed and draw, same minibatch
-  replay.draws = 0;
-  ops->Sample(replay.arrays, batch, 64, 8);
-  EXPECT_NE(actions, first);
+  const uint32_t zero = 0;
+  replay.draws.FromHost(&zero, 1);
+  ops->Sample(replay.arrays, batch.view, 64, 7);
+  EXPECT_EQ(batch.actions.ToHost(), first);  // same seed and draw, same minibatch
+  replay.draws.FromHost(&zero, 1);
+  ops->Sample(replay.arrays, batch.view, 64, 8);
+  EXPECT_NE(batch.actions.ToHost(), first);
 }
 
-TEST(AgentKernels, EpsilonGreedyMixesAtTheRequestedRate) {
-  auto ops = MakeCpuAgentOps();
+TEST_P(AgentOpsTest, EpsilonGreedyMixesAtTheRequestedRate) {
+  Ops ops(device());
   const int64_t n = 20000;
-  std::vector<int32_t> actions(n, 1);
+  Buffer<int32_t> actions = OnDevice(device(), std::vector<int32_t>(n, 1));
   ops->EpsilonGreedy(actions.data(), n, 0.0f, 4, 99, {});
-  for (int32_t a : actions) ASSERT_EQ(a, 1);
+  for (int32_t a : actions.ToHost()) ASSERT_EQ(a, 1);
   ops->EpsilonGreedy(actions.data(), n, 0.3f, 4, 99, {});
   int counts[4] = {};
-  for (int32_t a : actions) counts[a]++;
+  for (int32_t a : actions.ToHost()) counts[a]++;
   // 70% keep action 1, the other 30% are uniform over the 4 actions.
   EXPECT_NEAR(counts[0], n * 0.075, 250);
   EXPECT_NEAR(counts[1], n * (0.7 + 0.075), 300);
@@ -105,35 +209,50 @@ TEST(AgentKernels, HoldDurationsAreHeavyTailedAndCapped) {
   EXPECT_EQ(HoldDuration(0.25f, 2.0f, 100), 4);    // 0.25^-1
   EXPECT_EQ(HoldDuration(0.25f, 3.0f, 100), 2);    // 0.25^-(1/2)
   EXPECT_EQ(HoldDuration(1e-6f, 2.0f, 100), 100);  // capped
+  EXPECT_EQ(HoldDuration(std::ldexp(1.0f, -24), 1.0001f, 7), 7);  // a huge exponent: capped, no overflow
+  // Away from integer boundaries, the floor of libm's pow.
+  int compared = 0;
+  for (int i = 1; i <= 20000; ++i) {
+    const float u = static_cast<float>(i) / 20000.0f;
+    for (float mu : {1.5f, 2.0f, 2.5f, 4.0f}) {
+      const double exact = std::pow(static_cast<double>(u), -1.0 / (static_cast<double>(mu) - 1.0));
+      if (std::fabs(exact - std::round(exact)) < 1e-12 * exact) continue;  // within rounding of an integer
+      ++compared;
+      ASSERT_EQ(HoldDuration(u, mu, 1 << 30), static_cast<int32_t>(exact)) << u << " " << mu;
+    }
+  }
+  EXPECT_GT(compared, 79000);
 }
 
-TEST(AgentKernels, EzGreedyRepeatsItsRandomActionsForHeavyTailedSpans) {
+TEST_P(AgentOpsTest, EzGreedyRepeatsItsRandomActionsForHeavyTailedSpans) {
   // Epsilon 1 with holds: each env's actions form runs of one random action; a run's length n
   // has P(n >= k) = k^(1 - mu) (runs of the same action drawn twice in a row merge, which only
   // lengthens them; with 1000 actions that is rare). The greedy actions (-1) never show.
-  auto ops = MakeCpuAgentOps();
+  Ops ops(device());
   const int64_t n = 64;
   const int steps = 2000, num_actions = 1000;
-  std::vector<int32_t> held(n), left(n, 0);
+  Buffer<int32_t> held(device(), n), left = OnDevice(device(), std::vector<int32_t>(n, 0));
   const ExploreHold hold{held.data(), left.data(), 2.0f, 50};
   std::vector<std::vector<int32_t>> trace(n);
+  Buffer<int32_t> actions(device(), n);
   for (int t = 0; t < steps; ++t) {
-    std::vector<int32_t> actions(n, -1);
+    actions.FromHost(std::vector<int32_t>(n, -1).data(), n);
     ops->EpsilonGreedy(actions.data(), n, 1.0f, num_actions, StepKey(5, RngStream::kExploration, t), hold);
-    for (int64_t i = 0; i < n; ++i) trace[i].push_back(actions[i]);
+    const std::vector<int32_t> step = actions.ToHost();
+    for (int64_t i = 0; i < n; ++i) trace[i].push_back(step[i]);
   }
   int64_t runs = 0, at_least_4 = 0, at_least_50 = 0, longer = 0, greedy = 0;
-  for (const auto& actions : trace) {
-    for (size_t start = 0; start < actions.size();) {
+  for (const auto& env_actions : trace) {
+    for (size_t start = 0; start < env_actions.size();) {
       size_t end = start;
-      while (end < actions.size() && actions[end] == actions[start]) ++end;
-      if (end < actions.size() && start > 0) {  // whole runs only
+      while (end < env_actions.size() && env_actions[end] == env_actions[start]) ++end;
+      if (end < env_actions.size() && start > 0) {  // whole runs only
         ++runs;
         at_least_4 += end - start >= 4;
         at_least_50 += end - start >= 50;
         longer += end - start > 50;
       }
-      greedy += actions[start] < 0;
+      greedy += env_actions[start] < 0;
       start = end;
     }
   }
@@ -145,37 +264,122 @@ TEST(AgentKernels, EzGreedyRepeatsItsRandomActionsForHeavyTailedSpans) {
 
   // A running hold wins over the greedy action even at epsilon 0; without a hold, epsilon 0
   // leaves the greedy action alone.
-  std::vector<int32_t> actions(n, 7);
-  for (int64_t i = 0; i < n; ++i) left[i] = 1;
+  actions.FromHost(std::vector<int32_t>(n, 7).data(), n);
+  left.FromHost(std::vector<int32_t>(n, 1).data(), n);
   ops->EpsilonGreedy(actions.data(), n, 0.0f, num_actions, 11, hold);
-  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(actions[i], held[i]);
-  std::fill(actions.begin(), actions.end(), 7);
+  EXPECT_EQ(actions.ToHost(), held.ToHost());
+  actions.FromHost(std::vector<int32_t>(n, 7).data(), n);
   ops->EpsilonGreedy(actions.data(), n, 0.0f, num_actions, 12, hold);
-  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(actions[i], 7);
+  EXPECT_EQ(actions.ToHost(), std::vector<int32_t>(n, 7));
 }
 
-TEST(AgentKernels, TdTargetsStopAtTermination) {
-  auto ops = MakeCpuAgentOps();
-  const float rewards[2] = {1.0f, 1.0f}, dones[2] = {0.0f, 1.0f}, next_q[2] = {10.0f, 10.0f};
-  float targets[2];
-  ops->TdTargets(rewards, dones, next_q, 0.9f, targets, 2);
-  EXPECT_FLOAT_EQ(targets[0], 10.0f);
-  EXPECT_FLOAT_EQ(targets[1], 1.0f);
+TEST_P(AgentOpsTest, TdTargetsStopAtTermination) {
+  Ops ops(device());
+  Buffer<float> rewards = OnDevice(device(), std::vector<float>{1, 1}), dones = OnDevice(device(), std::vector<float>{0, 1}),
+                next_q = OnDevice(device(), std::vector<float>{10, 10}), targets(device(), 2);
+  ops->TdTargets(rewards.data(), dones.data(), next_q.data(), 0.9f, targets.data(), 2);
+  const std::vector<float> t = targets.ToHost();
+  EXPECT_FLOAT_EQ(t[0], 10.0f);
+  EXPECT_FLOAT_EQ(t[1], 1.0f);
 }
 
-TEST(AgentKernels, EpisodeRingKeepsTheLastEpisodes) {
-  auto ops = MakeCpuAgentOps();
-  std::vector<float> returns(4);
-  std::vector<int32_t> lengths(4);
-  unsigned long long count = 0;
-  const EpisodeRing ring{returns.data(), lengths.data(), &count, 4};
-  const uint8_t term[3] = {1, 0, 1}, trunc[3] = {0, 0, 0};
-  const float ret[3] = {5, 6, 7};
-  const int32_t len[3] = {50, 60, 70};
-  for (int k = 0; k < 3; ++k) ops->CollectEpisodes(term, trunc, ret, len, 3, ring);
+TEST_P(AgentOpsTest, EpisodeRingKeepsTheLastEpisodesInEnvOrder) {
+  Ops ops(device());
+  Ring ring(device(), 4);
+  const StepData step(device(), {0, 0, 0}, {50, 60, 70}, {5, 6, 7}, {0, 0, 0}, {0, 0, 0}, {1, 0, 1}, {0, 0, 0});
+  for (int k = 0; k < 3; ++k) step.CollectInto(*ops.ops, ring);
+  const unsigned long long count = ring.count.ToHost()[0];
   EXPECT_EQ(count, 6u);
-  EXPECT_EQ(returns[(count - 1) % 4], 7);
-  EXPECT_EQ(lengths[(count - 2) % 4], 50);
+  // Episodes 2..5 in slots 2, 3, 0, 1: (5, 50), (7, 70), (5, 50), (7, 70).
+  EXPECT_EQ(ring.returns.ToHost(), (std::vector<float>{5, 7, 5, 7}));
+  EXPECT_EQ(ring.lengths.ToHost(), (std::vector<int32_t>{50, 70, 50, 70}));
+
+  // More envs end in one step than the ring holds: the last ones (in env order) are kept,
+  // exactly as a sequential append would leave them.
+  const int64_t n = 11;
+  std::vector<float> returns(n);
+  for (int64_t i = 0; i < n; ++i) returns[i] = static_cast<float>(100 + i);
+  const StepData burst(device(), std::vector<float>(n), std::vector<int32_t>(n, 1), returns, std::vector<float>(n),
+                       std::vector<float>(n), std::vector<uint8_t>(n, 1), std::vector<uint8_t>(n, 0));
+  burst.CollectInto(*ops.ops, ring);
+  EXPECT_EQ(ring.count.ToHost()[0], 17u);
+  // Episodes 6..16 map to slots 2, 3, 0, 1, 2, ...; the last four (returns 107..110, episodes
+  // 13..16) remain, in slots 1, 2, 3, 0.
+  EXPECT_EQ(ring.returns.ToHost(), (std::vector<float>{110, 107, 108, 109}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, AgentOpsTest, ::testing::Values(Device::kCpu, Device::kCuda),
+                         [](const ::testing::TestParamInfo<Device>& info) { return DeviceName(info.param); });
+
+// The CPU is the oracle: on random data every op gives the CPU's bits on CUDA (pure copies,
+// integer hashing, the hold lengths through core's Log2/Exp2, and TD targets with contraction
+// off on both), including the episode ring when thousands of envs end in one step.
+TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
+  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
+  const int64_t n = 10000, capacity = 25000, batch = 256;
+  const int obs_dim = 3, num_actions = 5;
+  std::mt19937 gen(42);
+  std::uniform_real_distribution<float> real(-2.0f, 2.0f);
+  auto floats = [&](int64_t count) {
+    std::vector<float> v(count);
+    for (float& x : v) x = real(gen);
+    return v;
+  };
+  auto flags = [&](int64_t count, double p) {
+    std::vector<uint8_t> v(count);
+    for (uint8_t& x : v) x = std::bernoulli_distribution(p)(gen) ? 1 : 0;
+    return v;
+  };
+  std::vector<int32_t> greedy(n);
+  for (int32_t& a : greedy) a = static_cast<int32_t>(gen() % num_actions);
+
+  struct Side {
+    explicit Side(Device d, int64_t n, int64_t capacity, int64_t batch, int obs_dim)
+        : device(d), ops(d), replay(d, capacity, obs_dim), batch(d, batch, obs_dim), ring(d, 4096),
+          held(d, n), left(d, n), actions(d, n), targets(d, batch) {
+      left.Zero();
+    }
+    Device device;
+    Ops ops;
+    Replay replay;
+    Batch batch;
+    Ring ring;
+    Buffer<int32_t> held, left, actions;
+    Buffer<float> targets;
+  };
+  Side cpu(Device::kCpu, n, capacity, batch, obs_dim), gpu(Device::kCuda, n, capacity, batch, obs_dim);
+  for (int t = 0; t < 6; ++t) {
+    SCOPED_TRACE("step " + std::to_string(t));
+    // Ends: a few per step, and on step 4 every env at once (more than the ring holds).
+    const std::vector<uint8_t> term = t == 4 ? std::vector<uint8_t>(n, 1) : flags(n, 0.02),
+                               trunc = flags(n, 0.01);
+    const std::vector<float> obs = floats(n * obs_dim), next = floats(n * obs_dim), final_obs = floats(n * obs_dim),
+                             rewards = floats(n);
+    for (Side* s : {&cpu, &gpu}) {
+      s->actions.FromHost(greedy.data(), n);
+      const ExploreHold hold{s->held.data(), s->left.data(), 2.0f, 100};
+      s->ops->EpsilonGreedy(s->actions.data(), n, 0.3f, num_actions, StepKey(9, RngStream::kExploration, t), hold);
+      const StepData step(s->device, obs, s->actions.ToHost(), rewards, next, final_obs, term, trunc);
+      step.AddTo(*s->ops.ops, s->replay, (t * n) % capacity);
+      step.CollectInto(*s->ops.ops, s->ring);
+      s->ops->Sample(s->replay.arrays, s->batch.view, batch, 3);
+      s->ops->TdTargets(s->batch.rewards.data(), s->batch.dones.data(), s->batch.obs.data(), 0.99f, s->targets.data(),
+                        batch);
+    }
+    EXPECT_EQ(cpu.actions.ToHost(), gpu.actions.ToHost());
+    EXPECT_EQ(cpu.left.ToHost(), gpu.left.ToHost());
+    EXPECT_EQ(cpu.replay.obs.ToHost(), gpu.replay.obs.ToHost());
+    EXPECT_EQ(cpu.replay.next_obs.ToHost(), gpu.replay.next_obs.ToHost());
+    EXPECT_EQ(cpu.replay.dones.ToHost(), gpu.replay.dones.ToHost());
+    EXPECT_EQ(cpu.replay.size.ToHost(), gpu.replay.size.ToHost());
+    EXPECT_EQ(cpu.batch.obs.ToHost(), gpu.batch.obs.ToHost());
+    EXPECT_EQ(cpu.batch.actions.ToHost(), gpu.batch.actions.ToHost());
+    EXPECT_EQ(cpu.targets.ToHost(), gpu.targets.ToHost());
+    EXPECT_EQ(cpu.ring.count.ToHost(), gpu.ring.count.ToHost());
+    EXPECT_EQ(cpu.ring.returns.ToHost(), gpu.ring.returns.ToHost());
+    EXPECT_EQ(cpu.ring.lengths.ToHost(), gpu.ring.lengths.ToHost());
+  }
+  EXPECT_EQ(cpu.replay.draws.ToHost(), gpu.replay.draws.ToHost());
 }
 
 }  // namespace

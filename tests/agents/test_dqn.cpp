@@ -12,6 +12,7 @@
 
 #include "core/safetensors.h"
 #include "envs/builtin.h"
+#include "tests/gpu_skip.h"
 
 namespace cugym {
 namespace {
@@ -56,6 +57,9 @@ std::string ConfigError(const std::string& toml) {
 
 TEST(DqnConfig, BadKeysAndValuesNameTheKey) {
   EXPECT_EQ(ConfigError("learning_rate = 1e-3\nbuffer_size = 500\n"), "");
+  EXPECT_EQ(ConfigError("num_envs = 512\nbuffer_size = 256\nbatch_size = 32\n"),
+            "num_envs must not exceed buffer_size (256): one vector step writes num_envs rows of the replay ring, "
+            "got 512");
   EXPECT_EQ(ConfigError("[dqn]\ngamma = 0.9\n"), "");
   EXPECT_EQ(ConfigError("learning_rate = -1e-3\n"), "learning_rate must be in (0, 1), got -0.001");
   EXPECT_EQ(ConfigError("gamma = 1.5\n"), "gamma must be in [0, 1], got 1.5");
@@ -243,6 +247,98 @@ TEST(Evaluate, RefusesMissingDamagedAndMismatchedModels) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("does not fit Acrobot-v1"), std::string::npos) << e.what();
   }
+}
+
+// On every back end: the sampling counter advances once per gradient step, through checkpoints.
+class DqnOnDevice : public ::testing::TestWithParam<Device> {
+ protected:
+  void SetUp() override { CUGYM_SKIP_WITHOUT_GPU(GetParam()); }
+};
+
+TEST_P(DqnOnDevice, DrawCounterEqualsTheUpdatesTaken) {
+  const ScratchDir dir(std::string("cugym_dqn_draws_") + DeviceName(GetParam()));
+  DqnAgent agent(Builtins(), SmallRun(2), GetParam());
+  TrainQuietly(agent);
+  agent.SaveCheckpoint((dir / "ckpt.safetensors").string());
+  const SafetensorsFile file = ReadSafetensors((dir / "ckpt.safetensors").string());
+  // 8 envs learn from the vector step that ends at 504 (> 500) to 4000: 438 vector steps of 4.
+  EXPECT_EQ(file.Find("adam.step")->ToI64(), (std::vector<int64_t>{1752}));
+  EXPECT_EQ(file.metadata.at("cugym.draws"), "1752");
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, DqnOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),
+                         [](const ::testing::TestParamInfo<Device>& info) { return DeviceName(info.param); });
+
+std::vector<float> ModelWeights(const fs::path& path) {
+  const SafetensorsFile file = ReadSafetensors(path.string());
+  std::vector<float> all;
+  for (const NamedTensor& t : file.tensors) {
+    const std::vector<float> values = t.ToF32();
+    all.insert(all.end(), values.begin(), values.end());
+  }
+  return all;
+}
+
+// The captured update graph replays exactly the eager kernels: the same bits, and it is used.
+TEST(DqnCuda, GraphReplayGivesTheEagerWeights) {
+  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
+  const ScratchDir dir("cugym_dqn_cuda_graph");
+  DqnConfig config = SmallRun(4);
+  config.double_dqn = true;
+  config.max_grad_norm = 10.0;
+  config.anneal_lr = true;
+  config.exploration_hold_mu = 2.0;
+  for (bool graph : {true, false}) {
+    config.cuda_graph = graph;
+    DqnAgent agent(Builtins(), config, Device::kCuda);
+    TrainQuietly(agent);
+    EXPECT_EQ(agent.replays_update_graph(), graph);
+    agent.SaveModel((dir / (graph ? "graph.safetensors" : "eager.safetensors")).string());
+  }
+  EXPECT_EQ(ModelWeights(dir / "graph.safetensors"), ModelWeights(dir / "eager.safetensors"));
+}
+
+// CPU and CUDA from the same transitions: with epsilon held at 1 no action depends on the
+// network, so both fill the same replay memory and draw the same minibatches; after 20 Adam
+// steps the weights differ only by fp32 summation order (about 1e-6 per step; 1e-3 leaves room
+// for Adam's normalisation of near-zero gradients).
+TEST(DqnCuda, TwentyUpdatesAgreeWithTheCpu) {
+  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
+  const ScratchDir dir("cugym_dqn_cuda_cpu");
+  DqnConfig config = SmallRun(8);
+  config.start_e = config.end_e = 1.0;
+  config.learning_starts = 256;
+  config.total_steps = 296;  // 5 learning vector steps of 4 updates
+  for (Device device : {Device::kCpu, Device::kCuda}) {
+    DqnAgent agent(Builtins(), config, device);
+    TrainQuietly(agent);
+    agent.SaveModel((dir / (std::string(DeviceName(device)) + ".safetensors")).string());
+  }
+  const std::vector<float> cpu = ModelWeights(dir / "cpu.safetensors"), gpu = ModelWeights(dir / "cuda.safetensors");
+  ASSERT_EQ(cpu.size(), gpu.size());
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    diff = std::max(diff, std::fabs(static_cast<double>(gpu[i]) - cpu[i]));
+    scale = std::max(scale, std::fabs(static_cast<double>(cpu[i])));
+  }
+  EXPECT_LT(diff / scale, 1e-3);
+  EXPECT_GT(diff, 0.0) << "bit-identical: was the CUDA run really on the GPU?";
+}
+
+// Greedy evaluation on CUDA plays the same episodes as on the CPU (same env bits; the network's
+// argmax could only differ at near-ties).
+TEST(DqnCuda, EvaluationAgreesWithTheCpu) {
+  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
+  const ScratchDir dir("cugym_dqn_cuda_eval");
+  DqnAgent agent(Builtins(), SmallRun(1), Device::kCpu);
+  TrainQuietly(agent);
+  const std::string model = (dir / "m.safetensors").string();
+  agent.SaveModel(model);
+  const EvalResult cpu = EvaluateModel(Builtins(), model, 40, 8, 5, Device::kCpu, 0.0);
+  const EvalResult gpu = EvaluateModel(Builtins(), model, 40, 8, 5, Device::kCuda, 0.0);
+  EXPECT_EQ(gpu.episodes, 40);
+  EXPECT_NEAR(gpu.mean_return, cpu.mean_return, 0.02 * std::fabs(cpu.mean_return));
+  EXPECT_NEAR(gpu.mean_length, cpu.mean_length, 0.02 * cpu.mean_length);
 }
 
 // Label slow: the shipped configs reach Gymnasium's thresholds for seed 1 (greedy mean over 100

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace cugym {
@@ -41,6 +42,23 @@ TEST(SinCos, QuadrantsHaveTheRightSigns) {
     SinCos(x, &s, &c);
     EXPECT_NEAR(s, std::sin(double(x)), 3e-7) << k;
     EXPECT_NEAR(c, std::cos(double(x)), 3e-7) << k;
+  }
+}
+
+TEST(Log2Exp2, WithinAFewUlpOfLibmAndExactAtPowersOfTwo) {
+  double worst_log = 0, worst_exp = 0;
+  for (int i = 1; i <= 200000; ++i) {
+    const double x = std::ldexp(static_cast<double>(i) * 0.61803398874989, -(i % 60));
+    const double ref = std::log2(x);
+    if (ref != 0) worst_log = std::max(worst_log, std::fabs(Log2(x) - ref) / std::fabs(ref));
+    const double y = static_cast<double>(i - 100000) * 3e-4;  // [-30, 30]
+    worst_exp = std::max(worst_exp, std::fabs(Exp2(y) - std::exp2(y)) / std::exp2(y));
+  }
+  EXPECT_LT(worst_log, 1e-15);
+  EXPECT_LT(worst_exp, 1e-15);
+  for (int e = -60; e <= 60; ++e) {
+    EXPECT_EQ(Log2(std::ldexp(1.0, e)), e);
+    EXPECT_EQ(Exp2(e), std::ldexp(1.0, e));
   }
 }
 

@@ -13,6 +13,7 @@
 #include "core/registry.h"
 #include "core/vector_env.h"
 #include "envs/builtin.h"
+#include "tests/gpu_skip.h"
 
 namespace cugym::testing {
 
@@ -31,13 +32,6 @@ class BackendNames {
     return DeviceName(T::kDevice);
   }
 };
-
-// Skips the current test when `device` cannot run here (CUDA without a GPU or CUDA build).
-#define CUGYM_SKIP_IF_UNAVAILABLE(device)                                               \
-  do {                                                                                  \
-    if ((device) == ::cugym::Device::kCuda && !::cugym::CudaAvailable())                \
-      GTEST_SKIP() << "CUDA back end not runnable here: " << ::cugym::CudaUnavailableReason(); \
-  } while (0)
 
 // The built-in envs plus the plugins named in CUGYM_TEST_PLUGINS (paths separated by ':'), so
 // the shared conformance suite runs on a plugin's envs too (tests/plugin/test_plugin.sh).
@@ -66,11 +60,13 @@ std::vector<T> Host(const T* ptr, int64_t count, Device device) {
   return out;
 }
 
-// Steps `env` once with host-side int32 actions.
+// Steps `env` once with host-side int32 actions, and waits for the step: the device copy of the
+// actions is freed on return, and the step may still be running on the GPU.
 inline void StepWith(VectorEnv& env, const std::vector<int32_t>& actions) {
   Buffer<int32_t> buffer(env.device(), actions.size());
   buffer.FromHost(actions.data(), actions.size());
   env.Step(buffer.data());
+  Synchronize(env.device());
 }
 
 }  // namespace cugym::testing

@@ -19,7 +19,7 @@ template <class Tag>
 class CartPoleTest : public ::testing::Test {
  protected:
   static constexpr Device kDevice = Tag::kDevice;
-  void SetUp() override { CUGYM_SKIP_IF_UNAVAILABLE(kDevice); }
+  void SetUp() override { CUGYM_SKIP_WITHOUT_GPU(kDevice); }
   std::unique_ptr<VectorEnv> Make(int64_t n) { return MakeVectorEnv(Builtins(), "CartPole-v1", n, kDevice); }
   std::vector<float> Obs(const VectorEnv& env) { return Host(env.obs(), env.num_envs() * 4, kDevice); }
 };
@@ -159,23 +159,6 @@ TYPED_TEST(CartPoleTest, FiveHundredthStepTruncates) {
   for (float v : obs) EXPECT_LT(std::fabs(v), 0.05f);
   StepWith(*env, {0});
   EXPECT_EQ(Host(env->truncated(), 1, this->kDevice)[0], 0);  // the step count restarted
-}
-
-// The CPU back end is the oracle: the GPU gives the same bits (no FMA contraction, no libm).
-TEST(CartPoleAgreement, CudaMatchesCpuBitForBit) {
-  CUGYM_SKIP_IF_UNAVAILABLE(Device::kCuda);
-  auto cpu = MakeVectorEnv(Builtins(), "CartPole-v1", 1024, Device::kCpu);
-  auto gpu = MakeVectorEnv(Builtins(), "CartPole-v1", 1024, Device::kCuda);
-  cpu->Reset(77);
-  gpu->Reset(77);
-  for (int round = 0; round < 4; ++round) {
-    cpu->StepRandom(100);
-    gpu->StepRandom(100);
-    EXPECT_EQ(Host(cpu->obs(), 4096, Device::kCpu), Host(gpu->obs(), 4096, Device::kCuda)) << round;
-    EXPECT_EQ(cpu->GetStates(0, 1024), gpu->GetStates(0, 1024));
-    EXPECT_EQ(Host(cpu->terminated(), 1024, Device::kCpu), Host(gpu->terminated(), 1024, Device::kCuda));
-    EXPECT_EQ(Host(cpu->episode_lengths(), 1024, Device::kCpu), Host(gpu->episode_lengths(), 1024, Device::kCuda));
-  }
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ using Case = std::tuple<std::string, Device, int64_t>;
 class Conformance : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    CUGYM_SKIP_IF_UNAVAILABLE(device());
+    CUGYM_SKIP_WITHOUT_GPU(device());
     spec_ = Builtins().Get(id()).spec;
   }
   const std::string& id() const { return std::get<0>(GetParam()); }
@@ -114,6 +114,53 @@ TEST_P(Conformance, StatesRoundTrip) {
   EXPECT_EQ(Obs(env->obs()), obs);
   EXPECT_THROW(env->SetStates(0, n(), std::vector<float>(n() * spec_.state_dim + 1)), std::invalid_argument);
   EXPECT_THROW(env->GetStates(n(), 1), std::out_of_range);
+}
+
+// The CPU back end is the oracle: for every env the GPU gives the same bits (no FMA contraction,
+// no libm in env code), through the fused random rollout and through one Step call per step.
+TEST(CudaAgreement, EveryEnvGivesTheCpuBits) {
+  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
+  const int64_t n = 1000;  // not a multiple of a warp or a CPU chunk
+  for (const std::string& id : Builtins().Ids()) {
+    SCOPED_TRACE(id);
+    const EnvSpec& spec = Builtins().Get(id).spec;
+    auto cpu = MakeVectorEnv(Builtins(), id, n, Device::kCpu);
+    auto gpu = MakeVectorEnv(Builtins(), id, n, Device::kCuda);
+    cpu->Reset(77);
+    gpu->Reset(77);
+    auto expect_same = [&](const std::string& when) {
+      SCOPED_TRACE(when);
+      EXPECT_EQ(cpu->GetStates(0, n), gpu->GetStates(0, n));
+      EXPECT_EQ(Host(cpu->obs(), n * spec.obs_dim(), Device::kCpu), Host(gpu->obs(), n * spec.obs_dim(), Device::kCuda));
+      EXPECT_EQ(Host(cpu->rewards(), n, Device::kCpu), Host(gpu->rewards(), n, Device::kCuda));
+      EXPECT_EQ(Host(cpu->terminated(), n, Device::kCpu), Host(gpu->terminated(), n, Device::kCuda));
+      EXPECT_EQ(Host(cpu->truncated(), n, Device::kCpu), Host(gpu->truncated(), n, Device::kCuda));
+    };
+    for (int round = 0; round < 3; ++round) {
+      cpu->StepRandom(100);
+      gpu->StepRandom(100);
+      expect_same("fused round " + std::to_string(round));
+    }
+    for (int t = 0; t < 300; ++t) {
+      cpu->StepRandom(1);
+      gpu->StepRandom(1);
+    }
+    expect_same("300 single steps");
+    // Every env that ended in the last step: the same final observation and statistics.
+    const std::vector<uint8_t> term = Host(cpu->terminated(), n, Device::kCpu),
+                               trunc = Host(cpu->truncated(), n, Device::kCpu);
+    const auto final_cpu = Host(cpu->final_obs(), n * spec.obs_dim(), Device::kCpu),
+               final_gpu = Host(gpu->final_obs(), n * spec.obs_dim(), Device::kCuda);
+    const auto ret_cpu = Host(cpu->episode_returns(), n, Device::kCpu), ret_gpu = Host(gpu->episode_returns(), n, Device::kCuda);
+    const auto len_cpu = Host(cpu->episode_lengths(), n, Device::kCpu), len_gpu = Host(gpu->episode_lengths(), n, Device::kCuda);
+    for (int64_t i = 0; i < n; ++i) {
+      if (!(term[i] | trunc[i])) continue;
+      for (int64_t k = 0; k < spec.obs_dim(); ++k)
+        EXPECT_EQ(final_cpu[i * spec.obs_dim() + k], final_gpu[i * spec.obs_dim() + k]) << "env " << i;
+      EXPECT_EQ(ret_cpu[i], ret_gpu[i]) << "env " << i;
+      EXPECT_EQ(len_cpu[i], len_gpu[i]) << "env " << i;
+    }
+  }
 }
 
 std::vector<Case> AllCases() {

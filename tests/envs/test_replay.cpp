@@ -20,7 +20,7 @@ using ReplayCase = std::tuple<std::string, Device>;
 
 class ReplayTest : public ::testing::TestWithParam<ReplayCase> {
  protected:
-  void SetUp() override { CUGYM_SKIP_IF_UNAVAILABLE(std::get<1>(GetParam())); }
+  void SetUp() override { CUGYM_SKIP_WITHOUT_GPU(std::get<1>(GetParam())); }
 };
 
 // Every built-in env against its committed Gymnasium trace, on every back end.

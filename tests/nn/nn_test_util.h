@@ -16,6 +16,7 @@
 #include "core/memory.h"
 #include "nn/backend.h"
 #include "nn/tensor.h"
+#include "tests/gpu_skip.h"
 
 namespace cugym::nn::testing {
 
@@ -27,12 +28,6 @@ inline std::vector<Device> AllDevices() {
   if (CudaBuilt()) devices.push_back(Device::kCuda);
   return devices;
 }
-
-#define CUGYM_SKIP_WITHOUT(device)                                               \
-  do {                                                                           \
-    if ((device) == ::cugym::Device::kCuda && !::cugym::CudaAvailable())         \
-      GTEST_SKIP() << "CUDA case skipped: " << ::cugym::CudaUnavailableReason(); \
-  } while (0)
 
 template <class T>
 Buffer<T> ToDevice(Device device, const std::vector<T>& values) {
@@ -72,7 +67,7 @@ inline double MaxRelError(const std::vector<float>& a, const std::vector<float>&
 class DeviceTest : public ::testing::TestWithParam<Device> {
  protected:
   void SetUp() override {
-    CUGYM_SKIP_WITHOUT(GetParam());
+    CUGYM_SKIP_WITHOUT_GPU(GetParam());
     backend_ = MakeBackend(GetParam());
   }
   Device device() const { return GetParam(); }

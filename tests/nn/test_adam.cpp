@@ -105,6 +105,22 @@ TEST_P(AdamTest, ClipByNormScalesAsPyTorch) {
   EXPECT_NEAR(q.ToHost()[1], -4.0 / 5.0, 1e-6);
 }
 
+TEST_P(AdamTest, ATinyPositiveLimitClipsOnEveryBackEnd) {
+  // 1e-50 is 0 as a float. The decision to clip is made once, on the double (as PyTorch, whose
+  // clip coefficient 1e-50 / norm underflows to 0): the gradient is scaled to zero, so the
+  // parameters stay put, on the GPU as on the CPU.
+  AdamOptions o;
+  o.lr = 1.0;
+  o.max_grad_norm = 1e-50;
+  ASSERT_TRUE(ClipsGradients(o));
+  Adam adam(backend_, 2, o);
+  Buffer<float> params = ToDevice(device(), std::vector<float>{1, 2}),
+                grads = ToDevice(device(), std::vector<float>{3, 4});
+  adam.Step(AsVector(params), AsVector(grads));
+  EXPECT_EQ(params.ToHost(), (std::vector<float>{1, 2}));
+  EXPECT_NEAR(adam.ReadGradNorm(), 5.0f, 1e-6);
+}
+
 TEST_P(AdamTest, LinearLrDecayReachesZeroAtTheLastUpdate) {
   // eps = 1 and g = 1 make every update lr_t * m_hat / (sqrt(v_hat) + 1) = lr_t / 2 exactly.
   AdamOptions o;

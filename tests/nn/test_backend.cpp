@@ -2,6 +2,8 @@
 // hard updates, and the argument checks.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "nn/backend.h"
@@ -75,6 +77,25 @@ TEST_P(BackendTest, OutOfRangeActions) {
     backend_->Gather(qv, AsVector(actions), AsVector(out));
     EXPECT_TRUE(std::isnan(out.ToHost()[1]));
   }
+}
+
+TEST_P(BackendTest, HuberGradientOfANanDifferenceIsNan) {
+  // A diverged target must show in the gradient, not be clamped to +-1 (fminf/fmaxf would).
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Buffer<float> q = ToDevice(device(), std::vector<float>{1, 2, 3, 4}),
+                t = ToDevice(device(), std::vector<float>{nan, 10});
+  Buffer<float> dq(device(), 4), stats(device(), 2);
+  Buffer<int32_t> actions = ToDevice(device(), std::vector<int32_t>{1, 0});
+  backend_->GatherLoss(LossKind::kHuber, ConstBatchView(q.data(), 2, 2, device()), AsVector(actions), AsVector(t),
+                       BatchView(dq.data(), 2, 2, device()), VectorView<float>(), AsVector(stats));
+  const std::vector<float> g = dq.ToHost();
+  EXPECT_EQ(g[0], 0.0f);
+  EXPECT_TRUE(std::isnan(g[1]));
+  EXPECT_EQ(g[2], -0.5f);  // row 1: d = 3 - 10, clamped to -1, over the batch of 2
+  EXPECT_EQ(g[3], 0.0f);
+  EXPECT_TRUE(std::isnan(stats.ToHost()[0]));
+  EXPECT_EQ(HuberGradient(0.25f), 0.25f);
+  EXPECT_EQ(HuberGradient(-3.0f), -1.0f);
 }
 
 TEST_P(BackendTest, PolyakAndHardCopy) {

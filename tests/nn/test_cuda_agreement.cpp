@@ -31,7 +31,7 @@ constexpr double kTol = 1e-4;
 class CudaAgreement : public ::testing::TestWithParam<std::vector<int>> {
  protected:
   void SetUp() override {
-    if (!CudaAvailable()) GTEST_SKIP() << "CUDA case skipped: " << CudaUnavailableReason();
+    CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
     cpu_ = MakeBackend(Device::kCpu);
     gpu_ = MakeBackend(Device::kCuda);
   }

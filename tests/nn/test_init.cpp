@@ -59,7 +59,7 @@ TEST(Init, MlpSameWeightsOnEveryDevice) {
   InitLinear(123, 0, 120, 4, w.data(), b.data());
   EXPECT_EQ(std::vector<float>(host.begin(), host.begin() + 480), w);
   EXPECT_EQ(std::vector<float>(host.begin() + cpu.bias_offset(0), host.begin() + cpu.bias_offset(0) + 120), b);
-  if (!CudaAvailable()) GTEST_SKIP() << "CUDA comparison skipped: " << CudaUnavailableReason();
+  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
   Mlp gpu(MakeBackend(Device::kCuda), {4, 120, 84, 2}, o);
   EXPECT_EQ(ToHost(gpu.parameters()), host);
 }

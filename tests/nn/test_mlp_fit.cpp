@@ -19,7 +19,7 @@ using testing::ToDevice;
 class MlpFit : public ::testing::TestWithParam<Device> {};
 
 TEST_P(MlpFit, LearnsSine) {
-  CUGYM_SKIP_WITHOUT(GetParam());
+  CUGYM_SKIP_WITHOUT_GPU(GetParam());
   const Device device = GetParam();
   auto backend = MakeBackend(device);
   const int n = 128;
