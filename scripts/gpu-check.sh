@@ -1,30 +1,53 @@
 #!/usr/bin/env bash
-# GPU check for a machine with an NVIDIA GPU (no network needed, installs nothing):
-# CUDA build for sm_90 into build-gpu (no SDL2/Box2D), the full ctest including the GPU cases,
-# then an env benchmark table (cugym bench --json: CartPole-v1 on cuda and cpu, the other
-# classic-control envs on cuda), nn updates/s, and DQN runs of the shipped configs.
-#   scripts/gpu-check.sh [--slow] [--no-bench]
-#     --slow      also run the tests labelled `slow`
-#     --no-bench  skip the benchmark table
-# Env: CUGYM_GPU_ARCH (default 90). When $OUT is set the whole log is also written to
-# $OUT/gpu-check.log and the raw JSON lines to $OUT/bench.jsonl.
-# Exit status: 0 all good, 1 build failed, 2 a test failed, 3 only a benchmark run failed.
+# GPU check for a machine with an NVIDIA GPU (no network needed, installs nothing), in two parts
+# that each fit one call of at most 8 minutes on the lent H200 machine (16 cores):
+#   scripts/gpu-check.sh build [--slow]  probe, CUDA build for sm_90 into build-gpu (no SDL2/Box2D),
+#                                        then ctest -j with CUGYM_REQUIRE_GPU=1 (a CUDA case that
+#                                        skips is a failure); --slow adds the slow learning tests
+#   scripts/gpu-check.sh bench           reuses build-gpu (builds cugym and the nn bench if absent):
+#                                        env steps/s beside the bandwidth bound, nn updates/s, and
+#                                        the shipped DQN configs trained on cuda over seeds, judged
+#   scripts/gpu-check.sh all             both, one after the other
+# Options: --dry-run  print the probe and every command a part would run, run none of them
+#          --rehearse no GPU needed: cpu wherever cuda, 1/64 of the env counts, fewer seeds; checks
+#                     the script itself (its parsing and judging) on a machine without a GPU
+# Each part ends with a summary block to paste into docs/benchmarks.md; with $OUT set, the log and
+# the raw JSON lines are written there too. Env: CUGYM_GPU_ARCH (default 90).
+# Exit status: 0 passed; 1 build failed; 2 a test failed; 3 a benchmark or training missed its bar
+# (or crashed, or fell back from the CUDA graph); 4 no GPU or a missing prerequisite; 64 usage.
+#
+# Budget, measured on the 2-core development machine (no GPU, --rehearse) and scaled to 16 cores:
+#   build: probe 1 s; configure + build 52 s on 2 cores (about 15 s on 16); ctest -j 70 s on 2
+#          cores, of which the out-of-tree plugin build 11 s and the CLI checks 11 s (about 40 s
+#          on 16 with the GPU cases running). Expected: 1-2 minutes after the machine starts.
+#   bench: env table 27 runs, each 1 warm-up + 5 repeats, a second or two each (GPU context
+#          start-up dominates): about 1 minute; nn bench 0.2 s per figure, 12 figures: 15 s; DQN:
+#          8 CartPole seeds in parallel (about 5 s of training each on a 2-core CPU, launch-bound
+#          on the GPU), then 8 Acrobot, 4 MountainCar (about 30 s each on the CPU) and one
+#          CartPole on the CPU together, each cut off at 150 s: 1-5 minutes. Expected: 3-5
+#          minutes, at most 7 (plus a minute to build cugym where the build part did not run).
+#          --rehearse on the 2-core machine: 2 minutes for both parts.
 set -uo pipefail
 export LC_ALL=C  # '.' decimal point in printf
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root" || exit 1
 
+part=""
 slow=0
-bench=1
+dry=0
+rehearse=0
 for arg in "$@"; do
   case "$arg" in
+    build|bench|all) part="$arg" ;;
     --slow) slow=1 ;;
-    --no-bench) bench=0 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "gpu-check: unknown option '$arg' (try --help)" >&2; exit 64 ;;
+    --dry-run) dry=1 ;;
+    --rehearse) rehearse=1 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "gpu-check: unknown argument '$arg' (try --help)" >&2; exit 64 ;;
   esac
 done
+if [ -z "$part" ]; then echo "gpu-check: say which part: build, bench or all (try --help)" >&2; exit 64; fi
 
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
@@ -32,138 +55,228 @@ fi
 
 build_dir=build-gpu
 cli="$build_dir/cli/cugym"
+report="python3 scripts/gpu_check_report.py"
+cores="$(nproc)"
+dev=cuda
+[ "$rehearse" -eq 0 ] || dev=cpu
+export CUGYM_JOBS="$cores" CUGYM_REHEARSE="$rehearse"
 banner() { printf '\n===== %s =====\n' "$*"; }
-num() {  # num FORMAT VALUE: printf for numbers, the value as is otherwise (null)
-  # shellcheck disable=SC2059
-  if [[ "$2" =~ ^-?[0-9.]+([eE][-+]?[0-9]+)?$ ]]; then printf "$1" "$2"; else printf '%s' "$2"; fi
+
+# run CMD...: print the command; run it unless --dry-run.
+run() {
+  echo "+ $*"
+  [ "$dry" -eq 1 ] || "$@"
 }
 
-# JSON field from one flat object line as written by cli/json.h: "key": value
-json_field() {
-  sed -n -E "s/.*\"$2\": (\"([^\"]*)\"|([^,}]*)).*/\2\3/p" <<<"$1"
+# One line on what the machine has; exits 4 when something the check needs is missing (in
+# seconds, before any build), unless --dry-run or --rehearse.
+probe() {
+  local gpu missing=() line
+  gpu="$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -n 1)"
+  [ -n "$gpu" ] || gpu="none"
+  line="probe: gpu=[$gpu] cores=$cores"
+  line+=" nvcc=$(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' | cut -d' ' -f2 || true)"
+  line+=" cmake=$(cmake --version 2>/dev/null | head -n 1 | grep -o '[0-9][0-9.]*' || true)"
+  line+=" c++=$(c++ -dumpfullversion 2>/dev/null || true)"
+  line+=" python3=$(python3 -c 'import sys; print(sys.version.split()[0])' 2>/dev/null || true)"
+  command -v nvcc >/dev/null 2>&1 || missing+=("nvcc")
+  command -v cmake >/dev/null 2>&1 || missing+=("cmake")
+  command -v c++ >/dev/null 2>&1 || missing+=("c++")
+  command -v python3 >/dev/null 2>&1 || missing+=("python3")
+  if [ -f /usr/include/gtest/gtest.h ] || [ -f /usr/local/include/gtest/gtest.h ]; then line+=" gtest=yes"
+  else line+=" gtest=no"; missing+=("GoogleTest (libgtest-dev)"); fi
+  # grep -c, not -q: -q stops reading early, and the writer's SIGPIPE fails the pipeline (pipefail).
+  if find /usr/include /usr/local/include -maxdepth 3 -name cblas.h 2>/dev/null | grep -c . >/dev/null &&
+     ldconfig -p 2>/dev/null | grep -c 'libopenblas' >/dev/null; then line+=" openblas=yes"
+  else line+=" openblas=no"; missing+=("OpenBLAS (libopenblas-dev)"); fi
+  echo "$line"
+  date -u '+probe: %Y-%m-%d %H:%M:%S UTC'
+  [ "$gpu" != "none" ] || [ "$rehearse" -eq 1 ] || missing+=("a GPU (nvidia-smi lists none)")
+  if [ "${#missing[@]}" -gt 0 ]; then
+    if [ "$dry" -eq 1 ]; then echo "probe: missing (ignored for --dry-run): ${missing[*]}"; return 0; fi
+    echo "gpu-check: missing: ${missing[*]}"
+    [ "$gpu" != "none" ] || echo "gpu-check: no GPU here; nothing to check (--dry-run shows the plan, --rehearse runs it on the CPU)"
+    return 4
+  fi
+}
+
+configure_args=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=${CUGYM_GPU_ARCH:-90}"
+                -DCUGYM_CUDA=ON -DCUGYM_SDL2=OFF -DCUGYM_BOX2D=OFF)
+
+part_build() {
+  banner "build part: probe"
+  probe || return $?
+  banner "build ($build_dir, ${cores} jobs)"
+  local t0=$SECONDS
+  if ! run bash scripts/build.sh "$build_dir" "${configure_args[@]}"; then
+    echo "gpu-check: BUILD FAILED"
+    return 1
+  fi
+  local build_s=$((SECONDS - t0))
+
+  banner "ctest (-j $cores, CUGYM_REQUIRE_GPU=1)"
+  local ctest_args=(--test-dir "$build_dir" --output-on-failure -j "$cores" --timeout 600)
+  [ "$slow" -eq 1 ] || ctest_args+=(-LE slow)
+  local require=1
+  [ "$rehearse" -eq 0 ] || require=0  # no GPU to require
+  local log="$build_dir/ctest-gpu.log" rc=0
+  t0=$SECONDS
+  echo "+ CUGYM_REQUIRE_GPU=$require ctest ${ctest_args[*]}"
+  if [ "$dry" -eq 0 ]; then
+    CUGYM_REQUIRE_GPU=$require ctest "${ctest_args[@]}" 2>&1 | tee "$log" || rc=$?
+  fi
+  local ctest_s=$((SECONDS - t0))
+  [ "$dry" -eq 0 ] || return 0
+  [ -z "${OUT:-}" ] || cp "$log" "$OUT/ctest-gpu.log"
+  banner "summary: build part (paste into docs/benchmarks.md)"
+  $report ctest "$log" --build-seconds "$build_s" --ctest-seconds "$ctest_s"
+  if [ "$rc" -ne 0 ]; then
+    echo "gpu-check: TESTS FAILED (ctest exit $rc)"
+    return 2
+  fi
+}
+
+# bench_env ENV DEVICE N STEPS MODE: one `cugym bench --json` line appended to $jsonl.
+bench_env() {
+  local n="$3"
+  [ "$rehearse" -eq 0 ] || n=$(( n / 64 > 0 ? n / 64 : 1 ))
+  local cmd=("$cli" bench --env "$1" --device "$2" --num-envs "$n" --steps "$4" --mode "$5" --json)
+  echo "+ ${cmd[*]}"
+  [ "$dry" -eq 0 ] || return 0
+  local out rc=0
+  out="$(timeout 300 "${cmd[@]}" 2>&1)" || rc=$?
+  if [ "$rc" -ne 0 ] || ! grep -q '^{' <<<"$out"; then
+    echo "  FAILED (exit $rc): $(tail -n 1 <<<"$out")"
+    echo "{\"env\": \"$1\", \"device\": \"$2\", \"num_envs\": $n, \"mode\": \"$5\", \"failed\": \"exit $rc\"}" >>"$jsonl"
+    return 0
+  fi
+  grep '^{' <<<"$out" | tail -n 1 | tee -a "$jsonl"
+}
+
+# train_seeds CONFIG DEVICE SEEDS...: starts one training per seed in the background (run folders
+# under $dqn_dir); wait_trainings waits for all of them. Each is cut off after 150 s, so the part
+# stays inside its budget whatever happens (a cut-off run has no eval.json and fails its group).
+training_pids=()
+train_seeds() {
+  local config="$1" device="$2" seed
+  shift 2
+  for seed in "$@"; do
+    local dir="$dqn_dir/$config-$device-$seed"
+    local cmd=("$cli" train --config "configs/$config.toml" --device "$device" --seed "$seed" --out "$dir")
+    echo "+ ${cmd[*]} > $dir.log &"
+    [ "$dry" -eq 0 ] || continue
+    rm -rf "$dir"
+    # One BLAS thread per CPU run: several train at once.
+    OPENBLAS_NUM_THREADS=1 timeout 150 "${cmd[@]}" >"$dir.log" 2>&1 &
+    training_pids+=($!)
+  done
+}
+wait_trainings() {
+  local pid
+  for pid in "${training_pids[@]}"; do wait "$pid"; done
+  training_pids=()
+}
+
+part_bench() {
+  banner "bench part: probe"
+  probe || return $?
+  if [ ! -x "$cli" ] || [ ! -x "$build_dir/bench/cugym_bench_nn" ]; then
+    banner "build (cugym and the nn bench only: no build part ran on this machine)"
+    if [ -f "$build_dir/CMakeCache.txt" ]; then
+      run cmake --build "$build_dir" -j "$cores" --target cugym cugym_bench_nn || { echo "gpu-check: BUILD FAILED"; return 1; }
+    else
+      run cmake -S . -B "$build_dir" "${configure_args[@]}" >/dev/null &&
+        run cmake --build "$build_dir" -j "$cores" --target cugym cugym_bench_nn || { echo "gpu-check: BUILD FAILED"; return 1; }
+    fi
+  fi
+  local t_part=$SECONDS
+
+  banner "env benchmarks (random actions, median of 5 after a warm-up)"
+  jsonl="$build_dir/bench.jsonl"
+  [ "$dry" -eq 1 ] || : >"$jsonl"
+  local t0=$SECONDS run_spec env device n steps mode
+  # env device num_envs steps modes
+  local runs=(
+    "CartPole-v1 $dev 65536 1000 step,fused" "CartPole-v1 $dev 1048576 200 step,fused"
+    "CartPole-v1 $dev 16777216 50 fused" "CartPole-v1 cpu 65536 200 step,fused"
+    "MountainCar-v0 $dev 1048576 200 step,fused" "MountainCarContinuous-v0 $dev 1048576 200 step,fused"
+    "Acrobot-v1 $dev 1048576 100 step,fused" "Pendulum-v1 $dev 1048576 200 step,fused"
+  )
+  for run_spec in "${runs[@]}"; do
+    read -r env device n steps mode <<<"$run_spec"
+    for m in ${mode//,/ }; do bench_env "$env" "$device" "$n" "$steps" "$m"; done
+  done
+  local env_s=$((SECONDS - t0))
+
+  banner "nn: gradient updates per second"
+  nn_jsonl="$build_dir/nn-bench.jsonl"
+  t0=$SECONDS
+  echo "+ $build_dir/bench/cugym_bench_nn --device all --seconds 0.2 --json > $nn_jsonl"
+  if [ "$dry" -eq 0 ] && ! timeout 300 "$build_dir/bench/cugym_bench_nn" --device all --seconds 0.2 --json >"$nn_jsonl"; then
+    echo "gpu-check: cugym_bench_nn FAILED"
+    echo '{"bench": "nn_update", "failed": "cugym_bench_nn exited non-zero"}' >>"$nn_jsonl"
+  fi
+  local nn_s=$((SECONDS - t0))
+
+  banner "DQN: the shipped configs on $dev over seeds (in parallel), CartPole seed 1 also on cpu"
+  dqn_dir="$build_dir/dqn"
+  [ "$dry" -eq 1 ] || mkdir -p "$dqn_dir"
+  t0=$SECONDS
+  local cartpole_seeds=(1 2 3 4 5 6 7 8) acrobot_seeds=(1 2 3 4 5 6 7 8) mountain_seeds=(1 2 3 4)
+  if [ "$rehearse" -eq 1 ]; then cartpole_seeds=(1 2); acrobot_seeds=(1 2); mountain_seeds=(1); fi
+  train_seeds cartpole "$dev" "${cartpole_seeds[@]}"
+  wait_trainings
+  train_seeds acrobot "$dev" "${acrobot_seeds[@]}"
+  train_seeds mountain_car "$dev" "${mountain_seeds[@]}"
+  [ "$rehearse" -eq 1 ] || train_seeds cartpole cpu 1
+  wait_trainings
+  local dqn_s=$((SECONDS - t0))
+  [ "$dry" -eq 0 ] || return 0
+
+  if [ -n "${OUT:-}" ]; then
+    cp "$jsonl" "$OUT/bench.jsonl"
+    cp "$nn_jsonl" "$OUT/nn-bench.jsonl"
+    tar -czf "$OUT/dqn-runs.tgz" -C "$build_dir" --exclude='*.safetensors' dqn 2>/dev/null || true
+  fi
+  banner "summary: bench part (paste into docs/benchmarks.md)"
+  echo "bench part: env table ${env_s} s, nn ${nn_s} s, DQN ${dqn_s} s, in all $((SECONDS - t_part)) s"
+  # Bars (the CPU success rates of these configs are in docs/benchmarks.md): CartPole-v1 at least
+  # 3 of 8 seeds >= 475 (10 of 15 seeds on a 2-core CPU: a working GPU path misses this bar with
+  # probability about 2%, a broken one reaches none); Acrobot-v1 at least 6 of 8 >= -100 (16 of
+  # 16 on the CPU); MountainCar-v0 is reported, not judged (9 of 10 on the CPU, 4 seeds here).
+  local need_cartpole=3 need_acrobot=6
+  [ "$rehearse" -eq 0 ] || { need_cartpole=1; need_acrobot=1; }
+  $report bench --env-jsonl "$jsonl" --nn-jsonl "$nn_jsonl" --dqn-dir "$dqn_dir" \
+    --bar "cartpole-$dev:475:$need_cartpole" --bar "acrobot-$dev:-100:$need_acrobot" \
+    --bar "mountain_car-$dev:-110:0" --bar "cartpole-cpu:475:0"
 }
 
 main() {
   local status=0
-  banner "machine"
-  date -u '+%Y-%m-%d %H:%M:%S UTC'
-  if command -v nvidia-smi >/dev/null 2>&1; then
-    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
-  else
-    echo "nvidia-smi: not found"
-  fi
-  echo "nvcc: $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' || echo 'not found')"
-  echo "c++: $(c++ --version 2>/dev/null | head -n1)"
-  echo "cmake: $(cmake --version 2>/dev/null | head -n1)"
-  echo "cores: $(nproc)"
-
-  banner "build ($build_dir)"
-  local t0=$SECONDS
-  if ! bash scripts/build.sh "$build_dir" -DCMAKE_BUILD_TYPE=Release \
-      "-DCMAKE_CUDA_ARCHITECTURES=${CUGYM_GPU_ARCH:-90}" \
-      -DCUGYM_CUDA=ON -DCUGYM_SDL2=OFF -DCUGYM_BOX2D=OFF; then
-    echo "gpu-check: BUILD FAILED"
-    return 1
-  fi
-  echo "build time: $((SECONDS - t0)) s"
-
-  banner "ctest"
-  local ctest_args=(--output-on-failure)
-  [ "$slow" -eq 1 ] || ctest_args+=(-LE slow)
-  t0=$SECONDS
-  local ctest_log="$build_dir/ctest-gpu.log" rc=0
-  ctest --test-dir "$build_dir" "${ctest_args[@]}" 2>&1 | tee "$ctest_log" || rc=$?
-  echo "ctest time: $((SECONDS - t0)) s"
-  if [ "$rc" -ne 0 ]; then
-    echo "gpu-check: TESTS FAILED (ctest exit $rc)"
-    status=2
-  fi
-  # On a machine with a GPU the CUDA cases must run, not skip.
-  local skipped_cuda
-  skipped_cuda="$(grep -E '\(Skipped\)$' "$ctest_log" | grep -ci 'cuda')"
-  if [ "$skipped_cuda" -gt 0 ] && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
-    echo "gpu-check: $skipped_cuda CUDA test(s) SKIPPED although a GPU is present"
-    status=2
-  fi
-
-  [ "$bench" -eq 1 ] || return "$status"
-
-  banner "benchmarks"
-  # env device num_envs steps; each run is 1 warm-up + 5 timed repeats of num_envs*steps env steps.
-  local runs=(
-    "CartPole-v1 cuda 65536 1000" "CartPole-v1 cuda 1048576 200" "CartPole-v1 cuda 16777216 50"
-    "CartPole-v1 cpu 1024 1000" "CartPole-v1 cpu 65536 200"
-    "MountainCar-v0 cuda 1048576 200" "MountainCarContinuous-v0 cuda 1048576 200"
-    "Acrobot-v1 cuda 1048576 100" "Pendulum-v1 cuda 1048576 200"
-  )
-  local jsonl="$build_dir/bench.jsonl" rows=() run env device n steps mode line rc
-  : >"$jsonl"
-  for run in "${runs[@]}"; do
-    read -r env device n steps <<<"$run"
-    for mode in step fused; do
-      echo "+ $cli bench --env $env --device $device --num-envs $n --steps $steps --mode $mode --json"
-      rc=0
-      line="$(timeout 300 "$cli" bench --env "$env" --device "$device" --num-envs "$n" \
-                --steps "$steps" --mode "$mode" --json)" || rc=$?
-      line="$(grep '^{' <<<"$line" | tail -n 1)"
-      if [ "$rc" -ne 0 ] || [ -z "$line" ]; then
-        echo "  FAILED (exit $rc)"
-        rows+=("| $env | $device | $n | $mode | FAILED (exit $rc) | |")
-        [ "$status" -ne 0 ] || status=3
-        continue
+  case "$part" in
+    build) part_build || status=$? ;;
+    bench) part_bench || status=$? ;;
+    all)
+      part_build || status=$?
+      if [ "$status" -eq 0 ] || [ "$status" -eq 2 ]; then
+        local bench_status=0
+        part_bench || bench_status=$?
+        [ "$status" -ne 0 ] || status=$bench_status
       fi
-      echo "  $line"
-      echo "$line" >>"$jsonl"
-      rows+=("$(printf '| %s | %s | %s | %s | %s | %s |' \
-        "$(json_field "$line" env)" "$(json_field "$line" device) ($(json_field "$line" hardware))" \
-        "$(json_field "$line" num_envs)" "$(json_field "$line" mode)" \
-        "$(num %.3e "$(json_field "$line" steps_per_second)")" \
-        "$(num %.1f "$(json_field "$line" model_gbytes_per_second)")")")
-    done
-  done
-  [ -z "${OUT:-}" ] || cp "$jsonl" "$OUT/bench.jsonl"
-
-  banner "benchmark table (random actions, median of 5)"
-  echo "| env | device | N | mode | steps/s | model_gbytes_per_second |"
-  echo "|---|---|---:|---|---:|---:|"
-  printf '%s\n' "${rows[@]}"
-
-  banner "nn: gradient updates per second (cpu and cuda, eager and graph-replayed)"
-  if "$build_dir/bench/cugym_bench_nn" --device all --json >"$build_dir/nn-bench.jsonl"; then
-    "$build_dir/bench/cugym_bench_nn" --device all
-    [ -z "${OUT:-}" ] || cp "$build_dir/nn-bench.jsonl" "$OUT/nn-bench.jsonl"
-  else
-    echo "gpu-check: cugym_bench_nn FAILED"
-    [ "$status" -ne 0 ] || status=3
-  fi
-
-  banner "DQN: the shipped configs (seed 1) on cuda, CartPole also on cpu"
-  local spec config device run t0
-  for spec in "cartpole cuda" "cartpole cpu" "acrobot cuda" "mountain_car cuda"; do
-    read -r config device <<<"$spec"
-    run="$build_dir/dqn-$config-$device"
-    rm -rf "$run"
-    t0=$SECONDS
-    if timeout 300 "$cli" train --config "configs/$config.toml" --device "$device" --out "$run" >"$run.log" 2>&1; then
-      echo "dqn $config $device: $((SECONDS - t0)) s in all; $(tail -n 1 "$run/metrics.csv" | cut -d, -f1,2)" \
-           "(step, train seconds); $(grep -o 'mean return .*' "$run.log")"
-    else
-      tail -n 3 "$run.log"
-      echo "gpu-check: DQN $config on $device FAILED"
-      [ "$status" -ne 0 ] || status=3
-    fi
-  done
+      ;;
+  esac
+  [ "$dry" -eq 0 ] || echo "gpu-check: dry run of '$part' (nothing was built or run)"
   return "$status"
 }
 
 if [ -n "${OUT:-}" ]; then
   mkdir -p "$OUT"
-  main 2>&1 | tee "$OUT/gpu-check.log"
+  main 2>&1 | tee "$OUT/gpu-check-$part.log"
   status=${PIPESTATUS[0]}
 else
   main
   status=$?
 fi
 echo "gpu-check: exit $status"
-[ -z "${OUT:-}" ] || echo "gpu-check: exit $status" >>"$OUT/gpu-check.log"
+[ -z "${OUT:-}" ] || echo "gpu-check: exit $status" >>"$OUT/gpu-check-$part.log"
 exit "$status"

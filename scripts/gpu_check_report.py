@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Summaries and verdicts for scripts/gpu-check.sh: reads what its parts wrote and prints
+markdown to paste into docs/benchmarks.md.
+
+  gpu_check_report.py ctest LOG --build-seconds S --ctest-seconds S
+  gpu_check_report.py bench --env-jsonl F --nn-jsonl F --dqn-dir D --bar GROUP:THRESHOLD:NEED ...
+
+Exit status of `bench`: 3 when a benchmark failed, a training crashed or fell back from the CUDA
+graph, or a group reached its threshold in fewer than NEED seeds (NEED 0: reported, not judged);
+else 0. Standard library only (the GPU machine has no network).
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import statistics
+import sys
+
+# Device-to-device copy bandwidth measured on the lent H200 (docs/benchmarks.md, DESIGN.md):
+# the ceiling for an env step that reads and writes its state once.
+COPY_BYTES_PER_SECOND = 4.3e12
+GRAPH_FALLBACK = "CUDA graph capture failed"
+
+
+def ctest_summary(args):
+    text = open(args.log, errors="replace").read()
+    m = re.search(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", text)
+    total = int(m.group(3)) if m else 0
+    failed = int(m.group(2)) if m else 0
+    skipped = sorted(set(re.findall(r"^\s*\d+ - (\S+).*\(Skipped\)\s*$", text, re.M)))
+    failed_names = sorted(set(re.findall(r"^\s*\d+ - (\S+).*\((?:Failed|Timeout|SEGFAULT|Subprocess aborted|Exception|Not Run)\)\s*$",
+                                         text, re.M)))
+    print(f"build part: configure + build {args.build_seconds} s, ctest {args.ctest_seconds} s")
+    print(f"ctest: {total} tests, {total - failed - len(skipped)} passed, {failed} failed, {len(skipped)} skipped")
+    for name in failed_names:
+        print(f"  failed: {name}")
+    for name in skipped[:10]:
+        print(f"  skipped: {name}")
+    if len(skipped) > 10:
+        print(f"  ... and {len(skipped) - 10} more skipped")
+    if not m:
+        print("ctest: no result line found (did ctest run?)")
+        return 2
+    return 0
+
+
+def read_jsonl(path):
+    rows = []
+    if not os.path.exists(path):
+        return rows
+    for line in open(path):
+        line = line.strip()
+        if line.startswith("{"):
+            rows.append(json.loads(line))
+    return rows
+
+
+def fmt(x, spec):
+    return format(x, spec) if isinstance(x, (int, float)) and math.isfinite(x) else "-"
+
+
+def env_table(rows):
+    print("| env | device | N | mode | env steps/s | traffic GB/s | bound steps/s (4.3 TB/s) | % of bound |")
+    print("|---|---|---:|---|---:|---:|---:|---:|")
+    bad = 0
+    for r in rows:
+        if "failed" in r:
+            bad += 1
+            print(f"| {r['env']} | {r['device']} | {r['num_envs']} | {r['mode']} | FAILED ({r['failed']}) | | | |")
+            continue
+        device = f"{r['device']} ({r['hardware']})"
+        bound = pct = "-"
+        if r["device"] == "cuda" and r.get("bytes_per_step"):
+            b = COPY_BYTES_PER_SECOND / r["bytes_per_step"]
+            bound, pct = f"{b:.3e}", f"{100 * r['steps_per_second'] / b:.0f}%"
+        print(f"| {r['env']} | {device} | {r['num_envs']} | {r['mode']} | {r['steps_per_second']:.3e} | "
+              f"{fmt(r.get('model_gbytes_per_second'), '.1f')} | {bound} | {pct} |")
+    return bad
+
+
+def nn_table(rows):
+    print("| net | batch | loss | clip | device | mode | updates/s | us/update |")
+    print("|---|---:|---|---:|---|---|---:|---:|")
+    bad = 0
+    for r in rows:
+        if "failed" in r:
+            bad += 1
+            print(f"| FAILED: {r['failed']} | | | | | | | |")
+            continue
+        ups = r.get("updates_per_second")
+        if ups is None:  # a device this machine lacks (the note says why)
+            if r.get("device") == "cuda" and os.environ.get("CUGYM_REHEARSE") != "1":
+                bad += 1
+            print(f"| {r['net']} | {r['batch']} | {r['loss']} | {r['max_grad_norm']} | {r['device']} | {r['mode']} | "
+                  f"- ({r.get('note', '')}) | - |")
+            continue
+        print(f"| {r['net']} | {r['batch']} | {r['loss']} | {r['max_grad_norm']} | {r['device']} | {r['mode']} | "
+              f"{ups:.0f} | {1e6 / ups:.1f} |")
+    return bad
+
+
+def last_wall_time(metrics):
+    if not os.path.exists(metrics):
+        return math.nan
+    with open(metrics) as f:
+        rows = list(csv.DictReader(f))
+    return float(rows[-1]["wall_time"]) if rows and rows[-1]["wall_time"] else math.nan
+
+
+def dqn_runs(dqn_dir, group):
+    """(seed, eval mean return or None, train seconds, problem or None) for each run of a group."""
+    runs = []
+    pattern = re.compile(re.escape(group) + r"-(\d+)\.log$")
+    for name in sorted(os.listdir(dqn_dir) if os.path.isdir(dqn_dir) else []):
+        m = pattern.fullmatch(name)
+        if not m:
+            continue
+        seed = int(m.group(1))
+        run = os.path.join(dqn_dir, name[: -len(".log")])
+        log = open(os.path.join(dqn_dir, name), errors="replace").read()
+        problem = None
+        ret = None
+        if GRAPH_FALLBACK in log:
+            problem = "fell back from the CUDA graph"
+        try:
+            ret = json.load(open(os.path.join(run, "eval.json")))["mean_return"]
+        except (OSError, ValueError, KeyError):
+            tail = log.strip().splitlines()[-1:] or ["no output"]
+            problem = problem or f"no eval.json ({tail[0][:120]})"
+        runs.append((seed, ret, last_wall_time(os.path.join(run, "metrics.csv")), problem))
+    return sorted(runs)
+
+
+def bench_summary(args):
+    bad = 0
+    print("Env steps per second, random actions (cugym bench; the bound is the copy bandwidth over the bytes")
+    print("an env step must read and write):\n")
+    bad += env_table(read_jsonl(args.env_jsonl))
+    print("\nDQN gradient updates per second (cugym_bench_nn):\n")
+    bad += nn_table(read_jsonl(args.nn_jsonl))
+    print("\nDQN, shipped configs (greedy evaluation over 100 episodes at the end of training):\n")
+    print("| run | seeds | reached | bar | eval mean returns by seed | median train s | verdict |")
+    print("|---|---:|---:|---|---|---:|---|")
+    for bar in args.bar:
+        group, threshold, need = bar.rsplit(":", 2)
+        threshold, need = float(threshold), int(need)
+        runs = dqn_runs(args.dqn_dir, group)
+        reached = sum(1 for _, r, _, p in runs if r is not None and r >= threshold and p is None)
+        problems = [f"seed {s}: {p}" for s, _, _, p in runs if p]
+        times = [t for _, _, t, _ in runs if math.isfinite(t)]
+        returns = ", ".join(f"{s}: {fmt(r, '.1f')}" for s, r, _, _ in runs)
+        verdict = "reported"
+        if not runs:
+            verdict = "FAIL (no runs)"
+        elif problems:
+            verdict = "FAIL (" + "; ".join(problems) + ")"
+        elif need > 0:
+            verdict = "pass" if reached >= need else f"FAIL (fewer than {need})"
+        if verdict.startswith("FAIL"):
+            bad += 1
+        bar_text = f">= {threshold:g} in {need}" if need > 0 else f">= {threshold:g}, not judged"
+        print(f"| {group} | {len(runs)} | {reached} | {bar_text} | {returns} | "
+              f"{fmt(statistics.median(times) if times else math.nan, '.1f')} | {verdict} |")
+    print(f"\nbench verdict: {'FAIL' if bad else 'pass'} ({bad} problem(s))")
+    return 3 if bad else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("ctest")
+    p.add_argument("log")
+    p.add_argument("--build-seconds", type=int, required=True)
+    p.add_argument("--ctest-seconds", type=int, required=True)
+    p = sub.add_parser("bench")
+    p.add_argument("--env-jsonl", required=True)
+    p.add_argument("--nn-jsonl", required=True)
+    p.add_argument("--dqn-dir", required=True)
+    p.add_argument("--bar", action="append", default=[], help="GROUP:THRESHOLD:NEED, e.g. cartpole-cuda:475:3")
+    args = parser.parse_args()
+    return ctest_summary(args) if args.what == "ctest" else bench_summary(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
