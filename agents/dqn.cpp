@@ -79,7 +79,7 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   const int64_t n = config_.num_envs;
   env_ = MakeVectorEnv(registry, config_.env_id, n, device);
 
-  nn::QTrainerOptions options;
+  agent::QLearnerOptions options;
   options.layer_sizes = LayerSizes(spec_, config_.hidden_sizes);
   options.batch_size = static_cast<int>(config_.batch_size);
   options.max_act_batch = static_cast<int>(std::max(n, config_.double_dqn ? config_.batch_size : int64_t{1}));
@@ -89,8 +89,8 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   options.adam.max_grad_norm = config_.max_grad_norm;
   if (config_.anneal_lr) options.adam.lr_decay_updates = std::max<int64_t>(PlannedUpdates(config_), 1);
   options.seed = config_.seed;
-  trainer_ = std::make_unique<nn::QTrainer>(nn::MakeBackend(device), options);
-  ops_ = agent::MakeAgentOps(device, trainer_->backend().native_stream());
+  learner_ = std::make_unique<agent::QLearner>(nn::MakeBackend(device), options);
+  ops_ = agent::MakeAgentOps(device, learner_->backend().native_stream());
 
   const int64_t cap = config_.buffer_size, b = config_.batch_size;
   replay_obs_ = Buffer<float>(device, cap * obs_dim_);
@@ -148,14 +148,14 @@ void DqnAgent::UpdateKernels() {
   ops_->Sample(replay_arrays(), batch, b, config_.seed);
   const auto next_obs = Rows(batch_next_obs_.data(), b, obs_dim_, device_);
   if (config_.double_dqn) {
-    trainer_->Act(next_obs, Vec(next_actions_.data(), b, device_));
-    trainer_->TargetQAt(next_obs, Vec<const int32_t>(next_actions_.data(), b, device_), Vec(next_q_.data(), b, device_));
+    learner_->Act(next_obs, Vec(next_actions_.data(), b, device_));
+    learner_->TargetQAt(next_obs, Vec<const int32_t>(next_actions_.data(), b, device_), Vec(next_q_.data(), b, device_));
   } else {
-    trainer_->TargetMaxQ(next_obs, Vec(next_q_.data(), b, device_));
+    learner_->TargetMaxQ(next_obs, Vec(next_q_.data(), b, device_));
   }
   ops_->TdTargets(batch_rewards_.data(), batch_dones_.data(), next_q_.data(), static_cast<float>(config_.gamma),
                   targets_.data(), b);
-  trainer_->TrainStep(Rows(batch_obs_.data(), b, obs_dim_, device_),
+  learner_->TrainStep(Rows(batch_obs_.data(), b, obs_dim_, device_),
                       Vec<const int32_t>(batch_actions_.data(), b, device_),
                       Vec<const float>(targets_.data(), b, device_));
 }
@@ -175,7 +175,7 @@ void DqnAgent::Update() {
     }
     if (!update_graph_) {
       try {
-        update_graph_ = trainer_->backend().Capture([this] { UpdateKernels(); });
+        update_graph_ = learner_->backend().Capture([this] { UpdateKernels(); });
       } catch (const std::exception& e) {
         graph_failed_ = true;
         std::fprintf(stderr, "cugym train: CUDA graph capture failed (%s); running updates eagerly\n", e.what());
@@ -215,7 +215,7 @@ DqnProgress DqnAgent::ReadProgress(double interval_seconds, int64_t interval_ste
                           : std::accumulate(last_returns_.begin(), last_returns_.end(), 0.0) / last_returns_.size();
   p.episodes = static_cast<int64_t>(count);
   episodes_read_ = count;
-  const nn::QTrainer::Stats stats = trainer_->ReadStats();
+  const agent::QLearner::Stats stats = learner_->ReadStats();
   p.td_loss = stats.updates > 0 ? stats.loss : kNaN;
   p.q_values = stats.updates > 0 ? stats.mean_q : kNaN;
   return p;
@@ -250,7 +250,7 @@ void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, cons
   while (global_step_ < config_.total_steps && !stop()) {
     // Act: greedy from the online network, then epsilon-greedy on the device.
     const double epsilon = Epsilon(global_step_);
-    if (epsilon < 1.0) trainer_->Act(obs, Vec(actions_.data(), n, device_));
+    if (epsilon < 1.0) learner_->Act(obs, Vec(actions_.data(), n, device_));
     ops_->EpsilonGreedy(actions_.data(), n, static_cast<float>(epsilon), num_actions_,
                         StepKey(config_.seed, RngStream::kExploration, static_cast<uint64_t>(vector_steps_)), hold);
     CopyBytes(prev_obs_.data(), device_, env_->obs(), device_, n * obs_dim_ * sizeof(float));
@@ -271,7 +271,7 @@ void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, cons
         update_debt_ -= 1.0;
       }
       while (global_step_ >= next_target_step_) {
-        trainer_->UpdateTarget(static_cast<float>(config_.tau));
+        learner_->UpdateTarget(static_cast<float>(config_.tau));
         next_target_step_ += config_.target_update_interval;
       }
     }
@@ -297,7 +297,7 @@ void DqnAgent::SaveCheckpoint(const std::string& path, const std::string& replay
       {"cugym.next_target_step", std::to_string(next_target_step_)},
       {"cugym.update_debt_ppm", std::to_string(static_cast<int64_t>(std::llround(update_debt_ * 1e6)))},
   };
-  trainer_->Save(path, extra);
+  learner_->Save(path, extra);
   if (replay_path.empty()) return;
   const int64_t cap = config_.buffer_size;
   const std::vector<int32_t> actions32 = replay_actions_.ToHost();
@@ -314,7 +314,7 @@ void DqnAgent::SaveCheckpoint(const std::string& path, const std::string& replay
 }
 
 void DqnAgent::LoadCheckpoint(const std::string& path, const std::string& replay_path) {
-  const SafetensorsMetadata meta = trainer_->Load(path);
+  const SafetensorsMetadata meta = learner_->Load(path);
   if (Meta(meta, "cugym.env_id", path) != config_.env_id)
     throw std::invalid_argument(path + ": a checkpoint for " + Meta(meta, "cugym.env_id", path) + ", not " +
                                 config_.env_id);
@@ -355,7 +355,7 @@ void DqnAgent::LoadCheckpoint(const std::string& path, const std::string& replay
 }
 
 void DqnAgent::SaveModel(const std::string& path) const {
-  nn::SaveMlp(path, trainer_->online(),
+  nn::SaveMlp(path, learner_->online(),
               {{"cugym.env_id", config_.env_id}, {"cugym.global_step", std::to_string(global_step_)}});
 }
 

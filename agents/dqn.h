@@ -15,7 +15,7 @@
 #include "agents/dqn_config.h"
 #include "core/memory.h"
 #include "core/registry.h"
-#include "nn/q_trainer.h"
+#include "agents/q_learner.h"
 
 namespace cugym {
 
@@ -72,7 +72,7 @@ class DqnAgent {
   Device device_;
   EnvSpec spec_;
   std::unique_ptr<VectorEnv> env_;
-  std::unique_ptr<nn::QTrainer> trainer_;
+  std::unique_ptr<agent::QLearner> learner_;
   std::unique_ptr<agent::AgentOps> ops_;
   int obs_dim_;
   int num_actions_;

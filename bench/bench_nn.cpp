@@ -1,6 +1,6 @@
 // Gradient updates per second of cugym's nn for a DQN learner: per update a target-network
 // forward with max over actions on the next observations, then forward, loss, backward and Adam
-// on the minibatch (nn::QTrainer), on the CPU and on the GPU (eager and replayed from a CUDA graph).
+// on the minibatch (cugym::agent::QLearner), on the CPU and on the GPU (eager and replayed from a CUDA graph).
 //
 //   cugym_bench_nn [--device cpu|cuda|all] [--nets 4-120-84-2,8-256-256-4] [--batch 128]
 //                  [--losses mse,huber] [--seconds 1] [--json]
@@ -23,7 +23,7 @@
 #include "core/device.h"
 #include "core/memory.h"
 #include "nn/checkpoint.h"
-#include "nn/q_trainer.h"
+#include "agents/q_learner.h"
 
 namespace {
 
@@ -101,14 +101,14 @@ class Bench {
  public:
   Bench(std::shared_ptr<nn::Backend> backend, const std::vector<int>& sizes, int batch, nn::LossKind loss, double clip)
       : backend_(backend), device_(backend->device()), batch_(batch), in_(sizes.front()) {
-    nn::QTrainerOptions o;
+    cugym::agent::QLearnerOptions o;
     o.layer_sizes = sizes;
     o.batch_size = batch;
     o.max_act_batch = batch;
     o.loss = loss;
     o.adam.lr = 1e-4;
     o.adam.max_grad_norm = clip;
-    trainer_ = std::make_unique<nn::QTrainer>(backend, o);
+    trainer_ = std::make_unique<cugym::agent::QLearner>(backend, o);
     std::mt19937 gen(1);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     std::vector<float> obs(static_cast<std::size_t>(batch) * in_), next(obs.size());
@@ -171,7 +171,7 @@ class Bench {
   std::shared_ptr<nn::Backend> backend_;
   Device device_;
   int batch_, in_;
-  std::unique_ptr<nn::QTrainer> trainer_;
+  std::unique_ptr<cugym::agent::QLearner> trainer_;
   Buffer<float> obs_, next_, targets_;
   Buffer<int32_t> actions_;
 };

@@ -39,11 +39,11 @@ struct BackendOptions {
 /// clip_grad_norm_ applied to the gradients first when max_grad_norm > 0. Doubles, as PyTorch's
 /// Python floats: 0.999f is not 0.999, and 1 - 0.999f would be off by 1.3e-5 relative.
 struct AdamOptions {
-  double lr = 1e-3;            ///< learning rate (CleanRL's DQN uses 2.5e-4, SB3's 1e-4)
+  double lr = 1e-3;            ///< learning rate (CleanRL uses 2.5e-4 for Q-networks, SB3 1e-4)
   double beta1 = 0.9;          ///< first-moment decay
   double beta2 = 0.999;        ///< second-moment decay
   double eps = 1e-8;           ///< added to sqrt(v_hat), as PyTorch does (outside the square root)
-  double max_grad_norm = 0.0;  ///< global L2 norm limit; 0 = no clipping (SB3's DQN uses 10)
+  double max_grad_norm = 0.0;  ///< global L2 norm limit; 0 = no clipping (SB3 uses 10)
   /// > 0: the learning rate falls linearly to 0 over this many updates, lr * (1 - (t - 1) / decay)
   /// at update t (optax.linear_schedule, as PureJaxRL's LR_LINEAR_DECAY); it stays 0 after.
   /// Read from the device-side step count, so graph replays follow it.

@@ -1,5 +1,5 @@
 // CPU back end: OpenBLAS sgemm and plain loops the compiler vectorizes (AVX2/AVX-512 with
-// -march=native). At the sizes DQN uses (batch 128, layers of ~100) every element-wise pass is a
+// -march=native). At the sizes the agents use (batch 128, layers of ~100) every element-wise pass is a
 // few microseconds; the GEMMs are the cost (e.g. 128 x 120 x 84: 2.6 MFLOP, ~25 us at ~100
 // GFLOP/s), so OpenBLAS's own threads are the only parallelism.
 #include <cblas.h>

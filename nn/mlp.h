@@ -19,7 +19,7 @@ struct MlpOptions {
   /// acted for). The workspace is sized for it: about max_batch * (sum of layer widths) floats,
   /// twice that when trainable.
   int max_batch = 256;
-  /// Allocate gradients and backward scratch. A target network needs neither.
+  /// Allocate gradients and backward scratch. A network that is only evaluated needs neither.
   bool trainable = true;
   /// Seed of the initial weights (PyTorch's nn.Linear default, nn/init.h).
   uint64_t seed = 0;

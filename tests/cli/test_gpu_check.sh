@@ -5,6 +5,7 @@
 #   test_gpu_check.sh SOURCE_DIR
 set -u
 src="$1"
+unset OUT  # on the GPU machine the outer gpu-check.sh logs to $OUT: the dry runs here must not
 cugym="bash $src/scripts/gpu-check.sh"  # for common.sh's run/expect
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

@@ -63,6 +63,18 @@ inline double MaxRelError(const std::vector<float>& a, const std::vector<float>&
   return worst;
 }
 
+// max |got - ref| / max |ref| over a tensor (ref is the reference): the error relative to the
+// tensor's scale, so entries near zero do not dominate.
+inline double NormwiseError(const std::vector<float>& got, const std::vector<float>& ref) {
+  EXPECT_EQ(got.size(), ref.size());
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < std::min(got.size(), ref.size()); ++i) {
+    diff = std::max(diff, std::fabs(static_cast<double>(got[i]) - ref[i]));
+    scale = std::max(scale, std::fabs(static_cast<double>(ref[i])));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
 // A test over every device: skips a device that cannot run here and makes its back end.
 class DeviceTest : public ::testing::TestWithParam<Device> {
  protected:

@@ -7,61 +7,58 @@
 #include <string>
 #include <vector>
 
+#include "nn/adam.h"
 #include "nn/checkpoint.h"
-#include "nn/q_trainer.h"
+#include "nn/mlp.h"
 
 namespace cugym {
 namespace {
 
-TEST(DocExample, DqnUpdateLoop) {
+TEST(DocExample, RegressionLoop) {
   const std::string model_path = ::testing::TempDir() + "cugym_doc_" + std::to_string(::getpid()) + ".safetensors";
   // --8<-- [docs/nn.md example]
   const Device device = Device::kCpu;  // or ResolveDevice("auto")
   std::shared_ptr<nn::Backend> backend = nn::MakeBackend(device);
 
-  nn::QTrainerOptions options;
-  options.layer_sizes = {4, 120, 84, 2};  // CartPole-v1: 4 observations, 2 actions
-  options.batch_size = 128;               // minibatch rows
-  options.max_act_batch = 16;             // envs acted for at once
-  options.loss = nn::LossKind::kMse;      // CleanRL; SB3 uses kHuber with max_grad_norm 10
-  options.adam.lr = 2.5e-4;
-  options.seed = 1;
-  nn::QTrainer q(backend, options);
+  nn::MlpOptions net_options;
+  net_options.max_batch = 128;  // most rows per call
+  net_options.seed = 1;         // PyTorch's nn.Linear initialization from the counter RNG
+  nn::Mlp net(backend, {4, 120, 84, 2}, net_options);  // 4 inputs, 2 outputs
+  nn::AdamOptions adam_options;
+  adam_options.lr = 2.5e-4;
+  nn::Adam adam(backend, net.parameters().size(), adam_options);
 
-  // Minibatch buffers on the device, filled by the replay buffer (here: zeros).
-  const int b = options.batch_size;
-  Buffer<float> obs(device, b * 4), next_obs(device, b * 4), targets(device, b);
-  Buffer<int32_t> actions(device, b);
-  obs.Zero();
-  next_obs.Zero();
-  actions.Zero();
-  nn::ConstBatchView obs_view(obs.data(), b, 4, device), next_view(next_obs.data(), b, 4, device);
+  // A minibatch on the device: inputs, which output each row regresses, and its target.
+  const int b = 128;
+  Buffer<float> x(device, b * 4), targets(device, b), stats(device, 2);
+  Buffer<int32_t> selected(device, b);
+  x.Zero();
+  targets.Zero();
+  selected.Zero();
+  nn::ConstBatchView x_view(x.data(), b, 4, device);
 
-  auto update = [&] {
-    q.TargetMaxQ(next_view, nn::AsVector(targets));  // max_a Q_target(s', a)
-    // ... the agent's own pass: targets = r + gamma * (1 - terminated) * targets ...
-    q.TrainStep(obs_view, nn::AsVector(actions), nn::AsVector(targets));
+  auto step = [&] {
+    nn::ConstBatchView y = net.ForwardTrain(x_view);
+    backend->GatherLoss(nn::LossKind::kMse, y, nn::AsVector(selected), nn::AsVector(targets), net.OutputGrad(),
+                        net.linear_grads(net.num_layers() - 1).bias, nn::AsVector(stats));  // loss, mean output
+    net.Backward(net.OutputGrad(), /*last_bias_grad_ready=*/true);
+    adam.Step(net.parameters(), net.gradients());
   };
-  update();                                                     // eager
-  std::unique_ptr<nn::Graph> graph = backend->Capture(update);  // one CUDA graph on the GPU
-  for (int step = 0; step < 10; ++step) {
-    graph->Replay();
-    if (step % 5 == 4) q.UpdateTarget();  // hard copy; or q.UpdateTarget(0.005f) every step
-  }
+  step();                                                     // eager (loads the kernels)
+  std::unique_ptr<nn::Graph> graph = backend->Capture(step);  // one CUDA graph on the GPU
+  for (int i = 0; i < 10; ++i) graph->Replay();
 
-  // Acting: greedy actions for a batch of observations.
-  Buffer<float> env_obs(device, 16 * 4);
-  Buffer<int32_t> greedy(device, 16);
-  env_obs.Zero();
-  q.Act(nn::ConstBatchView(env_obs.data(), 16, 4, device), nn::AsVector(greedy));
-
-  nn::QTrainer::Stats stats = q.ReadStats();  // waits for the device: every K steps, not every step
-  std::printf("loss %.4f  mean Q %.4f  updates %lld\n", stats.loss, stats.mean_q,
-              static_cast<long long>(stats.updates));
-  nn::SaveMlp(model_path, q.online(), {{"env", "CartPole-v1"}, {"step", std::to_string(stats.updates)}});
+  // Inference on 16 rows, and the best output of each.
+  Buffer<int32_t> best(device, 16);
+  backend->RowMax(net.Forward(nn::ConstBatchView(x.data(), 16, 4, device)), nn::VectorView<float>(),
+                  nn::AsVector(best));
+  const std::vector<float> loss = stats.ToHost();  // waits for the device: every K steps, not every step
+  std::printf("loss %.4f  updates %lld\n", loss[0], static_cast<long long>(adam.ReadStepCount()));
+  nn::SaveMlp(model_path, net, {{"updates", std::to_string(adam.ReadStepCount())}});
   // --8<--
-  EXPECT_EQ(stats.updates, 11);
-  EXPECT_EQ(nn::ReadMlpLayerSizes(model_path), options.layer_sizes);
+  EXPECT_EQ(adam.ReadStepCount(), 11);
+  EXPECT_EQ(nn::ReadMlpLayerSizes(model_path), (std::vector<int>{4, 120, 84, 2}));
+  EXPECT_EQ(best.ToHost().size(), 16u);
   std::remove(model_path.c_str());
 }
 

@@ -1,5 +1,6 @@
-// The DQN training step: learning on a fixed minibatch, acting and target evaluation, CUDA-graph
-// replay against eager execution, checkpoints with optimizer state.
+// The DQN learner (agents/q_learner.h): learning on a fixed minibatch, acting and target
+// evaluation, CUDA-graph replay against eager execution, checkpoints with optimizer state, and
+// CUDA against the CPU.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,23 +8,26 @@
 #include <string>
 #include <vector>
 
+#include "agents/q_learner.h"
 #include "nn/checkpoint.h"
-#include "nn/q_trainer.h"
 #include "tests/nn/nn_test_util.h"
 
 namespace cugym::nn {
 namespace {
 
+using agent::QLearner;
+using agent::QLearnerOptions;
 using testing::AllDevices;
 using testing::DeviceParamName;
+using testing::NormwiseError;
 using testing::RandomActions;
 using testing::RandomFloats;
 using testing::ToDevice;
 
 constexpr int kBatch = 32, kIn = 4, kActions = 3;
 
-QTrainerOptions Options(LossKind loss, double max_grad_norm) {
-  QTrainerOptions o;
+QLearnerOptions Options(LossKind loss, double max_grad_norm) {
+  QLearnerOptions o;
   o.layer_sizes = {kIn, 16, 16, kActions};
   o.batch_size = kBatch;
   o.max_act_batch = 10;
@@ -54,24 +58,24 @@ std::string TempPath(const std::string& name) {
   return ::testing::TempDir() + "cugym_nn_" + std::to_string(::getpid()) + "_" + name;
 }
 
-class QTrainerTest : public testing::DeviceTest {};
+class QLearnerTest : public testing::DeviceTest {};
 
-TEST_P(QTrainerTest, FitsAFixedMinibatch) {
+TEST_P(QLearnerTest, FitsAFixedMinibatch) {
   for (LossKind loss : {LossKind::kMse, LossKind::kHuber}) {
-    QTrainer trainer(backend_, Options(loss, 10.0f));
+    QLearner trainer(backend_, Options(loss, 10.0f));
     Batch batch(device(), 1);
     trainer.TrainStep(batch.Obs(), AsVector(batch.actions), AsVector(batch.targets));
-    const QTrainer::Stats first = trainer.ReadStats();
+    const QLearner::Stats first = trainer.ReadStats();
     for (int i = 0; i < 300; ++i) trainer.TrainStep(batch.Obs(), AsVector(batch.actions), AsVector(batch.targets));
-    const QTrainer::Stats last = trainer.ReadStats();
+    const QLearner::Stats last = trainer.ReadStats();
     EXPECT_LT(last.loss, 0.1f * first.loss) << LossName(loss);
     EXPECT_EQ(last.updates, 301);
     EXPECT_GT(first.grad_norm, 0.0f);
   }
 }
 
-TEST_P(QTrainerTest, ActAndTargetEvaluation) {
-  QTrainer trainer(backend_, Options(LossKind::kHuber, 0.0f));
+TEST_P(QLearnerTest, ActAndTargetEvaluation) {
+  QLearner trainer(backend_, Options(LossKind::kHuber, 0.0f));
   const int n = 10;
   Buffer<float> obs = ToDevice(device(), RandomFloats(n * kIn, 9));
   ConstBatchView ov(obs.data(), n, kIn, device());
@@ -100,14 +104,14 @@ TEST_P(QTrainerTest, ActAndTargetEvaluation) {
   EXPECT_EQ(ToHost(trainer.target().parameters()), ToHost(trainer.online().parameters()));
 }
 
-TEST_P(QTrainerTest, GraphReplayMatchesEager) {
+TEST_P(QLearnerTest, GraphReplayMatchesEager) {
   // A DQN update: target max over next observations (used directly as the regression target),
   // then the clipped Huber step; every 4th update a Polyak target update.
-  QTrainer eager(backend_, Options(LossKind::kHuber, 1.0f));
-  QTrainer graphed(backend_, Options(LossKind::kHuber, 1.0f));
+  QLearner eager(backend_, Options(LossKind::kHuber, 1.0f));
+  QLearner graphed(backend_, Options(LossKind::kHuber, 1.0f));
   Batch batch(device(), 3);
   Buffer<float> targets_e(device(), kBatch), targets_g(device(), kBatch);
-  auto step = [&](QTrainer& t, Buffer<float>& targets) {
+  auto step = [&](QLearner& t, Buffer<float>& targets) {
     t.TargetMaxQ(batch.NextObs(), AsVector(targets));
     t.TrainStep(batch.Obs(), AsVector(batch.actions), AsVector(targets));
   };
@@ -127,23 +131,23 @@ TEST_P(QTrainerTest, GraphReplayMatchesEager) {
   EXPECT_EQ(ToHost(graphed.online().parameters()), ToHost(eager.online().parameters()));
   EXPECT_EQ(ToHost(graphed.target().parameters()), ToHost(eager.target().parameters()));
   EXPECT_EQ(ToHost(graphed.optimizer().exp_avg_sq()), ToHost(eager.optimizer().exp_avg_sq()));
-  const QTrainer::Stats se = eager.ReadStats(), sg = graphed.ReadStats();
+  const QLearner::Stats se = eager.ReadStats(), sg = graphed.ReadStats();
   EXPECT_EQ(sg.updates, kSteps);
   EXPECT_EQ(sg.loss, se.loss);
   EXPECT_EQ(sg.grad_norm, se.grad_norm);
 }
 
-TEST_P(QTrainerTest, CheckpointRestoresEverything) {
-  QTrainer a(backend_, Options(LossKind::kMse, 0.0f));
+TEST_P(QLearnerTest, CheckpointRestoresEverything) {
+  QLearner a(backend_, Options(LossKind::kMse, 0.0f));
   Batch batch(device(), 4);
   for (int i = 0; i < 5; ++i) a.TrainStep(batch.Obs(), AsVector(batch.actions), AsVector(batch.targets));
   a.UpdateTarget(0.3f);
   const std::string path = TempPath("trainer.safetensors");
   a.Save(path, {{"env", "CartPole-v1"}, {"step", "5"}});
 
-  QTrainerOptions other = Options(LossKind::kMse, 0.0f);
+  QLearnerOptions other = Options(LossKind::kMse, 0.0f);
   other.seed = 99;
-  QTrainer b(backend_, other);
+  QLearner b(backend_, other);
   SafetensorsMetadata meta = b.Load(path);
   EXPECT_EQ(meta["env"], "CartPole-v1");
   EXPECT_EQ(meta["cugym.kind"], "q_trainer");
@@ -164,9 +168,9 @@ TEST_P(QTrainerTest, CheckpointRestoresEverything) {
   EXPECT_EQ(file.Find("0.weight")->ToF32(), ToHost(model.weight(0)));
 
   // Another shape or a model file is refused with a clear message.
-  QTrainerOptions small = Options(LossKind::kMse, 0.0f);
+  QLearnerOptions small = Options(LossKind::kMse, 0.0f);
   small.layer_sizes = {4, 8, 3};
-  QTrainer c(backend_, small);
+  QLearner c(backend_, small);
   try {
     c.Load(path);
     FAIL() << "expected an error";
@@ -181,7 +185,57 @@ TEST_P(QTrainerTest, CheckpointRestoresEverything) {
   std::remove(model_path.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, QTrainerTest, ::testing::ValuesIn(AllDevices()), DeviceParamName);
+// Five learner steps on CUDA against the CPU, within 1e-4 relative (fp32 sums in another order).
+TEST(QLearnerCudaAgreement, FiveStepsAgreeWithTheCpu) {
+  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
+  const std::shared_ptr<Backend> cpu_ = MakeBackend(Device::kCpu), gpu_ = MakeBackend(Device::kCuda);
+  for (const std::vector<int>& sizes : {std::vector<int>{4, 120, 84, 2}, std::vector<int>{8, 256, 256, 4}}) {
+  SCOPED_TRACE(FormatLayerSizes(sizes));
+  const int n = 128, in = sizes.front(), out = sizes.back();
+  QLearnerOptions o;
+  o.layer_sizes = sizes;
+  o.batch_size = n;
+  o.max_act_batch = n;
+  o.adam.lr = 1e-3;
+  o.adam.max_grad_norm = 10.0;
+  o.seed = 9;
+  QLearner c(cpu_, o), g(gpu_, o);
+  const std::vector<float> obs = RandomFloats(n * in, 4), next = RandomFloats(n * in, 5);
+  const std::vector<int32_t> a = RandomActions(n, out, 6);
+  struct Side {
+    QLearner* trainer;
+    Device device;
+    Buffer<float> obs, next, targets, max_q;
+    Buffer<int32_t> actions, greedy;
+  };
+  Side sides[2] = {
+      {&c, Device::kCpu, ToDevice(Device::kCpu, obs), ToDevice(Device::kCpu, next), Buffer<float>(Device::kCpu, n),
+       Buffer<float>(Device::kCpu, n), ToDevice(Device::kCpu, a), Buffer<int32_t>(Device::kCpu, n)},
+      {&g, Device::kCuda, ToDevice(Device::kCuda, obs), ToDevice(Device::kCuda, next), Buffer<float>(Device::kCuda, n),
+       Buffer<float>(Device::kCuda, n), ToDevice(Device::kCuda, a), Buffer<int32_t>(Device::kCuda, n)}};
+  for (Side& s : sides) {
+    for (int i = 0; i < 5; ++i) {
+      s.trainer->TargetMaxQ(ConstBatchView(s.next.data(), n, in, s.device), AsVector(s.targets));
+      s.trainer->TrainStep(ConstBatchView(s.obs.data(), n, in, s.device), AsVector(s.actions), AsVector(s.targets));
+    }
+    s.trainer->TargetMaxQ(ConstBatchView(s.next.data(), n, in, s.device), AsVector(s.max_q));
+    s.trainer->Act(ConstBatchView(s.obs.data(), n, in, s.device), AsVector(s.greedy));
+  }
+  const QLearner::Stats stc = c.ReadStats(), stg = g.ReadStats();
+  EXPECT_NEAR(stg.loss, stc.loss, 1e-4 * std::fabs(stc.loss));
+  EXPECT_NEAR(stg.grad_norm, stc.grad_norm, 1e-4 * stc.grad_norm);
+  EXPECT_EQ(stg.updates, 5);
+  EXPECT_LT(NormwiseError(ToHost(g.online().parameters()), ToHost(c.online().parameters())), 1e-4);
+  EXPECT_LT(NormwiseError(sides[1].max_q.ToHost(), sides[0].max_q.ToHost()), 1e-4);
+  // Greedy actions agree except where two Q-values are within rounding of each other.
+  const std::vector<int32_t> ac = sides[0].greedy.ToHost(), ag = sides[1].greedy.ToHost();
+  int differ = 0;
+  for (int i = 0; i < n; ++i) differ += ac[i] != ag[i];
+  EXPECT_LE(differ, 1);
+}
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, QLearnerTest, ::testing::ValuesIn(AllDevices()), DeviceParamName);
 
 }  // namespace
 }  // namespace cugym::nn

@@ -1,5 +1,5 @@
-// QTrainer: the fused DQN update and the target-network evaluations on top of Mlp and Adam.
-#include "nn/q_trainer.h"
+// QLearner: the fused DQN update and the target-network evaluations on top of nn's Mlp and Adam.
+#include "agents/q_learner.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,14 +8,30 @@
 
 #include "nn/checkpoint.h"
 
-namespace cugym::nn {
+namespace cugym::agent {
+
+using nn::AdamOptions;
+using nn::AsVector;
+using nn::Backend;
+using nn::BatchView;
+using nn::ConstBatchView;
+using nn::CopyFromHost;
+using nn::FormatLayerSizes;
+using nn::LinearTensorName;
+using nn::MlpMetadata;
+using nn::MlpOptions;
+using nn::MlpParametersFrom;
+using nn::MlpTensors;
+using nn::ToHost;
+using nn::VectorView;
+
 namespace {
 
-MlpOptions NetOptions(const QTrainerOptions& o, bool trainable) {
+MlpOptions NetOptions(const QLearnerOptions& o, bool trainable) {
   if (o.batch_size < 1)
-    throw std::invalid_argument("QTrainer: batch_size " + std::to_string(o.batch_size) + " (expected >= 1)");
+    throw std::invalid_argument("QLearner: batch_size " + std::to_string(o.batch_size) + " (expected >= 1)");
   if (o.max_act_batch < 1) {
-    throw std::invalid_argument("QTrainer: max_act_batch " + std::to_string(o.max_act_batch) + " (expected >= 1)");
+    throw std::invalid_argument("QLearner: max_act_batch " + std::to_string(o.max_act_batch) + " (expected >= 1)");
   }
   MlpOptions m;
   m.max_batch = std::max(o.batch_size, o.max_act_batch);
@@ -40,7 +56,7 @@ constexpr const char* kAdamStep = "adam.step";
 
 }  // namespace
 
-QTrainer::QTrainer(std::shared_ptr<Backend> backend, const QTrainerOptions& options)
+QLearner::QLearner(std::shared_ptr<Backend> backend, const QLearnerOptions& options)
     : backend_(std::move(backend)),
       options_(options),
       online_(backend_, options.layer_sizes, NetOptions(options, true)),
@@ -51,9 +67,9 @@ QTrainer::QTrainer(std::shared_ptr<Backend> backend, const QTrainerOptions& opti
   target_.CopyParametersFrom(online_);
 }
 
-void QTrainer::TrainStep(ConstBatchView obs, VectorView<const int32_t> actions, VectorView<const float> targets) {
+void QLearner::TrainStep(ConstBatchView obs, VectorView<const int32_t> actions, VectorView<const float> targets) {
   if (obs.rows() > options_.batch_size) {
-    throw std::invalid_argument("QTrainer::TrainStep: " + std::to_string(obs.rows()) + " rows, batch_size is " +
+    throw std::invalid_argument("QLearner::TrainStep: " + std::to_string(obs.rows()) + " rows, batch_size is " +
                                 std::to_string(options_.batch_size));
   }
   ConstBatchView q = online_.ForwardTrain(obs);
@@ -64,23 +80,23 @@ void QTrainer::TrainStep(ConstBatchView obs, VectorView<const int32_t> actions, 
   adam_.Step(online_.parameters(), online_.gradients());
 }
 
-void QTrainer::Act(ConstBatchView obs, VectorView<int32_t> actions) {
+void QLearner::Act(ConstBatchView obs, VectorView<int32_t> actions) {
   backend_->RowMax(online_.Forward(obs), VectorView<float>(), actions);
 }
 
-ConstBatchView QTrainer::QValues(ConstBatchView obs) { return online_.Forward(obs); }
+ConstBatchView QLearner::QValues(ConstBatchView obs) { return online_.Forward(obs); }
 
-void QTrainer::TargetMaxQ(ConstBatchView obs, VectorView<float> max_q) {
+void QLearner::TargetMaxQ(ConstBatchView obs, VectorView<float> max_q) {
   backend_->RowMax(target_.Forward(obs), max_q, VectorView<int32_t>());
 }
 
-void QTrainer::TargetQAt(ConstBatchView obs, VectorView<const int32_t> actions, VectorView<float> q) {
+void QLearner::TargetQAt(ConstBatchView obs, VectorView<const int32_t> actions, VectorView<float> q) {
   backend_->Gather(target_.Forward(obs), actions, q);
 }
 
-void QTrainer::UpdateTarget(float tau) { target_.PolyakFrom(online_, tau); }
+void QLearner::UpdateTarget(float tau) { target_.PolyakFrom(online_, tau); }
 
-QTrainer::Stats QTrainer::ReadStats() const {
+QLearner::Stats QLearner::ReadStats() const {
   std::vector<float> s = stats_.ToHost();
   Stats out;
   out.loss = s[0];
@@ -90,7 +106,7 @@ QTrainer::Stats QTrainer::ReadStats() const {
   return out;
 }
 
-void QTrainer::Save(const std::string& path, const SafetensorsMetadata& extra) const {
+void QLearner::Save(const std::string& path, const SafetensorsMetadata& extra) const {
   std::vector<NamedTensor> tensors = MlpTensors(online_);
   for (NamedTensor& t : MlpTensors(target_, "target.")) tensors.push_back(std::move(t));
   // Adam's moments, tensor by tensor like the parameters (the flat buffer's padding is left out).
@@ -121,11 +137,11 @@ void QTrainer::Save(const std::string& path, const SafetensorsMetadata& extra) c
   WriteSafetensors(path, tensors, metadata);
 }
 
-SafetensorsMetadata QTrainer::Load(const std::string& path) {
+SafetensorsMetadata QLearner::Load(const std::string& path) {
   SafetensorsFile file = ReadSafetensors(path);
   auto kind = file.metadata.find("cugym.kind");
   if (kind == file.metadata.end() || kind->second != "q_trainer") {
-    throw std::invalid_argument(path + ": not a QTrainer checkpoint (metadata cugym.kind is '" +
+    throw std::invalid_argument(path + ": not a QLearner checkpoint (metadata cugym.kind is '" +
                                 (kind == file.metadata.end() ? std::string() : kind->second) +
                                 "'; load a model file with LoadMlp into online())");
   }
@@ -168,4 +184,4 @@ SafetensorsMetadata QTrainer::Load(const std::string& path) {
   return file.metadata;
 }
 
-}  // namespace cugym::nn
+}  // namespace cugym::agent
