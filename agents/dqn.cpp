@@ -91,6 +91,7 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   options.seed = config_.seed;
   learner_ = std::make_unique<agent::QLearner>(nn::MakeBackend(device), options);
   ops_ = agent::MakeAgentOps(device, learner_->backend().native_stream());
+  env_->set_stream(learner_->backend().native_stream());  // one stream for the env, the agent and the network
 
   const int64_t cap = config_.buffer_size, b = config_.batch_size;
   replay_obs_ = Buffer<float>(device, cap * obs_dim_);
@@ -369,6 +370,7 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
   const std::string& id = policy.env_id();
   const EnvSpec& spec = registry.Get(id).spec;
   std::unique_ptr<VectorEnv> env = MakeVectorEnv(registry, id, n, device);
+  env->set_stream(policy.native_stream());
   env->Reset(seed);
   auto ops = agent::MakeAgentOps(device, policy.native_stream());
   Buffer<int32_t> actions(device, n);

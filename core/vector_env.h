@@ -14,12 +14,26 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/device.h"
 #include "core/spec.h"
 
 namespace cugym {
+
+// Everything a batch of envs needs to go on exactly where it was (for checkpoints): the flat
+// states (GetStates' order), each env's RNG counter, episode step count and running return, and
+// the seed and step count the batch was reset and stepped with.
+struct VectorEnvSnapshot {
+  uint64_t seed = 0;
+  uint64_t steps = 0;  // Step/StepRandom calls since Reset (keys the random-action stream)
+  std::vector<float> states;
+  std::vector<uint32_t> rng_counters;
+  std::vector<int32_t> elapsed;
+  std::vector<float> running_returns;
+};
 
 class VectorEnv {
  public:
@@ -61,6 +75,24 @@ class VectorEnv {
   // Sets the states of envs [first, first + count) and recomputes their observations; their
   // episode step counters and returns restart at 0.
   virtual void SetStates(int64_t first, int64_t count, const std::vector<float>& states) = 0;
+
+  // CUDA: the stream (a cudaStream_t) every kernel of this env is queued on, so its steps are
+  // ordered with the caller's work (the agent's network) without host synchronisation and can be
+  // captured into the caller's CUDA graphs. nullptr (the default) is CUDA's per-thread default
+  // stream, never the legacy one. Envs that step on the host ignore it.
+  virtual void set_stream(void* stream) { (void)stream; }
+  // The batch's full state, through host memory (see VectorEnvSnapshot); false where the env
+  // cannot give one (an env with a physics engine's world).
+  virtual bool SaveSnapshot(VectorEnvSnapshot* snapshot) const {
+    (void)snapshot;
+    return false;
+  }
+  // Restores a snapshot of the same env and batch size (std::invalid_argument otherwise) and
+  // recomputes the observations: the next Step continues as the saved batch would have.
+  virtual void LoadSnapshot(const VectorEnvSnapshot& snapshot) {
+    (void)snapshot;
+    throw std::invalid_argument(spec().id + " cannot restore a snapshot");
+  }
 };
 
 }  // namespace cugym

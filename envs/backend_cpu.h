@@ -45,7 +45,7 @@ struct CpuBackend {
 
   template <class Env>
   static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
-                    int64_t first, int64_t count) {
+                    int64_t first, int64_t count, void* /*stream: none on the CPU*/) {
     ForChunks(first, count, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) detail::ResetEnv<Env>(a, params, seed, i);
     });
@@ -53,7 +53,7 @@ struct CpuBackend {
 
   template <class Env>
   static void ResetDone(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
-                        int64_t n) {
+                        int64_t n, void* /*stream*/) {
     ForChunks(0, n, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) detail::ResetIfDone<Env>(a, params, seed, i);
     });
@@ -61,7 +61,7 @@ struct CpuBackend {
 
   template <class Env>
   static void Observe(const detail::BatchArrays<Env>& a, const typename Env::Params& params, int64_t first,
-                      int64_t count) {
+                      int64_t count, void* /*stream*/) {
     ForChunks(first, count, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) Env::Observe(params, a.states[i], a.obs + i * Env::kObsDim);
     });
@@ -69,7 +69,7 @@ struct CpuBackend {
 
   template <class Env>
   static void Step(const detail::BatchArrays<Env>& arrays, const detail::StepArgs<Env>& args, int64_t n,
-                   uint64_t first_step, int64_t steps) {
+                   uint64_t first_step, int64_t steps, void* /*stream*/) {
     using Action = typename Env::Action;
     ForChunks(0, n, [&](int64_t begin, int64_t end) {
       // Loop invariants as locals: GCC vectorizes nothing that reloads them through a pointer.

@@ -49,38 +49,42 @@ struct StepFunctor {
 
 }  // namespace detail
 
+// Every launch goes to the stream the env was given (VectorEnv::set_stream), or to CUDA's
+// per-thread default stream, never to the legacy one: the caller's work and the env's are then
+// ordered by the stream alone, and an agent can capture the env step into its CUDA graph.
 struct CudaBackend {
   template <class F>
-  static void ForEach(int64_t first, int64_t count, const F& f) {
+  static void ForEach(int64_t first, int64_t count, const F& f, void* stream) {
     if (count <= 0) return;
-    thrust::for_each(thrust::cuda::par_nosync, thrust::counting_iterator<int64_t>(first),
+    cudaStream_t s = stream != nullptr ? static_cast<cudaStream_t>(stream) : cudaStreamPerThread;
+    thrust::for_each(thrust::cuda::par_nosync.on(s), thrust::counting_iterator<int64_t>(first),
                      thrust::counting_iterator<int64_t>(first + count), f);
     CUGYM_CUDA_CHECK_LAST();
   }
 
   template <class Env>
   static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
-                    int64_t first, int64_t count) {
-    ForEach(first, count, detail::ResetFunctor<Env>{a, params, seed});
+                    int64_t first, int64_t count, void* stream) {
+    ForEach(first, count, detail::ResetFunctor<Env>{a, params, seed}, stream);
   }
 
   template <class Env>
   static void ResetDone(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
-                        int64_t n) {
-    ForEach(0, n, detail::ResetDoneFunctor<Env>{a, params, seed});
+                        int64_t n, void* stream) {
+    ForEach(0, n, detail::ResetDoneFunctor<Env>{a, params, seed}, stream);
   }
 
   template <class Env>
   static void Observe(const detail::BatchArrays<Env>& a, const typename Env::Params& params, int64_t first,
-                      int64_t count) {
-    ForEach(first, count, detail::ObserveFunctor<Env>{a, params});
+                      int64_t count, void* stream) {
+    ForEach(first, count, detail::ObserveFunctor<Env>{a, params}, stream);
   }
 
   template <class Env>
   static void Step(const detail::BatchArrays<Env>& a, const detail::StepArgs<Env>& args, int64_t n,
-                   uint64_t first_step, int64_t steps) {
+                   uint64_t first_step, int64_t steps, void* stream) {
     if (steps <= 0) return;
-    ForEach(0, n, detail::StepFunctor<Env>{a, args, first_step, steps});
+    ForEach(0, n, detail::StepFunctor<Env>{a, args, first_step, steps}, stream);
   }
 };
 

@@ -77,7 +77,7 @@ class BatchedEnv final : public VectorEnv {
     terminated_.Zero();
     truncated_.Zero();
     rewards_.Zero();
-    Backend::template Reset<Env>(arrays(), params_, seed, 0, n_);
+    Backend::template Reset<Env>(arrays(), params_, seed, 0, n_, stream_);
     reset_done_ = true;
   }
 
@@ -102,10 +102,11 @@ class BatchedEnv final : public VectorEnv {
     RunSteps(nullptr, steps);
   }
 
+  void set_stream(void* stream) override { stream_ = stream; }
   void set_autoreset(bool on) override { autoreset_ = on; }
   void ResetDone() override {
     if (!reset_done_) throw std::logic_error("VectorEnv: call Reset before ResetDone");
-    Backend::template ResetDone<Env>(arrays(), params_, seed_, n_);
+    Backend::template ResetDone<Env>(arrays(), params_, seed_, n_, stream_);
   }
   bool autoreset() const override { return autoreset_; }
 
@@ -135,8 +136,33 @@ class BatchedEnv final : public VectorEnv {
     states_.FromHost(states.data(), count, first);
     ZeroBytes(device_, elapsed_.data() + first, count * sizeof(int32_t));
     ZeroBytes(device_, running_return_.data() + first, count * sizeof(float));
-    Backend::template Observe<Env>(arrays(), params_, first, count);
+    Backend::template Observe<Env>(arrays(), params_, first, count, stream_);
     reset_done_ = true;
+  }
+
+  bool SaveSnapshot(VectorEnvSnapshot* snapshot) const override {
+    snapshot->seed = seed_;
+    snapshot->steps = step_index_;
+    snapshot->states = GetStates(0, n_);
+    snapshot->rng_counters = rng_counters_.ToHost();
+    snapshot->elapsed = elapsed_.ToHost();
+    snapshot->running_returns = running_return_.ToHost();
+    return true;
+  }
+
+  void LoadSnapshot(const VectorEnvSnapshot& s) override {
+    const auto n = static_cast<std::size_t>(n_);
+    if (s.states.size() != n * Env::kStateDim || s.rng_counters.size() != n || s.elapsed.size() != n ||
+        s.running_returns.size() != n)
+      throw std::invalid_argument("LoadSnapshot: the snapshot is not of " + std::to_string(n_) + " " + spec_.id +
+                                  " envs (" + std::to_string(s.states.size()) + " state floats, " +
+                                  std::to_string(s.rng_counters.size()) + " counters)");
+    Reset(s.seed);  // flags, rewards and the rest start clean; then the saved state on top
+    SetStates(0, n_, s.states);
+    rng_counters_.FromHost(s.rng_counters.data(), n);
+    elapsed_.FromHost(s.elapsed.data(), n);
+    running_return_.FromHost(s.running_returns.data(), n);
+    step_index_ = s.steps;
   }
 
  private:
@@ -155,7 +181,7 @@ class BatchedEnv final : public VectorEnv {
   void RunSteps(const Action* actions, int64_t steps) {
     if (!reset_done_) throw std::logic_error("VectorEnv: call Reset before Step");
     detail::StepArgs<Env> args{params_, seed_, spec_.max_episode_steps, autoreset_, actions};
-    Backend::template Step<Env>(arrays(), args, n_, step_index_, steps);
+    Backend::template Step<Env>(arrays(), args, n_, step_index_, steps, stream_);
     step_index_ += steps;
   }
 
@@ -167,6 +193,7 @@ class BatchedEnv final : public VectorEnv {
   uint64_t step_index_ = 0;  // steps since Reset: keys the random-action stream
   bool reset_done_ = false;
   bool autoreset_ = true;
+  void* stream_ = nullptr;  // CUDA: a cudaStream_t (nullptr: the per-thread default stream)
   Buffer<State> states_;
   Buffer<uint32_t> rng_counters_;
   Buffer<int32_t> elapsed_;

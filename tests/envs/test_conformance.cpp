@@ -116,6 +116,40 @@ TEST_P(Conformance, StatesRoundTrip) {
   EXPECT_THROW(env->GetStates(n(), 1), std::out_of_range);
 }
 
+TEST_P(Conformance, ASnapshotContinuesExactly) {
+  // Step, snapshot, step on (random actions keyed by the step count, episodes ending and
+  // restarting), then restore the snapshot into a fresh batch and step as far: the same bits.
+  auto env = Make();
+  env->Reset(21);
+  env->StepRandom(150);
+  VectorEnvSnapshot snapshot;
+  ASSERT_TRUE(env->SaveSnapshot(&snapshot));
+  auto run_on = [&](VectorEnv& e) {
+    std::vector<float> trace;
+    for (int t = 0; t < 250; ++t) {
+      e.StepRandom(1);
+      for (float v : Obs(e.obs())) trace.push_back(v);
+      for (float v : Host(e.rewards(), n(), device())) trace.push_back(v);
+      const auto term = Host(e.terminated(), n(), device()), trunc = Host(e.truncated(), n(), device());
+      const auto lengths = Host(e.episode_lengths(), n(), device());
+      const auto returns = Host(e.episode_returns(), n(), device());
+      for (int64_t i = 0; i < n(); ++i) {  // the statistics are meaningful where an episode ended
+        trace.push_back(static_cast<float>(term[i] + 2 * trunc[i]));
+        if (term[i] | trunc[i]) trace.insert(trace.end(), {static_cast<float>(lengths[i]), returns[i]});
+      }
+    }
+    return trace;
+  };
+  const std::vector<float> expected = run_on(*env);
+  auto restored = Make();
+  restored->LoadSnapshot(snapshot);
+  EXPECT_EQ(Obs(restored->obs()).size(), static_cast<std::size_t>(n() * spec_.obs_dim()));
+  EXPECT_EQ(run_on(*restored), expected);
+  // Another batch size is refused.
+  auto other = MakeVectorEnv(Builtins(), id(), n() + 1, device());
+  EXPECT_THROW(other->LoadSnapshot(snapshot), std::invalid_argument);
+}
+
 // The CPU back end is the oracle: for every env the GPU gives the same bits (no FMA contraction,
 // no libm in env code), through the fused random rollout and through one Step call per step.
 TEST(CudaAgreement, EveryEnvGivesTheCpuBits) {
