@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/json.h"
+#include "core/atomic_file.h"
 
 namespace cugym::cli {
 namespace fs = std::filesystem;
@@ -25,17 +26,6 @@ namespace {
 
 std::atomic<int> g_signal{0};
 extern "C" void OnSignal(int signal) { g_signal.store(signal); }
-
-void WriteFileAtomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".part";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write '" + path.string() + "'");
-  }
-  fs::rename(tmp, path);
-}
 
 std::string Number(double x) {
   if (std::isnan(x)) return "";
@@ -154,8 +144,10 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
     std::cerr << "cugym train: resuming " << run_dir.string() << " at step " << agent.global_step()
               << (fs::exists(replay) ? " (with its replay memory)" : " (refilling the replay memory first)") << "\n";
   }
-  WriteFileAtomically(run_dir / "config.toml", config.ToToml());
+  WriteFileAtomically((run_dir / "config.toml").string(), config.ToToml());
 
+  // metrics.csv is a log, appended and flushed row by row (a resumed run continues it), so it is
+  // the one file not rewritten through WriteFileAtomically.
   const fs::path metrics_path = run_dir / "metrics.csv";
   const bool new_metrics = !fs::exists(metrics_path);
   std::ofstream metrics(metrics_path, std::ios::app);
@@ -228,7 +220,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
     json.Str("env", r.env_id).Int("episodes", r.episodes).Num("mean_return", r.mean_return)
         .Num("std_return", r.std_return).Num("min_return", r.min_return).Num("max_return", r.max_return)
         .Num("mean_length", r.mean_length).Int("global_step", agent.global_step());
-    WriteFileAtomically(run_dir / "eval.json", json.str() + "\n");
+    WriteFileAtomically((run_dir / "eval.json").string(), json.str() + "\n");
   }
   return 0;
 }

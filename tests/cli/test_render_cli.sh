@@ -55,7 +55,7 @@ if command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1; then
     frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$tmp/ep.$ext")
     [ "$frames" = "30" ] || fail ".$ext has $frames frames, expected 30"
   done
-  ls -a "$tmp" | grep -q '\.part' && fail "a temporary file was left behind"
+  ls -a "$tmp" | grep -q '\.tmp\.' && fail "a temporary file was left behind"
 else
   echo "skip: ffmpeg/ffprobe not installed, GIF/MP4 not checked"
 fi
