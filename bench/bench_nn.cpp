@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/json.h"
 #include "core/device.h"
 #include "core/memory.h"
 #include "nn/checkpoint.h"
@@ -29,6 +30,8 @@ namespace {
 
 using cugym::Buffer;
 using cugym::Device;
+using cugym::cli::JsonNumber;
+using cugym::cli::JsonObject;
 namespace nn = cugym::nn;
 
 struct Args {
@@ -176,15 +179,6 @@ class Bench {
   Buffer<int32_t> actions_;
 };
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -220,16 +214,13 @@ int main(int argc, char** argv) {
             }
             results.push_back(r);
             if (args.json) {
-              std::printf(
-                  "{\"bench\": \"nn_update\", \"net\": %s, \"batch\": %d, \"loss\": %s, \"max_grad_norm\": %g, "
-                  "\"device\": %s, \"mode\": %s, \"hardware\": %s, \"updates_per_second\": ",
-                  JsonString(r.net).c_str(), r.batch, JsonString(r.loss).c_str(), r.max_grad_norm,
-                  JsonString(r.device).c_str(), JsonString(r.mode).c_str(), JsonString(r.hardware).c_str());
-              if (r.updates_per_second > 0)
-                std::printf("%.1f", r.updates_per_second);
-              else
-                std::printf("null");
-              std::printf(", \"note\": %s}\n", JsonString(r.note).c_str());
+              JsonObject json;
+              json.Str("bench", "nn_update").Str("net", r.net).Int("batch", r.batch).Str("loss", r.loss)
+                  .Num("max_grad_norm", r.max_grad_norm).Str("device", r.device).Str("mode", r.mode)
+                  .Str("hardware", r.hardware)
+                  .Raw("updates_per_second", r.updates_per_second > 0 ? JsonNumber(r.updates_per_second) : "null")
+                  .Str("note", r.note);
+              std::printf("%s\n", json.str().c_str());
               std::fflush(stdout);
             }
           }

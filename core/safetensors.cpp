@@ -175,9 +175,7 @@ std::string EncodeSafetensors(const std::vector<NamedTensor>& tensors, const Saf
     for (const auto& [key, value] : metadata) {
       if (!first) header += ',';
       first = false;
-      AppendJsonString(header, key);
-      header += ':';
-      AppendJsonString(header, value);
+      header += JsonString(key) + ':' + JsonString(value);
     }
     header += '}';
     first = false;
@@ -191,8 +189,7 @@ std::string EncodeSafetensors(const std::vector<NamedTensor>& tensors, const Saf
     }
     if (!first) header += ',';
     first = false;
-    AppendJsonString(header, t.name);
-    header += ":{\"dtype\":\"";
+    header += JsonString(t.name) + ":{\"dtype\":\"";
     header += DTypeName(t.dtype);
     header += "\",\"shape\":[";
     for (std::size_t d = 0; d < t.shape.size(); ++d) {
