@@ -17,7 +17,7 @@
 namespace cugym::cli {
 
 int RunBench(const Registry& registry, int argc, char** argv) {
-  Args args("bench",
+  Args args("cugym bench",
             {{"--env", "ID", "env id (see cugym list)", "CartPole-v1"},
              {"--num-envs", "N", "envs stepped together", "1024"},
              {"--steps", "T", "steps per timed repeat", "1000"},

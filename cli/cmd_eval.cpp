@@ -12,7 +12,7 @@
 namespace cugym::cli {
 
 int RunEval(const Registry& registry, int argc, char** argv) {
-  Args args("eval",
+  Args args("cugym eval",
             {{"--model", "FILE", "model.safetensors written by cugym train", ""},
              {"--env", "ID", "env to evaluate on (default: the model's)", ""},
              {"--episodes", "E", "finished episodes to average", "100"},

@@ -32,7 +32,7 @@ std::string SpaceJson(const Space& space) {
 }  // namespace
 
 int RunList(const Registry& registry, int argc, char** argv) {
-  Args args("list", {{"--json", "", "print a JSON array instead of a table", ""}}, argc, argv, 2);
+  Args args("cugym list", {{"--json", "", "print a JSON array instead of a table", ""}}, argc, argv, 2);
   if (args.help()) {
     std::cout << args.Usage("Lists every registered env with its spaces, step limit and reward threshold.\n"
                             "Box bounds of +-infinity are written as null in JSON.");

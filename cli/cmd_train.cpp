@@ -55,7 +55,7 @@ fs::path ReplayPathFor(const fs::path& checkpoint) {
 }  // namespace
 
 int RunTrain(const Registry& registry, int argc, char** argv) {
-  Args args("train",
+  Args args("cugym train",
             {{"--env", "ID", "env id (see cugym list); overrides the config's env_id", ""},
              {"--config", "FILE", "TOML config; default: the one shipped for the env (configs/), if any", ""},
              {"--device", "D", kDeviceHelp, "auto"},

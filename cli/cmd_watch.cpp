@@ -14,7 +14,7 @@
 namespace cugym::cli {
 
 int RunWatch(const Registry& registry, int argc, char** argv) {
-  Args args("watch",
+  Args args("cugym watch",
             {{"--env", "ID", "env id (default: the model's env, else CartPole-v1)", ""},
              {"--model", "FILE", "act greedily with this trained model (cugym train's model.safetensors)", ""},
              {"--policy", "P", "who acts without --model: random", "random"},
