@@ -98,4 +98,10 @@ std::string Args::Required(const std::string& name) const {
 int64_t Args::Int(const std::string& name) const { return ParseInt(name, Required(name)); }
 double Args::Double(const std::string& name) const { return ParseDouble(name, Required(name)); }
 
+uint64_t Args::Seed(const std::string& name) const {
+  const int64_t seed = Int(name);
+  if (seed < 0) throw std::invalid_argument(name + " must be >= 0, got " + std::to_string(seed));
+  return static_cast<uint64_t>(seed);
+}
+
 }  // namespace cugym::cli

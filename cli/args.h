@@ -33,6 +33,8 @@ class Args {
   std::string Required(const std::string& name) const;
   int64_t Int(const std::string& name) const;
   double Double(const std::string& name) const;
+  // A seed: an integer >= 0 (negative values would wrap around to huge unsigned ones).
+  uint64_t Seed(const std::string& name) const;
   bool Switch(const std::string& name) const { return Has(name); }
   // Every value of a repeatable flag, in order.
   std::vector<std::string> Strings(const std::string& name) const;

@@ -44,7 +44,7 @@ int RunRecord(const Registry& registry, int argc, char** argv) {
   if (!id.empty()) registry.Get(id);
   const Device device = PickDevice(args.String("--device"));
   Viewer viewer(registry, id, args.String("--model"), args.Int("--num-envs"), device,
-                static_cast<uint64_t>(args.Int("--seed")));
+                args.Seed("--seed"));
   const double fps = args.Has("--fps") ? args.Double("--fps") : viewer.spec().render_fps;
   if (!(fps > 0)) throw std::invalid_argument("--fps must be positive");
 

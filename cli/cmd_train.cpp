@@ -101,11 +101,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
     }
   }
   if (args.Has("--env")) config.env_id = args.String("--env");
-  if (args.Has("--seed")) {
-    const int64_t seed = args.Int("--seed");
-    if (seed < 0) throw std::invalid_argument("--seed must be >= 0");
-    config.seed = static_cast<uint64_t>(seed);
-  }
+  if (args.Has("--seed")) config.seed = args.Seed("--seed");
   if (args.Has("--num-envs")) config.num_envs = args.Int("--num-envs");
   if (args.Has("--total-steps")) config.total_steps = args.Int("--total-steps");
   for (const std::string& set : args.Strings("--set")) {

@@ -38,6 +38,14 @@ expect 2 "trace has no column 'state_2'" -- replay --env CartPole-v1 --trace "$f
 expect 2 'is a directory' -- replay --env CartPole-v1 --trace "$fixtures"
 expect 2 '--trace is required' -- replay --env CartPole-v1
 expect 2 "unknown command 'trian'" -- trian
+
+# Seeds are integers >= 0 in every command that takes one (a negative one must not wrap around).
+expect 2 '^cugym bench: error: --seed must be >= 0, got -1$' -- bench --seed -1 --device cpu --num-envs 8 --steps 1
+expect 2 '^cugym train: error: --seed must be >= 0, got -1$' -- train --seed -1 --device cpu --out "$tmp/neg"
+[ -e "$tmp/neg" ] && fail "train with a negative seed created its run folder"
+expect 2 '^cugym eval: error: --seed must be >= 0, got -2$' -- \
+  eval --model "$tmp/none.safetensors" --seed -2 --device cpu
+expect 2 '^cugym bench: error: --seed: expected an integer, got' -- bench --seed 99999999999999999999 --device cpu
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi >/dev/null 2>&1; then
   expect 2 '--device cuda: ' -- bench --device cuda --num-envs 8 --steps 1
   expect 2 '--device cuda: ' -- replay --env CartPole-v1 --trace "$trace" --device cuda

@@ -33,6 +33,9 @@ run record --env Nope-v0 --out "$tmp/n.png"
 [ $? -eq 2 ] && grep -q "unknown env 'Nope-v0'" "$tmp/err" || fail "unknown env accepted"
 run record --out "$tmp/k.png" --num-envs 0 --device cpu
 [ $? -eq 2 ] || fail "--num-envs 0 accepted"
+expect 2 '^cugym record: error: --seed must be >= 0, got -1$' -- record --out "$tmp/neg.png" --seed -1 --device cpu
+[ -e "$tmp/neg.png" ] && fail "record with a negative seed wrote a file"
+expect 2 '^cugym watch: error: --seed must be >= 0, got -1$' -- watch --seed -1 --max-frames 1 --device cpu
 checks=$((checks + 1))
 env -u DISPLAY -u WAYLAND_DISPLAY "$cugym" watch --max-frames 3 --device cpu >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q 'no display.*cugym record' "$tmp/err" || fail "watch without a display: $(cat "$tmp/err")"

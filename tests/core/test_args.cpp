@@ -18,7 +18,8 @@ Args Parse(std::vector<std::string> words) {
   return Args("cugym bench",
               {{"--num-envs", "N", "", "16"},
                {"--json", "", "", ""},
-               {"--tol", "X", "", "1e-4"}},
+               {"--tol", "X", "", "1e-4"},
+               {"--seed", "S", "", "0"}},
               static_cast<int>(argv.size()), argv.data(), 2);
 }
 
@@ -56,6 +57,15 @@ TEST(Args, MessagesNameTheFlagAndLeaveTheProgramToTheCaller) {
             "--num-envs: expected an integer, got '1x'");
   EXPECT_EQ(Parse({"cugym", "bench"}).Usage("Steps envs.").rfind("usage: cugym bench [flags]\nSteps envs.\n", 0),
             0u);
+}
+
+TEST(Args, SeedsAreNonNegativeIntegers) {
+  EXPECT_EQ(Parse({"cugym", "bench"}).Seed("--seed"), 0u);
+  EXPECT_EQ(Parse({"cugym", "bench", "--seed", "9223372036854775807"}).Seed("--seed"), 9223372036854775807u);
+  EXPECT_EQ(InvalidArgumentMessage([] { Parse({"cugym", "bench", "--seed", "-1"}).Seed("--seed"); }),
+            "--seed must be >= 0, got -1");
+  EXPECT_EQ(InvalidArgumentMessage([] { Parse({"cugym", "bench", "--seed", "1.5"}).Seed("--seed"); }),
+            "--seed: expected an integer, got '1.5'");
 }
 
 }  // namespace
