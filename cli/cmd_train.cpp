@@ -107,7 +107,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
   for (const std::string& set : args.Strings("--set")) {
     const std::size_t eq = set.find('=');
     if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--set needs KEY=VALUE, got '" + set + "'");
-    TomlValue value = ParseTomlValue(set.substr(eq + 1));
+    TomlValue value = ParseTomlValue(set.substr(eq + 1), "--set " + set.substr(0, eq));
     config.Apply({{set.substr(0, eq), value}});
   }
   config.Validate();
