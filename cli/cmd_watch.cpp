@@ -15,8 +15,7 @@ namespace cugym::cli {
 int RunWatch(const Registry& registry, int argc, char** argv) {
   Args args("cugym watch",
             {{"--env", "ID", "env id (default: the model's env, else CartPole-v1)", ""},
-             {"--model", "FILE", "act greedily with this trained model (cugym train's model.safetensors)", ""},
-             {"--policy", "P", "who acts without --model: random", "random"},
+             {"--model", "FILE", "act greedily with this model (cugym train's model.safetensors); else at random", ""},
              {"--num-envs", "K", "envs tiled in the window (1..64)", "1"},
              {"--fps", "F", "frames per second (default: the env's render fps)", ""},
              {"--episodes", "E", "quit after E finished episodes (0: until closed)", "0"},
@@ -29,10 +28,6 @@ int RunWatch(const Registry& registry, int argc, char** argv) {
                             "single step while paused, r reset, + and - speed, q or Esc quit.");
     return 0;
   }
-  if (args.String("--policy") != "random")
-    throw std::invalid_argument("--policy must be random (or give --model), got '" + args.String("--policy") + "'");
-  if (args.Has("--model") && args.Has("--policy"))
-    throw std::invalid_argument("give either --model or --policy, not both");
   const int64_t episodes = args.Int("--episodes");
   const int64_t max_frames = args.Int("--max-frames");
   if (episodes < 0 || max_frames < 0) throw std::invalid_argument("--episodes and --max-frames must be >= 0");
