@@ -70,17 +70,13 @@ class PngFolderWriter final : public FrameWriter {
 class PngFileWriter final : public FrameWriter {
  public:
   explicit PngFileWriter(const std::string& path) : path_(path) {}
-  void Write(const Image& frame) override {
-    WritePng(path_, frame);
-    written_ = true;
-  }
+  void Write(const Image& frame) override { WritePng(path_, frame); }
   void Finish() override {}
   int64_t max_frames() const override { return 1; }
   std::string Describe() const override { return "1 frame in " + path_; }
 
  private:
   std::string path_;
-  bool written_ = false;
 };
 
 // Pipes raw RGB frames to ffmpeg, which encodes into the temporary file of an AtomicFile; Finish()
