@@ -10,6 +10,8 @@ trace=$fixtures/traces/CartPole-v1.csv
 
 expect 0 'CartPole-v1 +\(4,\) +Discrete\(2\) +500 +475' -- list
 expect 0 '"id": "CartPole-v1".*"n": 2' -- list --json
+expect 0 '^Acrobot-v1 .* gymnasium/envs/classic_control/acrobot\.py \(Gymnasium [0-9.]+\)$' -- list
+expect 0 '"id": "CartPole-v1".*"reference": "gymnasium/envs/classic_control/cartpole\.py \(Gymnasium' -- list --json
 expect 0 'usage: cugym bench' -- bench --help
 expect 0 '"env": "CartPole-v1", "device": "cpu".*"num_envs": 64.*"steps_per_second": [0-9.e+]+' -- \
   bench --env CartPole-v1 --num-envs 64 --steps 20 --repeats 1 --device cpu --json
