@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -20,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/args.h"
+#include "cli/json.h"
 #include "core/device.h"
 #include "core/memory.h"
 #include "nn/checkpoint.h"
@@ -29,15 +30,18 @@ namespace {
 
 using cugym::Buffer;
 using cugym::Device;
+using cugym::cli::Args;
+using cugym::cli::JsonNumber;
+using cugym::cli::JsonObject;
 namespace nn = cugym::nn;
 
-struct Args {
-  std::string device = "all";
-  std::vector<std::string> nets = {"4-120-84-2", "8-256-256-4"};
-  std::vector<std::string> losses = {"mse", "huber"};
-  int batch = 128;
-  double seconds = 1.0;
+struct Options {
+  std::string device;
+  std::vector<std::string> nets, losses;
+  int batch = 0;
+  double seconds = 0;
   bool json = false;
+  bool help = false;  // --help: the usage was printed, nothing else to do
 };
 
 std::vector<std::string> Split(const std::string& text, char sep) {
@@ -51,42 +55,36 @@ std::vector<std::string> Split(const std::string& text, char sep) {
   }
 }
 
-[[noreturn]] void Usage(const char* error) {
-  std::fprintf(stderr,
-               "%s%susage: cugym_bench_nn [--device cpu|cuda|all] [--nets 4-120-84-2,...] [--batch 128]\n"
-               "                      [--losses mse,huber] [--seconds 1] [--json]\n",
-               error, *error ? "\n" : "");
-  std::exit(*error ? 2 : 0);
-}
-
-Args Parse(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) Usage(("cugym_bench_nn: " + flag + " needs a value").c_str());
-      return argv[++i];
-    };
-    if (flag == "--device")
-      a.device = value();
-    else if (flag == "--nets")
-      a.nets = Split(value(), ',');
-    else if (flag == "--losses")
-      a.losses = Split(value(), ',');
-    else if (flag == "--batch")
-      a.batch = std::atoi(value().c_str());
-    else if (flag == "--seconds")
-      a.seconds = std::atof(value().c_str());
-    else if (flag == "--json")
-      a.json = true;
-    else if (flag == "-h" || flag == "--help")
-      Usage("");
-    else
-      Usage(("cugym_bench_nn: unknown flag " + flag).c_str());
+// Flags through cli/args.h, as the cugym subcommands read theirs. Throws std::invalid_argument.
+Options Parse(int argc, char** argv) {
+  const Args args("cugym_bench_nn",
+                  {{"--device", "D", "cpu, cuda or all", "all"},
+                   {"--nets", "LIST", "comma-separated layer sizes", "4-120-84-2,8-256-256-4"},
+                   {"--batch", "B", "minibatch size", "128"},
+                   {"--losses", "LIST", "mse, huber or both, comma-separated", "mse,huber"},
+                   {"--seconds", "S", "measuring time per figure", "1"},
+                   {"--json", "", "one JSON object per row", ""}},
+                  argc, argv, 1);
+  Options o;
+  o.help = args.help();
+  if (o.help) {
+    std::printf("%s", args.Usage("DQN gradient updates per second of cugym's nn (target max-Q forward + forward,\n"
+                                 "loss, backward, Adam), median of 5 repeats.").c_str());
+    return o;
   }
-  if (a.device != "cpu" && a.device != "cuda" && a.device != "all") Usage("cugym_bench_nn: --device cpu|cuda|all");
-  if (a.batch < 1 || !(a.seconds > 0)) Usage("cugym_bench_nn: --batch and --seconds must be positive");
-  return a;
+  o.device = args.String("--device");
+  o.nets = Split(args.String("--nets"), ',');
+  o.losses = Split(args.String("--losses"), ',');
+  const int64_t batch = args.Int("--batch");
+  o.seconds = args.Double("--seconds");
+  o.json = args.Switch("--json");
+  if (o.device != "cpu" && o.device != "cuda" && o.device != "all")
+    throw std::invalid_argument("--device must be cpu, cuda or all, got '" + o.device + "'");
+  if (batch < 1 || batch > (1 << 20))
+    throw std::invalid_argument("--batch must be in 1..1048576, got " + std::to_string(batch));
+  if (!(o.seconds > 0)) throw std::invalid_argument("--seconds must be positive, got " + args.String("--seconds"));
+  o.batch = static_cast<int>(batch);
+  return o;
 }
 
 struct Result {
@@ -176,21 +174,14 @@ class Bench {
   Buffer<int32_t> actions_;
 };
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Args args = Parse(argc, argv);
+  Options args;
   std::vector<Result> results;
   try {
+    args = Parse(argc, argv);
+    if (args.help) return 0;
     for (const std::string& device_name : {std::string("cpu"), std::string("cuda")}) {
       if (args.device != "all" && args.device != device_name) continue;
       const Device device = device_name == "cpu" ? Device::kCpu : Device::kCuda;
@@ -220,22 +211,22 @@ int main(int argc, char** argv) {
             }
             results.push_back(r);
             if (args.json) {
-              std::printf(
-                  "{\"bench\": \"nn_update\", \"net\": %s, \"batch\": %d, \"loss\": %s, \"max_grad_norm\": %g, "
-                  "\"device\": %s, \"mode\": %s, \"hardware\": %s, \"updates_per_second\": ",
-                  JsonString(r.net).c_str(), r.batch, JsonString(r.loss).c_str(), r.max_grad_norm,
-                  JsonString(r.device).c_str(), JsonString(r.mode).c_str(), JsonString(r.hardware).c_str());
-              if (r.updates_per_second > 0)
-                std::printf("%.1f", r.updates_per_second);
-              else
-                std::printf("null");
-              std::printf(", \"note\": %s}\n", JsonString(r.note).c_str());
+              JsonObject json;
+              json.Str("bench", "nn_update").Str("net", r.net).Int("batch", r.batch).Str("loss", r.loss)
+                  .Num("max_grad_norm", r.max_grad_norm).Str("device", r.device).Str("mode", r.mode)
+                  .Str("hardware", r.hardware)
+                  .Raw("updates_per_second", r.updates_per_second > 0 ? JsonNumber(r.updates_per_second) : "null")
+                  .Str("note", r.note);
+              std::printf("%s\n", json.str().c_str());
               std::fflush(stdout);
             }
           }
         }
       }
     }
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "cugym_bench_nn: error: %s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cugym_bench_nn: error: %s\n", e.what());
     return 1;

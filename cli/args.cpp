@@ -1,4 +1,4 @@
-// Flag parsing for the cugym subcommands.
+// Flag parsing for the cugym subcommands and the benchmark programs.
 #include "cli/args.h"
 
 #include <cerrno>
@@ -26,8 +26,8 @@ double ParseDouble(const std::string& flag, const std::string& text) {
   return value;
 }
 
-Args::Args(const std::string& command, std::vector<FlagSpec> flags, int argc, char** argv, int first)
-    : command_(command), flags_(std::move(flags)) {
+Args::Args(const std::string& program, std::vector<FlagSpec> flags, int argc, char** argv, int first)
+    : program_(program), flags_(std::move(flags)) {
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -42,7 +42,7 @@ Args::Args(const std::string& command, std::vector<FlagSpec> flags, int argc, ch
       inline_value = true;
     }
     if (name.rfind("--", 0) != 0)
-      throw std::invalid_argument("cugym " + command_ + ": unexpected argument '" + arg + "' (see --help)");
+      throw std::invalid_argument("unexpected argument '" + arg + "' (see " + program_ + " --help)");
     const FlagSpec& spec = Spec(name);
     if (spec.value.empty()) {
       if (inline_value) throw std::invalid_argument(name + " takes no value");
@@ -65,12 +65,11 @@ const FlagSpec& Args::Spec(const std::string& name) const {
   for (const FlagSpec& flag : flags_) {
     if (flag.name == name) return flag;
   }
-  throw std::invalid_argument("cugym " + command_ + ": unknown flag '" + name + "' (see cugym " + command_ +
-                              " --help)");
+  throw std::invalid_argument("unknown flag '" + name + "' (see " + program_ + " --help)");
 }
 
 std::string Args::Usage(const std::string& summary) const {
-  std::string out = "usage: cugym " + command_ + " [flags]\n" + summary + "\n\nflags:\n";
+  std::string out = "usage: " + program_ + " [flags]\n" + summary + "\n\nflags:\n";
   for (const FlagSpec& flag : flags_) {
     std::string left = "  " + flag.name + (flag.value.empty() ? "" : " " + flag.value) + (flag.repeatable ? " ..." : "");
     if (left.size() < 26) left.resize(26, ' ');
@@ -92,11 +91,17 @@ std::vector<std::string> Args::Strings(const std::string& name) const {
 
 std::string Args::Required(const std::string& name) const {
   std::string value = String(name);
-  if (value.empty()) throw std::invalid_argument("cugym " + command_ + ": " + name + " is required");
+  if (value.empty()) throw std::invalid_argument(name + " is required");
   return value;
 }
 
 int64_t Args::Int(const std::string& name) const { return ParseInt(name, Required(name)); }
 double Args::Double(const std::string& name) const { return ParseDouble(name, Required(name)); }
+
+uint64_t Args::Seed(const std::string& name) const {
+  const int64_t seed = Int(name);
+  if (seed < 0) throw std::invalid_argument(name + " must be >= 0, got " + std::to_string(seed));
+  return static_cast<uint64_t>(seed);
+}
 
 }  // namespace cugym::cli

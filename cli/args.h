@@ -1,5 +1,6 @@
-// Command-line flags of one subcommand: declared up front, so unknown flags and bad values are
-// one-line errors (std::invalid_argument) instead of surprises.
+// Command-line flags of one subcommand (or benchmark program): declared up front, so unknown flags
+// and bad values are one-line errors (std::invalid_argument) instead of surprises. The one flag
+// parser of cugym's programs.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +20,10 @@ struct FlagSpec {
 
 class Args {
  public:
-  // Parses argv[first..argc) against `flags` (plus --help). Throws std::invalid_argument.
-  Args(const std::string& command, std::vector<FlagSpec> flags, int argc, char** argv, int first);
+  // Parses argv[first..argc) against `flags` (plus --help). `program` is how the user invokes it
+  // ("cugym train", "cugym_bench_nn"), for --help. Throws std::invalid_argument; the message
+  // does not repeat the program name, which the caller's one error line starts with.
+  Args(const std::string& program, std::vector<FlagSpec> flags, int argc, char** argv, int first);
 
   bool help() const { return help_; }
   std::string Usage(const std::string& summary) const;
@@ -30,6 +33,8 @@ class Args {
   std::string Required(const std::string& name) const;
   int64_t Int(const std::string& name) const;
   double Double(const std::string& name) const;
+  // A seed: an integer >= 0 (negative values would wrap around to huge unsigned ones).
+  uint64_t Seed(const std::string& name) const;
   bool Switch(const std::string& name) const { return Has(name); }
   // Every value of a repeatable flag, in order.
   std::vector<std::string> Strings(const std::string& name) const;
@@ -37,7 +42,7 @@ class Args {
  private:
   const FlagSpec& Spec(const std::string& name) const;
 
-  std::string command_;
+  std::string program_;
   std::vector<FlagSpec> flags_;
   std::map<std::string, std::vector<std::string>> values_;
   bool help_ = false;

@@ -17,7 +17,7 @@
 namespace cugym::cli {
 
 int RunBench(const Registry& registry, int argc, char** argv) {
-  Args args("bench",
+  Args args("cugym bench",
             {{"--env", "ID", "env id (see cugym list)", "CartPole-v1"},
              {"--num-envs", "N", "envs stepped together", "1024"},
              {"--steps", "T", "steps per timed repeat", "1000"},
@@ -44,7 +44,7 @@ int RunBench(const Registry& registry, int argc, char** argv) {
   if (repeats <= 0) throw std::invalid_argument("--repeats must be positive, got " + std::to_string(repeats));
   if (mode != "step" && mode != "fused")
     throw std::invalid_argument("--mode must be step or fused, got '" + mode + "'");
-  const uint64_t seed = static_cast<uint64_t>(args.Int("--seed"));
+  const uint64_t seed = args.Seed("--seed");
   registry.Get(id);  // unknown ids fail before the device is touched
   const Device device = PickDevice(args.String("--device"));
   std::unique_ptr<VectorEnv> env = MakeVectorEnv(registry, id, num_envs, device);

@@ -12,7 +12,7 @@
 namespace cugym::cli {
 
 int RunEval(const Registry& registry, int argc, char** argv) {
-  Args args("eval",
+  Args args("cugym eval",
             {{"--model", "FILE", "model.safetensors written by cugym train", ""},
              {"--env", "ID", "env to evaluate on (default: the model's)", ""},
              {"--episodes", "E", "finished episodes to average", "100"},
@@ -28,11 +28,10 @@ int RunEval(const Registry& registry, int argc, char** argv) {
     return 0;
   }
   const std::string model = args.Required("--model");
-  const int64_t seed = args.Int("--seed");
-  if (seed < 0) throw std::invalid_argument("--seed must be >= 0");
+  const uint64_t seed = args.Seed("--seed");
   const Device device = PickDevice(args.String("--device"));
   const EvalResult r = EvaluateModel(registry, model, args.Int("--episodes"), args.Int("--num-envs"),
-                                     static_cast<uint64_t>(seed), device, args.Double("--epsilon"),
+                                     seed, device, args.Double("--epsilon"),
                                      args.String("--env"));
   if (args.Switch("--json")) {
     JsonObject json;

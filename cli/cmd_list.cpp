@@ -1,4 +1,4 @@
-// `cugym list`: the registered envs and their spaces.
+// `cugym list`: the registered envs, their spaces and the reference each one follows.
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -32,9 +32,10 @@ std::string SpaceJson(const Space& space) {
 }  // namespace
 
 int RunList(const Registry& registry, int argc, char** argv) {
-  Args args("list", {{"--json", "", "print a JSON array instead of a table", ""}}, argc, argv, 2);
+  Args args("cugym list", {{"--json", "", "print a JSON array instead of a table", ""}}, argc, argv, 2);
   if (args.help()) {
-    std::cout << args.Usage("Lists every registered env with its spaces, step limit and reward threshold.\n"
+    std::cout << args.Usage("Lists every registered env with its spaces, step limit, reward threshold and the\n"
+                            "reference its dynamics follow.\n"
                             "Box bounds of +-infinity are written as null in JSON.");
     return 0;
   }
@@ -50,19 +51,22 @@ int RunList(const Registry& registry, int argc, char** argv) {
           .Int("max_episode_steps", spec.max_episode_steps)
           .Raw("reward_threshold", spec.has_reward_threshold ? JsonNumber(spec.reward_threshold) : "null")
           .Int("render_fps", spec.render_fps)
-          .Bool("cuda", static_cast<bool>(entry.make_cuda));
+          .Bool("cuda", static_cast<bool>(entry.make_cuda))
+          .Str("reference", spec.reference);
       std::cout << (first ? "" : ",\n ") << json.str();
       first = false;
     }
     std::cout << "]\n";
     return 0;
   }
-  std::printf("%-28s %-12s %-16s %9s %16s\n", "id", "obs shape", "action space", "max steps", "reward threshold");
+  std::printf("%-28s %-12s %-16s %9s %16s  %s\n", "id", "obs shape", "action space", "max steps", "reward threshold",
+              "reference");
   for (const EnvEntry& entry : registry.entries()) {
     const EnvSpec& spec = entry.spec;
     std::string threshold = spec.has_reward_threshold ? JsonNumber(spec.reward_threshold) : "none";
-    std::printf("%-28s %-12s %-16s %9d %16s\n", spec.id.c_str(), ObsShape(spec.observation_space).c_str(),
-                spec.action_space.ToString().c_str(), spec.max_episode_steps, threshold.c_str());
+    std::printf("%-28s %-12s %-16s %9d %16s  %s\n", spec.id.c_str(), ObsShape(spec.observation_space).c_str(),
+                spec.action_space.ToString().c_str(), spec.max_episode_steps, threshold.c_str(),
+                spec.reference.empty() ? "-" : spec.reference.c_str());
   }
   return 0;
 }

@@ -12,10 +12,9 @@
 namespace cugym::cli {
 
 int RunRecord(const Registry& registry, int argc, char** argv) {
-  Args args("record",
+  Args args("cugym record",
             {{"--env", "ID", "env id (default: the model's env, else CartPole-v1)", ""},
-             {"--model", "FILE", "act greedily with this trained model (cugym train's model.safetensors)", ""},
-             {"--policy", "P", "who acts without --model: random", "random"},
+             {"--model", "FILE", "act greedily with this model (cugym train's model.safetensors); else at random", ""},
              {"--out", "PATH", "a folder (frame_00000.png ...), a .png (one frame), a .gif or an .mp4", ""},
              {"--episodes", "E", "stop after E finished episodes (default 1, or no limit when --max-frames is given)", ""},
              {"--max-frames", "M", "stop after M frames", "1000"},
@@ -30,10 +29,6 @@ int RunRecord(const Registry& registry, int argc, char** argv) {
                             "ffmpeg, which must be on the PATH. The first frame is the reset state.");
     return 0;
   }
-  if (args.String("--policy") != "random")
-    throw std::invalid_argument("--policy must be random (or give --model), got '" + args.String("--policy") + "'");
-  if (args.Has("--model") && args.Has("--policy"))
-    throw std::invalid_argument("give either --model or --policy, not both");
   const std::string out = args.Required("--out");
   // 0: no limit on episodes.
   const int64_t episodes = args.Has("--episodes") ? args.Int("--episodes") : args.Has("--max-frames") ? 0 : 1;
@@ -44,7 +39,7 @@ int RunRecord(const Registry& registry, int argc, char** argv) {
   if (!id.empty()) registry.Get(id);
   const Device device = PickDevice(args.String("--device"));
   Viewer viewer(registry, id, args.String("--model"), args.Int("--num-envs"), device,
-                static_cast<uint64_t>(args.Int("--seed")));
+                args.Seed("--seed"));
   const double fps = args.Has("--fps") ? args.Double("--fps") : viewer.spec().render_fps;
   if (!(fps > 0)) throw std::invalid_argument("--fps must be positive");
 

@@ -24,7 +24,7 @@ void PrintError(const char* what, const TraceError& error) {
 }  // namespace
 
 int RunReplay(const Registry& registry, int argc, char** argv) {
-  Args args("replay",
+  Args args("cugym replay",
             {{"--env", "ID", "env id (see cugym list)", ""},
              {"--trace", "FILE", "reference trace CSV (docs/file-formats.md)", ""},
              {"--tol", "X", "largest allowed error, scaled by max(1, |expected|)", "1e-4"},

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/json.h"
+#include "core/atomic_file.h"
 
 namespace cugym::cli {
 namespace fs = std::filesystem;
@@ -25,17 +26,6 @@ namespace {
 
 std::atomic<int> g_signal{0};
 extern "C" void OnSignal(int signal) { g_signal.store(signal); }
-
-void WriteFileAtomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".part";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write '" + path.string() + "'");
-  }
-  fs::rename(tmp, path);
-}
 
 std::string Number(double x) {
   if (std::isnan(x)) return "";
@@ -65,7 +55,7 @@ fs::path ReplayPathFor(const fs::path& checkpoint) {
 }  // namespace
 
 int RunTrain(const Registry& registry, int argc, char** argv) {
-  Args args("train",
+  Args args("cugym train",
             {{"--env", "ID", "env id (see cugym list); overrides the config's env_id", ""},
              {"--config", "FILE", "TOML config; default: the one shipped for the env (configs/), if any", ""},
              {"--device", "D", kDeviceHelp, "auto"},
@@ -111,17 +101,13 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
     }
   }
   if (args.Has("--env")) config.env_id = args.String("--env");
-  if (args.Has("--seed")) {
-    const int64_t seed = args.Int("--seed");
-    if (seed < 0) throw std::invalid_argument("--seed must be >= 0");
-    config.seed = static_cast<uint64_t>(seed);
-  }
+  if (args.Has("--seed")) config.seed = args.Seed("--seed");
   if (args.Has("--num-envs")) config.num_envs = args.Int("--num-envs");
   if (args.Has("--total-steps")) config.total_steps = args.Int("--total-steps");
   for (const std::string& set : args.Strings("--set")) {
     const std::size_t eq = set.find('=');
     if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--set needs KEY=VALUE, got '" + set + "'");
-    TomlValue value = ParseTomlValue(set.substr(eq + 1));
+    TomlValue value = ParseTomlValue(set.substr(eq + 1), "--set " + set.substr(0, eq));
     config.Apply({{set.substr(0, eq), value}});
   }
   config.Validate();
@@ -154,8 +140,10 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
     std::cerr << "cugym train: resuming " << run_dir.string() << " at step " << agent.global_step()
               << (fs::exists(replay) ? " (with its replay memory)" : " (refilling the replay memory first)") << "\n";
   }
-  WriteFileAtomically(run_dir / "config.toml", config.ToToml());
+  WriteFileAtomically((run_dir / "config.toml").string(), config.ToToml());
 
+  // metrics.csv is a log, appended and flushed row by row (a resumed run continues it), so it is
+  // the one file not rewritten through WriteFileAtomically.
   const fs::path metrics_path = run_dir / "metrics.csv";
   const bool new_metrics = !fs::exists(metrics_path);
   std::ofstream metrics(metrics_path, std::ios::app);
@@ -228,7 +216,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
     json.Str("env", r.env_id).Int("episodes", r.episodes).Num("mean_return", r.mean_return)
         .Num("std_return", r.std_return).Num("min_return", r.min_return).Num("max_return", r.max_return)
         .Num("mean_length", r.mean_length).Int("global_step", agent.global_step());
-    WriteFileAtomically(run_dir / "eval.json", json.str() + "\n");
+    WriteFileAtomically((run_dir / "eval.json").string(), json.str() + "\n");
   }
   return 0;
 }

@@ -1,6 +1,4 @@
 // `cugym watch`: plays K envs of a batch in a window, in real time at the env's render fps.
-#include <SDL.h>
-
 #include <algorithm>
 #include <iostream>
 #include <stdexcept>
@@ -9,15 +7,15 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/viewer.h"
+#include "render/frame_pacer.h"
 #include "render/surface.h"
 
 namespace cugym::cli {
 
 int RunWatch(const Registry& registry, int argc, char** argv) {
-  Args args("watch",
+  Args args("cugym watch",
             {{"--env", "ID", "env id (default: the model's env, else CartPole-v1)", ""},
-             {"--model", "FILE", "act greedily with this trained model (cugym train's model.safetensors)", ""},
-             {"--policy", "P", "who acts without --model: random", "random"},
+             {"--model", "FILE", "act greedily with this model (cugym train's model.safetensors); else at random", ""},
              {"--num-envs", "K", "envs tiled in the window (1..64)", "1"},
              {"--fps", "F", "frames per second (default: the env's render fps)", ""},
              {"--episodes", "E", "quit after E finished episodes (0: until closed)", "0"},
@@ -30,10 +28,6 @@ int RunWatch(const Registry& registry, int argc, char** argv) {
                             "single step while paused, r reset, + and - speed, q or Esc quit.");
     return 0;
   }
-  if (args.String("--policy") != "random")
-    throw std::invalid_argument("--policy must be random (or give --model), got '" + args.String("--policy") + "'");
-  if (args.Has("--model") && args.Has("--policy"))
-    throw std::invalid_argument("give either --model or --policy, not both");
   const int64_t episodes = args.Int("--episodes");
   const int64_t max_frames = args.Int("--max-frames");
   if (episodes < 0 || max_frames < 0) throw std::invalid_argument("--episodes and --max-frames must be >= 0");
@@ -41,16 +35,16 @@ int RunWatch(const Registry& registry, int argc, char** argv) {
   if (!id.empty()) registry.Get(id);
   const Device device = PickDevice(args.String("--device"));
   Viewer viewer(registry, id, args.String("--model"), args.Int("--num-envs"), device,
-                static_cast<uint64_t>(args.Int("--seed")));
-  double fps = args.Has("--fps") ? args.Double("--fps") : viewer.spec().render_fps;
+                args.Seed("--seed"));
+  const double fps = args.Has("--fps") ? args.Double("--fps") : viewer.spec().render_fps;
   if (!(fps > 0)) throw std::invalid_argument("--fps must be positive");
+  FramePacer pacer(fps);
 
   const std::string title = "cugym watch " + viewer.spec().id;
   Window window(title, viewer.frame_width(), viewer.frame_height(), 16);
   auto set_viewport = [&](int x, int y, int w, int h) { window.SetViewport(x, y, w, h); };
   bool paused = false;
   int64_t frames = 0;
-  Uint64 next_frame = SDL_GetTicks64();
   while (true) {
     viewer.Draw(window.canvas(), set_viewport, window.has_text());
     window.Present();
@@ -60,14 +54,12 @@ int RunWatch(const Registry& registry, int argc, char** argv) {
     ++frames;
     if (max_frames > 0 && frames >= max_frames) break;
     if (episodes > 0 && viewer.finished_episodes() >= episodes) break;
-    next_frame += static_cast<Uint64>(1000.0 / fps);
-    const Uint64 now = SDL_GetTicks64();
-    if (next_frame > now) SDL_Delay(static_cast<Uint32>(next_frame - now)); else next_frame = now;
+    pacer.Wait();
     const WindowInput input = window.Poll();
     if (input.quit) break;
     if (input.toggle_pause) paused = !paused;
-    if (input.speed_change > 0) fps = std::min(fps * (1 << input.speed_change), 1000.0);
-    if (input.speed_change < 0) fps = std::max(fps / (1 << -input.speed_change), 1.0);
+    if (input.speed_change > 0) pacer.set_fps(std::min(pacer.fps() * (1 << input.speed_change), 1000.0));
+    if (input.speed_change < 0) pacer.set_fps(std::max(pacer.fps() / (1 << -input.speed_change), 1.0));
     if (input.reset) {
       viewer.Reset();
       continue;

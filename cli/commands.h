@@ -11,7 +11,7 @@ int RunBench(const Registry& registry, int argc, char** argv);
 int RunReplay(const Registry& registry, int argc, char** argv);
 int RunTrain(const Registry& registry, int argc, char** argv);
 int RunEval(const Registry& registry, int argc, char** argv);
-// Built only with SDL2 (CUGYM_HAVE_SDL2).
+// Built only where cugym_render is (CUGYM_HAVE_RENDER: SDL2 and libpng found).
 int RunWatch(const Registry& registry, int argc, char** argv);
 int RunRecord(const Registry& registry, int argc, char** argv);
 

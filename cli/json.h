@@ -1,4 +1,5 @@
-// A minimal JSON writer for --json output: one object or array per call site, no dependencies.
+// The --json output builder: one object per call site; strings are escaped by core's JsonString
+// (core/json.h), the one escaper cugym has.
 #pragma once
 
 #include <cmath>
@@ -6,28 +7,9 @@
 #include <sstream>
 #include <string>
 
-namespace cugym::cli {
+#include "core/json.h"
 
-inline std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+namespace cugym::cli {
 
 // Numbers with 9 significant digits; JSON has no infinity or NaN, so those become null.
 inline std::string JsonNumber(double value) {

@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     if (command == "train") return cugym::cli::RunTrain(registry, argc, argv);
     if (command == "eval") return cugym::cli::RunEval(registry, argc, argv);
     if (command == "watch" || command == "record") {
-#ifdef CUGYM_HAVE_SDL2
+#ifdef CUGYM_HAVE_RENDER
       return command == "watch" ? cugym::cli::RunWatch(registry, argc, argv)
                                 : cugym::cli::RunRecord(registry, argc, argv);
 #else

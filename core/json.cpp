@@ -1,4 +1,4 @@
-// Strict JSON parsing (recursive descent, bounded depth) and string escaping.
+// Strict JSON parsing (recursive descent, bounded depth) and the string escaper.
 #include "core/json.h"
 
 #include <cstdio>
@@ -286,21 +286,20 @@ JsonValue ParseJson(const std::string& text, const std::string& where) {
   return JsonParser(text, where).ParseDocument();
 }
 
-void AppendJsonString(std::string& out, const std::string& s) {
-  out += '"';
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
   for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '"')
-      out += "\\\"";
-    else if (c == '\\')
-      out += "\\\\";
-    else if (c == '\n')
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c == '\n') {
       out += "\\n";
-    else if (c == '\t')
+    } else if (c == '\t') {
       out += "\\t";
-    else if (c == '\r')
+    } else if (c == '\r') {
       out += "\\r";
-    else if (c < 0x20) {
+    } else if (c < 0x20) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\u%04x", c);
       out += buf;
@@ -308,7 +307,7 @@ void AppendJsonString(std::string& out, const std::string& s) {
       out += ch;
     }
   }
-  out += '"';
+  return out + '"';
 }
 
 }  // namespace cugym

@@ -1,4 +1,5 @@
-// A small strict JSON reader (RFC 8259) and string escaping, for file headers (safetensors).
+// A small strict JSON reader (RFC 8259) for file headers (safetensors), and cugym's one JSON
+// string escaper (safetensors headers, --json output, benchmark rows).
 #pragma once
 
 #include <string>
@@ -25,8 +26,8 @@ constexpr int kMaxJsonDepth = 32;
 // null. Throws std::invalid_argument "WHERE at byte N: what is wrong".
 JsonValue ParseJson(const std::string& text, const std::string& where);
 
-// Appends `s` as a JSON string literal: quotes, backslashes and control characters escaped,
-// other bytes (UTF-8) as they are.
-void AppendJsonString(std::string& out, const std::string& s);
+// `s` as a JSON string literal: `"` and `\` escaped, \n \t \r as such, every other control
+// character (below 0x20) as \u00XX; all other bytes, UTF-8 sequences included, as they are.
+std::string JsonString(const std::string& s);
 
 }  // namespace cugym

@@ -1,13 +1,8 @@
-// safetensors reading (strict: core/json.h parses the header) and atomic writing.
+// safetensors reading (strict: core/json.h parses the header) and writing (core/atomic_file.h).
 #include "core/safetensors.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -15,6 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/atomic_file.h"
 #include "core/json.h"
 
 namespace cugym {
@@ -179,9 +175,7 @@ std::string EncodeSafetensors(const std::vector<NamedTensor>& tensors, const Saf
     for (const auto& [key, value] : metadata) {
       if (!first) header += ',';
       first = false;
-      AppendJsonString(header, key);
-      header += ':';
-      AppendJsonString(header, value);
+      header += JsonString(key) + ':' + JsonString(value);
     }
     header += '}';
     first = false;
@@ -195,8 +189,7 @@ std::string EncodeSafetensors(const std::vector<NamedTensor>& tensors, const Saf
     }
     if (!first) header += ',';
     first = false;
-    AppendJsonString(header, t.name);
-    header += ":{\"dtype\":\"";
+    header += JsonString(t.name) + ":{\"dtype\":\"";
     header += DTypeName(t.dtype);
     header += "\",\"shape\":[";
     for (std::size_t d = 0; d < t.shape.size(); ++d) {
@@ -221,47 +214,7 @@ std::string EncodeSafetensors(const std::vector<NamedTensor>& tensors, const Saf
 
 void WriteSafetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
                       const SafetensorsMetadata& metadata) {
-  const std::string bytes = EncodeSafetensors(tensors, metadata);
-  // A fresh name next to the target (same file system, so the rename is atomic), created with
-  // O_EXCL and mode 0666 so the umask applies as for any new file.
-  static std::atomic<unsigned> counter{0};
-  std::string tmp_path;
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    tmp_path = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-    fd = open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  if (fd < 0) throw std::runtime_error(path + ": cannot create a temporary file: " + std::strerror(errno));
-  FILE* f = fdopen(fd, "wb");
-  if (f == nullptr) {
-    int err = errno;
-    close(fd);
-    std::remove(tmp_path.c_str());
-    throw std::runtime_error(path + ": fdopen failed: " + std::strerror(err));
-  }
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  ok = std::fflush(f) == 0 && ok;
-  ok = fsync(fileno(f)) == 0 && ok;  // data on disk before the rename makes it visible
-  int err = errno;
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) {
-    std::remove(tmp_path.c_str());
-    throw std::runtime_error(path + ": write failed: " + std::strerror(err));
-  }
-  if (std::rename(tmp_path.c_str(), path.c_str()) != 0) {
-    err = errno;
-    std::remove(tmp_path.c_str());
-    throw std::runtime_error(path + ": rename from " + tmp_path + " failed: " + std::strerror(err));
-  }
-  // Persist the rename itself (best effort: some file systems refuse fsync on directories).
-  std::size_t slash = path.find_last_of('/');
-  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dfd >= 0) {
-    fsync(dfd);
-    close(dfd);
-  }
+  WriteFileAtomically(path, EncodeSafetensors(tensors, metadata));
 }
 
 SafetensorsFile ParseSafetensors(const std::string& bytes, const std::string& name) {

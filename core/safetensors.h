@@ -4,7 +4,7 @@
 // The header maps each tensor name to {"dtype", "shape", "data_offsets": [begin, end)} (offsets
 // relative to the start of the data section) and may hold "__metadata__", a string -> string
 // map. Readers here validate everything and refuse what does not fit; writers are atomic
-// (temporary file in the same directory, fflush + fsync, rename). Assumes a little-endian host.
+// (core/atomic_file.h). Assumes a little-endian host.
 #pragma once
 
 #include <cstddef>
@@ -58,9 +58,9 @@ constexpr uint64_t kSafetensorsMaxHeaderBytes = 100000000;
 // match the shape.
 std::string EncodeSafetensors(const std::vector<NamedTensor>& tensors, const SafetensorsMetadata& metadata = {});
 
-// Writes EncodeSafetensors(...) to `path` through a temporary file in the same directory
-// (flushed and fsync'ed, then renamed over `path`), so a crash never leaves a half-written file
-// under the real name. Throws std::runtime_error when the file cannot be written.
+// Writes EncodeSafetensors(...) to `path` with WriteFileAtomically (core/atomic_file.h), so a
+// crash never leaves a half-written file under the real name. Throws std::runtime_error when the
+// file cannot be written.
 void WriteSafetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
                       const SafetensorsMetadata& metadata = {});
 

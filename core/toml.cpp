@@ -1,6 +1,7 @@
 // The TOML subset of core/toml.h.
 #include "core/toml.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -69,6 +70,35 @@ TomlValue ParseString(Cursor& c, const std::string& where) {
   return v;
 }
 
+// TOML's decimal numbers, underscores removed: [+-](0|[1-9][0-9]*) then, for a float, .[0-9]+
+// and/or [eE][+-]?[0-9]+. Everything else ("1.", ".5", "007", "0x10", "inf", "nan") is refused;
+// strtod alone would take some of those.
+bool IsTomlNumber(const std::string& s, bool* is_float) {
+  std::size_t i = 0;
+  auto digits = [&] {
+    const std::size_t from = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    return i - from;
+  };
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  const std::size_t int_start = i;
+  const std::size_t int_digits = digits();
+  if (int_digits == 0 || (int_digits > 1 && s[int_start] == '0')) return false;
+  *is_float = false;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (digits() == 0) return false;
+    *is_float = true;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (digits() == 0) return false;
+    *is_float = true;
+  }
+  return i == s.size();
+}
+
 TomlValue ParseScalar(const std::string& token, const std::string& where) {
   TomlValue v;
   v.text = token;
@@ -87,23 +117,25 @@ TomlValue ParseScalar(const std::string& token, const std::string& where) {
     }
   }
   if (digits.empty()) throw std::invalid_argument(where + ": expected a value");
-  errno = 0;
-  char* end = nullptr;
-  const bool is_float = digits.find_first_of(".eE") != std::string::npos || digits == "inf" || digits == "nan";
-  if (!is_float) {
-    const long long n = std::strtoll(digits.c_str(), &end, 10);
-    if (end == digits.c_str() + digits.size() && errno == 0) {
-      v.kind = TomlValue::Kind::kInteger;
-      v.integer = n;
-      v.number = static_cast<double>(n);
-      return v;
-    }
-  } else {
-    const double x = std::strtod(digits.c_str(), &end);
-    if (end == digits.c_str() + digits.size() && errno == 0 && std::isfinite(x)) {
-      v.kind = TomlValue::Kind::kFloat;
-      v.number = x;
-      return v;
+  bool is_float = false;
+  if (IsTomlNumber(digits, &is_float)) {
+    // The grammar is checked; only the range can still fail.
+    errno = 0;
+    if (!is_float) {
+      const long long n = std::strtoll(digits.c_str(), nullptr, 10);
+      if (errno == 0) {
+        v.kind = TomlValue::Kind::kInteger;
+        v.integer = n;
+        v.number = static_cast<double>(n);
+        return v;
+      }
+    } else {
+      const double x = std::strtod(digits.c_str(), nullptr);
+      if (errno == 0 && std::isfinite(x)) {
+        v.kind = TomlValue::Kind::kFloat;
+        v.number = x;
+        return v;
+      }
     }
   }
   throw std::invalid_argument(where + ": cannot read the value '" + token + "'");
@@ -179,6 +211,7 @@ TomlTable ParseToml(const std::string& text, const std::string& name) {
   TomlTable table;
   std::istringstream in(text);
   std::string line, prefix;
+  std::map<std::string, int> tables;  // header -> the line that opened it
   int line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
@@ -193,6 +226,11 @@ TomlTable ParseToml(const std::string& text, const std::string& name) {
       if (c.i >= line.size() || line[c.i] != ']') throw std::invalid_argument(where + ": expected ']' after [" + header);
       ++c.i;
       if (!c.AtEnd()) throw std::invalid_argument(where + ": unexpected text after the table header");
+      const auto [first, added] = tables.emplace(header, line_no);
+      if (!added) {
+        throw std::invalid_argument(where + ": table [" + header + "] is defined twice (first on line " +
+                                    std::to_string(first->second) + ")");
+      }
       prefix = header + ".";
       continue;
     }
@@ -215,17 +253,23 @@ TomlTable ReadTomlFile(const std::string& path) {
   return ParseToml(text.str(), path);
 }
 
-TomlValue ParseTomlValue(const std::string& text) {
+TomlValue ParseTomlValue(const std::string& text, const std::string& where) {
   Cursor c{text};
-  try {
-    TomlValue value = ParseValue(c, "value");
-    if (c.AtEnd()) return value;
-  } catch (const std::invalid_argument&) {
+  c.SkipSpace();
+  const std::size_t last = text.find_last_not_of(" \t");
+  const std::string word = last == std::string::npos ? "" : text.substr(c.i, last + 1 - c.i);
+  const unsigned char first = word.empty() ? '\0' : static_cast<unsigned char>(word[0]);
+  const bool looks_like_value = word.empty() || word == "true" || word == "false" || std::isdigit(first) ||
+                                first == '+' || first == '-' || first == '"' || first == '[';
+  if (!looks_like_value) {
+    TomlValue string;  // a bare word (cuda, CartPole-v1)
+    string.kind = TomlValue::Kind::kString;
+    string.text = word;
+    return string;
   }
-  TomlValue word;  // a bare word: a string
-  word.kind = TomlValue::Kind::kString;
-  word.text = text;
-  return word;
+  TomlValue value = ParseValue(c, where);
+  if (!c.AtEnd()) throw std::invalid_argument(where + ": unexpected text after the value");
+  return value;
 }
 
 }  // namespace cugym

@@ -1,7 +1,7 @@
 // A small TOML reader and writer for run configurations: `key = value` lines, [table] headers
-// (keys become "table.key"), comments, strings, integers (with _ separators), floats, booleans
-// and one-line arrays of those. Enough for configs/*.toml; anything else is an error naming the
-// line.
+// (keys become "table.key"), comments, strings, decimal integers (with _ separators), floats,
+// booleans and one-line arrays of those. Enough for configs/*.toml; anything else is an error
+// naming the line (the subset: docs/file-formats.md).
 #pragma once
 
 #include <cstdint>
@@ -27,11 +27,13 @@ struct TomlValue {
 using TomlTable = std::map<std::string, TomlValue>;  // dotted keys, sorted
 
 // Throws std::invalid_argument "NAME line L: ..." for anything it cannot read, including a key
-// defined twice.
+// or a [table] defined twice.
 TomlTable ParseToml(const std::string& text, const std::string& name);
 TomlTable ReadTomlFile(const std::string& path);
-// Parses one value as it would appear after `key =` (for --set key=value; bare words that are not
-// TOML values are taken as strings, so --set device=cuda works).
-TomlValue ParseTomlValue(const std::string& text);
+// Parses one value as it would appear after `key =` (for --set key=value). A bare word, one that
+// does not start like a TOML value (a digit, sign, quote or '['), is taken as a string, so
+// --set device=cuda works; what does start like a value must be one. Throws
+// std::invalid_argument "WHERE: ..." (e.g. "--set lr: cannot read the value '1e-3x'").
+TomlValue ParseTomlValue(const std::string& text, const std::string& where);
 
 }  // namespace cugym

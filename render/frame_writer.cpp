@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "core/atomic_file.h"
+
 namespace cugym {
 namespace fs = std::filesystem;
 namespace {
@@ -68,65 +70,55 @@ class PngFolderWriter final : public FrameWriter {
 class PngFileWriter final : public FrameWriter {
  public:
   explicit PngFileWriter(const std::string& path) : path_(path) {}
-  void Write(const Image& frame) override {
-    WritePng(path_, frame);
-    written_ = true;
-  }
+  void Write(const Image& frame) override { WritePng(path_, frame); }
   void Finish() override {}
   int64_t max_frames() const override { return 1; }
   std::string Describe() const override { return "1 frame in " + path_; }
 
  private:
   std::string path_;
-  bool written_ = false;
 };
 
-// Pipes raw RGB frames to ffmpeg, which writes a temporary file renamed into place at the end.
+// Pipes raw RGB frames to ffmpeg, which encodes into the temporary file of an AtomicFile; Finish()
+// commits it, and anything else (an error, an exception) removes it.
 class FfmpegWriter final : public FrameWriter {
  public:
   FfmpegWriter(const std::string& ffmpeg, const std::string& path, int fps, int width, int height)
-      : path_(path), tmp_(TempName(path)), width_(width), height_(height) {
+      : output_(path), width_(width), height_(height) {
     const bool gif = Extension(path) == ".gif";
     // GIF: a palette made from the frames themselves; MP4: H.264 in yuv420p, which players expect.
     const std::string filters = gif ? "-vf \"split[a][b];[a]palettegen=max_colors=64[p];[b][p]paletteuse\""
                                     : "-c:v libx264 -pix_fmt yuv420p -vf \"pad=ceil(iw/2)*2:ceil(ih/2)*2\"";
+    // -y: the temporary file exists already (empty); ffmpeg truncates and fills that same file.
     const std::string command = "'" + ffmpeg + "' -y -loglevel error -f rawvideo -pix_fmt rgb24 -s " +
                                 std::to_string(width) + "x" + std::to_string(height) + " -r " + std::to_string(fps) +
-                                " -i - " + filters + " '" + tmp_ + "'";
+                                " -i - " + filters + " '" + output_.temp_path() + "'";
     signal(SIGPIPE, SIG_IGN);  // a dying ffmpeg must give an error, not kill us
     pipe_ = popen(command.c_str(), "w");
     if (pipe_ == nullptr) throw std::runtime_error("cannot start ffmpeg");
   }
   ~FfmpegWriter() override {
     if (pipe_ != nullptr) pclose(pipe_);
-    std::error_code ignored;
-    fs::remove(tmp_, ignored);
   }
   void Write(const Image& frame) override {
     if (frame.width != width_ || frame.height != height_) throw std::logic_error("frame size changed");
     if (std::fwrite(frame.rgb.data(), 1, frame.rgb.size(), pipe_) != frame.rgb.size())
-      throw std::runtime_error("ffmpeg stopped reading frames while writing '" + path_ + "'");
+      throw std::runtime_error("ffmpeg stopped reading frames while writing '" + output_.path() + "'");
     ++count_;
   }
   void Finish() override {
     int status = pclose(pipe_);
     pipe_ = nullptr;
     if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      throw std::runtime_error("ffmpeg failed to encode '" + path_ + "' (exit status " + std::to_string(status) + ")");
-    std::error_code error;
-    fs::rename(tmp_, path_, error);
-    if (error) throw std::runtime_error("cannot move the encoded video to '" + path_ + "': " + error.message());
+      throw std::runtime_error("ffmpeg failed to encode '" + output_.path() + "' (exit status " +
+                               std::to_string(status) + ")");
+    output_.Commit();
   }
   int64_t max_frames() const override { return 100000; }
-  std::string Describe() const override { return std::to_string(count_) + " frames encoded in " + path_; }
+  std::string Describe() const override { return std::to_string(count_) + " frames encoded in " + output_.path(); }
 
  private:
-  static std::string TempName(const std::string& path) {
-    fs::path p(path);
-    return (p.parent_path() / ("." + p.stem().string() + ".part" + p.extension().string())).string();
-  }
-
-  std::string path_, tmp_;
+  AtomicFile output_;
   int width_, height_;
   FILE* pipe_ = nullptr;
   int64_t count_ = 0;

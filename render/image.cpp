@@ -6,23 +6,20 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "core/atomic_file.h"
+
 namespace cugym {
 
 void WritePng(const std::string& path, const Image& image) {
-  png_image png{};
-  png.version = PNG_IMAGE_VERSION;
-  png.width = static_cast<png_uint_32>(image.width);
-  png.height = static_cast<png_uint_32>(image.height);
-  png.format = PNG_FORMAT_RGB;
-  const std::string tmp = path + ".part";
-  if (!png_image_write_to_file(&png, tmp.c_str(), 0, image.rgb.data(), image.width * 3, nullptr)) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot write '" + path + "': " + png.message);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot write '" + path + "' (rename failed)");
-  }
+  WriteFileAtomically(path, [&](FILE* file) {
+    png_image png{};
+    png.version = PNG_IMAGE_VERSION;
+    png.width = static_cast<png_uint_32>(image.width);
+    png.height = static_cast<png_uint_32>(image.height);
+    png.format = PNG_FORMAT_RGB;
+    if (!png_image_write_to_stdio(&png, file, 0, image.rgb.data(), image.width * 3, nullptr))
+      throw std::runtime_error("cannot write '" + path + "': " + png.message);
+  });
 }
 
 Image ReadPng(const std::string& path) {

@@ -16,7 +16,7 @@ struct Image {
   const uint8_t* At(int x, int y) const { return &rgb[(static_cast<std::size_t>(y) * width + x) * 3]; }
 };
 
-// Writes `image` as PNG through a temporary file renamed into place, so `path` is never left
+// Writes `image` as PNG with WriteFileAtomically (core/atomic_file.h), so `path` is never left
 // half-written. Throws std::runtime_error when the file cannot be written.
 void WritePng(const std::string& path, const Image& image);
 // Reads an 8-bit PNG as RGB. Throws std::invalid_argument for a file that is not one.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Command-line checks: exit codes and the one-line errors of `cugym` on good and bad input.
-# usage: test_cli.sh CUGYM_BINARY FIXTURES_DIR
+# usage: test_cli.sh CUGYM_BINARY FIXTURES_DIR [CUGYM_BENCH_NN_BINARY]
 set -u
 cugym=$1
 fixtures=$2
@@ -10,6 +10,8 @@ trace=$fixtures/traces/CartPole-v1.csv
 
 expect 0 'CartPole-v1 +\(4,\) +Discrete\(2\) +500 +475' -- list
 expect 0 '"id": "CartPole-v1".*"n": 2' -- list --json
+expect 0 '^Acrobot-v1 .* gymnasium/envs/classic_control/acrobot\.py \(Gymnasium [0-9.]+\)$' -- list
+expect 0 '"id": "CartPole-v1".*"reference": "gymnasium/envs/classic_control/cartpole\.py \(Gymnasium' -- list --json
 expect 0 'usage: cugym bench' -- bench --help
 expect 0 '"env": "CartPole-v1", "device": "cpu".*"num_envs": 64.*"steps_per_second": [0-9.e+]+' -- \
   bench --env CartPole-v1 --num-envs 64 --steps 20 --repeats 1 --device cpu --json
@@ -28,7 +30,7 @@ expect 2 "unknown env 'Nope-v0' \(known: CartPole-v1" -- bench --env Nope-v0
 expect 2 '--num-envs must be positive, got 0' -- bench --num-envs 0 --device cpu
 expect 2 'needs [0-9]+ MiB of cpu memory but only' -- bench --num-envs 2000000000 --device cpu
 expect 2 '--num-envs: expected an integer' -- bench --num-envs lots
-expect 2 "unknown flag '--frobnicate'" -- bench --frobnicate
+expect 2 "^cugym bench: error: unknown flag '--frobnicate' \(see cugym bench --help\)$" -- bench --frobnicate
 expect 2 "unknown device 'tpu'" -- bench --device tpu
 expect 2 '--steps must be positive' -- bench --steps -3 --device cpu
 expect 2 "trace file '/nonexistent.csv' does not exist" -- replay --env CartPole-v1 --trace /nonexistent.csv
@@ -38,9 +40,28 @@ expect 2 "trace has no column 'state_2'" -- replay --env CartPole-v1 --trace "$f
 expect 2 'is a directory' -- replay --env CartPole-v1 --trace "$fixtures"
 expect 2 '--trace is required' -- replay --env CartPole-v1
 expect 2 "unknown command 'trian'" -- trian
+
+# Seeds are integers >= 0 in every command that takes one (a negative one must not wrap around).
+expect 2 '^cugym bench: error: --seed must be >= 0, got -1$' -- bench --seed -1 --device cpu --num-envs 8 --steps 1
+expect 2 '^cugym train: error: --seed must be >= 0, got -1$' -- train --seed -1 --device cpu --out "$tmp/neg"
+[ -e "$tmp/neg" ] && fail "train with a negative seed created its run folder"
+expect 2 '^cugym eval: error: --seed must be >= 0, got -2$' -- \
+  eval --model "$tmp/none.safetensors" --seed -2 --device cpu
+expect 2 '^cugym bench: error: --seed: expected an integer, got' -- bench --seed 99999999999999999999 --device cpu
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi >/dev/null 2>&1; then
   expect 2 '--device cuda: ' -- bench --device cuda --num-envs 8 --steps 1
   expect 2 '--device cuda: ' -- replay --env CartPole-v1 --trace "$trace" --device cuda
+fi
+
+# The benchmark programs read their flags with the same parser: a bad value is one line, exit 2.
+if [ $# -ge 3 ]; then
+  cugym_main=$cugym
+  cugym=$3
+  expect 2 "^cugym_bench_nn: error: --seconds: expected a number, got '1x'$" -- --seconds 1x --device cpu
+  expect 2 "^cugym_bench_nn: error: --batch: expected an integer, got '12k'$" -- --batch 12k --device cpu
+  expect 2 "^cugym_bench_nn: error: unknown flag '--sec' \(see cugym_bench_nn --help\)$" -- --sec 1
+  expect 0 'usage: cugym_bench_nn' -- --help
+  cugym=$cugym_main
 fi
 
 summary

@@ -33,6 +33,9 @@ run record --env Nope-v0 --out "$tmp/n.png"
 [ $? -eq 2 ] && grep -q "unknown env 'Nope-v0'" "$tmp/err" || fail "unknown env accepted"
 run record --out "$tmp/k.png" --num-envs 0 --device cpu
 [ $? -eq 2 ] || fail "--num-envs 0 accepted"
+expect 2 '^cugym record: error: --seed must be >= 0, got -1$' -- record --out "$tmp/neg.png" --seed -1 --device cpu
+[ -e "$tmp/neg.png" ] && fail "record with a negative seed wrote a file"
+expect 2 '^cugym watch: error: --seed must be >= 0, got -1$' -- watch --seed -1 --max-frames 1 --device cpu
 checks=$((checks + 1))
 env -u DISPLAY -u WAYLAND_DISPLAY "$cugym" watch --max-frames 3 --device cpu >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q 'no display.*cugym record' "$tmp/err" || fail "watch without a display: $(cat "$tmp/err")"
@@ -45,8 +48,8 @@ run record --model "$tmp/run/model.safetensors" --out "$tmp/model-frames" --max-
 [ "$(ls "$tmp/model-frames" | wc -l)" -eq 12 ] || fail "record --model wrote $(ls "$tmp/model-frames" | wc -l) frames"
 run record --model "$tmp/run/model.safetensors" --env Acrobot-v1 --out "$tmp/acro.png" --device cpu
 [ $? -eq 2 ] && grep -q 'does not fit Acrobot-v1' "$tmp/err" || fail "a model for another env was accepted: $(cat "$tmp/err")"
-run record --model "$tmp/run/model.safetensors" --policy random --out "$tmp/both.png" --device cpu
-[ $? -eq 2 ] || fail "--model with --policy accepted"
+# Who acts is decided by --model alone; there is no --policy flag.
+expect 2 "unknown flag '--policy'" -- record --policy random --out "$tmp/p.png" --device cpu
 
 # GIF and MP4 through ffmpeg, when it is installed.
 if command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1; then
@@ -55,7 +58,7 @@ if command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1; then
     frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$tmp/ep.$ext")
     [ "$frames" = "30" ] || fail ".$ext has $frames frames, expected 30"
   done
-  ls -a "$tmp" | grep -q '\.part' && fail "a temporary file was left behind"
+  ls -a "$tmp" | grep -q '\.tmp\.' && fail "a temporary file was left behind"
 else
   echo "skip: ffmpeg/ffprobe not installed, GIF/MP4 not checked"
 fi

@@ -48,6 +48,12 @@ expect_error "gamma must be in \[0, 1\]" train --device cpu --out "$tmp/x" --set
 expect_error "cannot open config" train --config "$tmp/none.toml" --device cpu --out "$tmp/x"
 printf 'gamma = 0.99\ngamma = 0.9\n' >"$tmp/dup.toml"
 expect_error "dup.toml line 2: gamma is set twice" train --config "$tmp/dup.toml" --device cpu --out "$tmp/x"
+# A malformed value is an error naming where it is, not a string that fails (or not) later.
+expect_error "^cugym train: error: --set learning_rate: cannot read the value '1e-3x'$" \
+  train --device cpu --out "$tmp/x" --set learning_rate=1e-3x
+printf '[dqn]\ngamma = 0.99\n[dqn]\nseed = 2\n' >"$tmp/twice.toml"
+expect_error "twice.toml line 3: table \[dqn\] is defined twice \(first on line 1\)" \
+  train --config "$tmp/twice.toml" --device cpu --out "$tmp/x"
 expect_error "no config.toml there" train --resume "$tmp/nowhere"
 expect_error "does not fit Acrobot-v1" eval --model "$tmp/run/model.safetensors" --env Acrobot-v1 --device cpu
 expect_error "no such file|cannot open|cannot read" eval --model "$tmp/missing.safetensors" --device cpu

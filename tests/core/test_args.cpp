@@ -3,13 +3,23 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tests/core/test_util.h"
+
 namespace cugym::cli {
 namespace {
 
 Args Parse(std::vector<std::string> words) {
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
-  return Args("bench", {{"--num-envs", "N", "", "16"}, {"--json", "", "", ""}, {"--tol", "X", "", "1e-4"}},
+  return Args("cugym bench",
+              {{"--num-envs", "N", "", "16"},
+               {"--json", "", "", ""},
+               {"--tol", "X", "", "1e-4"},
+               {"--seed", "S", "", "0"}},
               static_cast<int>(argv.size()), argv.data(), 2);
 }
 
@@ -33,6 +43,29 @@ TEST(Args, RejectsBadInputWithOneLine) {
   EXPECT_THROW(Parse({"cugym", "bench", "--num-envs", "99999999999999999999"}).Int("--num-envs"),
                std::invalid_argument);
   EXPECT_THROW(Parse({"cugym", "bench", "--tol", "inf"}).Double("--tol"), std::invalid_argument);
+}
+
+using cugym::testing::InvalidArgumentMessage;
+
+TEST(Args, MessagesNameTheFlagAndLeaveTheProgramToTheCaller) {
+  // main() prints "cugym bench: error: " before the message, so the message does not repeat it.
+  EXPECT_EQ(InvalidArgumentMessage([] { Parse({"cugym", "bench", "--bogus"}); }),
+            "unknown flag '--bogus' (see cugym bench --help)");
+  EXPECT_EQ(InvalidArgumentMessage([] { Parse({"cugym", "bench", "stray"}); }),
+            "unexpected argument 'stray' (see cugym bench --help)");
+  EXPECT_EQ(InvalidArgumentMessage([] { Parse({"cugym", "bench", "--num-envs", "1x"}).Int("--num-envs"); }),
+            "--num-envs: expected an integer, got '1x'");
+  EXPECT_EQ(Parse({"cugym", "bench"}).Usage("Steps envs.").rfind("usage: cugym bench [flags]\nSteps envs.\n", 0),
+            0u);
+}
+
+TEST(Args, SeedsAreNonNegativeIntegers) {
+  EXPECT_EQ(Parse({"cugym", "bench"}).Seed("--seed"), 0u);
+  EXPECT_EQ(Parse({"cugym", "bench", "--seed", "9223372036854775807"}).Seed("--seed"), 9223372036854775807u);
+  EXPECT_EQ(InvalidArgumentMessage([] { Parse({"cugym", "bench", "--seed", "-1"}).Seed("--seed"); }),
+            "--seed must be >= 0, got -1");
+  EXPECT_EQ(InvalidArgumentMessage([] { Parse({"cugym", "bench", "--seed", "1.5"}).Seed("--seed"); }),
+            "--seed: expected an integer, got '1.5'");
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// The strict JSON reader behind safetensors headers (its error cases are in test_safetensors.cpp).
+// The strict JSON reader behind safetensors headers (its error cases are in test_safetensors.cpp)
+// and the one JSON string escaper.
 #include "core/json.h"
 
 #include <gtest/gtest.h>
@@ -24,9 +25,19 @@ TEST(Json, ParsesValuesInDocumentOrder) {
 
 TEST(Json, EscapingRoundTrips) {
   const std::string s = "q\"b\\s/\x01\t\n\r\x7f \xc3\xa9";
-  std::string literal;
-  AppendJsonString(literal, s);
-  EXPECT_EQ(ParseJson(literal, "t").text, s);
+  EXPECT_EQ(ParseJson(JsonString(s), "t").text, s);
+}
+
+TEST(Json, EscaperWritesEachKindOfCharacter) {
+  EXPECT_EQ(JsonString(""), "\"\"");
+  EXPECT_EQ(JsonString("say \"hi\""), "\"say \\\"hi\\\"\"");
+  EXPECT_EQ(JsonString("C:\\dir"), "\"C:\\\\dir\"");
+  EXPECT_EQ(JsonString("a\nb\tc\rd"), "\"a\\nb\\tc\\rd\"");
+  // Other control characters are kept, as \u00XX, not dropped.
+  EXPECT_EQ(JsonString(std::string("\x00\x01\x1b\x1f", 4)), "\"\\u0000\\u0001\\u001b\\u001f\"");
+  // UTF-8 (2, 3 and 4 bytes), DEL and '/' pass through unchanged.
+  const std::string text = "\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \x7f /";
+  EXPECT_EQ(JsonString(text), "\"" + text + "\"");
 }
 
 TEST(Json, ErrorsSayWhere) {

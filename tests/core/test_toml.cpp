@@ -1,7 +1,12 @@
-// The TOML subset for run configurations.
+// The TOML subset for run configurations: values with their types, errors naming the line.
 #include "core/toml.h"
 
 #include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "tests/core/test_util.h"
 
 namespace cugym {
 namespace {
@@ -31,12 +36,7 @@ TEST(Toml, ReadsScalarsArraysTablesAndComments) {
 }
 
 std::string ErrorOf(const std::string& text) {
-  try {
-    ParseToml(text, "t.toml");
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
+  return testing::InvalidArgumentMessage([&] { ParseToml(text, "t.toml"); });
 }
 
 TEST(Toml, ErrorsNameTheLine) {
@@ -48,16 +48,72 @@ TEST(Toml, ErrorsNameTheLine) {
   EXPECT_EQ(ErrorOf("[dqn\n"), "t.toml line 1: expected ']' after [dqn");
   EXPECT_EQ(ErrorOf("a = 1 2\n"), "t.toml line 1: unexpected text after the value of a");
   EXPECT_EQ(ErrorOf("a = 1__0\n"), "t.toml line 1: bad number '1__0'");
+  EXPECT_EQ(ErrorOf("device = cuda\n"), "t.toml line 1: cannot read the value 'cuda'");  // strings are quoted
 }
 
-TEST(Toml, ValuesRoundTripAndBareWordsAreStrings) {
-  for (const char* text : {"\"a \\\"quoted\\\" word\"", "42", "2.5e-05", "true", "[1, 2, 3]", "0.5"}) {
-    const TomlValue v = ParseTomlValue(text);
-    EXPECT_EQ(ParseTomlValue(v.ToToml()).ToToml(), v.ToToml()) << text;
+TEST(Toml, RefusesARepeatedTable) {
+  EXPECT_EQ(ErrorOf("[dqn]\na = 1\n\n[env]\nb = 2\n[dqn]\nc = 3\n"),
+            "t.toml line 6: table [dqn] is defined twice (first on line 1)");
+  EXPECT_EQ(ErrorOf("[a]\nx = 1\n[a.b]\nx = 2\n"), "(no error)");  // a sub-table is another table
+}
+
+TEST(Toml, RefusesMalformedNumbers) {
+  // strtod would read most of these; TOML (and so cugym) does not.
+  for (const char* bad : {"1.", ".5", "007", "+-1", "1e", "1e+", "0x10", "0x1.8p3", "1.5.2", "1e999",
+                          "99999999999999999999", "inf", "-inf", "nan", "infinity"}) {
+    EXPECT_EQ(ErrorOf(std::string("a = ") + bad + "\n"),
+              std::string("t.toml line 1: cannot read the value '") + bad + "'");
   }
-  EXPECT_EQ(ParseTomlValue("cuda").kind, TomlValue::Kind::kString);
-  EXPECT_EQ(ParseTomlValue("cuda").text, "cuda");
-  EXPECT_EQ(ParseTomlValue("1e-3").kind, TomlValue::Kind::kFloat);
+  const TomlTable t = ParseToml("a = +7\nb = -0.5\nc = 1E3\nd = 0\ne = -0\nf = 1_000.000_5\n", "t.toml");
+  EXPECT_EQ(t.at("a").integer, 7);
+  EXPECT_EQ(t.at("b").number, -0.5);
+  EXPECT_EQ(t.at("c").kind, TomlValue::Kind::kFloat);
+  EXPECT_EQ(t.at("c").number, 1000.0);
+  EXPECT_EQ(t.at("d").kind, TomlValue::Kind::kInteger);
+  EXPECT_EQ(t.at("e").integer, 0);
+  EXPECT_EQ(t.at("f").number, 1000.0005);
+}
+
+TEST(Toml, ValuesRoundTripWithTheirTypes) {
+  using Kind = TomlValue::Kind;
+  const std::pair<const char*, Kind> cases[] = {{"\"a \\\"quoted\\\" word\"", Kind::kString},
+                                                {"\"42\"", Kind::kString},
+                                                {"42", Kind::kInteger},
+                                                {"-7", Kind::kInteger},
+                                                {"2.5e-05", Kind::kFloat},
+                                                {"0.5", Kind::kFloat},
+                                                {"3.0", Kind::kFloat},
+                                                {"true", Kind::kBool},
+                                                {"[1, 2, 3]", Kind::kArray}};
+  for (const auto& [text, kind] : cases) {
+    const TomlValue v = ParseTomlValue(text, "--set x");
+    EXPECT_EQ(v.kind, kind) << text;
+    const TomlValue back = ParseTomlValue(v.ToToml(), "--set x");
+    EXPECT_EQ(back.kind, kind) << text << " written as " << v.ToToml();
+    EXPECT_EQ(back.ToToml(), v.ToToml()) << text;
+  }
+  EXPECT_EQ(ParseTomlValue("42", "v").integer, 42);
+  EXPECT_EQ(ParseTomlValue("\"42\"", "v").text, "42");
+  EXPECT_EQ(ParseTomlValue("[1, 2, 3]", "v").items[2].kind, Kind::kInteger);
+  EXPECT_EQ(ParseTomlValue("3.0", "v").ToToml(), "3.0");  // stays a float when written back
+}
+
+std::string SetErrorOf(const std::string& text) {
+  return testing::InvalidArgumentMessage([&] { ParseTomlValue(text, "--set lr"); });
+}
+
+TEST(Toml, BareWordsAreStringsAndMalformedValuesAreErrors) {
+  EXPECT_EQ(ParseTomlValue("cuda", "v").kind, TomlValue::Kind::kString);
+  EXPECT_EQ(ParseTomlValue("cuda", "v").text, "cuda");
+  EXPECT_EQ(ParseTomlValue(" CartPole-v1 ", "v").text, "CartPole-v1");
+  EXPECT_EQ(ParseTomlValue("1e-3", "v").kind, TomlValue::Kind::kFloat);
+  EXPECT_EQ(ParseTomlValue("false", "v").kind, TomlValue::Kind::kBool);
+  // What starts like a number, a string or an array must be one, not a string of the same text.
+  EXPECT_EQ(SetErrorOf("1e-3x"), "--set lr: cannot read the value '1e-3x'");
+  EXPECT_EQ(SetErrorOf("[1, 2"), "--set lr: expected ',' or ']' in an array (arrays must fit on one line)");
+  EXPECT_EQ(SetErrorOf("\"open"), "--set lr: unterminated string");
+  EXPECT_EQ(SetErrorOf("1 2"), "--set lr: unexpected text after the value");
+  EXPECT_EQ(SetErrorOf(""), "--set lr: expected a value");
 }
 
 }  // namespace

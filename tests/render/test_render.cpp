@@ -1,10 +1,13 @@
 // Offscreen rendering: CartPole lands on the pixels Gymnasium's geometry predicts, PNG files
-// round-trip, and frame outputs refuse to overwrite.
+// round-trip, frame outputs refuse to overwrite, and nothing half-written is left behind.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "envs/classic/cartpole.h"
 #include "render/frame_writer.h"
@@ -114,6 +117,71 @@ TEST(FrameWriter, NeverOverwritesWithoutForce) {
   EXPECT_THROW(OpenFrameWriter((dir / "x.avi").string(), false, 50, 4, 4), std::invalid_argument);
   EXPECT_THROW(OpenFrameWriter((dir / "missing" / "x.png").string(), false, 50, 4, 4), std::invalid_argument);
   EXPECT_EQ(OpenFrameWriter((dir / "one.png").string(), false, 50, 4, 4)->max_frames(), 1);
+  fs::remove_all(dir);
+}
+
+std::string Listing(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const std::string& name : names) out += name + " ";
+  return out;
+}
+
+TEST(Png, AFailedWriteLeavesNothing) {
+  const fs::path dir = fs::temp_directory_path() / "cugym_png_fail_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  EXPECT_THROW(WritePng((dir / "empty.png").string(), Image{}), std::runtime_error);  // libpng refuses 0x0
+  WritePng((dir / "ok.png").string(), Image{1, 1, {1, 2, 3}});
+  EXPECT_EQ(Listing(dir), "ok.png ");
+  fs::remove_all(dir);
+}
+
+// A stand-in for ffmpeg on the PATH: reads the frames, then writes `output` into its last argument
+// (the file it was told to create) and exits with `status`.
+class FakeFfmpeg {
+ public:
+  FakeFfmpeg(const fs::path& dir, const std::string& output, int status)
+      : old_path_(std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin") {
+    fs::create_directories(dir / "bin");
+    std::ofstream(dir / "bin" / "ffmpeg") << "#!/bin/sh\nfor last; do :; done\ncat >/dev/null\nprintf '" << output
+                                          << "' >\"$last\"\nexit " << status << "\n";
+    fs::permissions(dir / "bin" / "ffmpeg", fs::perms::owner_all);
+    setenv("PATH", ((dir / "bin").string() + ":" + old_path_).c_str(), 1);
+  }
+  ~FakeFfmpeg() { setenv("PATH", old_path_.c_str(), 1); }
+
+ private:
+  std::string old_path_;
+};
+
+TEST(FrameWriter, VideoIsCommittedOnlyWhenFfmpegSucceeds) {
+  const fs::path dir = fs::temp_directory_path() / "cugym_ffmpeg_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "out");
+  const Image frame{4, 4, std::vector<uint8_t>(48, 200)};
+  {
+    FakeFfmpeg ffmpeg(dir, "GIF89a", 0);
+    auto writer = OpenFrameWriter((dir / "out" / "ok.gif").string(), false, 50, 4, 4);
+    writer->Write(frame);
+    EXPECT_NE(Listing(dir / "out").find(".ok.tmp."), std::string::npos) << "ffmpeg writes a temporary file";
+    writer->Finish();
+    std::ifstream in(dir / "out" / "ok.gif");
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_EQ(text.str(), "GIF89a");
+    // Abandoned before Finish (an exception while rendering): nothing is left.
+    OpenFrameWriter((dir / "out" / "dropped.mp4").string(), false, 50, 4, 4)->Write(frame);
+  }
+  {
+    FakeFfmpeg ffmpeg(dir, "partial", 1);
+    auto writer = OpenFrameWriter((dir / "out" / "bad.mp4").string(), false, 50, 4, 4);
+    writer->Write(frame);
+    EXPECT_THROW(writer->Finish(), std::runtime_error);
+  }
+  EXPECT_EQ(Listing(dir / "out"), "ok.gif ");
   fs::remove_all(dir);
 }
 
