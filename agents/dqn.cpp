@@ -285,10 +285,38 @@ void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, cons
       next_checkpoint += config_.checkpoint_interval;
     }
   }
-  if (global_step_ != interval_first_step) log();
+  // A row at the end of the run; an interrupted run writes none (its checkpoint resumes the
+  // interval, so the resumed run's rows are the uninterrupted run's).
+  if (global_step_ >= config_.total_steps && global_step_ != interval_first_step) {
+    log();
+  } else {
+    wall_time_ += std::chrono::duration<double>(Clock::now() - interval_start).count();
+  }
 }
 
-void DqnAgent::SaveCheckpoint(const std::string& path, const std::string& replay_path) const {
+namespace {
+
+template <class T>
+NamedTensor IntTensor(const std::string& name, const std::vector<T>& values) {
+  const std::vector<int64_t> wide(values.begin(), values.end());
+  return NamedTensor::FromI64(name, {static_cast<int64_t>(wide.size())}, wide.data());
+}
+
+NamedTensor FloatTensor(const std::string& name, const std::vector<float>& values, std::vector<int64_t> shape = {}) {
+  if (shape.empty()) shape = {static_cast<int64_t>(values.size())};
+  return NamedTensor::FromF32(name, std::move(shape), values.data());
+}
+
+// Doubles as text that reads back to the same bits.
+std::string ExactText(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace
+
+void DqnAgent::SaveCheckpoint(const std::string& path) const {
   SafetensorsMetadata extra = {
       {"cugym.env_id", config_.env_id},
       {"cugym.config", config_.ToToml()},
@@ -296,63 +324,129 @@ void DqnAgent::SaveCheckpoint(const std::string& path, const std::string& replay
       {"cugym.vector_steps", std::to_string(vector_steps_)},
       {"cugym.draws", std::to_string(draws_dev_.ToHost()[0])},
       {"cugym.next_target_step", std::to_string(next_target_step_)},
-      {"cugym.update_debt_ppm", std::to_string(static_cast<int64_t>(std::llround(update_debt_ * 1e6)))},
+      {"cugym.update_debt", ExactText(update_debt_)},
+      {"cugym.learning_resumes_at", std::to_string(learning_resumes_at_)},
+      {"cugym.wall_time", ExactText(wall_time_)},
+      {"cugym.episodes", std::to_string(ring_count_.ToHost()[0])},
+      {"cugym.episodes_read", std::to_string(episodes_read_)},
   };
-  learner_->Save(path, extra);
-  if (replay_path.empty()) return;
-  const int64_t cap = config_.buffer_size;
-  const std::vector<int32_t> actions32 = replay_actions_.ToHost();
-  const std::vector<int64_t> actions(actions32.begin(), actions32.end());
-  WriteSafetensors(replay_path,
-                   {NamedTensor::FromF32("obs", {cap, obs_dim_}, replay_obs_.ToHost().data()),
-                    NamedTensor::FromF32("next_obs", {cap, obs_dim_}, replay_next_obs_.ToHost().data()),
-                    NamedTensor::FromI64("actions", {cap}, actions.data()),
-                    NamedTensor::FromF32("rewards", {cap}, replay_rewards_.ToHost().data()),
-                    NamedTensor::FromF32("dones", {cap}, replay_dones_.ToHost().data())},
-                   {{"cugym.kind", "replay"},
-                    {"cugym.position", std::to_string(replay_position_)},
-                    {"cugym.size", std::to_string(replay_size_)}});
+  std::vector<NamedTensor> tensors;
+  tensors.push_back(FloatTensor("episodes.returns", ring_returns_.ToHost()));
+  tensors.push_back(IntTensor("episodes.lengths", ring_lengths_.ToHost()));
+  tensors.push_back(FloatTensor("episodes.last_100", last_returns_));
+  VectorEnvSnapshot env;
+  if (env_->SaveSnapshot(&env)) {
+    extra["cugym.env.seed"] = std::to_string(env.seed);
+    extra["cugym.env.steps"] = std::to_string(env.steps);
+    tensors.push_back(FloatTensor("env.states", env.states));
+    tensors.push_back(IntTensor("env.rng_counters", env.rng_counters));
+    tensors.push_back(IntTensor("env.elapsed", env.elapsed));
+    tensors.push_back(FloatTensor("env.running_returns", env.running_returns));
+  }
+  if (config_.exploration_hold_mu > 0) {
+    tensors.push_back(IntTensor("explore.held", held_actions_.ToHost()));
+    tensors.push_back(IntTensor("explore.left", hold_left_.ToHost()));
+  }
+  if (config_.save_replay) {
+    const int64_t cap = config_.buffer_size;
+    extra["cugym.replay.position"] = std::to_string(replay_position_);
+    extra["cugym.replay.size"] = std::to_string(replay_size_);
+    tensors.push_back(FloatTensor("replay.obs", replay_obs_.ToHost(), {cap, obs_dim_}));
+    tensors.push_back(FloatTensor("replay.next_obs", replay_next_obs_.ToHost(), {cap, obs_dim_}));
+    tensors.push_back(IntTensor("replay.actions", replay_actions_.ToHost()));
+    tensors.push_back(FloatTensor("replay.rewards", replay_rewards_.ToHost()));
+    tensors.push_back(FloatTensor("replay.dones", replay_dones_.ToHost()));
+  }
+  learner_->Save(path, extra, std::move(tensors));
 }
 
-void DqnAgent::LoadCheckpoint(const std::string& path, const std::string& replay_path) {
-  const SafetensorsMetadata meta = learner_->Load(path);
+void DqnAgent::LoadCheckpoint(const std::string& path) {
+  const SafetensorsFile file = ReadSafetensors(path);
+  const SafetensorsMetadata& meta = file.metadata;
   if (Meta(meta, "cugym.env_id", path) != config_.env_id)
     throw std::invalid_argument(path + ": a checkpoint for " + Meta(meta, "cugym.env_id", path) + ", not " +
                                 config_.env_id);
-  global_step_ = MetaInt(meta, "cugym.global_step", path);
-  vector_steps_ = MetaInt(meta, "cugym.vector_steps", path);
-  const uint32_t draws = static_cast<uint32_t>(MetaInt(meta, "cugym.draws", path));
-  draws_dev_.FromHost(&draws, 1);
-  next_target_step_ = MetaInt(meta, "cugym.next_target_step", path);
-  update_debt_ = static_cast<double>(MetaInt(meta, "cugym.update_debt_ppm", path)) / 1e6;
-  // The envs start new episodes from a seed of their own for this resumption.
-  env_->Reset(config_.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(global_step_)));
-  replay_position_ = 0;
-  replay_size_ = 0;
-  replay_size_dev_.Zero();
-  learning_resumes_at_ = global_step_ + std::min(config_.learning_starts, config_.buffer_size);
-  if (replay_path.empty()) return;
-  const SafetensorsFile file = ReadSafetensors(replay_path);
-  const int64_t cap = config_.buffer_size;
-  auto tensor = [&](const std::string& name, std::vector<int64_t> shape) {
+  auto tensor = [&](const std::string& name, int64_t size) {
     const NamedTensor* t = file.Find(name);
-    if (t == nullptr || t->shape != shape)
-      throw std::invalid_argument(replay_path + ": tensor '" + name + "' is missing or has another shape");
+    if (t == nullptr || t->NumElements() != size)
+      throw std::invalid_argument(path + ": tensor '" + name + "' is missing or not of " + std::to_string(size) +
+                                  " elements");
     return t;
   };
-  replay_obs_.FromHost(tensor("obs", {cap, obs_dim_})->ToF32().data(), cap * obs_dim_);
-  replay_next_obs_.FromHost(tensor("next_obs", {cap, obs_dim_})->ToF32().data(), cap * obs_dim_);
-  const std::vector<int64_t> actions = tensor("actions", {cap})->ToI64();
-  const std::vector<int32_t> actions32(actions.begin(), actions.end());
-  replay_actions_.FromHost(actions32.data(), cap);
-  replay_rewards_.FromHost(tensor("rewards", {cap})->ToF32().data(), cap);
-  replay_dones_.FromHost(tensor("dones", {cap})->ToF32().data(), cap);
-  replay_position_ = MetaInt(file.metadata, "cugym.position", replay_path);
-  replay_size_ = MetaInt(file.metadata, "cugym.size", replay_path);
+  auto ints = [&](const std::string& name, int64_t size) {
+    const std::vector<int64_t> wide = tensor(name, size)->ToI64();
+    return std::vector<int32_t>(wide.begin(), wide.end());
+  };
+  auto real = [&](const std::string& key) {
+    const std::string text = Meta(meta, key, path);
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0') throw std::invalid_argument(path + ": metadata " + key + " is not a number");
+    return v;
+  };
+  const int64_t n = config_.num_envs, cap = config_.buffer_size;
+  // Everything is read and checked before the learner or any buffer changes.
+  const int64_t global_step = MetaInt(meta, "cugym.global_step", path);
+  const int64_t vector_steps = MetaInt(meta, "cugym.vector_steps", path);
+  const uint32_t draws = static_cast<uint32_t>(MetaInt(meta, "cugym.draws", path));
+  const int64_t next_target_step = MetaInt(meta, "cugym.next_target_step", path);
+  const bool exact = meta.count("cugym.update_debt") > 0;  // written since checkpoints resume exactly
+  const bool has_env = exact && file.Find("env.states") != nullptr;
+  const bool has_replay = exact && meta.count("cugym.replay.position") > 0;
+  learner_->Load(file, path);
+  global_step_ = global_step;
+  vector_steps_ = vector_steps;
+  draws_dev_.FromHost(&draws, 1);
+  next_target_step_ = next_target_step;
+  if (!exact) {  // an older checkpoint: counters only
+    update_debt_ = static_cast<double>(MetaInt(meta, "cugym.update_debt_ppm", path)) / 1e6;
+  } else {
+    update_debt_ = real("cugym.update_debt");
+    wall_time_ = real("cugym.wall_time");
+    const unsigned long long episodes = static_cast<unsigned long long>(MetaInt(meta, "cugym.episodes", path));
+    ring_count_.FromHost(&episodes, 1);
+    ring_returns_.FromHost(tensor("episodes.returns", kEpisodeRing)->ToF32().data(), kEpisodeRing);
+    ring_lengths_.FromHost(ints("episodes.lengths", kEpisodeRing).data(), kEpisodeRing);
+    episodes_read_ = static_cast<uint64_t>(MetaInt(meta, "cugym.episodes_read", path));
+    const NamedTensor* last = file.Find("episodes.last_100");
+    last_returns_ = last != nullptr ? last->ToF32() : std::vector<float>{};
+    if (config_.exploration_hold_mu > 0) {
+      held_actions_.FromHost(ints("explore.held", n).data(), n);
+      hold_left_.FromHost(ints("explore.left", n).data(), n);
+    }
+  }
+  if (has_env) {
+    VectorEnvSnapshot env;
+    env.seed = static_cast<uint64_t>(MetaInt(meta, "cugym.env.seed", path));
+    env.steps = static_cast<uint64_t>(MetaInt(meta, "cugym.env.steps", path));
+    env.states = tensor("env.states", n * spec_.state_dim)->ToF32();
+    const std::vector<int64_t> counters = tensor("env.rng_counters", n)->ToI64();
+    env.rng_counters.assign(counters.begin(), counters.end());
+    env.elapsed = ints("env.elapsed", n);
+    env.running_returns = tensor("env.running_returns", n)->ToF32();
+    env_->LoadSnapshot(env);
+  } else {
+    // No envs' state in the checkpoint: they start new episodes from a seed of their own.
+    env_->Reset(config_.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(global_step_)));
+  }
+  if (!has_replay) {
+    replay_position_ = 0;
+    replay_size_ = 0;
+    replay_size_dev_.Zero();
+    learning_resumes_at_ = global_step_ + std::min(config_.learning_starts, config_.buffer_size);
+    return;
+  }
+  replay_position_ = MetaInt(meta, "cugym.replay.position", path);
+  replay_size_ = MetaInt(meta, "cugym.replay.size", path);
   if (replay_position_ < 0 || replay_position_ >= cap || replay_size_ < 0 || replay_size_ > cap)
-    throw std::invalid_argument(replay_path + ": position or size outside the buffer");
+    throw std::invalid_argument(path + ": replay position or size outside the buffer");
+  replay_obs_.FromHost(tensor("replay.obs", cap * obs_dim_)->ToF32().data(), cap * obs_dim_);
+  replay_next_obs_.FromHost(tensor("replay.next_obs", cap * obs_dim_)->ToF32().data(), cap * obs_dim_);
+  replay_actions_.FromHost(ints("replay.actions", cap).data(), cap);
+  replay_rewards_.FromHost(tensor("replay.rewards", cap)->ToF32().data(), cap);
+  replay_dones_.FromHost(tensor("replay.dones", cap)->ToF32().data(), cap);
   replay_size_dev_.FromHost(&replay_size_, 1);
-  learning_resumes_at_ = global_step_;
+  learning_resumes_at_ = MetaInt(meta, "cugym.learning_resumes_at", path);
 }
 
 void DqnAgent::SaveModel(const std::string& path) const {

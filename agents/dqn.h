@@ -53,12 +53,16 @@ class DqnAgent {
   void Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
              const std::function<void()>& on_checkpoint);
 
-  // Everything needed to resume: networks, Adam, counters and the config (safetensors). With
-  // `replay_path` the replay memory goes to its own file too.
-  void SaveCheckpoint(const std::string& path, const std::string& replay_path = "") const;
-  // Restores a checkpoint; without a saved replay memory, learning waits until the buffer has
-  // been refilled with min(learning_starts, buffer_size) new transitions.
-  void LoadCheckpoint(const std::string& path, const std::string& replay_path = "");
+  // Everything a run needs to go on as if it had never stopped, in one safetensors file: both
+  // networks and Adam, the envs' full state, the exploration holds, the episode ring and the
+  // return(100) window, every counter (env and vector steps, replay draws, target schedule,
+  // update debt, wall time), the config, and the replay memory when config.save_replay.
+  void SaveCheckpoint(const std::string& path) const;
+  // Restores a checkpoint of the same env and network. Without a replay memory in it (save_replay
+  // = false), learning waits until the buffer has been refilled with min(learning_starts,
+  // buffer_size) new transitions; a checkpoint without the envs' state (written before cugym
+  // kept it) restarts their episodes. Either way the run is then no longer the uninterrupted one.
+  void LoadCheckpoint(const std::string& path);
   // The online network with the env and training step in its metadata: all eval/watch/record need.
   void SaveModel(const std::string& path) const;
 

@@ -100,6 +100,8 @@ const std::map<std::string, Key>& Keys() {
                      [](const DqnConfig& c) { return Bool(c.anneal_lr); }}},
       {"cuda_graph", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.cuda_graph = AsBool(k, v); },
                       [](const DqnConfig& c) { return Bool(c.cuda_graph); }}},
+      {"save_replay", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.save_replay = AsBool(k, v); },
+                       [](const DqnConfig& c) { return Bool(c.save_replay); }}},
       CUGYM_INT_KEY(num_envs),
       CUGYM_INT_KEY(total_steps),
       CUGYM_FLOAT_KEY(learning_rate),

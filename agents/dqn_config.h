@@ -39,6 +39,8 @@ struct DqnConfig {
   int64_t log_interval = 2000;           // env steps between metrics.csv rows
   int64_t checkpoint_interval = 20000;   // env steps between checkpoints; 0: only at the end
   int64_t keep_checkpoints = 3;
+  bool save_replay = true;               // checkpoints hold the replay memory (exact resume); false
+                                         // for very large buffers: a resumed run refills it first
   int64_t eval_episodes = 100;           // greedy episodes evaluated at the end (0: none)
 
   // Applies every key of `table`; throws std::invalid_argument naming an unknown key or a value

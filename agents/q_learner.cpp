@@ -106,7 +106,8 @@ QLearner::Stats QLearner::ReadStats() const {
   return out;
 }
 
-void QLearner::Save(const std::string& path, const SafetensorsMetadata& extra) const {
+void QLearner::Save(const std::string& path, const SafetensorsMetadata& extra,
+                    std::vector<NamedTensor> extra_tensors) const {
   std::vector<NamedTensor> tensors = MlpTensors(online_);
   for (NamedTensor& t : MlpTensors(target_, "target.")) tensors.push_back(std::move(t));
   // Adam's moments, tensor by tensor like the parameters (the flat buffer's padding is left out).
@@ -134,11 +135,13 @@ void QLearner::Save(const std::string& path, const SafetensorsMetadata& extra) c
   metadata["cugym.adam"] = "lr=" + FloatText(a.lr) + ",beta1=" + FloatText(a.beta1) + ",beta2=" + FloatText(a.beta2) +
                            ",eps=" + FloatText(a.eps) + ",max_grad_norm=" + FloatText(a.max_grad_norm) +
                            ",lr_decay_updates=" + std::to_string(a.lr_decay_updates);
+  for (NamedTensor& t : extra_tensors) tensors.push_back(std::move(t));
   WriteSafetensors(path, tensors, metadata);
 }
 
-SafetensorsMetadata QLearner::Load(const std::string& path) {
-  SafetensorsFile file = ReadSafetensors(path);
+SafetensorsMetadata QLearner::Load(const std::string& path) { return Load(ReadSafetensors(path), path); }
+
+SafetensorsMetadata QLearner::Load(const SafetensorsFile& file, const std::string& path) {
   auto kind = file.metadata.find("cugym.kind");
   if (kind == file.metadata.end() || kind->second != "q_trainer") {
     throw std::invalid_argument(path + ": not a QLearner checkpoint (metadata cugym.kind is '" +

@@ -66,10 +66,14 @@ class QLearner {
   // "adam.exp_avg_sq." and its step count as "adam.step" (I64). Metadata: the model keys,
   // "cugym.kind" = "q_trainer" (the name from before the learner moved to agents/, kept so older
   // checkpoints load), the loss, Adam's options, plus `extra`.
-  void Save(const std::string& path, const SafetensorsMetadata& extra = {}) const;
+  // `extra_tensors` go into the same file (names not starting with "adam." or "target.").
+  void Save(const std::string& path, const SafetensorsMetadata& extra = {},
+            std::vector<NamedTensor> extra_tensors = {}) const;
   // Restores everything Save wrote; throws std::invalid_argument naming the file for another
   // shape, kind or a damaged file. Returns the metadata.
   SafetensorsMetadata Load(const std::string& path);
+  // The same from a file already read (`path` names it in errors).
+  SafetensorsMetadata Load(const SafetensorsFile& file, const std::string& path);
 
   nn::Mlp& online() { return online_; }
   const nn::Mlp& online() const { return online_; }

@@ -48,8 +48,21 @@ std::vector<fs::path> Checkpoints(const fs::path& dir) {
   return found;
 }
 
-fs::path ReplayPathFor(const fs::path& checkpoint) {
-  return checkpoint.parent_path() / (checkpoint.stem().string() + ".replay.safetensors");
+// A resumed run continues metrics.csv from its checkpoint: rows logged after it (by a run that
+// was killed rather than interrupted) are dropped, so no row appears twice.
+void TruncateMetrics(const fs::path& path, int64_t last_step) {
+  std::ifstream in(path);
+  if (!in) return;
+  std::string line, kept;
+  bool dropped = false;
+  for (bool header = true; std::getline(in, line); header = false) {
+    if (!header && !line.empty() && std::stoll(line.substr(0, line.find(','))) > last_step) {
+      dropped = true;
+      continue;
+    }
+    kept += line + "\n";
+  }
+  if (dropped) WriteFileAtomically(path.string(), kept);
 }
 
 }  // namespace
@@ -65,14 +78,15 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
              {"--out", "DIR", "run folder (default runs/<env>_<seed>_<time>)", ""},
              {"--set", "KEY=VALUE", "override one config key", "", true},
              {"--resume", "DIR", "continue the run in DIR from its last checkpoint", ""},
-             {"--save-replay", "", "also save the replay memory with each checkpoint", ""}},
+             {"--save-replay", "", "checkpoints hold the replay memory (the default; save_replay = false turns it off)", ""}},
             argc, argv, 2);
   if (args.help()) {
     std::cout << args.Usage(
         "Trains DQN and writes config.toml, metrics.csv, checkpoints/ and model.safetensors into the\n"
         "run folder, then evaluates the greedy policy. Ctrl-C or SIGTERM writes a checkpoint and stops;\n"
-        "--resume DIR continues from it (networks, Adam, counters; the replay memory too when the run\n"
-        "used --save-replay, else it is refilled before learning resumes). Keys: docs/dqn.md.");
+        "--resume DIR continues from the newest checkpoint exactly as if the run had never stopped (envs,\n"
+        "networks, Adam, replay memory, exploration, counters; with save_replay = false the replay memory\n"
+        "is refilled before learning resumes). Keys: docs/dqn.md.");
     return 0;
   }
   const bool resume = args.Has("--resume");
@@ -110,6 +124,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
     TomlValue value = ParseTomlValue(set.substr(eq + 1), "--set " + set.substr(0, eq));
     config.Apply({{set.substr(0, eq), value}});
   }
+  if (args.Switch("--save-replay")) config.save_replay = true;
   config.Validate();
   registry.Get(config.env_id);
   const Device device = PickDevice(args.String("--device"));
@@ -135,10 +150,10 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
   if (resume) {
     const std::vector<fs::path> found = Checkpoints(checkpoints);
     if (found.empty()) throw std::invalid_argument("--resume " + run_dir.string() + ": no checkpoint in checkpoints/");
-    const fs::path replay = ReplayPathFor(found.back());
-    agent.LoadCheckpoint(found.back().string(), fs::exists(replay) ? replay.string() : "");
+    agent.LoadCheckpoint(found.back().string());
     std::cerr << "cugym train: resuming " << run_dir.string() << " at step " << agent.global_step()
-              << (fs::exists(replay) ? " (with its replay memory)" : " (refilling the replay memory first)") << "\n";
+              << (config.save_replay ? "" : " (refilling the replay memory first: save_replay is off)") << "\n";
+    TruncateMetrics(run_dir / "metrics.csv", agent.global_step());
   }
   WriteFileAtomically((run_dir / "config.toml").string(), config.ToToml());
 
@@ -150,15 +165,13 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
   if (!metrics) throw std::runtime_error("cannot write " + metrics_path.string());
   if (new_metrics) metrics << "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps\n";
 
-  const bool save_replay = args.Switch("--save-replay");
   auto write_checkpoint = [&] {
     char name[64];
     std::snprintf(name, sizeof(name), "step_%012lld.safetensors", static_cast<long long>(agent.global_step()));
     const fs::path path = checkpoints / name;
-    agent.SaveCheckpoint(path.string(), save_replay ? ReplayPathFor(path).string() : "");
+    agent.SaveCheckpoint(path.string());
     std::vector<fs::path> found = Checkpoints(checkpoints);
     while (static_cast<int64_t>(found.size()) > config.keep_checkpoints) {
-      fs::remove(ReplayPathFor(found.front()));
       fs::remove(found.front());
       found.erase(found.begin());
     }

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Exact resume with a shipped config as it is (configs/cartpole.toml, on the CPU): a run stopped
+# by SIGINT twice and resumed, and a run killed (SIGKILL) after its first periodic checkpoint and
+# resumed, end with the model of the run that never stopped, bit for bit, and their metrics.csv
+# has the same rows (but for the wall-clock columns), none missing and none twice.
+#   test_resume.sh CUGYM SOURCE_DIR
+set -u
+cugym="$1"
+config="$2/configs/cartpole.toml"
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+export OPENBLAS_NUM_THREADS=1  # the same BLAS kernels in every run, whatever else runs beside
+
+train() { "$cugym" train --device cpu --config "$config" "$@"; }
+# interrupt_after SECONDS ARGS...: runs cugym ARGS, sends it SIGINT after SECONDS unless it finished,
+# waits. (cugym itself, not a shell function: the signal must reach its process.)
+interrupt_after() {
+  local seconds=$1
+  shift
+  "$cugym" "$@" >>"$tmp/log" 2>&1 &
+  local pid=$!
+  sleep "$seconds"
+  kill -INT "$pid" 2>/dev/null
+  wait "$pid"
+}
+# Rows without wall_time (2nd column) and sps (8th).
+rows() { cut -d, -f1,3-7 "$1/metrics.csv"; }
+
+checks=$((checks + 1))
+train --out "$tmp/full" >"$tmp/log" 2>&1 || fail "the uninterrupted run failed: $(tail -n 2 "$tmp/log")"
+
+checks=$((checks + 1))
+interrupt_after 0.7 train --device cpu --config "$config" --out "$tmp/int" || fail "interrupted run exited non-zero"
+interrupt_after 0.7 train --resume "$tmp/int" || fail "first resume exited non-zero"
+"$cugym" train --resume "$tmp/int" >>"$tmp/log" 2>&1 || fail "second resume failed: $(tail -n 2 "$tmp/log")"
+stops=$(grep -c '^interrupted at step' "$tmp/log")
+echo "test_resume: the SIGINT run stopped $stops time(s) before finishing"
+if ! cmp -s "$tmp/full/model.safetensors" "$tmp/int/model.safetensors"; then fail "SIGINT: another model"; fi
+if [ "$(rows "$tmp/full")" != "$(rows "$tmp/int")" ]; then
+  fail "SIGINT: other metrics rows"; diff <(rows "$tmp/full") <(rows "$tmp/int") | head -n 10
+fi
+
+checks=$((checks + 1))
+"$cugym" train --device cpu --config "$config" --out "$tmp/kill" >"$tmp/log" 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do  # the first periodic checkpoint (step 20000), then a few more rows
+  [ -e "$tmp/kill/checkpoints/step_000000020000.safetensors" ] && break
+  sleep 0.05
+done
+sleep 0.3
+kill -KILL "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+echo "test_resume: killed with $(($(wc -l <"$tmp/kill/metrics.csv") - 1)) rows written"
+"$cugym" train --resume "$tmp/kill" >>"$tmp/log" 2>&1 || fail "resume after SIGKILL failed: $(tail -n 2 "$tmp/log")"
+if ! cmp -s "$tmp/full/model.safetensors" "$tmp/kill/model.safetensors"; then fail "SIGKILL: another model"; fi
+if [ "$(rows "$tmp/full")" != "$(rows "$tmp/kill")" ]; then
+  fail "SIGKILL: other metrics rows"; diff <(rows "$tmp/full") <(rows "$tmp/kill") | head -n 10
+fi
+
+summary
