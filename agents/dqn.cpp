@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "agents/policy.h"
+#include "core/build_info.h"
 #include "core/safetensors.h"
 #include "nn/checkpoint.h"
 
@@ -319,6 +320,7 @@ std::string ExactText(double v) {
 void DqnAgent::SaveCheckpoint(const std::string& path) const {
   SafetensorsMetadata extra = {
       {"cugym.env_id", config_.env_id},
+      {"cugym.version", VersionString()},
       {"cugym.config", config_.ToToml()},
       {"cugym.global_step", std::to_string(global_step_)},
       {"cugym.vector_steps", std::to_string(vector_steps_)},
@@ -451,7 +453,9 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
 
 void DqnAgent::SaveModel(const std::string& path) const {
   nn::SaveMlp(path, learner_->online(),
-              {{"cugym.env_id", config_.env_id}, {"cugym.global_step", std::to_string(global_step_)}});
+              {{"cugym.env_id", config_.env_id},
+               {"cugym.global_step", std::to_string(global_step_)},
+               {"cugym.version", VersionString()}});
 }
 
 EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes,

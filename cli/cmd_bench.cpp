@@ -74,7 +74,7 @@ int RunBench(const Registry& registry, int argc, char** argv) {
       device == Device::kCuda ? CudaDeviceName() : std::to_string(omp_get_max_threads()) + " threads";
 
   if (args.Switch("--json")) {
-    JsonObject json;
+    JsonObject json = ResultJson();
     json.Str("env", id)
         .Str("device", DeviceName(device))
         .Str("hardware", hardware)

@@ -34,7 +34,7 @@ int RunEval(const Registry& registry, int argc, char** argv) {
                                      seed, device, args.Double("--epsilon"),
                                      args.String("--env"));
   if (args.Switch("--json")) {
-    JsonObject json;
+    JsonObject json = ResultJson();
     json.Str("env", r.env_id).Str("model", model).Str("device", DeviceName(device)).Int("episodes", r.episodes)
         .Num("mean_return", r.mean_return).Num("std_return", r.std_return).Num("min_return", r.min_return)
         .Num("max_return", r.max_return).Num("mean_length", r.mean_length);

@@ -44,7 +44,7 @@ int RunList(const Registry& registry, int argc, char** argv) {
     bool first = true;
     for (const EnvEntry& entry : registry.entries()) {
       const EnvSpec& spec = entry.spec;
-      JsonObject json;
+      JsonObject json = ResultJson();  // each entry says which cugym listed it
       json.Str("id", spec.id)
           .Raw("observation_space", SpaceJson(spec.observation_space))
           .Raw("action_space", SpaceJson(spec.action_space))

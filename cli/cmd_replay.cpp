@@ -51,7 +51,7 @@ int RunReplay(const Registry& registry, int argc, char** argv) {
   const bool pass = report.Pass(tolerance);
 
   if (args.Switch("--json")) {
-    JsonObject json;
+    JsonObject json = ResultJson();
     json.Str("env", id)
         .Str("device", DeviceName(device))
         .Str("trace", path)

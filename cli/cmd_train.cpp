@@ -225,7 +225,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
                                        device, 0.0);
     std::printf("greedy evaluation over %lld episodes: mean return %.2f +- %.2f (min %.0f, max %.0f)\n",
                 static_cast<long long>(r.episodes), r.mean_return, r.std_return, r.min_return, r.max_return);
-    JsonObject json;
+    JsonObject json = ResultJson();
     json.Str("env", r.env_id).Int("episodes", r.episodes).Num("mean_return", r.mean_return)
         .Num("std_return", r.std_return).Num("min_return", r.min_return).Num("max_return", r.max_return)
         .Num("mean_length", r.mean_length).Int("global_step", agent.global_step());

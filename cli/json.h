@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/build_info.h"
 #include "core/json.h"
 
 namespace cugym::cli {
@@ -36,5 +37,13 @@ class JsonObject {
  private:
   std::string body_;
 };
+
+// What every command's --json result starts with: {"version": "0.1.0 (git ...)"}, so a saved
+// result says which cugym made it.
+inline JsonObject ResultJson() {
+  JsonObject json;
+  json.Str("version", VersionString());
+  return json;
+}
 
 }  // namespace cugym::cli

@@ -5,8 +5,10 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "core/build_info.h"
 #include "core/plugin.h"
 #include "envs/builtin.h"
+#include "nn/backend.h"
 
 namespace {
 
@@ -23,7 +25,7 @@ constexpr const char* kUsage =
     "  record   render envs to PNG frames, a GIF or an MP4 (SDL2 builds)\n"
     "\n"
     "every command also takes --plugin PATH (repeatable): a shared library that adds envs\n"
-    "(docs/custom-envs.md)\n";
+    "(docs/custom-envs.md); cugym --version says what was built\n";
 
 // Loads every `--plugin PATH` (or --plugin=PATH) into the registry and removes them from argv.
 void LoadPlugins(cugym::Registry& registry, int& argc, char** argv) {
@@ -54,6 +56,12 @@ int main(int argc, char** argv) {
     if (command.empty() || command == "--help" || command == "-h") {
       (command.empty() ? std::cerr : std::cout) << kUsage;
       return command.empty() ? 2 : 0;
+    }
+    if (command == "--version" || command == "version") {
+      // What a bug report needs: version, revision, CUDA archs, optional parts, the BLAS in use.
+      std::cout << cugym::BuildInfoLine() << "; BLAS " << cugym::nn::MakeBackend(cugym::Device::kCpu)->Describe()
+                << "\n";
+      return 0;
     }
     if (command == "list") return cugym::cli::RunList(registry, argc, argv);
     if (command == "bench") return cugym::cli::RunBench(registry, argc, argv);

@@ -11,6 +11,7 @@
 #include <functional>
 #include <sstream>
 
+#include "core/build_info.h"
 #include "core/safetensors.h"
 #include "envs/builtin.h"
 #include "tests/gpu_skip.h"
@@ -270,6 +271,7 @@ TEST(Evaluate, RefusesMissingDamagedAndMismatchedModels) {
   TrainQuietly(agent);
   const std::string model = (dir / "m.safetensors").string();
   agent.SaveModel(model);
+  EXPECT_EQ(ReadSafetensors(model).metadata.at("cugym.version"), VersionString());  // which cugym wrote it
   const EvalResult r = EvaluateModel(Builtins(), model, 7, 3, 1, Device::kCpu, 0.0);
   EXPECT_EQ(r.episodes, 7);
   EXPECT_EQ(r.env_id, "CartPole-v1");
