@@ -1,4 +1,4 @@
-// A minimal JSON writer for --json output: one object or array per call site, no dependencies.
+// A minimal JSON writer (--json output, eval.json): one object per call site, no dependencies.
 #pragma once
 
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-namespace cugym::cli {
+namespace cugym {
 
 inline std::string JsonString(const std::string& text) {
   std::string out = "\"";
@@ -55,4 +55,4 @@ class JsonObject {
   std::string body_;
 };
 
-}  // namespace cugym::cli
+}  // namespace cugym
