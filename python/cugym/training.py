@@ -68,6 +68,8 @@ class Policy:
     of observations (NumPy float32 ``(n, obs_dim)`` on the CPU; a device array on CUDA)."""
 
     def __init__(self, path, env_id=None, device="cpu"):
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no model file {os.fspath(path)!r}")
         self._policy = _cugym._Policy(os.fspath(path), env_id or "", device)
         self.env_id = self._policy.env_id
         self.device = self._policy.device
@@ -87,8 +89,8 @@ class Policy:
 
 def load_policy(path, env_id=None, device="cpu"):
     """The greedy policy of a model file (``model.safetensors`` of a run, or a checkpoint); the env
-    comes from the file unless ``env_id`` is given. Raises ValueError for a missing or damaged
-    file or one that does not fit the env."""
+    comes from the file unless ``env_id`` is given. Raises FileNotFoundError for a missing file,
+    ValueError for a damaged one or one that does not fit the env."""
     return Policy(path, env_id, device)
 
 

@@ -54,11 +54,14 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         render_mode: ``None`` or ``"rgb_array"``.
         render_envs: how many envs ``render()`` draws (the first ones), or a list of indices;
             default the first 16.
+        episode_statistics: add the finished episodes' ``{"r", "l", "t"}`` in Gymnasium's
+            ``episode`` keys (computed by the C++ step). Pass False to wrap the env in Gymnasium's
+            own ``RecordEpisodeStatistics``, which refuses an info that already has them.
         max_episode_steps: accepted for Gymnasium's ``make_vec``; must be the env's own limit.
     """
 
     def __init__(self, env_id, num_envs=1, device="cpu", seed=None, autoreset_mode=AutoresetMode.SAME_STEP,
-                 render_mode=None, render_envs=None, max_episode_steps=None):
+                 render_mode=None, render_envs=None, episode_statistics=True, max_episode_steps=None):
         if isinstance(env_id, str) and env_id.startswith("cugym/"):
             env_id = env_id[len("cugym/"):]
         known = _cugym.env_ids()
@@ -96,6 +99,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._ended = None         # DISABLED: envs that ended and were not reset
         self._episode_start = None
         self._spec = spec
+        self._episode_statistics = bool(episode_statistics)
 
     # -- reset and step -------------------------------------------------------------------------
 
@@ -179,14 +183,14 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         now = time.perf_counter()
         episode = self._episode_info(done, idx, returns, lengths, now)
         self._episode_start[idx] = now
+        stats = {"episode": episode, "_episode": done} if self._episode_statistics else {}
         if self._mode == AutoresetMode.SAME_STEP:
             final_obs = np.full(self.num_envs, None, dtype=object)
             for j, i in enumerate(idx):
                 final_obs[i] = final_obs_rows[j]
-            infos = {"final_obs": final_obs, "_final_obs": done,
-                     "final_info": {"episode": episode, "_episode": done}, "_final_info": done}
+            infos = {"final_obs": final_obs, "_final_obs": done, "final_info": stats, "_final_info": done}
         else:
-            infos = {"episode": episode, "_episode": done}
+            infos = stats
             if self._mode == AutoresetMode.NEXT_STEP:
                 self._pending = done
             else:
