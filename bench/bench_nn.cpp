@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "cli/json.h"
+#include "core/json_writer.h"
 #include "core/device.h"
 #include "core/memory.h"
 #include "nn/checkpoint.h"
@@ -31,8 +31,8 @@ namespace {
 using cugym::Buffer;
 using cugym::Device;
 using cugym::cli::Args;
-using cugym::cli::JsonNumber;
-using cugym::cli::JsonObject;
+using cugym::JsonNumber;
+using cugym::JsonObject;
 namespace nn = cugym::nn;
 
 struct Options {

@@ -11,7 +11,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/json.h"
+#include "core/json_writer.h"
 #include "core/memory.h"
 
 namespace cugym::cli {

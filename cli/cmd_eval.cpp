@@ -7,7 +7,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/json.h"
+#include "core/json_writer.h"
 
 namespace cugym::cli {
 

@@ -5,7 +5,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/json.h"
+#include "core/json_writer.h"
 
 namespace cugym::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/json.h"
+#include "core/json_writer.h"
 #include "core/csv.h"
 #include "core/trace.h"
 

@@ -35,6 +35,15 @@ struct VectorEnvSnapshot {
   std::vector<float> running_returns;
 };
 
+// Caller-owned arrays for a VectorEnv's per-step outputs (see VectorEnv::SetOutputs); a null
+// pointer keeps the env's own array for that output.
+struct StepOutputs {
+  float* obs = nullptr;          // [num_envs, obs_dim]
+  float* rewards = nullptr;      // [num_envs]
+  uint8_t* terminated = nullptr; // [num_envs]
+  uint8_t* truncated = nullptr;  // [num_envs]
+};
+
 class VectorEnv {
  public:
   virtual ~VectorEnv() = default;
@@ -55,8 +64,19 @@ class VectorEnv {
   virtual void set_autoreset(bool on) = 0;
   virtual bool autoreset() const = 0;
   // Resets the envs whose terminated or truncated flag is set (with autoreset off, the caller's
-  // way to start their next episode after looking at the last state) and clears their flags.
+  // way to start their next episode after looking at the last state) and clears their flags
+  // and rewards.
   virtual void ResetDone() = 0;
+  // Resets the envs where mask[i] != 0 (a device pointer to num_envs bytes), whatever their
+  // flags, and clears their flags and rewards: Gymnasium's reset(options={"reset_mask": m}).
+  virtual void ResetMasked(const uint8_t* mask) = 0;
+  // From now on Reset, Step, ResetDone, ResetMasked and SetStates write observations, rewards
+  // and flags into the given device arrays instead of the env's own, and obs(), rewards(),
+  // terminated() and truncated() return them. A binding points these at fresh arrays before
+  // each step, so every step's results are new arrays filled by the step itself, with no copy.
+  // The arrays must stay valid until the next SetOutputs (or until the env is destroyed);
+  // SetOutputs({}) goes back to the env's own arrays (whose contents are then stale).
+  virtual void SetOutputs(const StepOutputs& outputs) = 0;
   // `steps` consecutive steps with uniformly random actions drawn on the device (from the
   // seed given to Reset). Outputs are those of the last step. Used by benchmarks.
   virtual void StepRandom(int64_t steps) = 0;

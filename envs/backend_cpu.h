@@ -53,9 +53,9 @@ struct CpuBackend {
 
   template <class Env>
   static void ResetDone(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
-                        int64_t n, void* /*stream*/) {
+                        const uint8_t* mask, int64_t n, void* /*stream*/) {
     ForChunks(0, n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) detail::ResetIfDone<Env>(a, params, seed, i);
+      for (int64_t i = begin; i < end; ++i) detail::ResetIfDone<Env>(a, params, seed, mask, i);
     });
   }
 

@@ -28,7 +28,8 @@ struct ResetDoneFunctor {
   BatchArrays<Env> a;
   typename Env::Params params;
   uint64_t seed;
-  __device__ void operator()(int64_t i) const { ResetIfDone<Env>(a, params, seed, i); }
+  const uint8_t* mask;
+  __device__ void operator()(int64_t i) const { ResetIfDone<Env>(a, params, seed, mask, i); }
 };
 
 template <class Env>
@@ -70,8 +71,8 @@ struct CudaBackend {
 
   template <class Env>
   static void ResetDone(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
-                        int64_t n, void* stream) {
-    ForEach(0, n, detail::ResetDoneFunctor<Env>{a, params, seed}, stream);
+                        const uint8_t* mask, int64_t n, void* stream) {
+    ForEach(0, n, detail::ResetDoneFunctor<Env>{a, params, seed, mask}, stream);
   }
 
   template <class Env>

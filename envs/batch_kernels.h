@@ -101,14 +101,16 @@ CUGYM_HD CUGYM_FORCEINLINE void FinishEpisode(const BatchArrays<Env>& a, const S
   if (args.autoreset) ResetEnv<Env>(a, args.params, args.seed, i);
 }
 
-// With autoreset off: starts env i's next episode if it ended, and clears its flags.
+// Starts env i's next episode if mask[i] is set (with a null mask: if it ended), and clears its
+// flags and reward. With autoreset off this is how an ended env starts again.
 template <class Env>
 CUGYM_HD CUGYM_FORCEINLINE void ResetIfDone(const BatchArrays<Env>& a, const typename Env::Params& params,
-                                            uint64_t seed, int64_t i) {
-  if (!Done(a.terminated, a.truncated, i)) return;
+                                            uint64_t seed, const uint8_t* mask, int64_t i) {
+  if (mask != nullptr ? mask[i] == 0 : !Done(a.terminated, a.truncated, i)) return;
   ResetEnv<Env>(a, params, seed, i);
   a.terminated[i] = 0;
   a.truncated[i] = 0;
+  a.rewards[i] = 0.0f;
 }
 
 // `steps` random-action steps of env i with its state, counters and return kept in registers:

@@ -74,9 +74,9 @@ class BatchedEnv final : public VectorEnv {
     seed_ = seed;
     step_index_ = 0;
     rng_counters_.Zero();
-    terminated_.Zero();
-    truncated_.Zero();
-    rewards_.Zero();
+    ZeroBytes(device_, Out(outputs_.terminated, terminated_), n_ * sizeof(uint8_t));
+    ZeroBytes(device_, Out(outputs_.truncated, truncated_), n_ * sizeof(uint8_t));
+    ZeroBytes(device_, Out(outputs_.rewards, rewards_), n_ * sizeof(float));
     Backend::template Reset<Env>(arrays(), params_, seed, 0, n_, stream_);
     reset_done_ = true;
   }
@@ -106,15 +106,21 @@ class BatchedEnv final : public VectorEnv {
   void set_autoreset(bool on) override { autoreset_ = on; }
   void ResetDone() override {
     if (!reset_done_) throw std::logic_error("VectorEnv: call Reset before ResetDone");
-    Backend::template ResetDone<Env>(arrays(), params_, seed_, n_, stream_);
+    Backend::template ResetDone<Env>(arrays(), params_, seed_, nullptr, n_, stream_);
   }
+  void ResetMasked(const uint8_t* mask) override {
+    if (!reset_done_) throw std::logic_error("VectorEnv: call Reset before ResetMasked");
+    if (mask == nullptr) throw std::invalid_argument("ResetMasked: null mask");
+    Backend::template ResetDone<Env>(arrays(), params_, seed_, mask, n_, stream_);
+  }
+  void SetOutputs(const StepOutputs& outputs) override { outputs_ = outputs; }
   bool autoreset() const override { return autoreset_; }
 
-  const float* obs() const override { return obs_.data(); }
+  const float* obs() const override { return Out(outputs_.obs, obs_); }
   const float* final_obs() const override { return final_obs_.data(); }
-  const float* rewards() const override { return rewards_.data(); }
-  const uint8_t* terminated() const override { return terminated_.data(); }
-  const uint8_t* truncated() const override { return truncated_.data(); }
+  const float* rewards() const override { return Out(outputs_.rewards, rewards_); }
+  const uint8_t* terminated() const override { return Out(outputs_.terminated, terminated_); }
+  const uint8_t* truncated() const override { return Out(outputs_.truncated, truncated_); }
   const float* episode_returns() const override { return done_return_.data(); }
   const int32_t* episode_lengths() const override { return done_length_.data(); }
 
@@ -166,10 +172,16 @@ class BatchedEnv final : public VectorEnv {
   }
 
  private:
+  template <class T>
+  static T* Out(T* redirected, const Buffer<T>& own) {
+    return redirected != nullptr ? redirected : const_cast<T*>(own.data());
+  }
+
   detail::BatchArrays<Env> arrays() {
-    return {states_.data(),  rng_counters_.data(), elapsed_.data(),   running_return_.data(),
-            obs_.data(),     final_obs_.data(),    rewards_.data(),   terminated_.data(),
-            truncated_.data(), done_return_.data(), done_length_.data()};
+    return {states_.data(),           rng_counters_.data(),  elapsed_.data(),
+            running_return_.data(),   Out(outputs_.obs, obs_), final_obs_.data(),
+            Out(outputs_.rewards, rewards_), Out(outputs_.terminated, terminated_),
+            Out(outputs_.truncated, truncated_), done_return_.data(), done_length_.data()};
   }
 
   void CheckRange(int64_t first, int64_t count) const {
@@ -194,6 +206,7 @@ class BatchedEnv final : public VectorEnv {
   bool reset_done_ = false;
   bool autoreset_ = true;
   void* stream_ = nullptr;  // CUDA: a cudaStream_t (nullptr: the per-thread default stream)
+  StepOutputs outputs_;     // caller-owned output arrays (SetOutputs); null fields: our own
   Buffer<State> states_;
   Buffer<uint32_t> rng_counters_;
   Buffer<int32_t> elapsed_;

@@ -66,6 +66,9 @@ need pkg-config "command -v pkg-config"
 need libgtest-dev
 need libopenblas-dev
 if ! have_cuda_toolkit; then need libthrust-dev; fi
+# The Python package (scripts/test.sh installs it into a venv): venv/ensurepip and Python.h.
+need python3-venv "python3 -c 'import venv, ensurepip'"
+need python3-dev "python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()[\"include\"], \"Python.h\"))'"
 core_count=${#missing[@]}
 
 # Rendering (SDL2, SDL2_ttf, libpng, a font), Box2D envs, video encoding, headless display.

@@ -4,6 +4,8 @@
 #   2. cuda: CUDA-enabled Release build with -Werror into build-ci-cuda (only when nvcc exists;
 #      archs from CUGYM_CI_CUDA_ARCH, default 90), then ctest
 #   3. asan: CPU-only RelWithDebInfo build with ASan+UBSan into build-ci-asan, then ctest
+#   4. python: `pip install .` (CPU only) into a fresh venv in build-ci-python, the example
+#      plugin built against the cuda configuration's install, then pytest python/tests
 # ctest skips tests labelled `slow` unless CUGYM_SLOW_TESTS=1.
 #   scripts/test.sh --quick   only the first configuration that can run (cuda, else asan)
 # Exits non-zero if any step fails; ends with one summary line per configuration.
@@ -78,6 +80,44 @@ if [ "$quick" -eq 1 ] && [ "$ran" -eq 1 ]; then
 else
   run_config asan build-ci-asan -DCUGYM_CUDA=OFF -DCUGYM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
+
+# The Python package as a user installs it: a fresh venv, pip install . (scikit-build-core builds
+# the extension from this CMake project; CPU only, as the cuda configuration already compiles
+# every CUDA source), then pytest. The plugin test uses examples/custom_env built against the
+# cuda configuration's install (an ASan-built plugin cannot load into Python).
+run_python() {
+  local dir="$root/build-ci-python" rc=0
+  banner "python: venv, pip install ., pytest ($dir)"
+  mkdir -p "$dir"
+  rm -rf "$dir/venv"
+  if ! python3 -m venv "$dir/venv"; then
+    summary+=("python: FAIL (python3 -m venv failed: install python3-venv)"); failed=1; return
+  fi
+  if ! CMAKE_BUILD_PARALLEL_LEVEL="${CUGYM_JOBS:-$(nproc)}" CUGYM_CUDA=OFF \
+      "$dir/venv/bin/pip" install -q "$root" pytest "-Cbuild-dir=$dir/build"; then
+    summary+=("python: FAIL (pip install .) [$dir]"); failed=1; return
+  fi
+  local plugin_note=""
+  if [ -f "$root/build-ci-cuda/CMakeCache.txt" ] &&
+     cmake --install "$root/build-ci-cuda" --prefix "$dir/prefix" >"$dir/plugin.log" 2>&1 &&
+     cmake -S "$root/examples/custom_env" -B "$dir/catch" -DCMAKE_PREFIX_PATH="$dir/prefix" \
+       -DCUGYM_PLUGIN_NO_CUDA=ON -DCMAKE_BUILD_TYPE=Release >>"$dir/plugin.log" 2>&1 &&
+     cmake --build "$dir/catch" >>"$dir/plugin.log" 2>&1; then
+    export CUGYM_TEST_PLUGIN="$dir/catch/libcugym_catch.so"
+  else
+    plugin_note=", plugin test skipped: no cuda build to build it against"
+  fi
+  (cd "$dir" && "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests") || rc=$?
+  unset CUGYM_TEST_PLUGIN
+  if [ "$rc" -eq 0 ]; then
+    summary+=("python: PASS (pytest${plugin_note}) [$dir]")
+  elif [ "$rc" -eq 5 ]; then
+    summary+=("python: FAIL (pytest collected no tests) [$dir]"); failed=1
+  else
+    summary+=("python: FAIL (pytest exit $rc) [$dir]"); failed=1
+  fi
+}
+run_python
 
 banner "summary"
 printf '%s\n' "${summary[@]}"

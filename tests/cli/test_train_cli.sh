@@ -39,7 +39,7 @@ run train --env CartPole-v1 --config "$(dirname "$0")/../../configs/cartpole_cle
 ! grep -q "hyperparameters of" "$tmp/err" || fail "--config FILE still announced a shipped config"
 
 # Bad input.
-expect_error "--out .* exists and is not empty" train --env CartPole-v1 --device cpu --out "$tmp/run"
+expect_error "run folder .* exists and is not empty" train --env CartPole-v1 --device cpu --out "$tmp/run"
 expect_error "DQN needs a discrete action space, but Pendulum-v1 has Box" train --env Pendulum-v1 --device cpu --out "$tmp/p"
 expect_error "unknown config key 'learnig_rate'" train --device cpu --out "$tmp/x" --set learnig_rate=1e-3
 expect_error "learning_rate must be in \(0, 1\), got -0.001" train --device cpu --out "$tmp/x" --set learning_rate=-1e-3

@@ -22,8 +22,8 @@ struct ReferenceBackend {
   }
   template <class Env>
   static void ResetDone(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
-                        int64_t n, void*) {
-    for (int64_t i = 0; i < n; ++i) detail::ResetIfDone<Env>(a, params, seed, i);
+                        const uint8_t* mask, int64_t n, void*) {
+    for (int64_t i = 0; i < n; ++i) detail::ResetIfDone<Env>(a, params, seed, mask, i);
   }
   template <class Env>
   static void Observe(const detail::BatchArrays<Env>& a, const typename Env::Params& params, int64_t first,

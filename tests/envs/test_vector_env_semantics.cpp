@@ -130,6 +130,45 @@ TEST(VectorEnvSemantics, AutoresetOffKeepsStepping) {
   EXPECT_EQ(Take(*env).obs[0], 3.0f);
 }
 
+TEST(VectorEnvSemantics, ResetMaskedResetsOnlyTheMaskedEnvs) {
+  auto env = MakeCounters({100, 100, 100});
+  env->set_autoreset(false);
+  StepWith(*env, {1, 2, 3});
+  StepWith(*env, {1, 2, 3});
+  const std::vector<uint8_t> mask = {0, 1, 0};
+  env->ResetMasked(mask.data());
+  Snapshot s = Take(*env);
+  EXPECT_EQ(s.obs, (std::vector<float>{2, 0, 2}));
+  EXPECT_EQ(s.rewards, (std::vector<float>{1, 0, 3}));
+  StepWith(*env, {1, 1, 1});
+  EXPECT_EQ(Take(*env).obs, (std::vector<float>{3, 1, 3}));
+  EXPECT_THROW(env->ResetMasked(nullptr), std::invalid_argument);
+}
+
+TEST(VectorEnvSemantics, SetOutputsWritesIntoTheCallersArrays) {
+  auto env = MakeCounters({2, 100});
+  std::vector<float> obs(2, -1), rewards(2, -1);
+  std::vector<uint8_t> term(2, 7), trunc(2, 7);
+  env->SetOutputs({obs.data(), rewards.data(), term.data(), trunc.data()});
+  StepWith(*env, {3, 1});
+  EXPECT_EQ(env->obs(), obs.data());
+  EXPECT_EQ(obs, (std::vector<float>{1, 1}));
+  EXPECT_EQ(rewards, (std::vector<float>{3, 1}));
+  EXPECT_EQ(term, (std::vector<uint8_t>{0, 0}));
+  EXPECT_EQ(trunc, (std::vector<uint8_t>{0, 0}));
+  // A second set of arrays for the next step: the first keeps its values.
+  std::vector<float> obs2(2, -1), rewards2(2, -1);
+  std::vector<uint8_t> term2(2, 7), trunc2(2, 7);
+  env->SetOutputs({obs2.data(), rewards2.data(), term2.data(), trunc2.data()});
+  StepWith(*env, {2, 2});
+  EXPECT_EQ(obs, (std::vector<float>{1, 1}));
+  EXPECT_EQ(obs2, (std::vector<float>{0, 2}));  // env 0 ended (count 2) and was reset
+  EXPECT_EQ(term2, (std::vector<uint8_t>{1, 0}));
+  EXPECT_EQ(Host(env->final_obs(), 2, Device::kCpu)[0], 2.0f);
+  env->SetOutputs({});
+  EXPECT_NE(env->obs(), obs2.data());
+}
+
 TEST(VectorEnvSemantics, MisuseIsAnError) {
   auto env = MakeCpuVectorEnv<CounterEnv>(2);
   EXPECT_THROW(env->StepRandom(1), std::logic_error);  // no Reset yet

@@ -1,5 +1,5 @@
-// The --json output builder: one object per call site; strings are escaped by core's JsonString
-// (core/json.h), the one escaper cugym has.
+// The JSON writer (--json output, eval.json, benchmark rows): one object per call site; strings
+// are escaped by core/json.h's JsonString, the one escaper cugym has.
 #pragma once
 
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "core/build_info.h"
 #include "core/json.h"
 
-namespace cugym::cli {
+namespace cugym {
 
 // Numbers with 9 significant digits; JSON has no infinity or NaN, so those become null.
 inline std::string JsonNumber(double value) {
@@ -46,4 +46,4 @@ inline JsonObject ResultJson() {
   return json;
 }
 
-}  // namespace cugym::cli
+}  // namespace cugym

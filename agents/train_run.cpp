@@ -1,0 +1,192 @@
+// Training runs in run folders (see train_run.h).
+#include "agents/train_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+#include "core/atomic_file.h"
+#include "core/json_writer.h"
+
+namespace cugym {
+namespace fs = std::filesystem;
+namespace {
+
+std::string Number(double x) {
+  if (std::isnan(x)) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", x);
+  return buf;
+}
+
+// A resumed run continues metrics.csv from its checkpoint: rows logged after it (by a run that
+// was killed rather than interrupted) are dropped, so no row appears twice.
+void TruncateMetrics(const fs::path& path, int64_t last_step) {
+  std::ifstream in(path);
+  if (!in) return;
+  std::string line, kept;
+  bool dropped = false;
+  for (bool header = true; std::getline(in, line); header = false) {
+    if (!header && !line.empty() && std::stoll(line.substr(0, line.find(','))) > last_step) {
+      dropped = true;
+      continue;
+    }
+    kept += line + "\n";
+  }
+  if (dropped) WriteFileAtomically(path.string(), kept);
+}
+
+// Checkpoints are checkpoints/step_<12 digits>.safetensors; the newest sorts last.
+std::vector<fs::path> Checkpoints(const fs::path& dir) {
+  std::vector<fs::path> found;
+  if (!fs::is_directory(dir)) return found;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step_", 0) == 0 && entry.path().extension() == ".safetensors" &&
+        name.find(".replay.") == std::string::npos)
+      found.push_back(entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+fs::path PrepareRunFolder(const DqnConfig& config, const std::string& requested) {
+  fs::path run_dir = requested;
+  if (run_dir.empty()) {
+    char stamp[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&now));
+    run_dir = fs::path("runs") / (config.env_id + "_" + std::to_string(config.seed) + "_" + stamp);
+  }
+  if (fs::exists(run_dir) && !(fs::is_directory(run_dir) && fs::is_empty(run_dir)))
+    throw std::invalid_argument("run folder " + run_dir.string() +
+                                " exists and is not empty (use another folder, or resume it)");
+  std::error_code error;
+  fs::create_directories(run_dir / "checkpoints", error);
+  if (error) throw std::invalid_argument("cannot create run folder " + run_dir.string() + ": " + error.message());
+  return run_dir;
+}
+
+}  // namespace
+
+DqnConfig ResolveTrainConfig(const Registry& registry, const TrainConfigSource& source, std::ostream& notes) {
+  DqnConfig config;
+  if (!source.resume_dir.empty()) {
+    const fs::path run_dir = source.resume_dir;
+    if (!fs::is_regular_file(run_dir / "config.toml"))
+      throw std::invalid_argument("resume " + run_dir.string() + ": no config.toml there (not a cugym run folder)");
+    if (!source.config_path.empty() || !source.env_id.empty())
+      throw std::invalid_argument("a resumed run takes its own config; change keys with overrides instead");
+    config.Apply(ReadTomlFile((run_dir / "config.toml").string()));
+  } else if (!source.config_path.empty()) {
+    config.Apply(ReadTomlFile(source.config_path));
+  } else if (source.table) {
+    config.Apply(*source.table);
+  } else {
+    // No config file: the tuned one shipped for the env when there is one, else the defaults.
+    const std::string env = !source.env_id.empty() ? source.env_id : config.env_id;
+    registry.Get(env);  // an unknown id is the only thing said
+    if (const ShippedConfig* shipped = FindShippedConfig(env)) {
+      config.Apply(ParseToml(shipped->toml, shipped->path));
+      notes << "cugym train: " << env << " with the hyperparameters of " << shipped->path
+            << " (built in; pass a config file for others)\n";
+    } else {
+      notes << "cugym train: no tuned config ships for " << env
+            << "; using the defaults (configs/cartpole.toml's values, docs/dqn.md)\n";
+    }
+  }
+  if (!source.env_id.empty()) config.env_id = source.env_id;
+  for (const auto& [key, value] : source.overrides) config.Apply({{key, value}});
+  config.Validate();
+  registry.Get(config.env_id);
+  return config;
+}
+
+TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, const TrainRunOptions& options,
+                           const std::function<void(const DqnProgress&)>& on_log,
+                           const std::function<bool()>& stop, std::ostream& notes) {
+  const fs::path run_dir = options.resume ? fs::path(options.run_dir) : PrepareRunFolder(config, options.run_dir);
+  TrainRunResult result;
+  result.run_dir = run_dir.string();
+  result.resumed = options.resume;
+  DqnAgent agent(registry, config, options.device);
+  const fs::path checkpoints = run_dir / "checkpoints";
+  if (options.resume) {
+    const std::vector<fs::path> found = Checkpoints(checkpoints);
+    if (found.empty()) throw std::invalid_argument("resume " + run_dir.string() + ": no checkpoint in checkpoints/");
+    agent.LoadCheckpoint(found.back().string());
+    notes << "cugym train: resuming " << run_dir.string() << " at step " << agent.global_step()
+          << (config.save_replay ? "" : " (refilling the replay memory first: save_replay is off)") << "\n";
+    TruncateMetrics(run_dir / "metrics.csv", agent.global_step());
+  }
+  WriteFileAtomically((run_dir / "config.toml").string(), config.ToToml());
+
+  // metrics.csv is a log, appended and flushed row by row (a resumed run continues it), so it is
+  // the one file not rewritten through WriteFileAtomically.
+
+  const fs::path metrics_path = run_dir / "metrics.csv";
+  const bool new_metrics = !fs::exists(metrics_path);
+  std::ofstream metrics(metrics_path, std::ios::app);
+  if (!metrics) throw std::runtime_error("cannot write " + metrics_path.string());
+  if (new_metrics) metrics << "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps\n";
+
+  auto write_checkpoint = [&] {
+    char name[64];
+    std::snprintf(name, sizeof(name), "step_%012lld.safetensors", static_cast<long long>(agent.global_step()));
+    const fs::path path = checkpoints / name;
+    agent.SaveCheckpoint(path.string());
+    std::vector<fs::path> found = Checkpoints(checkpoints);
+    while (static_cast<int64_t>(found.size()) > config.keep_checkpoints) {
+      fs::remove(found.front());
+      found.erase(found.begin());
+    }
+    return path;
+  };
+  const auto log_row = [&](const DqnProgress& p) {
+    metrics << p.global_step << "," << Number(p.wall_time) << "," << Number(p.episodic_return) << ","
+            << Number(p.episodic_length) << "," << Number(p.td_loss) << "," << Number(p.q_values) << ","
+            << Number(p.epsilon) << "," << Number(p.sps) << "\n";
+    metrics.flush();
+    on_log(p);
+  };
+
+  bool stopped = false;
+  agent.Train(log_row, [&] { return stopped = stopped || stop(); }, [&] { write_checkpoint(); });
+  result.checkpoint = write_checkpoint().string();
+  result.global_step = agent.global_step();
+  if (stopped) {
+    result.interrupted = true;
+    return result;
+  }
+  const fs::path model = run_dir / "model.safetensors";
+  agent.SaveModel(model.string());
+  result.model = model.string();
+  if (config.eval_episodes > 0) {
+    result.eval = EvaluateModel(registry, model.string(), config.eval_episodes, 10, config.seed + 1000003,
+                                options.device, 0.0);
+    result.evaluated = true;
+    const EvalResult& r = result.eval;
+    JsonObject json = ResultJson();
+    json.Str("env", r.env_id).Int("episodes", r.episodes).Num("mean_return", r.mean_return)
+        .Num("std_return", r.std_return).Num("min_return", r.min_return).Num("max_return", r.max_return)
+        .Num("mean_length", r.mean_length).Int("global_step", agent.global_step());
+    WriteFileAtomically((run_dir / "eval.json").string(), json.str() + "\n");
+  }
+  return result;
+}
+
+std::string ProgressLine(const DqnProgress& p, int64_t total_steps) {
+  const double eta = p.sps > 0 ? static_cast<double>(total_steps - p.global_step) / p.sps : 0;
+  char line[200];
+  std::snprintf(line, sizeof(line), "step %lld/%lld  %.0f steps/s  return(100) %s  epsilon %.3f  ETA %.0fs",
+                static_cast<long long>(p.global_step), static_cast<long long>(total_steps), p.sps,
+                std::isnan(p.mean_return_100) ? "-" : Number(p.mean_return_100).c_str(), p.epsilon, eta);
+  return line;
+}
+
+}  // namespace cugym

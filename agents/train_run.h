@@ -1,0 +1,62 @@
+// A DQN training run in a run folder, shared by `cugym train` and the Python package's
+// cugym.train(): where the config comes from, the folder (config.toml, metrics.csv, checkpoints/,
+// model.safetensors, eval.json), Ctrl-C checkpoints and resuming. Front ends only parse their
+// arguments and show progress.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "agents/dqn.h"
+#include "agents/dqn_config.h"
+#include "core/registry.h"
+#include "core/toml.h"
+
+namespace cugym {
+
+// Where a run's config comes from, applied in this order.
+struct TrainConfigSource {
+  std::string resume_dir;   // non-empty: the run's own config.toml (config_path must be empty)
+  std::string config_path;  // else a TOML file
+  std::optional<TomlTable> table;  // else these keys over the defaults (a config given in code);
+                                   // else the config shipped for `env_id` (configs/), or the
+                                   // defaults when none ships
+  std::string env_id;       // overrides the file's env_id when non-empty
+  TomlTable overrides;      // keys applied last (--set, --seed, ...)
+};
+
+// Builds and validates the config; says on `notes` which shipped config it used, if any.
+// Throws std::invalid_argument naming the bad key, file or env.
+DqnConfig ResolveTrainConfig(const Registry& registry, const TrainConfigSource& source, std::ostream& notes);
+
+struct TrainRunOptions {
+  std::string run_dir;       // "" = runs/<env>_<seed>_<time>; must be new or empty unless resuming
+  bool resume = false;       // continue run_dir from its newest checkpoint, exactly (DqnAgent::LoadCheckpoint)
+  Device device = Device::kCpu;
+};
+
+struct TrainRunResult {
+  std::string run_dir;
+  std::string checkpoint;  // the last checkpoint written
+  std::string model;       // model.safetensors ("" when interrupted)
+  int64_t global_step = 0;
+  bool interrupted = false;
+  bool resumed = false;
+  bool evaluated = false;  // eval holds the greedy evaluation (config.eval_episodes > 0)
+  EvalResult eval;
+};
+
+// Trains `config` into options.run_dir. `on_log` gets every metrics.csv row after it is written;
+// `stop()` is polled every vector step (a signal flag): when it returns true a checkpoint is
+// written and the run ends with interrupted = true. Progress notes (resuming, ...) go to `notes`.
+TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, const TrainRunOptions& options,
+                           const std::function<void(const DqnProgress&)>& on_log,
+                           const std::function<bool()>& stop, std::ostream& notes);
+
+// The one-line progress text `cugym train` prints ("step 2000/60000  ...  ETA 3s").
+std::string ProgressLine(const DqnProgress& progress, int64_t total_steps);
+
+}  // namespace cugym

@@ -1,0 +1,266 @@
+"""cugym envs as a Gymnasium 1.x ``VectorEnv``.
+
+The C++ step writes each step's observations, rewards and flags straight into new arrays
+(NumPy on the CPU, DLPack device arrays on CUDA), so results are never views of a buffer the
+next step overwrites, and nothing is copied after the step. Autoreset modes:
+
+- SAME_STEP (native): an env that ends is reset inside the step; ``infos["final_obs"]`` (object
+  array) and ``infos["final_info"]["episode"]`` hold the last observation and the statistics.
+- NEXT_STEP: the ending step returns the true last observation; the next step resets those envs
+  (their actions are ignored, reward 0, flags False).
+- DISABLED: ended envs stay ended until ``reset(options={"reset_mask": mask})``.
+"""
+import time
+
+import gymnasium
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from . import _cugym
+from ._spaces import single_spaces
+
+_MODES = {m.value.lower(): m for m in AutoresetMode}
+_MODES.update({m.name.lower(): m for m in AutoresetMode})
+_DEFAULT_RENDER_ENVS = 16
+
+
+def _autoreset_mode(mode):
+    if isinstance(mode, AutoresetMode):
+        return mode
+    key = str(mode).lower()
+    if key not in _MODES:
+        raise ValueError(f"autoreset_mode must be a gymnasium.vector.AutoresetMode or one of "
+                         f"{sorted({m.value for m in AutoresetMode})}, got {mode!r}")
+    return _MODES[key]
+
+
+def _mix_seed(seed, count):
+    """The seed of the count-th unseeded reset after `seed` (splitmix64's increment)."""
+    return (seed + count * 0x9E3779B97F4A7C15) % (1 << 64)
+
+
+class VectorEnv(gymnasium.vector.VectorEnv):
+    """``num_envs`` copies of a cugym env stepped together on one device.
+
+    Args:
+        env_id: a cugym id such as ``"CartPole-v1"`` (``cugym.env_ids()``); the ``cugym/``
+            namespace prefix is accepted.
+        num_envs: envs stepped together.
+        device: ``"cpu"``, ``"cuda"`` or ``"auto"`` (CUDA when a GPU is usable).
+        seed: seed of the first ``reset()`` when it is given none.
+        autoreset_mode: ``AutoresetMode.SAME_STEP`` (default, native), ``NEXT_STEP`` or
+            ``DISABLED`` (or their string values).
+        render_mode: ``None`` or ``"rgb_array"``.
+        render_envs: how many envs ``render()`` draws (the first ones), or a list of indices;
+            default the first 16.
+        episode_statistics: add the finished episodes' ``{"r", "l", "t"}`` in Gymnasium's
+            ``episode`` keys (computed by the C++ step). Pass False to wrap the env in Gymnasium's
+            own ``RecordEpisodeStatistics``, which refuses an info that already has them.
+        max_episode_steps: accepted for Gymnasium's ``make_vec``; must be the env's own limit.
+    """
+
+    def __init__(self, env_id, num_envs=1, device="cpu", seed=None, autoreset_mode=AutoresetMode.SAME_STEP,
+                 render_mode=None, render_envs=None, episode_statistics=True, max_episode_steps=None):
+        if isinstance(env_id, str) and env_id.startswith("cugym/"):
+            env_id = env_id[len("cugym/"):]
+        known = _cugym.env_ids()
+        if env_id not in known:
+            raise gymnasium.error.UnregisteredEnv(
+                f"cugym has no env {env_id!r}; known: {', '.join(known)} (plugins: cugym.load_plugin(path))")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        spec = _cugym.env_spec(env_id)
+        if max_episode_steps is not None and max_episode_steps != spec["max_episode_steps"]:
+            raise ValueError(f"{env_id} truncates at {spec['max_episode_steps']} steps; cugym cannot change "
+                             f"that (got max_episode_steps={max_episode_steps})")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self._mode = _autoreset_mode(autoreset_mode)
+        self._env = _cugym._VectorEnv(env_id, int(num_envs), device)
+        self._env.set_autoreset(self._mode == AutoresetMode.SAME_STEP)
+        self.env_id = env_id
+        self.device = self._env.device
+        self.num_envs = int(num_envs)
+        self.max_episode_steps = spec["max_episode_steps"]
+        self.render_mode = render_mode
+        self._render_envs = render_envs
+        self.metadata = {"autoreset_mode": self._mode, "render_modes": ["rgb_array"],
+                         "render_fps": spec["render_fps"]}
+        self.single_observation_space, self.single_action_space = single_spaces(spec)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._discrete = spec["action_space"]["kind"] == "discrete"
+        self._cpu = self.device == "cpu"
+        self._base_seed = seed
+        self._unseeded_resets = 0
+        self._reset_done = False
+        self._pending = None       # NEXT_STEP: envs to reset on the next step
+        self._ended = None         # DISABLED: envs that ended and were not reset
+        self._episode_start = None
+        self._spec = spec
+        self._episode_statistics = bool(episode_statistics)
+
+    # -- reset and step -------------------------------------------------------------------------
+
+    def reset(self, *, seed=None, options=None):
+        """Starts new episodes and returns ``(obs, {})``.
+
+        ``seed``: an int; env i then draws from (seed, i), so each env's trajectory depends only
+        on the seed and its index, as Gymnasium's seed + i convention gives. ``None``: the
+        constructor's seed the first time (a random one if none was given), then fresh seeds.
+        ``options={"reset_mask": mask}`` resets only the envs where the bool mask is True
+        (``seed`` must then be None).
+        """
+        self._check_open()
+        mask = None if options is None else options.get("reset_mask")
+        if mask is not None:
+            return self._reset_masked(mask, seed)
+        if seed is None:
+            if self._base_seed is None:
+                self._base_seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+            if self._reset_done:
+                self._unseeded_resets += 1
+            seed = _mix_seed(self._base_seed, self._unseeded_resets)
+        else:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+                raise TypeError(f"seed must be an int or None (one seed for the batch: env i draws from "
+                                f"(seed, i)), got {seed!r}")
+            if seed < 0:
+                raise ValueError(f"seed must be >= 0, got {seed}")
+            self._base_seed, self._unseeded_resets = int(seed), 0
+        self._np_random_seed = int(seed)
+        obs = self._env.reset(int(seed))
+        self._reset_done = True
+        self._pending = None
+        self._ended = np.zeros(self.num_envs, bool) if self._mode == AutoresetMode.DISABLED else None
+        self._episode_start = np.full(self.num_envs, time.perf_counter())
+        return obs, {}
+
+    def _reset_masked(self, mask, seed):
+        if seed is not None:
+            raise ValueError("reset(seed=..., options={'reset_mask': ...}): cugym seeds the whole batch; "
+                             "reset the masked envs without a seed")
+        if not self._reset_done:
+            raise RuntimeError("call reset() without a reset_mask first")
+        mask = np.asarray(mask)
+        if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
+            raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},), "
+                             f"got {mask.dtype} {mask.shape}")
+        if not mask.any():
+            raise ValueError("reset_mask must have at least one True")
+        obs = self._env.reset_masked(np.ascontiguousarray(mask), True)
+        if self._ended is not None:
+            self._ended &= ~mask
+        if self._pending is not None:
+            self._pending &= ~mask
+        self._episode_start[mask] = time.perf_counter()
+        return obs, {}
+
+    def step(self, actions):
+        """One step of every env: ``(obs, rewards, terminations, truncations, infos)``."""
+        self._check_open()
+        if not self._reset_done:
+            raise RuntimeError("call reset() before step()")
+        if self._ended is not None and self._ended.any():
+            ended = np.flatnonzero(self._ended)
+            raise RuntimeError(f"autoreset is DISABLED and envs {ended[:8].tolist()}"
+                               f"{'...' if ended.size > 8 else ''} have ended: reset them with "
+                               f"reset(options={{'reset_mask': mask}}) before stepping")
+        obs, rewards, terminated, truncated = self._env.step(self._actions(actions))
+        if not self._cpu:
+            return obs, rewards, terminated, truncated, {}
+        if self._mode == AutoresetMode.NEXT_STEP and self._pending is not None:
+            pending = self._pending
+            self._pending = None
+            self._env.reset_masked(pending, False)  # in place: obs rows, reward 0, flags False
+            self._episode_start[pending] = time.perf_counter()
+        done = terminated | truncated
+        if not done.any():
+            return obs, rewards, terminated, truncated, {}
+        idx = np.flatnonzero(done)
+        final_obs_rows, returns, lengths = self._env.finished(idx)
+        now = time.perf_counter()
+        episode = self._episode_info(done, idx, returns, lengths, now)
+        self._episode_start[idx] = now
+        stats = {"episode": episode, "_episode": done} if self._episode_statistics else {}
+        if self._mode == AutoresetMode.SAME_STEP:
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            for j, i in enumerate(idx):
+                final_obs[i] = final_obs_rows[j]
+            infos = {"final_obs": final_obs, "_final_obs": done, "final_info": stats, "_final_info": done}
+        else:
+            infos = stats
+            if self._mode == AutoresetMode.NEXT_STEP:
+                self._pending = done
+            else:
+                self._ended |= done
+        return obs, rewards, terminated, truncated, infos
+
+    def _episode_info(self, done, idx, returns, lengths, now):
+        """Gymnasium's layout for per-env {"r", "l", "t"} stacked over the batch (zeros elsewhere)."""
+        r = np.zeros(self.num_envs, np.float64)
+        r[idx] = returns
+        length = np.zeros(self.num_envs, np.int64)
+        length[idx] = lengths
+        t = np.zeros(self.num_envs, np.float64)
+        t[idx] = np.round(now - self._episode_start[idx], 6)
+        return {"r": r, "l": length, "t": t, "_r": done, "_l": done, "_t": done}
+
+    def _actions(self, actions):
+        """Actions as the C++ step takes them: int32 (n,) or float32 (n, dim), C-contiguous.
+        NumPy arrays, lists and scalars of the right kind are converted; device arrays (torch,
+        JAX, CuPy: anything with __dlpack__) are passed as they are and checked in C++."""
+        if type(actions) is np.ndarray:
+            a = actions
+        elif hasattr(actions, "__dlpack__") and not isinstance(actions, np.generic):
+            if self._cpu and hasattr(actions, "__array__"):
+                a = np.asarray(actions)  # a CPU tensor: a view when it can be
+            else:
+                return actions
+        else:
+            a = np.asarray(actions)
+        want = np.int32 if self._discrete else np.float32
+        if a.dtype != want or not a.flags.c_contiguous:
+            if self._discrete and a.dtype.kind not in "iu":
+                raise TypeError(f"{self.env_id} has {self.single_action_space} actions: expected integers of shape "
+                                f"({self.num_envs},), got dtype {a.dtype}")
+            if not self._discrete and a.dtype.kind not in "fiu":
+                raise TypeError(f"{self.env_id} has {self.single_action_space} actions: expected floats, got dtype "
+                                f"{a.dtype}")
+            a = np.ascontiguousarray(a, dtype=want)
+        return a
+
+    # -- rendering and the rest -----------------------------------------------------------------
+
+    def render(self):
+        """A tuple of (height, width, 3) uint8 frames, drawn by the env itself (its Canvas drawing,
+        rasterized on the CPU; no window or SDL needed), one per rendered env."""
+        self._check_open()
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; make the env with render_mode='rgb_array'")
+            return None
+        if not self._reset_done:
+            raise RuntimeError("call reset() before render()")
+        envs = self._render_envs
+        if envs is None:
+            envs = range(min(self.num_envs, _DEFAULT_RENDER_ENVS))
+        elif isinstance(envs, (int, np.integer)):
+            envs = range(min(self.num_envs, int(envs)))
+        return tuple(self._env.render(int(i)) for i in envs)
+
+    def close_extras(self, **kwargs):
+        self._env.close()
+
+    def _check_open(self):
+        if self._env.closed:
+            raise RuntimeError(f"this cugym {self.env_id} env is closed")
+
+    def __repr__(self):
+        return (f"cugym.VectorEnv({self.env_id!r}, num_envs={self.num_envs}, device={self.device!r}, "
+                f"autoreset_mode={self._mode.name})")
+
+
+def make_vec(env_id, num_envs=1, device="cpu", seed=None, autoreset_mode=AutoresetMode.SAME_STEP, **kwargs):
+    """``num_envs`` copies of cugym env ``env_id`` as a Gymnasium vector env (see VectorEnv)."""
+    return VectorEnv(env_id, num_envs, device=device, seed=seed, autoreset_mode=autoreset_mode, **kwargs)

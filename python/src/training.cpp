@@ -1,0 +1,239 @@
+// Python bindings of training and trained models: cugym.train() runs agents/train_run.h's
+// RunTraining, the same run as `cugym train`, with Ctrl-C checked through Python's signal
+// machinery; cugym.load_policy() wraps GreedyPolicy.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+
+#include <memory>
+#include <sstream>
+#include <streambuf>
+#include <string>
+
+#include "agents/policy.h"
+#include "agents/train_run.h"
+#include "core/memory.h"
+#include "python/src/module.h"
+
+namespace nb = nanobind;
+
+namespace cugym::python {
+namespace {
+
+TomlValue ToToml(nb::handle value, const std::string& key) {
+  TomlValue v;
+  if (nb::isinstance<nb::bool_>(value)) {
+    v.kind = TomlValue::Kind::kBool;
+    v.boolean = nb::cast<bool>(value);
+  } else if (nb::isinstance<nb::int_>(value)) {
+    v.kind = TomlValue::Kind::kInteger;
+    v.integer = nb::cast<int64_t>(value);
+    v.number = static_cast<double>(v.integer);
+  } else if (nb::isinstance<nb::float_>(value)) {
+    v.kind = TomlValue::Kind::kFloat;
+    v.number = nb::cast<double>(value);
+  } else if (nb::isinstance<nb::str>(value)) {
+    v.kind = TomlValue::Kind::kString;
+    v.text = nb::cast<std::string>(value);
+    return v;
+  } else if (nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value)) {
+    v.kind = TomlValue::Kind::kArray;
+    for (nb::handle item : value) v.items.push_back(ToToml(item, key));
+  } else {
+    throw nb::type_error(("config key '" + key + "': expected a bool, int, float, str or list, got " +
+                          nb::cast<std::string>(nb::str(value.type())))
+                             .c_str());
+  }
+  v.text = v.ToToml();
+  return v;
+}
+
+TomlTable ToTable(nb::dict dict) {
+  TomlTable table;
+  for (auto [key, value] : dict) {
+    const std::string name = nb::cast<std::string>(nb::str(key));
+    table[name] = ToToml(value, name);
+  }
+  return table;
+}
+
+// Hands each complete line written to it to a Python callable (under the GIL).
+class LineSink : public std::stringbuf {
+ public:
+  explicit LineSink(nb::object write) : write_(std::move(write)) {}
+  int sync() override {
+    std::string text = str();
+    str("");
+    if (!text.empty()) {
+      nb::gil_scoped_acquire gil;
+      write_(text);
+    }
+    return 0;
+  }
+
+ private:
+  nb::object write_;
+};
+
+nb::dict ProgressDict(const DqnProgress& p, int64_t total_steps) {
+  nb::dict d;
+  d["global_step"] = p.global_step;
+  d["wall_time"] = p.wall_time;
+  d["episodic_return"] = p.episodic_return;
+  d["episodic_length"] = p.episodic_length;
+  d["td_loss"] = p.td_loss;
+  d["q_values"] = p.q_values;
+  d["epsilon"] = p.epsilon;
+  d["sps"] = p.sps;
+  d["mean_return_100"] = p.mean_return_100;
+  d["episodes"] = p.episodes;
+  d["total_steps"] = total_steps;
+  d["line"] = ProgressLine(p, total_steps);
+  return d;
+}
+
+// The run as `cugym train` makes it. `on_log(dict)` gets every metrics row, `write(str)` the
+// notes cugym train prints on stderr. Returns the run's summary.
+nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb::object table,
+               const std::string& env_id, nb::dict overrides, const std::string& out, const std::string& device,
+               nb::object on_log, nb::object write) {
+  TrainConfigSource source;
+  source.resume_dir = resume_dir;
+  source.config_path = config_path;
+  if (!table.is_none()) source.table = ToTable(nb::cast<nb::dict>(table));
+  source.env_id = env_id;
+  source.overrides = ToTable(overrides);
+  LineSink sink(write);
+  std::ostream notes(&sink);
+  const DqnConfig config = ResolveTrainConfig(GlobalRegistry(), source, notes);
+  notes.flush();
+  TrainRunOptions options;
+  options.resume = !resume_dir.empty();
+  options.run_dir = options.resume ? resume_dir : out;
+  options.device = ResolveDevice(device);
+
+  bool python_error = false;
+  TrainRunResult run;
+  {
+    nb::gil_scoped_release release;
+    const auto log = [&](const DqnProgress& p) {
+      nb::gil_scoped_acquire gil;
+      if (!on_log.is_none() && !python_error) {
+        try {
+          on_log(ProgressDict(p, config.total_steps));
+        } catch (nb::python_error& e) {
+          e.restore();
+          python_error = true;  // stop at the next poll and re-raise
+        }
+      }
+    };
+    // Ctrl-C: Python's handler only sets a flag while C++ runs; run it here, checkpoint, stop.
+    const auto stop = [&] {
+      nb::gil_scoped_acquire gil;
+      if (python_error) return true;
+      if (PyErr_CheckSignals() != 0) {
+        if (!PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+          python_error = true;
+          return true;
+        }
+        PyErr_Clear();
+        return true;
+      }
+      return false;
+    };
+    run = RunTraining(GlobalRegistry(), config, options, log, stop, notes);
+    notes.flush();
+  }
+  if (python_error) throw nb::python_error();
+  nb::dict summary;
+  summary["run_dir"] = run.run_dir;
+  summary["env_id"] = config.env_id;
+  summary["global_step"] = run.global_step;
+  summary["interrupted"] = run.interrupted;
+  summary["resumed"] = run.resumed;
+  summary["checkpoint"] = run.checkpoint;
+  summary["model"] = run.model.empty() ? nb::none() : nb::cast(run.model);
+  summary["metrics"] = run.run_dir + "/metrics.csv";
+  summary["config"] = run.run_dir + "/config.toml";
+  if (run.evaluated) {
+    nb::dict eval;
+    eval["episodes"] = run.eval.episodes;
+    eval["mean_return"] = run.eval.mean_return;
+    eval["std_return"] = run.eval.std_return;
+    eval["min_return"] = run.eval.min_return;
+    eval["max_return"] = run.eval.max_return;
+    eval["mean_length"] = run.eval.mean_length;
+    summary["eval"] = eval;
+  } else {
+    summary["eval"] = nb::none();
+  }
+  return summary;
+}
+
+// A greedy policy that takes any batch size (the network is rebuilt for a larger batch).
+class PyPolicy {
+ public:
+  PyPolicy(const std::string& path, const std::string& env_id, const std::string& device)
+      : path_(path), device_(ResolveDevice(device)) {
+    Build(256, env_id);
+  }
+  const std::string& env_id() const { return policy_->env_id(); }
+  std::string device() const { return DeviceName(device_); }
+  int64_t obs_dim() const { return obs_dim_; }
+
+  nb::object Act(nb::ndarray<const float, nb::ndim<2>, nb::c_contig> obs) {
+    const int dev = device_ == Device::kCuda ? nb::device::cuda::value : nb::device::cpu::value;
+    if (obs.device_type() != dev)
+      throw nb::value_error(("observations must be on the policy's device (" + device() + ")").c_str());
+    if (obs.shape(1) != static_cast<size_t>(obs_dim_))
+      throw nb::value_error(("observations must have shape (n, " + std::to_string(obs_dim_) + ") for " + env_id() +
+                             ", got (" + std::to_string(obs.shape(0)) + ", " + std::to_string(obs.shape(1)) + ")")
+                                .c_str());
+    const int64_t n = static_cast<int64_t>(obs.shape(0));
+    if (n > max_batch_) Build(std::max<int64_t>(n, 2 * max_batch_), env_id());
+    void* block = AllocateBytes(device_, sizeof(int32_t) * std::max<int64_t>(n, 1));
+    nb::capsule owner = device_ == Device::kCuda
+                            ? nb::capsule(block, [](void* p) noexcept { FreeBytes(Device::kCuda, p); })
+                            : nb::capsule(block, [](void* p) noexcept { FreeBytes(Device::kCpu, p); });
+    if (n > 0) {
+      nb::gil_scoped_release release;
+      policy_->Act(obs.data(), static_cast<int32_t*>(block), n);
+      Synchronize(device_);
+    }
+    if (device_ == Device::kCpu)
+      return nb::ndarray<nb::numpy, int32_t>(block, {static_cast<size_t>(n)}, owner).cast();
+    return nb::ndarray<nb::array_api, int32_t>(block, {static_cast<size_t>(n)}, owner, {}, nb::dtype<int32_t>(),
+                                               nb::device::cuda::value, 0)
+        .cast();
+  }
+
+ private:
+  void Build(int64_t max_batch, const std::string& env_id) {
+    policy_ = std::make_unique<GreedyPolicy>(GlobalRegistry(), path_, env_id, max_batch, device_);
+    obs_dim_ = GlobalRegistry().Get(policy_->env_id()).spec.obs_dim();
+    max_batch_ = max_batch;
+  }
+
+  std::string path_;
+  Device device_;
+  std::unique_ptr<GreedyPolicy> policy_;
+  int64_t obs_dim_ = 0;
+  int64_t max_batch_ = 0;
+};
+
+}  // namespace
+
+void BindTraining(nb::module_& m) {
+  m.def("train", &Train, nb::arg("resume_dir"), nb::arg("config_path"), nb::arg("table").none(), nb::arg("env_id"),
+        nb::arg("overrides"), nb::arg("out"), nb::arg("device"), nb::arg("on_log").none(),
+        nb::arg("write"));
+  nb::class_<PyPolicy>(m, "_Policy")
+      .def(nb::init<const std::string&, const std::string&, const std::string&>(), nb::arg("path"),
+           nb::arg("env_id"), nb::arg("device"))
+      .def_prop_ro("env_id", &PyPolicy::env_id)
+      .def_prop_ro("device", &PyPolicy::device)
+      .def_prop_ro("obs_dim", &PyPolicy::obs_dim)
+      .def("act", &PyPolicy::Act, nb::arg("obs"));
+}
+
+}  // namespace cugym::python

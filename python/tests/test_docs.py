@@ -1,0 +1,18 @@
+"""Every ```python example in docs/python.md runs."""
+import os
+import re
+
+import pytest
+
+DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "docs", "python.md")
+EXAMPLES = re.findall(r"```python\n(.*?)```", open(DOC).read(), re.S)
+
+
+def test_there_are_examples():
+    assert len(EXAMPLES) >= 3
+
+
+@pytest.mark.parametrize("index", range(len(EXAMPLES)))
+def test_example_runs(index, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    exec(compile(EXAMPLES[index], f"docs/python.md example {index + 1}", "exec"), {"__name__": "__doc_example__"})

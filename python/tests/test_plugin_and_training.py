@@ -1,0 +1,72 @@
+"""Plugins, training from Python (the same run folder as cugym train), policies, metrics."""
+import json
+import os
+
+import gymnasium
+import numpy as np
+import pytest
+
+import cugym
+
+
+def test_plugin_envs_are_registered(plugin_path):
+    added = cugym.load_plugin(plugin_path) if "Catch-v0" not in cugym.env_ids() else ["Catch-v0"]
+    assert added == ["Catch-v0"]
+    envs = gymnasium.make_vec("cugym/Catch-v0", num_envs=4)
+    obs, _ = envs.reset(seed=0)
+    assert obs.shape == (4, 3)
+    envs.step(np.zeros(4, np.int32))
+
+
+def test_bad_plugin_paths():
+    with pytest.raises(ValueError, match="no such file"):
+        cugym.load_plugin("/nonexistent/libnothing.so")
+    with pytest.raises(ValueError):
+        cugym.load_plugin(__file__)
+
+
+def test_train_writes_the_cli_run_folder(tmp_path):
+    run = tmp_path / "run"
+    rows = []
+    summary = cugym.train(env_id="CartPole-v1", out=run, device="cpu", total_steps=3000, learning_starts=500,
+                          log_interval=1000, eval_episodes=2, progress=False, on_log=rows.append)
+    assert summary["global_step"] == 3000 and not summary["interrupted"]
+    for name in ("config.toml", "metrics.csv", "model.safetensors", "eval.json"):
+        assert (run / name).is_file(), name
+    assert summary["eval"]["episodes"] == 2
+    assert json.loads((run / "eval.json").read_text())["episodes"] == 2
+    metrics = cugym.read_metrics(run)
+    np.testing.assert_array_equal(metrics["global_step"], [r["global_step"] for r in rows])
+    policy = cugym.load_policy(summary["model"])
+    assert policy.env_id == "CartPole-v1"
+    actions = policy(np.zeros((5, 4), np.float32))
+    assert actions.shape == (5,) and actions.dtype == np.int32 and set(actions) <= {0, 1}
+    assert policy(np.zeros((3000, 4), np.float32)).shape == (3000,)  # a bigger batch
+    with pytest.raises(ValueError, match="exists and is not empty"):
+        cugym.train(env_id="CartPole-v1", out=run, total_steps=100, progress=False)
+    resumed = cugym.train(resume=run, total_steps=4000, eval_episodes=0, progress=False)
+    assert resumed["resumed"] and resumed["global_step"] == 4000
+
+
+def test_train_config_forms(tmp_path, repo):
+    s = cugym.train(os.path.join(repo, "configs", "cartpole.toml"), out=tmp_path / "a", total_steps=600,
+                    learning_starts=100, eval_episodes=0, progress=False, device="cpu")
+    assert s["model"] and s["eval"] is None
+    s = cugym.train({"env_id": "Acrobot-v1", "total_steps": 500, "learning_starts": 100, "eval_episodes": 0},
+                    out=tmp_path / "b", progress=False, device="cpu")
+    assert "Acrobot-v1" in open(s["config"]).read()
+    with pytest.raises(ValueError, match="no_such_key"):
+        cugym.train(out=tmp_path / "c", no_such_key=1, progress=False)
+    with pytest.raises(ValueError, match="learning_rate"):
+        cugym.train(out=tmp_path / "d", learning_rate=-1.0, progress=False)
+    with pytest.raises(TypeError, match="hidden_sizes"):
+        cugym.train(out=tmp_path / "e", hidden_sizes={"a": 1}, progress=False)
+
+
+def test_load_policy_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no model file"):
+        cugym.load_policy(tmp_path / "missing.safetensors")
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all}")
+    with pytest.raises(ValueError):
+        cugym.load_policy(bad)

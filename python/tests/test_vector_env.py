@@ -1,0 +1,266 @@
+"""cugym's VectorEnv against Gymnasium 1.x's documented vector API: spaces, dtypes, autoreset
+modes and info layouts, seeding, fresh arrays, bad input."""
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import cugym
+
+ALL_IDS = cugym.env_ids()
+
+
+@pytest.mark.parametrize("env_id", ALL_IDS)
+def test_registered_and_spaces(env_id):
+    envs = gymnasium.make_vec(f"cugym/{env_id}", num_envs=5)
+    ref = gymnasium.make(env_id)
+    assert envs.single_observation_space == ref.observation_space
+    assert envs.single_action_space == ref.action_space
+    assert envs.observation_space == gymnasium.vector.utils.batch_space(ref.observation_space, 5)
+    assert envs.action_space == gymnasium.vector.utils.batch_space(ref.action_space, 5)
+    assert envs.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
+    obs, info = envs.reset(seed=0)
+    assert obs.shape == (5,) + ref.observation_space.shape and obs.dtype == np.float32 and info == {}
+    assert obs in envs.observation_space
+    envs.action_space.seed(0)
+    obs, rew, term, trunc, _ = envs.step(envs.action_space.sample())
+    assert rew.shape == (5,) and rew.dtype == np.float32
+    assert term.dtype == np.bool_ and trunc.dtype == np.bool_
+    assert obs in envs.observation_space
+    envs.close()
+
+
+def test_acceptance_line():
+    e = gymnasium.make_vec("cugym/CartPole-v1", num_envs=8)
+    assert e.reset(seed=0)[0].shape == (8, 4)
+
+
+def run_until_done(envs, actions, limit=600):
+    for t in range(limit):
+        out = envs.step(actions)
+        if (out[2] | out[3]).any():
+            return t, out
+    raise AssertionError("no episode ended")
+
+
+def test_same_step_layout_matches_gymnasium():
+    n = 6
+    envs = cugym.make_vec("CartPole-v1", n)
+    envs.reset(seed=3)
+    _, (obs, rew, term, trunc, infos) = run_until_done(envs, np.ones(n, np.int32))
+    done = term | trunc
+    assert set(infos) == {"final_obs", "_final_obs", "final_info", "_final_info"}
+    assert infos["final_obs"].dtype == object and infos["_final_obs"].dtype == np.bool_
+    np.testing.assert_array_equal(infos["_final_obs"], done)
+    for i in range(n):
+        if done[i]:
+            fo = infos["final_obs"][i]
+            assert fo.shape == (4,) and fo.dtype == np.float32
+            assert abs(fo[2]) > 0.2094 or abs(fo[0]) > 2.4  # the pole fell: the last obs, not a reset one
+            assert np.all(np.abs(obs[i]) <= 0.05)          # the new episode's first obs
+        else:
+            assert infos["final_obs"][i] is None
+    ep = infos["final_info"]["episode"]
+    np.testing.assert_array_equal(infos["final_info"]["_episode"], done)
+    assert ep["r"].dtype == np.float64 and ep["l"].dtype == np.int64 and ep["t"].dtype == np.float64
+    np.testing.assert_array_equal(ep["l"][done], ep["r"][done])  # CartPole: reward 1 per step
+    assert np.all(ep["r"][~done] == 0)
+
+
+def test_same_step_agrees_with_gymnasium_layout_of_record_episode_statistics():
+    """The keys and nesting that Gymnasium's SyncVectorEnv gives with RecordEpisodeStatistics inside."""
+    def thunk():
+        return gymnasium.wrappers.RecordEpisodeStatistics(gymnasium.make("CartPole-v1"))
+    ref = gymnasium.vector.SyncVectorEnv([thunk] * 3, autoreset_mode=AutoresetMode.SAME_STEP)
+    ref.reset(seed=0)
+    _, (_, _, _, _, ref_infos) = run_until_done(ref, np.ones(3, np.int64))
+    envs = cugym.make_vec("CartPole-v1", 3)
+    envs.reset(seed=0)
+    _, (_, _, _, _, infos) = run_until_done(envs, np.ones(3, np.int64))
+    assert set(infos) == set(ref_infos)
+    assert set(infos["final_info"]) == set(ref_infos["final_info"])
+    assert set(infos["final_info"]["episode"]) == set(ref_infos["final_info"]["episode"])
+    for k, v in ref_infos["final_info"]["episode"].items():
+        assert infos["final_info"]["episode"][k].dtype == v.dtype, k
+
+
+def test_next_step_mode():
+    n = 4
+    envs = cugym.make_vec("CartPole-v1", n, autoreset_mode="NextStep")
+    assert envs.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
+    envs.reset(seed=1)
+    a = np.ones(n, np.int32)
+    _, (obs, rew, term, trunc, infos) = run_until_done(envs, a)
+    done = term | trunc
+    assert np.all(np.abs(obs[done][:, 2]) > 0.2094) or np.all(np.abs(obs[done][:, 0]) > 2.4)  # true last obs
+    assert "final_obs" not in infos
+    np.testing.assert_array_equal(infos["_episode"], done)
+    assert np.all(infos["episode"]["l"][done] > 0)
+    obs2, rew2, term2, trunc2, _ = envs.step(a)
+    assert np.all(rew2[done] == 0) and not term2[done].any() and not trunc2[done].any()
+    assert np.all(np.abs(obs2[done]) <= 0.05)  # reset observations
+
+
+def test_next_step_with_record_episode_statistics():
+    envs = gymnasium.wrappers.vector.RecordEpisodeStatistics(
+        cugym.make_vec("CartPole-v1", 8, autoreset_mode=AutoresetMode.NEXT_STEP, episode_statistics=False))
+    envs.reset(seed=0)
+    lengths = []
+    for _ in range(200):
+        _, _, _, _, infos = envs.step(np.random.default_rng(0).integers(0, 2, 8))
+        if "episode" in infos:
+            lengths += list(infos["episode"]["l"][infos["_episode"]])
+    assert len(lengths) > 0 and len(envs.length_queue) > 0
+
+
+def test_disabled_mode_and_reset_mask():
+    n = 3
+    envs = cugym.make_vec("CartPole-v1", n, autoreset_mode=AutoresetMode.DISABLED)
+    obs0, _ = envs.reset(seed=2)
+    _, (obs, _, term, trunc, infos) = run_until_done(envs, np.ones(n, np.int32))
+    done = term | trunc
+    with pytest.raises(RuntimeError, match="reset_mask"):
+        envs.step(np.ones(n, np.int32))
+    with pytest.raises(ValueError, match="bool array"):
+        envs.reset(options={"reset_mask": np.ones(n, np.int32)})
+    new_obs, info = envs.reset(options={"reset_mask": done})
+    np.testing.assert_array_equal(new_obs[~done], obs[~done])
+    assert np.all(np.abs(new_obs[done]) <= 0.05)
+    envs.step(np.ones(n, np.int32))  # all running again
+
+
+def test_fresh_arrays_every_step():
+    envs = cugym.make_vec("CartPole-v1", 16)
+    first = envs.reset(seed=0)[0]
+    kept = [first]
+    for _ in range(50):
+        out = envs.step(np.zeros(16, np.int32))
+        for prev in kept[-3:]:
+            for x in out[:4]:
+                assert not np.shares_memory(prev, x)
+        kept.append(out[0])
+    assert not np.shares_memory(kept[1], kept[2])
+    before = kept[5].copy()
+    envs.step(np.zeros(16, np.int32))
+    np.testing.assert_array_equal(before, kept[5])  # a kept array never changes
+
+
+def test_determinism_by_seed_and_batch_size():
+    a = cugym.make_vec("CartPole-v1", 7)
+    b = cugym.make_vec("CartPole-v1", 3)
+    oa, _ = a.reset(seed=42)
+    ob, _ = b.reset(seed=42)
+    np.testing.assert_array_equal(oa[:3], ob)
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        act = rng.integers(0, 2, 7).astype(np.int32)
+        oa, ra, *_ = a.step(act)
+        ob, rb, *_ = b.step(act[:3])
+        np.testing.assert_array_equal(oa[:3], ob)
+    c = cugym.make_vec("CartPole-v1", 7)
+    assert not np.array_equal(c.reset(seed=43)[0], a.reset(seed=42)[0])
+    # unseeded resets after a seeded one give new starts, reproducibly
+    a.reset(seed=5)
+    c.reset(seed=5)
+    np.testing.assert_array_equal(a.reset()[0], c.reset()[0])
+    assert not np.array_equal(a.reset()[0], c.reset(seed=5)[0])
+
+
+def test_box_actions():
+    envs = cugym.make_vec("Pendulum-v1", 4)
+    envs.reset(seed=0)
+    obs, rew, *_ = envs.step(np.zeros((4, 1)))  # float64 converted
+    assert obs.shape == (4, 3) and rew.dtype == np.float32
+    with pytest.raises(ValueError, match=r"shape \(4, 1\) float32"):
+        envs.step(np.zeros((4, 2), np.float32))
+
+
+def test_bad_input_raises_clear_errors():
+    with pytest.raises(gymnasium.error.Error, match="known: CartPole-v1"):
+        cugym.make_vec("NoSuchEnv-v0", 2)
+    with pytest.raises(gymnasium.error.Error):
+        gymnasium.make_vec("cugym/NoSuchEnv-v0", num_envs=2)
+    with pytest.raises(ValueError, match="num_envs"):
+        cugym.make_vec("CartPole-v1", 0)
+    with pytest.raises(ValueError, match="device"):
+        cugym.make_vec("CartPole-v1", 2, device="tpu")
+    with pytest.raises(ValueError, match="autoreset_mode"):
+        cugym.make_vec("CartPole-v1", 2, autoreset_mode="sometimes")
+    envs = cugym.make_vec("CartPole-v1", 4)
+    with pytest.raises(RuntimeError, match="reset"):
+        envs.step(np.zeros(4, np.int32))
+    envs.reset(seed=0)
+    with pytest.raises(TypeError, match=r"expected integers of shape \(4,\), got dtype float64"):
+        envs.step(np.zeros(4))
+    with pytest.raises(ValueError, match=r"shape \(4,\) int32, got shape \(5,\)"):
+        envs.step(np.zeros(5, np.int32))
+    with pytest.raises(ValueError, match="outside Discrete"):
+        envs.step(np.full(4, -1, np.int32))
+    with pytest.raises(TypeError, match="seed"):
+        envs.reset(seed=[1, 2, 3, 4])
+    envs.close()
+    envs.close()  # idempotent
+    with pytest.raises(RuntimeError, match="closed"):
+        envs.step(np.zeros(4, np.int32))
+    with pytest.raises(RuntimeError, match="closed"):
+        envs.reset()
+
+
+def test_cuda_unavailable_is_a_clear_error():
+    if cugym.cuda_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(ValueError, match="(?i)cuda"):
+        cugym.make_vec("CartPole-v1", 2, device="cuda")
+    assert cugym.make_vec("CartPole-v1", 2, device="auto").device == "cpu"
+
+
+def test_render_frames_from_the_canvas():
+    envs = cugym.make_vec("CartPole-v1", 3, render_mode="rgb_array")
+    envs.reset(seed=0)
+    frames = envs.render()
+    assert len(frames) == 3
+    for f in frames:
+        assert f.shape == (400, 600, 3) and f.dtype == np.uint8
+    # the cart (black) and the pole (brown) are there, the rest is white
+    colours = {tuple(c) for c in np.unique(frames[0].reshape(-1, 3), axis=0)}
+    assert {(255, 255, 255), (0, 0, 0), (202, 152, 101)} <= colours
+    assert cugym.make_vec("CartPole-v1", 2).render() is None  # no render_mode: a warning
+    pytest.importorskip("pygame")
+    ref = gymnasium.make("CartPole-v1", render_mode="rgb_array")
+    ref.reset(seed=0)
+    ref.unwrapped.state = np.array(envs._env.get_states(0, 1), np.float64)
+    expected = ref.render()
+    # the cart and pole, drawn as Gymnasium draws them, up to edge pixels (no anti-aliasing here)
+    assert np.mean(np.any(frames[0] != expected, axis=2)) < 0.01
+
+
+@pytest.mark.parametrize("env_id", ALL_IDS)
+def test_every_env_renders(env_id):
+    envs = cugym.make_vec(env_id, 2, render_mode="rgb_array", render_envs=1)
+    envs.reset(seed=0)
+    (frame,) = envs.render()
+    assert frame.ndim == 3 and frame.shape[2] == 3 and len(np.unique(frame.reshape(-1, 3), axis=0)) > 1
+
+
+def test_single_env_view_passes_gymnasiums_checker():
+    from gymnasium.utils.env_checker import check_env
+    env = gymnasium.make("cugym/CartPole-v1")
+    check_env(env.unwrapped, skip_render_check=True)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (4,)
+    for _ in range(600):
+        obs, r, term, trunc, _ = env.step(1)
+        if term or trunc:
+            break
+    assert term
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+
+
+def test_gymnasium_wrappers_numpy_to_torch():
+    torch = pytest.importorskip("torch")
+    envs = gymnasium.wrappers.vector.NumpyToTorch(cugym.make_vec("CartPole-v1", 4))
+    obs, _ = envs.reset(seed=0)
+    assert isinstance(obs, torch.Tensor)
+    obs, rew, term, trunc, _ = envs.step(torch.ones(4, dtype=torch.int64))
+    assert obs.shape == (4, 4)
