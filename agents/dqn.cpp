@@ -9,7 +9,6 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "agents/policy.h"
 #include "core/build_info.h"
 #include "core/safetensors.h"
 #include "nn/checkpoint.h"
@@ -73,7 +72,7 @@ int64_t MetaInt(const SafetensorsMetadata& meta, const std::string& key, const s
 }  // namespace
 
 DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device device)
-    : config_(config), device_(device), spec_(DiscreteSpec(registry, config.env_id)) {
+    : config_(config), device_(device), spec_(DiscreteSpec(registry, config.env_id)), last_eval_return_(kNaN) {
   config_.Validate();
   obs_dim_ = static_cast<int>(spec_.obs_dim());
   num_actions_ = static_cast<int>(spec_.action_space.n);
@@ -83,7 +82,8 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   agent::QLearnerOptions options;
   options.layer_sizes = LayerSizes(spec_, config_.hidden_sizes);
   options.batch_size = static_cast<int>(config_.batch_size);
-  options.max_act_batch = static_cast<int>(std::max(n, config_.double_dqn ? config_.batch_size : int64_t{1}));
+  options.max_act_batch = static_cast<int>(std::max({n, config_.double_dqn ? config_.batch_size : int64_t{1},
+                                                     config_.eval_episodes}));
   options.loss = nn::ParseLoss(config_.loss);
   options.adam.lr = config_.learning_rate;
   options.adam.eps = config_.adam_eps;
@@ -93,6 +93,11 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   learner_ = std::make_unique<agent::QLearner>(nn::MakeBackend(device), options);
   ops_ = agent::MakeAgentOps(device, learner_->backend().native_stream());
   env_->set_stream(learner_->backend().native_stream());  // one stream for the env, the agent and the network
+  if (config_.eval_episodes > 0) {
+    eval_env_ = MakeVectorEnv(registry, config_.env_id, config_.eval_episodes, device);
+    eval_env_->set_stream(learner_->backend().native_stream());
+    eval_actions_ = Buffer<int32_t>(device, config_.eval_episodes);
+  }
 
   const int64_t cap = config_.buffer_size, b = config_.batch_size;
   replay_obs_ = Buffer<float>(device, cap * obs_dim_);
@@ -216,6 +221,7 @@ DqnProgress DqnAgent::ReadProgress(double interval_seconds, int64_t interval_ste
                           ? kNaN
                           : std::accumulate(last_returns_.begin(), last_returns_.end(), 0.0) / last_returns_.size();
   p.episodes = static_cast<int64_t>(count);
+  p.eval_return = last_eval_return_;
   episodes_read_ = count;
   const agent::QLearner::Stats stats = learner_->ReadStats();
   p.td_loss = stats.updates > 0 ? stats.loss : kNaN;
@@ -223,8 +229,20 @@ DqnProgress DqnAgent::ReadProgress(double interval_seconds, int64_t interval_ste
   return p;
 }
 
+EvalResult DqnAgent::Evaluate(int64_t k) {
+  if (!eval_env_) throw std::logic_error("DqnAgent::Evaluate: eval_episodes is 0");
+  const int64_t n = config_.eval_episodes;
+  // Seeds of their own, another for each evaluation: the training envs use config_.seed itself.
+  eval_env_->Reset(config_.seed * 0x9E3779B97F4A7C15ull + 0xE7A1u + static_cast<uint64_t>(k));
+  const auto obs = Rows(eval_env_->obs(), n, obs_dim_, device_);
+  return PlayEpisodes(*eval_env_, std::vector<int64_t>(n, 1),
+                      [&](uint64_t, int32_t* actions) { learner_->Act(obs, Vec(actions, n, device_)); },
+                      eval_actions_);
+}
+
 void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
-                     const std::function<void()>& on_checkpoint) {
+                     const std::function<void()>& on_checkpoint,
+                     const std::function<bool(const DqnEvaluation&)>& on_eval) {
   using Clock = std::chrono::steady_clock;
   const int64_t n = config_.num_envs;
   const agent::ReplayArrays replay = replay_arrays();
@@ -240,6 +258,9 @@ void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, cons
   int64_t next_checkpoint = config_.checkpoint_interval > 0
                                 ? (global_step_ / config_.checkpoint_interval + 1) * config_.checkpoint_interval
                                 : std::numeric_limits<int64_t>::max();
+  const bool evaluate = eval_env_ != nullptr;
+  bool finished = false;  // on_eval ended the run
+  int64_t next_eval = (global_step_ / config_.eval_interval + 1) * config_.eval_interval;
   auto log = [&] {
     const auto now = Clock::now();
     const double seconds = std::chrono::duration<double>(now - interval_start).count();
@@ -249,7 +270,7 @@ void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, cons
     interval_first_step = global_step_;
   };
 
-  while (global_step_ < config_.total_steps && !stop()) {
+  while (global_step_ < config_.total_steps && !finished && !stop()) {
     // Act: greedy from the online network, then epsilon-greedy on the device.
     const double epsilon = Epsilon(global_step_);
     if (epsilon < 1.0) learner_->Act(obs, Vec(actions_.data(), n, device_));
@@ -281,6 +302,19 @@ void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, cons
       log();
       next_log += config_.log_interval;
     }
+    if (evaluate && global_step_ >= next_eval) {
+      const auto start = Clock::now();
+      DqnEvaluation e;
+      e.global_step = global_step_;
+      e.wall_time = wall_time_ + std::chrono::duration<double>(start - interval_start).count();
+      e.result = Evaluate(next_eval / config_.eval_interval - 1);
+      last_eval_return_ = e.result.mean_return;
+      const auto took = Clock::now() - start;
+      e.eval_seconds = std::chrono::duration<double>(took).count();
+      interval_start += took;  // training time only: the evaluation is not counted
+      if (on_eval) finished = on_eval(e);
+      next_eval += config_.eval_interval;
+    }
     if (global_step_ >= next_checkpoint) {
       on_checkpoint();
       next_checkpoint += config_.checkpoint_interval;
@@ -288,7 +322,7 @@ void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, cons
   }
   // A row at the end of the run; an interrupted run writes none (its checkpoint resumes the
   // interval, so the resumed run's rows are the uninterrupted run's).
-  if (global_step_ >= config_.total_steps && global_step_ != interval_first_step) {
+  if ((global_step_ >= config_.total_steps || finished) && global_step_ != interval_first_step) {
     log();
   } else {
     wall_time_ += std::chrono::duration<double>(Clock::now() - interval_start).count();
@@ -329,6 +363,7 @@ void DqnAgent::SaveCheckpoint(const std::string& path) const {
       {"cugym.update_debt", ExactText(update_debt_)},
       {"cugym.learning_resumes_at", std::to_string(learning_resumes_at_)},
       {"cugym.wall_time", ExactText(wall_time_)},
+      {"cugym.last_eval_return", ExactText(last_eval_return_)},
       {"cugym.episodes", std::to_string(ring_count_.ToHost()[0])},
       {"cugym.episodes_read", std::to_string(episodes_read_)},
   };
@@ -405,6 +440,7 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
   } else {
     update_debt_ = real("cugym.update_debt");
     wall_time_ = real("cugym.wall_time");
+    if (meta.count("cugym.last_eval_return") > 0) last_eval_return_ = real("cugym.last_eval_return");
     const unsigned long long episodes = static_cast<unsigned long long>(MetaInt(meta, "cugym.episodes", path));
     ring_count_.FromHost(&episodes, 1);
     ring_returns_.FromHost(tensor("episodes.returns", kEpisodeRing)->ToF32().data(), kEpisodeRing);
@@ -456,61 +492,6 @@ void DqnAgent::SaveModel(const std::string& path) const {
               {{"cugym.env_id", config_.env_id},
                {"cugym.global_step", std::to_string(global_step_)},
                {"cugym.version", VersionString()}});
-}
-
-EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes,
-                         int64_t num_envs, uint64_t seed, Device device, double epsilon, const std::string& env_id) {
-  if (episodes <= 0) throw std::invalid_argument("--episodes must be positive");
-  if (num_envs <= 0) throw std::invalid_argument("--num-envs must be positive");
-  if (epsilon < 0 || epsilon > 1) throw std::invalid_argument("--epsilon must be in [0, 1]");
-  const int64_t n = std::min(num_envs, episodes);
-  GreedyPolicy policy(registry, model_path, env_id, n, device);
-  const std::string& id = policy.env_id();
-  const EnvSpec& spec = registry.Get(id).spec;
-  std::unique_ptr<VectorEnv> env = MakeVectorEnv(registry, id, n, device);
-  env->set_stream(policy.native_stream());
-  env->Reset(seed);
-  auto ops = agent::MakeAgentOps(device, policy.native_stream());
-  Buffer<int32_t> actions(device, n);
-  // Env i finishes quota[i] episodes; later ones are ignored, so short episodes are not favoured.
-  std::vector<int64_t> quota(n), done(n, 0);
-  for (int64_t i = 0; i < n; ++i) quota[i] = episodes / n + (i < episodes % n ? 1 : 0);
-  std::vector<double> returns, lengths;
-  for (uint64_t step = 0; static_cast<int64_t>(returns.size()) < episodes; ++step) {
-    policy.Act(env->obs(), actions.data(), n);
-    if (epsilon > 0)
-      ops->EpsilonGreedy(actions.data(), n, static_cast<float>(epsilon), static_cast<int>(spec.action_space.n),
-                         StepKey(seed, RngStream::kExploration, step), agent::ExploreHold{});
-    env->Step(actions.data());
-    std::vector<uint8_t> term(n), trunc(n);
-    CopyBytes(term.data(), Device::kCpu, env->terminated(), device, n);
-    CopyBytes(trunc.data(), Device::kCpu, env->truncated(), device, n);
-    bool any = false;
-    for (int64_t i = 0; i < n; ++i) any |= (term[i] | trunc[i]) != 0;
-    if (!any) continue;
-    std::vector<float> ret(n);
-    std::vector<int32_t> len(n);
-    CopyBytes(ret.data(), Device::kCpu, env->episode_returns(), device, n * sizeof(float));
-    CopyBytes(len.data(), Device::kCpu, env->episode_lengths(), device, n * sizeof(int32_t));
-    for (int64_t i = 0; i < n; ++i) {
-      if (!(term[i] | trunc[i]) || done[i] >= quota[i]) continue;
-      ++done[i];
-      returns.push_back(ret[i]);
-      lengths.push_back(len[i]);
-    }
-  }
-  EvalResult r;
-  r.env_id = id;
-  r.episodes = static_cast<int64_t>(returns.size());
-  const double count = static_cast<double>(returns.size());
-  r.mean_return = std::accumulate(returns.begin(), returns.end(), 0.0) / count;
-  double var = 0;
-  for (double x : returns) var += (x - r.mean_return) * (x - r.mean_return);
-  r.std_return = std::sqrt(var / count);
-  r.min_return = *std::min_element(returns.begin(), returns.end());
-  r.max_return = *std::max_element(returns.begin(), returns.end());
-  r.mean_length = std::accumulate(lengths.begin(), lengths.end(), 0.0) / count;
-  return r;
 }
 
 }  // namespace cugym

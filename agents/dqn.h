@@ -13,6 +13,7 @@
 
 #include "agents/agent_ops.h"
 #include "agents/dqn_config.h"
+#include "agents/evaluation.h"
 #include "core/memory.h"
 #include "core/registry.h"
 #include "agents/q_learner.h"
@@ -31,6 +32,16 @@ struct DqnProgress {
   double sps = 0;               // env steps per second over the interval
   double mean_return_100 = 0;   // over the last 100 finished episodes (NaN before any)
   int64_t episodes = 0;         // finished so far
+  double eval_return = 0;       // mean return of the latest evaluation (NaN before any)
+};
+
+// One greedy evaluation during training: eval_episodes episodes on envs of their own (own seeds,
+// no exploration), one episode each, with the online network.
+struct DqnEvaluation {
+  int64_t global_step = 0;
+  double wall_time = 0;     // seconds of training so far (evaluations not counted)
+  double eval_seconds = 0;  // what this evaluation took
+  EvalResult result;
 };
 
 class DqnAgent {
@@ -49,9 +60,16 @@ class DqnAgent {
 
   // Trains until total_steps or until `stop()` returns true (checked every vector step: a
   // signal handler sets a flag). `on_log` gets a row every log_interval env steps and at the
-  // end; `on_checkpoint` is called every checkpoint_interval env steps.
+  // end; `on_checkpoint` is called every checkpoint_interval env steps; `on_eval` gets an
+  // evaluation every eval_interval env steps (when eval_episodes > 0) and returns true to end the
+  // run there (a normal end, with a last metrics row; `stop` is an interruption, without one).
+  // Evaluations change nothing the training reads: a run gives the same weights without them.
   void Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
-             const std::function<void()>& on_checkpoint);
+             const std::function<void()>& on_checkpoint,
+             const std::function<bool(const DqnEvaluation&)>& on_eval = {});
+  // The greedy evaluation Train runs: eval_episodes episodes of the online network on the eval
+  // envs, the k-th evaluation of the run from seeds of its own.
+  EvalResult Evaluate(int64_t k);
 
   // Everything a run needs to go on as if it had never stopped, in one safetensors file: both
   // networks and Adam, the envs' full state, the exploration holds, the episode ring and the
@@ -76,6 +94,8 @@ class DqnAgent {
   Device device_;
   EnvSpec spec_;
   std::unique_ptr<VectorEnv> env_;
+  std::unique_ptr<VectorEnv> eval_env_;  // eval_episodes envs, when evaluating
+  Buffer<int32_t> eval_actions_;
   std::unique_ptr<agent::QLearner> learner_;
   std::unique_ptr<agent::AgentOps> ops_;
   int obs_dim_;
@@ -108,20 +128,7 @@ class DqnAgent {
   uint64_t episodes_read_ = 0;     // ring entries already reported
   std::vector<float> last_returns_;  // the last 100 finished episodes, host side
   double wall_time_ = 0;
+  double last_eval_return_;  // of the latest evaluation, NaN before any
 };
-
-struct EvalResult {
-  int64_t episodes = 0;
-  double mean_return = 0, std_return = 0, min_return = 0, max_return = 0, mean_length = 0;
-  std::string env_id;
-};
-
-// Greedy (or epsilon-greedy) evaluation of a model file over exactly `episodes` finished
-// episodes, spread evenly over num_envs envs (env i runs its share), so short episodes are not
-// over-counted. The env comes from the model's metadata unless `env_id` is given. Throws
-// std::invalid_argument for a missing or damaged model or one whose sizes do not fit the env.
-EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes,
-                         int64_t num_envs, uint64_t seed, Device device, double epsilon,
-                         const std::string& env_id = "");
 
 }  // namespace cugym

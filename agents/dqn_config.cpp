@@ -100,6 +100,9 @@ const std::map<std::string, Key>& Keys() {
                      [](const DqnConfig& c) { return Bool(c.anneal_lr); }}},
       {"cuda_graph", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.cuda_graph = AsBool(k, v); },
                       [](const DqnConfig& c) { return Bool(c.cuda_graph); }}},
+      {"stop_at_threshold",
+       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.stop_at_threshold = AsBool(k, v); },
+        [](const DqnConfig& c) { return Bool(c.stop_at_threshold); }}},
       {"save_replay", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.save_replay = AsBool(k, v); },
                        [](const DqnConfig& c) { return Bool(c.save_replay); }}},
       CUGYM_INT_KEY(num_envs),
@@ -123,6 +126,7 @@ const std::map<std::string, Key>& Keys() {
       CUGYM_INT_KEY(checkpoint_interval),
       CUGYM_INT_KEY(keep_checkpoints),
       CUGYM_INT_KEY(eval_episodes),
+      CUGYM_INT_KEY(eval_interval),
   };
   return keys;
 }
@@ -189,7 +193,8 @@ void DqnConfig::Validate() const {
   Require(log_interval > 0, "log_interval", "must be > 0", s(log_interval));
   Require(checkpoint_interval >= 0, "checkpoint_interval", "must be >= 0", s(checkpoint_interval));
   Require(keep_checkpoints > 0, "keep_checkpoints", "must be > 0", s(keep_checkpoints));
-  Require(eval_episodes >= 0, "eval_episodes", "must be >= 0", s(eval_episodes));
+  Require(eval_episodes >= 0 && eval_episodes <= 100000, "eval_episodes", "must be in 0..100000", s(eval_episodes));
+  Require(eval_interval > 0, "eval_interval", "must be > 0 (eval_episodes = 0 turns evaluation off)", s(eval_interval));
 }
 
 const ShippedConfig* FindShippedConfig(const std::string& env_id) {

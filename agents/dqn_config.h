@@ -41,7 +41,9 @@ struct DqnConfig {
   int64_t keep_checkpoints = 3;
   bool save_replay = true;               // checkpoints hold the replay memory (exact resume); false
                                          // for very large buffers: a resumed run refills it first
-  int64_t eval_episodes = 100;           // greedy episodes evaluated at the end (0: none)
+  int64_t eval_episodes = 100;           // greedy episodes per evaluation, during training and at the end (0: none)
+  int64_t eval_interval = 10000;         // env steps between evaluations during training (> 0)
+  bool stop_at_threshold = false;        // end the run at the first evaluation that reaches the env's threshold
 
   // Applies every key of `table`; throws std::invalid_argument naming an unknown key or a value
   // of the wrong type.

@@ -7,6 +7,8 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -24,9 +26,9 @@ std::string Number(double x) {
   return buf;
 }
 
-// A resumed run continues metrics.csv from its checkpoint: rows logged after it (by a run that
-// was killed rather than interrupted) are dropped, so no row appears twice.
-void TruncateMetrics(const fs::path& path, int64_t last_step) {
+// A resumed run continues metrics.csv and evals.csv from its checkpoint: rows logged after it (by
+// a run that was killed rather than interrupted) are dropped, so no row appears twice.
+void TruncateLog(const fs::path& path, int64_t last_step) {
   std::ifstream in(path);
   if (!in) return;
   std::string line, kept;
@@ -54,6 +56,81 @@ std::vector<fs::path> Checkpoints(const fs::path& dir) {
   std::sort(found.begin(), found.end());
   return found;
 }
+
+// A CSV log opened for appending, with its header when new.
+std::ofstream OpenLog(const fs::path& path, const std::string& header) {
+  const bool fresh = !fs::exists(path);
+  std::ofstream out(path, std::ios::app);
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+  if (fresh) out << header << "\n";
+  return out;
+}
+
+// The evaluations of a run: the best (ties to the later) and the first that reached the env's
+// threshold.
+class EvalTracker {
+ public:
+  explicit EvalTracker(const EnvSpec& spec) : has_threshold_(spec.has_reward_threshold), threshold_(spec.reward_threshold) {}
+
+  // Returns true when this evaluation is the best so far.
+  bool Add(int64_t step, double wall_time, const EvalResult& r) {
+    if (has_threshold_ && threshold_step_ < 0 && r.mean_return >= threshold_) {
+      threshold_step_ = step;
+      threshold_seconds_ = wall_time;
+    }
+    if (best_step_ >= 0 && r.mean_return < best_.mean_return) return false;
+    best_ = r;
+    best_step_ = step;
+    return true;
+  }
+  // Reads the evaluations an earlier part of the run wrote to evals.csv.
+  void Replay(const fs::path& evals_csv) {
+    std::ifstream in(evals_csv);
+    std::string line;
+    if (!std::getline(in, line)) return;
+    while (std::getline(in, line)) {
+      std::vector<double> v;
+      std::stringstream fields(line);
+      for (std::string field; std::getline(fields, field, ',');) v.push_back(field.empty() ? kNaN : std::stod(field));
+      if (v.size() < 7) continue;
+      EvalResult r;
+      r.mean_return = v[2];
+      r.std_return = v[3];
+      r.min_return = v[4];
+      r.max_return = v[5];
+      r.episodes = static_cast<int64_t>(v[6]);
+      Add(static_cast<int64_t>(v[0]), v[1], r);
+    }
+  }
+  // eval.json's fields: the threshold, the best evaluation, when the threshold was first reached.
+  void AddTo(JsonObject& json) const {
+    json.Raw("threshold", has_threshold_ ? JsonNumber(threshold_) : "null");
+    if (best_step_ >= 0) {
+      JsonObject best;
+      best.Int("global_step", best_step_).Num("mean_return", best_.mean_return).Num("std_return", best_.std_return)
+          .Int("episodes", best_.episodes);
+      json.Raw("best", best.str());
+    } else {
+      json.Raw("best", "null");
+    }
+    json.Raw("threshold_step", threshold_step_ >= 0 ? std::to_string(threshold_step_) : "null");
+    json.Raw("threshold_seconds", threshold_step_ >= 0 ? JsonNumber(threshold_seconds_) : "null");
+  }
+  bool reached() const { return threshold_step_ >= 0; }
+  int64_t best_step() const { return best_step_; }
+  const EvalResult& best() const { return best_; }
+  int64_t threshold_step() const { return threshold_step_; }
+  double threshold_seconds() const { return threshold_seconds_; }
+
+ private:
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  bool has_threshold_;
+  double threshold_;
+  EvalResult best_;
+  int64_t best_step_ = -1;
+  int64_t threshold_step_ = -1;
+  double threshold_seconds_ = kNaN;
+};
 
 fs::path PrepareRunFolder(const DqnConfig& config, const std::string& requested) {
   fs::path run_dir = requested;
@@ -122,18 +199,24 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
     agent.LoadCheckpoint(found.back().string());
     notes << "cugym train: resuming " << run_dir.string() << " at step " << agent.global_step()
           << (config.save_replay ? "" : " (refilling the replay memory first: save_replay is off)") << "\n";
-    TruncateMetrics(run_dir / "metrics.csv", agent.global_step());
+    TruncateLog(run_dir / "metrics.csv", agent.global_step());
+    TruncateLog(run_dir / "evals.csv", agent.global_step());
   }
   WriteFileAtomically((run_dir / "config.toml").string(), config.ToToml());
 
   // metrics.csv is a log, appended and flushed row by row (a resumed run continues it), so it is
   // the one file not rewritten through WriteFileAtomically.
 
-  const fs::path metrics_path = run_dir / "metrics.csv";
-  const bool new_metrics = !fs::exists(metrics_path);
-  std::ofstream metrics(metrics_path, std::ios::app);
-  if (!metrics) throw std::runtime_error("cannot write " + metrics_path.string());
-  if (new_metrics) metrics << "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps\n";
+  std::ofstream metrics = OpenLog(run_dir / "metrics.csv",
+                                  "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps,"
+                                  "eval_return");
+  std::ofstream evals = OpenLog(run_dir / "evals.csv",
+                                "global_step,wall_time,mean_return,std_return,min_return,max_return,episodes,"
+                                "eval_seconds");
+  // The evaluations so far (a resumed run reads them back): the best and the first to reach the
+  // threshold.
+  EvalTracker tracker(registry.Get(config.env_id).spec);
+  tracker.Replay(run_dir / "evals.csv");
 
   auto write_checkpoint = [&] {
     char name[64];
@@ -150,13 +233,23 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
   const auto log_row = [&](const DqnProgress& p) {
     metrics << p.global_step << "," << Number(p.wall_time) << "," << Number(p.episodic_return) << ","
             << Number(p.episodic_length) << "," << Number(p.td_loss) << "," << Number(p.q_values) << ","
-            << Number(p.epsilon) << "," << Number(p.sps) << "\n";
+            << Number(p.epsilon) << "," << Number(p.sps) << "," << Number(p.eval_return) << "\n";
     metrics.flush();
     on_log(p);
   };
+  const fs::path best_model = run_dir / "best.safetensors";
+  const auto on_eval = [&](const DqnEvaluation& e) {
+    const EvalResult& r = e.result;
+    evals << e.global_step << "," << Number(e.wall_time) << "," << Number(r.mean_return) << ","
+          << Number(r.std_return) << "," << Number(r.min_return) << "," << Number(r.max_return) << "," << r.episodes
+          << "," << Number(e.eval_seconds) << "\n";
+    evals.flush();
+    if (tracker.Add(e.global_step, e.wall_time, r)) agent.SaveModel(best_model.string());
+    return config.stop_at_threshold && tracker.reached();
+  };
 
   bool stopped = false;
-  agent.Train(log_row, [&] { return stopped = stopped || stop(); }, [&] { write_checkpoint(); });
+  agent.Train(log_row, [&] { return stopped = stopped || stop(); }, [&] { write_checkpoint(); }, on_eval);
   result.checkpoint = write_checkpoint().string();
   result.global_step = agent.global_step();
   if (stopped) {
@@ -175,17 +268,24 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
     json.Str("env", r.env_id).Int("episodes", r.episodes).Num("mean_return", r.mean_return)
         .Num("std_return", r.std_return).Num("min_return", r.min_return).Num("max_return", r.max_return)
         .Num("mean_length", r.mean_length).Int("global_step", agent.global_step());
+    tracker.AddTo(json);
     WriteFileAtomically((run_dir / "eval.json").string(), json.str() + "\n");
   }
+  result.best_step = tracker.best_step();
+  result.best = tracker.best();
+  result.threshold_step = tracker.threshold_step();
+  result.threshold_seconds = tracker.threshold_seconds();
   return result;
 }
 
 std::string ProgressLine(const DqnProgress& p, int64_t total_steps) {
   const double eta = p.sps > 0 ? static_cast<double>(total_steps - p.global_step) / p.sps : 0;
-  char line[200];
-  std::snprintf(line, sizeof(line), "step %lld/%lld  %.0f steps/s  return(100) %s  epsilon %.3f  ETA %.0fs",
+  char line[240];
+  std::snprintf(line, sizeof(line),
+                "step %lld/%lld  %.0f steps/s  return(100) %s  eval %s  epsilon %.3f  ETA %.0fs",
                 static_cast<long long>(p.global_step), static_cast<long long>(total_steps), p.sps,
-                std::isnan(p.mean_return_100) ? "-" : Number(p.mean_return_100).c_str(), p.epsilon, eta);
+                std::isnan(p.mean_return_100) ? "-" : Number(p.mean_return_100).c_str(),
+                std::isnan(p.eval_return) ? "-" : Number(p.eval_return).c_str(), p.epsilon, eta);
   return line;
 }
 

@@ -47,9 +47,18 @@ struct TrainRunResult {
   bool resumed = false;
   bool evaluated = false;  // eval holds the greedy evaluation (config.eval_episodes > 0)
   EvalResult eval;
+  // The evaluations during training (evals.csv): the best (best.safetensors, -1 when none ran)
+  // and the first to reach the env's threshold (-1 and 0 s when none did).
+  int64_t best_step = -1;
+  EvalResult best;
+  int64_t threshold_step = -1;
+  double threshold_seconds = 0;
 };
 
-// Trains `config` into options.run_dir. `on_log` gets every metrics.csv row after it is written;
+// Trains `config` into options.run_dir: config.toml, metrics.csv, evals.csv (an evaluation every
+// eval_interval env steps), best.safetensors (the best evaluation's network, ties to the later),
+// checkpoints/, model.safetensors and eval.json (the final evaluation, the best one, the
+// threshold and when it was first reached). `on_log` gets every metrics.csv row after it is written;
 // `stop()` is polled every vector step (a signal flag): when it returns true a checkpoint is
 // written and the run ends with interrupted = true. Progress notes (resuming, ...) go to `notes`.
 TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, const TrainRunOptions& options,

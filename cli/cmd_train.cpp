@@ -78,7 +78,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
     last_print = now;
     const std::string line = ProgressLine(p, config.total_steps);
     if (tty) {
-      std::printf("\r%-100s", line.c_str());
+      std::printf("\r%-120s", line.c_str());
       if (last) std::printf("\n");
     } else {
       std::printf("%s\n", line.c_str());

@@ -74,6 +74,8 @@ TEST(DqnConfig, BadKeysAndValuesNameTheKey) {
   EXPECT_EQ(ConfigError("exploration_hold_mu = 2\nexploration_max_hold = 0\n"),
             "exploration_max_hold must be in 1..1e9, got 0");
   EXPECT_EQ(ConfigError("anneal_lr = \"yes\"\n"), "anneal_lr (line 1) must be true or false");
+  EXPECT_EQ(ConfigError("eval_interval = 0\n"), "eval_interval must be > 0 (eval_episodes = 0 turns evaluation off), got 0");
+  EXPECT_EQ(ConfigError("eval_episodes = -1\n"), "eval_episodes must be in 0..100000, got -1");
   EXPECT_EQ(ConfigError("hidden_sizes = 64\n"), "hidden_sizes (line 1) must be an array of integers, e.g. [120, 84]");
   EXPECT_EQ(ConfigError("learnig_rate = 1e-3\n").rfind("unknown config key 'learnig_rate' (line 1); known keys: ", 0), 0u);
 }

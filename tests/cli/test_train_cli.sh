@@ -18,10 +18,16 @@ expect_error() {  # expect_error PATTERN ARGS...: exit 2, one line naming the pr
 
 # A short run: every file of the run folder, CleanRL's metric names, a model eval can read.
 run train --env CartPole-v1 --device cpu --out "$tmp/run" --total-steps 3000 --set learning_starts=500 \
-  --set eval_episodes=5 --set checkpoint_interval=1000 --set keep_checkpoints=2 || fail "train: $(cat "$tmp/err")"
-for f in config.toml metrics.csv model.safetensors eval.json; do [ -s "$tmp/run/$f" ] || fail "no $f in the run folder"; done
-[ "$(head -1 "$tmp/run/metrics.csv")" = "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps" ] ||
+  --set eval_episodes=5 --set eval_interval=1000 --set checkpoint_interval=1000 --set keep_checkpoints=2 ||
+  fail "train: $(cat "$tmp/err")"
+for f in config.toml metrics.csv evals.csv best.safetensors model.safetensors eval.json; do
+  [ -s "$tmp/run/$f" ] || fail "no $f in the run folder"
+done
+[ "$(head -1 "$tmp/run/metrics.csv")" = "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps,eval_return" ] ||
   fail "metrics.csv header: $(head -1 "$tmp/run/metrics.csv")"
+[ "$(wc -l <"$tmp/run/evals.csv")" -eq 4 ] || fail "evals.csv: $(cat "$tmp/run/evals.csv")"  # header + 1000, 2000, 3000
+grep -Eq '"threshold": 475, "best": \{"global_step": [123]000, .*"threshold_step": (null|[0-9]+)' "$tmp/run/eval.json" ||
+  fail "eval.json: $(cat "$tmp/run/eval.json")"
 [ "$(ls "$tmp/run/checkpoints" | wc -l)" -eq 2 ] || fail "keep_checkpoints=2 kept $(ls "$tmp/run/checkpoints" | wc -l)"
 grep -q '^total_steps = 3000$' "$tmp/run/config.toml" || fail "config.toml lacks the resolved total_steps"
 grep -q '^learning_starts = 500$' "$tmp/run/config.toml" || fail "config.toml lacks the --set value"

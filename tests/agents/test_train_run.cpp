@@ -1,0 +1,119 @@
+// Run folders (agents/train_run.h): evaluations during training into evals.csv, best.safetensors
+// and eval.json's best and threshold fields; evaluations leave the training itself unchanged.
+#include "agents/train_run.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/safetensors.h"
+#include "envs/builtin.h"
+
+namespace cugym {
+namespace {
+
+namespace fs = std::filesystem;
+
+const Registry& Builtins() {
+  static const Registry* registry = [] {
+    auto* r = new Registry;
+    RegisterBuiltinEnvs(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+DqnConfig Small(uint64_t seed) {
+  DqnConfig config;
+  config.seed = seed;
+  config.total_steps = 4000;
+  config.learning_starts = 500;
+  config.log_interval = 1000;
+  config.checkpoint_interval = 0;
+  config.eval_interval = 1000;
+  config.eval_episodes = 12;
+  return config;
+}
+
+std::vector<std::string> Lines(const fs::path& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<float> Weights(const fs::path& path) {
+  std::vector<float> all;
+  for (const NamedTensor& t : ReadSafetensors(path.string()).tensors) {
+    const std::vector<float> v = t.ToF32();
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  return all;
+}
+
+// Member `key` of a parsed JSON object (a failed expectation and null when absent).
+const JsonValue& Member(const JsonValue& object, const std::string& key) {
+  static const JsonValue kNull;
+  for (const auto& [name, value] : object.members) {
+    if (name == key) return value;
+  }
+  ADD_FAILURE() << "no member " << key;
+  return kNull;
+}
+double Number(const JsonValue& v) { return v.kind == JsonKind::kNumber ? std::stod(v.text) : -1e300; }
+
+TrainRunResult TrainInto(const DqnConfig& config, const fs::path& dir) {
+  fs::remove_all(dir);
+  TrainRunOptions options;
+  options.run_dir = dir.string();
+  std::ostringstream notes;
+  return RunTraining(Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
+}
+
+TEST(TrainRun, EvaluationsGoToEvalsCsvBestModelAndEvalJson) {
+  const fs::path dir = fs::temp_directory_path() / "cugym_train_run_evals";
+  const TrainRunResult r = TrainInto(Small(3), dir);
+  const std::vector<std::string> evals = Lines(dir / "evals.csv");
+  ASSERT_EQ(evals.size(), 5u);  // header + steps 1000, 2000, 3000, 4000
+  EXPECT_EQ(evals[0], "global_step,wall_time,mean_return,std_return,min_return,max_return,episodes,eval_seconds");
+  EXPECT_EQ(evals[1].substr(0, 5), "1000,");
+  EXPECT_NE(evals[4].find(",12,"), std::string::npos) << evals[4];  // 12 episodes each
+  // metrics.csv carries the latest evaluation in its last column.
+  const std::vector<std::string> metrics = Lines(dir / "metrics.csv");
+  EXPECT_EQ(metrics[0].substr(metrics[0].rfind(',') + 1), "eval_return");
+  EXPECT_EQ(metrics[1].back(), ',') << "no evaluation before the first row's step: " << metrics[1];
+
+  ASSERT_GE(r.best_step, 1000);
+  const SafetensorsFile best = ReadSafetensors((dir / "best.safetensors").string());
+  EXPECT_EQ(best.metadata.at("cugym.global_step"), std::to_string(r.best_step));
+  const JsonValue json = ParseJson(Lines(dir / "eval.json").at(0), "eval.json");
+  EXPECT_EQ(Number(Member(json, "threshold")), 475.0);
+  EXPECT_EQ(Number(Member(Member(json, "best"), "global_step")), static_cast<double>(r.best_step));
+  EXPECT_NEAR(Number(Member(Member(json, "best"), "mean_return")), r.best.mean_return, 1e-6);
+  EXPECT_NEAR(Number(Member(json, "mean_return")), r.eval.mean_return, 1e-6);  // the final evaluation, flat as before
+  if (r.threshold_step < 0) {
+    EXPECT_EQ(Member(json, "threshold_step").kind, JsonKind::kNull);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(TrainRun, EvaluationsDoNotChangeTheTraining) {
+  DqnConfig with = Small(5), without = Small(5);
+  without.eval_episodes = 0;
+  const fs::path a = fs::temp_directory_path() / "cugym_train_run_a", b = fs::temp_directory_path() / "cugym_train_run_b";
+  TrainInto(with, a);
+  TrainInto(without, b);
+  EXPECT_EQ(Weights(a / "model.safetensors"), Weights(b / "model.safetensors"));
+  EXPECT_FALSE(fs::exists(b / "best.safetensors"));
+  EXPECT_EQ(Lines(b / "evals.csv").size(), 1u);  // the header only
+  fs::remove_all(a);
+  fs::remove_all(b);
+}
+
+}  // namespace
+}  // namespace cugym
