@@ -18,21 +18,28 @@ struct ReplayArrays {
   int32_t* actions;  // [capacity]
   float* rewards;    // [capacity]
   float* dones;      // [capacity] 1 for a terminal transition (no bootstrap), else 0
+  uint8_t* ends;     // [capacity] 1 where the episode ended (terminated or truncated)
   int64_t* size;     // [1] transitions stored so far (at most capacity)
+  int64_t* head;     // [1] the row the next vector step writes first
   uint32_t* draws;   // [1] minibatches sampled so far: keys the sampling RNG
   int64_t capacity;
   int obs_dim;
+  int64_t stride;    // envs per vector step: env i's next transition is `stride` rows further on
 };
 
-// Transition i of a vector step goes to row (position + i) % capacity. next_obs is the true last
-// observation (final_obs) when the env ended in this step, so truncated episodes bootstrap from
-// their real final state; only termination stops the bootstrap.
-// Transition 0 also grows the stored size (kept on the device, so sampling can run inside a CUDA
-// graph without the host passing it).
+// Transition i of a vector step goes to row (position + i) % capacity, so an env's consecutive
+// transitions are `stride` (= n) rows apart, which n-step sampling relies on. next_obs is the
+// true last observation (final_obs) when the env ended in this step, so truncated episodes
+// bootstrap from their real final state; only termination stops the bootstrap.
+// Transition 0 also grows the stored size and moves the head (both kept on the device, so
+// sampling can run inside a CUDA graph without the host passing them).
 CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t position, int64_t i, int64_t n, const float* obs,
                                    const int32_t* actions, const float* rewards, const float* next_obs,
                                    const float* final_obs, const uint8_t* terminated, const uint8_t* truncated) {
-  if (i == 0) *r.size = *r.size + n < r.capacity ? *r.size + n : r.capacity;
+  if (i == 0) {
+    *r.size = *r.size + n < r.capacity ? *r.size + n : r.capacity;
+    *r.head = (position + n) % r.capacity;
+  }
   const int64_t row = (position + i) % r.capacity;
   const bool ended = (terminated[i] | truncated[i]) != 0;
   const float* next = ended ? final_obs : next_obs;
@@ -43,31 +50,57 @@ CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t position, int6
   r.actions[row] = actions[i];
   r.rewards[row] = rewards[i];
   r.dones[row] = terminated[i] ? 1.0f : 0.0f;
+  r.ends[row] = ended ? 1 : 0;
 }
 
 struct Minibatch {
   float* obs;
   float* next_obs;
   int32_t* actions;
-  float* rewards;
-  float* dones;
+  float* rewards;    // the n-step return r_t + gamma r_t+1 + ... (r_t for n_step 1)
+  float* bootstrap;  // what multiplies max Q(next_obs): gamma^k after k rewards, 0 after a termination
 };
 
+// The n-step transition that starts at `row`: rewards summed with discounts until n_step rewards,
+// the end of the episode (termination: no bootstrap; truncation: bootstrap from the final
+// observation) or the newest stored transition, whichever comes first. The env's later
+// transitions are `stride` rows on; a row is stored when it is no newer than head - 1.
+CUGYM_HD inline void NStepTransition(const ReplayArrays& r, int64_t row, int n_step, float gamma, float* ret,
+                                     int64_t* last_row, float* bootstrap) {
+  const int64_t age = (*r.head - 1 - row + 2 * r.capacity) % r.capacity;  // rows written after it
+  float sum = 0.0f, discount = 1.0f;
+  int64_t at = row;
+  for (int k = 0;; ++k) {
+    sum += discount * r.rewards[at];
+    discount *= gamma;
+    const bool last = k + 1 >= n_step || r.ends[at] != 0 || (k + 1) * r.stride > age;
+    if (last) {
+      *ret = sum;
+      *last_row = at;
+      *bootstrap = r.dones[at] != 0.0f ? 0.0f : discount;
+      return;
+    }
+    at = (at + r.stride) % r.capacity;
+  }
+}
+
 // Row j of the next minibatch: a uniform index in [0, size) from Philox keyed by the seed,
-// (stream kReplay, j) and the draw counter, then a gather. Size and counter are read on the
-// device (AdvanceDraw increments the counter afterwards, in a launch of its own).
-CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b, uint64_t seed, int64_t j) {
+// (stream kReplay, j) and the draw counter, then its n-step transition gathered. Size, head and
+// counter are read on the device (AdvanceDraw increments the counter afterwards, in a launch of
+// its own).
+CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b, uint64_t seed, int n_step, float gamma,
+                                      int64_t j) {
   const int64_t size = *r.size;
   Rng rng(seed, static_cast<uint64_t>(j), *r.draws, RngStream::kReplay);
   const uint64_t wide = (static_cast<uint64_t>(rng.NextU32()) << 32) | rng.NextU32();
   const int64_t row = static_cast<int64_t>(wide % static_cast<uint64_t>(size));
+  int64_t last = row;
+  NStepTransition(r, row, n_step, gamma, &b.rewards[j], &last, &b.bootstrap[j]);
   for (int k = 0; k < r.obs_dim; ++k) {
     b.obs[j * r.obs_dim + k] = r.obs[row * r.obs_dim + k];
-    b.next_obs[j * r.obs_dim + k] = r.next_obs[row * r.obs_dim + k];
+    b.next_obs[j * r.obs_dim + k] = r.next_obs[last * r.obs_dim + k];
   }
   b.actions[j] = r.actions[row];
-  b.rewards[j] = r.rewards[row];
-  b.dones[j] = r.dones[row];
 }
 
 // Temporally extended exploration (ez-greedy, Dabney, Ostrovski and Barreto, ICLR 2021): an
@@ -112,10 +145,11 @@ CUGYM_HD inline void EpsilonGreedy(int32_t* actions, float epsilon, int num_acti
   }
 }
 
-// y = r + gamma * (1 - done) * next_q.
-CUGYM_HD inline void TdTarget(const float* rewards, const float* dones, const float* next_q, float gamma, float* targets,
+// y = R + bootstrap * next_q: for one step r + gamma * (1 - terminated) * max Q(s'), as the
+// minibatch's bootstrap is gamma or 0 then.
+CUGYM_HD inline void TdTarget(const float* rewards, const float* bootstrap, const float* next_q, float* targets,
                               int64_t j) {
-  targets[j] = rewards[j] + gamma * (1.0f - dones[j]) * next_q[j];
+  targets[j] = rewards[j] + bootstrap[j] * next_q[j];
 }
 
 // Finished episodes, appended on the device: slot (count + k) % capacity of the ring holds the

@@ -19,14 +19,16 @@ class AgentOps {
   void AddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs,
                       const int32_t* actions, const float* rewards, const float* next_obs, const float* final_obs,
                       const uint8_t* terminated, const uint8_t* truncated);
-  // A minibatch from the stored transitions (replay.size, replay.draws on the device); then the
-  // draw counter goes up by one.
-  virtual void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed) = 0;
+  // A minibatch of n-step transitions (NStepTransition) from the stored ones (replay.size,
+  // head and draws on the device); then the draw counter goes up by one.
+  virtual void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed,
+                      int n_step, float gamma) = 0;
   // Replaces actions[i] (greedy) by a random action with probability epsilon; `hold` as in
   // agent_kernels.h ({} for none).
   virtual void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,
                              const ExploreHold& hold) = 0;
-  virtual void TdTargets(const float* rewards, const float* dones, const float* next_q, float gamma, float* targets,
+  // targets = rewards + bootstrap * next_q (TdTarget).
+  virtual void TdTargets(const float* rewards, const float* bootstrap, const float* next_q, float* targets,
                          int64_t n) = 0;
   // Appends the episodes that ended in this step to the ring, in env order (StoreEpisode): the
   // same ring on every back end, for any n.

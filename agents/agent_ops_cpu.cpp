@@ -15,17 +15,18 @@ class CpuAgentOps final : public AgentOps {
     for (int64_t i = 0; i < n; ++i)
       AddTransition(replay, position, i, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
   }
-  void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed) override {
-    for (int64_t j = 0; j < batch_size; ++j) SampleTransition(replay, batch, seed, j);
+  void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed, int n_step,
+              float gamma) override {
+    for (int64_t j = 0; j < batch_size; ++j) SampleTransition(replay, batch, seed, n_step, gamma, j);
     ++*replay.draws;
   }
   void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,
                      const ExploreHold& hold) override {
     for (int64_t i = 0; i < n; ++i) agent::EpsilonGreedy(actions, epsilon, num_actions, step_key, hold, i);
   }
-  void TdTargets(const float* rewards, const float* dones, const float* next_q, float gamma, float* targets,
+  void TdTargets(const float* rewards, const float* bootstrap, const float* next_q, float* targets,
                  int64_t n) override {
-    for (int64_t j = 0; j < n; ++j) TdTarget(rewards, dones, next_q, gamma, targets, j);
+    for (int64_t j = 0; j < n; ++j) TdTarget(rewards, bootstrap, next_q, targets, j);
   }
   void CollectEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
                        const int32_t* lengths, int64_t n, const EpisodeRing& ring) override {

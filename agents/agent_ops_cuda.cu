@@ -38,7 +38,9 @@ struct SampleFunctor {
   ReplayArrays replay;
   Minibatch batch;
   uint64_t seed;
-  __device__ void operator()(int64_t j) const { SampleTransition(replay, batch, seed, j); }
+  int n_step;
+  float gamma;
+  __device__ void operator()(int64_t j) const { SampleTransition(replay, batch, seed, n_step, gamma, j); }
 };
 
 struct AdvanceDrawFunctor {
@@ -56,10 +58,9 @@ struct EpsilonFunctor {
 };
 
 struct TargetFunctor {
-  const float *rewards, *dones, *next_q;
-  float gamma;
+  const float *rewards, *bootstrap, *next_q;
   float* targets;
-  __device__ void operator()(int64_t j) const { TdTarget(rewards, dones, next_q, gamma, targets, j); }
+  __device__ void operator()(int64_t j) const { TdTarget(rewards, bootstrap, next_q, targets, j); }
 };
 
 // CollectEpisodes in three passes, so the ring is filled in env order as on the CPU whatever
@@ -98,17 +99,18 @@ class CudaAgentOps final : public AgentOps {
                         const uint8_t* terminated, const uint8_t* truncated) override {
     ForEach(stream_, n, AddFunctor{replay, position, n, obs, rewards, next_obs, final_obs, actions, terminated, truncated});
   }
-  void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed) override {
-    ForEach(stream_, batch_size, SampleFunctor{replay, batch, seed});
+  void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed, int n_step,
+              float gamma) override {
+    ForEach(stream_, batch_size, SampleFunctor{replay, batch, seed, n_step, gamma});
     ForEach(stream_, 1, AdvanceDrawFunctor{replay.draws});
   }
   void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,
                      const ExploreHold& hold) override {
     ForEach(stream_, n, EpsilonFunctor{actions, epsilon, num_actions, step_key, hold});
   }
-  void TdTargets(const float* rewards, const float* dones, const float* next_q, float gamma, float* targets,
+  void TdTargets(const float* rewards, const float* bootstrap, const float* next_q, float* targets,
                  int64_t n) override {
-    ForEach(stream_, n, TargetFunctor{rewards, dones, next_q, gamma, targets});
+    ForEach(stream_, n, TargetFunctor{rewards, bootstrap, next_q, targets});
   }
   void CollectEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
                        const int32_t* lengths, int64_t n, const EpisodeRing& ring) override {

@@ -104,11 +104,12 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   replay_next_obs_ = Buffer<float>(device, cap * obs_dim_);
   replay_rewards_ = Buffer<float>(device, cap);
   replay_dones_ = Buffer<float>(device, cap);
+  replay_ends_ = Buffer<uint8_t>(device, cap);
   replay_actions_ = Buffer<int32_t>(device, cap);
   batch_obs_ = Buffer<float>(device, b * obs_dim_);
   batch_next_obs_ = Buffer<float>(device, b * obs_dim_);
   batch_rewards_ = Buffer<float>(device, b);
-  batch_dones_ = Buffer<float>(device, b);
+  batch_bootstrap_ = Buffer<float>(device, b);
   batch_actions_ = Buffer<int32_t>(device, b);
   next_actions_ = Buffer<int32_t>(device, b);
   next_q_ = Buffer<float>(device, b);
@@ -126,6 +127,8 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   ring_count_.Zero();
   replay_size_dev_ = Buffer<int64_t>(device, 1);
   replay_size_dev_.Zero();
+  replay_head_dev_ = Buffer<int64_t>(device, 1);
+  replay_head_dev_.Zero();
   draws_dev_ = Buffer<uint32_t>(device, 1);
   draws_dev_.Zero();
 
@@ -144,15 +147,17 @@ double DqnAgent::Epsilon(int64_t step) const {
 
 agent::ReplayArrays DqnAgent::replay_arrays() {
   return agent::ReplayArrays{replay_obs_.data(),     replay_next_obs_.data(), replay_actions_.data(),
-                             replay_rewards_.data(), replay_dones_.data(),    replay_size_dev_.data(),
-                             draws_dev_.data(),      config_.buffer_size,     obs_dim_};
+                             replay_rewards_.data(), replay_dones_.data(),    replay_ends_.data(),
+                             replay_size_dev_.data(), replay_head_dev_.data(), draws_dev_.data(),
+                             config_.buffer_size,    obs_dim_,                config_.num_envs};
 }
 
 void DqnAgent::UpdateKernels() {
   const int64_t b = config_.batch_size;
   const agent::Minibatch batch{batch_obs_.data(), batch_next_obs_.data(), batch_actions_.data(),
-                               batch_rewards_.data(), batch_dones_.data()};
-  ops_->Sample(replay_arrays(), batch, b, config_.seed);
+                               batch_rewards_.data(), batch_bootstrap_.data()};
+  ops_->Sample(replay_arrays(), batch, b, config_.seed, static_cast<int>(config_.n_step),
+               static_cast<float>(config_.gamma));
   const auto next_obs = Rows(batch_next_obs_.data(), b, obs_dim_, device_);
   if (config_.double_dqn) {
     learner_->Act(next_obs, Vec(next_actions_.data(), b, device_));
@@ -160,8 +165,7 @@ void DqnAgent::UpdateKernels() {
   } else {
     learner_->TargetMaxQ(next_obs, Vec(next_q_.data(), b, device_));
   }
-  ops_->TdTargets(batch_rewards_.data(), batch_dones_.data(), next_q_.data(), static_cast<float>(config_.gamma),
-                  targets_.data(), b);
+  ops_->TdTargets(batch_rewards_.data(), batch_bootstrap_.data(), next_q_.data(), targets_.data(), b);
   learner_->TrainStep(Rows(batch_obs_.data(), b, obs_dim_, device_),
                       Vec<const int32_t>(batch_actions_.data(), b, device_),
                       Vec<const float>(targets_.data(), b, device_));
@@ -393,6 +397,7 @@ void DqnAgent::SaveCheckpoint(const std::string& path) const {
     tensors.push_back(IntTensor("replay.actions", replay_actions_.ToHost()));
     tensors.push_back(FloatTensor("replay.rewards", replay_rewards_.ToHost()));
     tensors.push_back(FloatTensor("replay.dones", replay_dones_.ToHost()));
+    tensors.push_back(IntTensor("replay.ends", replay_ends_.ToHost()));
   }
   learner_->Save(path, extra, std::move(tensors));
 }
@@ -471,6 +476,7 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
     replay_position_ = 0;
     replay_size_ = 0;
     replay_size_dev_.Zero();
+    replay_head_dev_.Zero();
     learning_resumes_at_ = global_step_ + std::min(config_.learning_starts, config_.buffer_size);
     return;
   }
@@ -483,6 +489,10 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
   replay_actions_.FromHost(ints("replay.actions", cap).data(), cap);
   replay_rewards_.FromHost(tensor("replay.rewards", cap)->ToF32().data(), cap);
   replay_dones_.FromHost(tensor("replay.dones", cap)->ToF32().data(), cap);
+  const std::vector<int32_t> ends = ints("replay.ends", cap);
+  const std::vector<uint8_t> ends8(ends.begin(), ends.end());
+  replay_ends_.FromHost(ends8.data(), cap);
+  replay_head_dev_.FromHost(&replay_position_, 1);
   replay_size_dev_.FromHost(&replay_size_, 1);
   learning_resumes_at_ = MetaInt(meta, "cugym.learning_resumes_at", path);
 }

@@ -103,8 +103,9 @@ class DqnAgent {
 
   // Replay memory and one minibatch, on the device.
   Buffer<float> replay_obs_, replay_next_obs_, replay_rewards_, replay_dones_;
+  Buffer<uint8_t> replay_ends_;
   Buffer<int32_t> replay_actions_;
-  Buffer<float> batch_obs_, batch_next_obs_, batch_rewards_, batch_dones_, next_q_, targets_;
+  Buffer<float> batch_obs_, batch_next_obs_, batch_rewards_, batch_bootstrap_, next_q_, targets_;
   Buffer<int32_t> batch_actions_, next_actions_;
   Buffer<float> prev_obs_;
   Buffer<int32_t> actions_;
@@ -113,6 +114,7 @@ class DqnAgent {
   Buffer<int32_t> ring_lengths_;
   Buffer<unsigned long long> ring_count_;
   Buffer<int64_t> replay_size_dev_;  // [1] transitions stored, kept by the insertion kernel
+  Buffer<int64_t> replay_head_dev_;  // [1] next row to write, kept by the insertion kernel
   Buffer<uint32_t> draws_dev_;       // [1] minibatches sampled (keys the replay RNG)
   std::unique_ptr<nn::Graph> update_graph_;  // CUDA: the gradient step, captured once
   bool warmed_up_ = false;                   // the first update ran eagerly

@@ -112,6 +112,7 @@ const std::map<std::string, Key>& Keys() {
       CUGYM_INT_KEY(buffer_size),
       CUGYM_INT_KEY(batch_size),
       CUGYM_FLOAT_KEY(gamma),
+      CUGYM_INT_KEY(n_step),
       CUGYM_FLOAT_KEY(tau),
       CUGYM_INT_KEY(target_update_interval),
       CUGYM_FLOAT_KEY(start_e),
@@ -176,6 +177,7 @@ void DqnConfig::Validate() const {
           s(num_envs));
   Require(batch_size <= buffer_size, "batch_size", "must not exceed buffer_size (" + s(buffer_size) + ")", s(batch_size));
   Require(gamma >= 0 && gamma <= 1, "gamma", "must be in [0, 1]", s(gamma));
+  Require(n_step >= 1 && n_step <= 1000, "n_step", "must be in 1..1000", s(n_step));
   Require(tau > 0 && tau <= 1, "tau", "must be in (0, 1]", s(tau));
   Require(target_update_interval > 0, "target_update_interval", "must be > 0", s(target_update_interval));
   Require(start_e >= 0 && start_e <= 1, "start_e", "must be in [0, 1]", s(start_e));

@@ -22,6 +22,7 @@ struct DqnConfig {
   int64_t buffer_size = 50000;           // transitions kept
   int64_t batch_size = 64;
   double gamma = 0.99;
+  int64_t n_step = 1;                    // rewards summed before bootstrapping (n-step returns)
   double tau = 0.05;                     // 1: hard copy; < 1: Polyak averaging
   int64_t target_update_interval = 10;   // env steps between target updates
   double start_e = 1.0;                  // epsilon schedule, linear in env steps

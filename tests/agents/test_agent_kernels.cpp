@@ -36,31 +36,51 @@ struct Ops {
 
 // A replay memory on one device, with host views for the checks.
 struct Replay {
-  Replay(Device device, int64_t capacity, int obs_dim)
+  Replay(Device device, int64_t capacity, int obs_dim, int64_t stride = 1)
       : obs(device, capacity * obs_dim), next_obs(device, capacity * obs_dim), actions(device, capacity),
-        rewards(device, capacity), dones(device, capacity), size(device, 1), draws(device, 1) {
+        rewards(device, capacity), dones(device, capacity), ends(device, capacity), size(device, 1), head(device, 1),
+        draws(device, 1) {
     for (Buffer<float>* b : {&obs, &next_obs, &rewards, &dones}) b->Zero();
     actions.Zero();
+    ends.Zero();
     size.Zero();
+    head.Zero();
     draws.Zero();
-    arrays = ReplayArrays{obs.data(),  next_obs.data(), actions.data(), rewards.data(), dones.data(),
-                          size.data(), draws.data(),    capacity,       obs_dim};
+    arrays = ReplayArrays{obs.data(),  next_obs.data(), actions.data(), rewards.data(), dones.data(), ends.data(),
+                          size.data(), head.data(),     draws.data(),   capacity,      obs_dim,      stride};
   }
   Buffer<float> obs, next_obs;
   Buffer<int32_t> actions;
   Buffer<float> rewards, dones;
-  Buffer<int64_t> size;
+  Buffer<uint8_t> ends;
+  Buffer<int64_t> size, head;
   Buffer<uint32_t> draws;
+  ReplayArrays arrays;
+};
+
+// Host copies of a replay memory's arrays, and ReplayArrays over them (for NStepTransition).
+struct HostReplay {
+  explicit HostReplay(const Replay& r)
+      : obs(r.obs.ToHost()), next_obs(r.next_obs.ToHost()), rewards(r.rewards.ToHost()), dones(r.dones.ToHost()),
+        actions(r.actions.ToHost()), ends(r.ends.ToHost()), size(r.size.ToHost()), head(r.head.ToHost()),
+        draws(r.draws.ToHost()),
+        arrays{obs.data(),  next_obs.data(), actions.data(), rewards.data(), dones.data(), ends.data(),
+               size.data(), head.data(),     draws.data(),   r.arrays.capacity, r.arrays.obs_dim, r.arrays.stride} {}
+  std::vector<float> obs, next_obs, rewards, dones;
+  std::vector<int32_t> actions;
+  std::vector<uint8_t> ends;
+  std::vector<int64_t> size, head;
+  std::vector<uint32_t> draws;
   ReplayArrays arrays;
 };
 
 struct Batch {
   Batch(Device device, int64_t b, int obs_dim)
-      : obs(device, b * obs_dim), next_obs(device, b * obs_dim), actions(device, b), rewards(device, b), dones(device, b),
-        view{obs.data(), next_obs.data(), actions.data(), rewards.data(), dones.data()} {}
+      : obs(device, b * obs_dim), next_obs(device, b * obs_dim), actions(device, b), rewards(device, b),
+        bootstrap(device, b), view{obs.data(), next_obs.data(), actions.data(), rewards.data(), bootstrap.data()} {}
   Buffer<float> obs, next_obs;
   Buffer<int32_t> actions;
-  Buffer<float> rewards, dones;
+  Buffer<float> rewards, bootstrap;
   Minibatch view;
 };
 
@@ -158,12 +178,13 @@ TEST_P(AgentOpsTest, SamplingIsSeededUniformAndCopiesWholeTransitions) {
   replay.rewards.FromHost(rewards.data(), size);
   replay.size.FromHost(&size, 1);
   Ops ops(device());
+  EXPECT_EQ(HostReplay(replay).head[0], 0);  // a full ring written up to its end: every row is stored
   Batch batch(device(), 64, 2);
   std::vector<int> hits(size, 0);
   std::vector<int32_t> first;
   for (uint32_t draw = 0; draw < 200; ++draw) {
     ASSERT_EQ(replay.draws.ToHost()[0], draw);  // each minibatch advances the counter
-    ops->Sample(replay.arrays, batch.view, 64, 7);
+    ops->Sample(replay.arrays, batch.view, 64, 7, 1, 0.9f);
     const std::vector<int32_t> rows = batch.actions.ToHost();
     const std::vector<float> b_obs = batch.obs.ToHost(), b_next = batch.next_obs.ToHost(),
                              b_rewards = batch.rewards.ToHost();
@@ -182,10 +203,10 @@ TEST_P(AgentOpsTest, SamplingIsSeededUniformAndCopiesWholeTransitions) {
   for (int h : hits) EXPECT_NEAR(h, 200 * 64 / size, 80);
   const uint32_t zero = 0;
   replay.draws.FromHost(&zero, 1);
-  ops->Sample(replay.arrays, batch.view, 64, 7);
+  ops->Sample(replay.arrays, batch.view, 64, 7, 1, 0.9f);
   EXPECT_EQ(batch.actions.ToHost(), first);  // same seed and draw, same minibatch
   replay.draws.FromHost(&zero, 1);
-  ops->Sample(replay.arrays, batch.view, 64, 8);
+  ops->Sample(replay.arrays, batch.view, 64, 8, 1, 0.9f);
   EXPECT_NE(batch.actions.ToHost(), first);
 }
 
@@ -275,12 +296,77 @@ TEST_P(AgentOpsTest, EzGreedyRepeatsItsRandomActionsForHeavyTailedSpans) {
 
 TEST_P(AgentOpsTest, TdTargetsStopAtTermination) {
   Ops ops(device());
-  Buffer<float> rewards = OnDevice(device(), std::vector<float>{1, 1}), dones = OnDevice(device(), std::vector<float>{0, 1}),
+  Buffer<float> rewards = OnDevice(device(), std::vector<float>{1, 1}),
+                bootstrap = OnDevice(device(), std::vector<float>{0.9f, 0}),
                 next_q = OnDevice(device(), std::vector<float>{10, 10}), targets(device(), 2);
-  ops->TdTargets(rewards.data(), dones.data(), next_q.data(), 0.9f, targets.data(), 2);
+  ops->TdTargets(rewards.data(), bootstrap.data(), next_q.data(), targets.data(), 2);
   const std::vector<float> t = targets.ToHost();
   EXPECT_FLOAT_EQ(t[0], 10.0f);
   EXPECT_FLOAT_EQ(t[1], 1.0f);
+}
+
+// Two envs for five vector steps with gamma 0.5: env 0 terminates at step 2, env 1 is truncated
+// at step 1. Rewards 1 + t (env 0) and 10 + t (env 1); observations 100 i + t, next observations
+// + 0.5, final observations -(100 i + t).
+Replay FiveSteps(Device device, AgentOps& ops) {
+  Replay replay(device, 12, 1, 2);
+  for (int t = 0; t < 5; ++t) {
+    const StepData step(device, {static_cast<float>(t), static_cast<float>(100 + t)}, {t, t},
+                        {static_cast<float>(1 + t), static_cast<float>(10 + t)},
+                        {t + 0.5f, 100 + t + 0.5f}, {-static_cast<float>(t), -static_cast<float>(100 + t)},
+                        {static_cast<uint8_t>(t == 2), 0}, {0, static_cast<uint8_t>(t == 1)});
+    step.AddTo(ops, replay, (2 * t) % 12);
+  }
+  return replay;
+}
+
+TEST_P(AgentOpsTest, NStepReturnsStopAtEpisodeEndsAndAtTheNewestTransition) {
+  Ops ops(device());
+  const Replay replay = FiveSteps(device(), *ops.ops);
+  const HostReplay host(replay);
+  EXPECT_EQ(host.head[0], 10);
+  EXPECT_EQ(host.size[0], 10);
+  struct Case {
+    int env, t, n_step;
+    float ret, bootstrap, next_obs;
+  };
+  for (const Case& c : {
+           Case{0, 0, 3, 1 + 0.5f * 2 + 0.25f * 3, 0.0f, -2.0f},  // to the termination at step 2: no bootstrap
+           Case{0, 1, 3, 2 + 0.5f * 3, 0.0f, -2.0f},
+           Case{0, 3, 3, 4 + 0.5f * 5, 0.25f, 4.5f},              // a new episode, up to the newest transition
+           Case{1, 0, 3, 10 + 0.5f * 11, 0.25f, -101.0f},         // to the truncation: bootstrap from its final obs
+           Case{1, 2, 3, 12 + 0.5f * 13 + 0.25f * 14, 0.125f, 104.5f},
+           Case{1, 4, 3, 14, 0.5f, 104.5f},                       // the newest: one step
+           Case{0, 0, 1, 1, 0.5f, 0.5f},                          // one step: r + gamma max Q(s')
+           Case{0, 2, 1, 3, 0.0f, -2.0f},
+       }) {
+    SCOPED_TRACE("env " + std::to_string(c.env) + " step " + std::to_string(c.t) + " n " + std::to_string(c.n_step));
+    float ret = 0, bootstrap = 0;
+    int64_t last = -1;
+    NStepTransition(host.arrays, 2 * c.t + c.env, c.n_step, 0.5f, &ret, &last, &bootstrap);
+    EXPECT_FLOAT_EQ(ret, c.ret);
+    EXPECT_FLOAT_EQ(bootstrap, c.bootstrap);
+    EXPECT_FLOAT_EQ(host.next_obs[last], c.next_obs);
+  }
+}
+
+TEST_P(AgentOpsTest, SampledMinibatchesHoldTheNStepTransitionOfEachRow) {
+  Ops ops(device());
+  Replay replay = FiveSteps(device(), *ops.ops);
+  const HostReplay host(replay);
+  Batch batch(device(), 256, 1);
+  ops->Sample(replay.arrays, batch.view, 256, 4, 3, 0.5f);
+  const std::vector<float> obs = batch.obs.ToHost(), next = batch.next_obs.ToHost(), ret = batch.rewards.ToHost(),
+                           boot = batch.bootstrap.ToHost();
+  for (int j = 0; j < 256; ++j) {
+    const int env = obs[j] >= 100 ? 1 : 0, t = static_cast<int>(obs[j]) - 100 * env;
+    float want_ret = 0, want_boot = 0;
+    int64_t last = -1;
+    NStepTransition(host.arrays, 2 * t + env, 3, 0.5f, &want_ret, &last, &want_boot);
+    EXPECT_EQ(ret[j], want_ret) << j;
+    EXPECT_EQ(boot[j], want_boot) << j;
+    EXPECT_EQ(next[j], host.next_obs[last]) << j;
+  }
 }
 
 TEST_P(AgentOpsTest, EpisodeRingKeepsTheLastEpisodesInEnvOrder) {
@@ -312,8 +398,8 @@ INSTANTIATE_TEST_SUITE_P(Devices, AgentOpsTest, ::testing::Values(Device::kCpu, 
                          [](const ::testing::TestParamInfo<Device>& info) { return DeviceName(info.param); });
 
 // The CPU is the oracle: on random data every op gives the CPU's bits on CUDA (pure copies,
-// integer hashing, the hold lengths through core's Log2/Exp2, and TD targets with contraction
-// off on both), including the episode ring when thousands of envs end in one step.
+// integer hashing, the hold lengths through core's Log2/Exp2, 3-step returns and TD targets with
+// contraction off on both), including the episode ring when thousands of envs end in one step.
 TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
   CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
   const int64_t n = 10000, capacity = 25000, batch = 256;
@@ -335,7 +421,7 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
 
   struct Side {
     explicit Side(Device d, int64_t n, int64_t capacity, int64_t batch, int obs_dim)
-        : device(d), ops(d), replay(d, capacity, obs_dim), batch(d, batch, obs_dim), ring(d, 4096),
+        : device(d), ops(d), replay(d, capacity, obs_dim, n), batch(d, batch, obs_dim), ring(d, 4096),
           held(d, n), left(d, n), actions(d, n), targets(d, batch) {
       left.Zero();
     }
@@ -362,8 +448,8 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
       const StepData step(s->device, obs, s->actions.ToHost(), rewards, next, final_obs, term, trunc);
       step.AddTo(*s->ops.ops, s->replay, (t * n) % capacity);
       step.CollectInto(*s->ops.ops, s->ring);
-      s->ops->Sample(s->replay.arrays, s->batch.view, batch, 3);
-      s->ops->TdTargets(s->batch.rewards.data(), s->batch.dones.data(), s->batch.obs.data(), 0.99f, s->targets.data(),
+      s->ops->Sample(s->replay.arrays, s->batch.view, batch, 3, 3, 0.99f);
+      s->ops->TdTargets(s->batch.rewards.data(), s->batch.bootstrap.data(), s->batch.obs.data(), s->targets.data(),
                         batch);
     }
     EXPECT_EQ(cpu.actions.ToHost(), gpu.actions.ToHost());
@@ -374,6 +460,8 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
     EXPECT_EQ(cpu.replay.size.ToHost(), gpu.replay.size.ToHost());
     EXPECT_EQ(cpu.batch.obs.ToHost(), gpu.batch.obs.ToHost());
     EXPECT_EQ(cpu.batch.actions.ToHost(), gpu.batch.actions.ToHost());
+    EXPECT_EQ(cpu.batch.rewards.ToHost(), gpu.batch.rewards.ToHost());
+    EXPECT_EQ(cpu.batch.bootstrap.ToHost(), gpu.batch.bootstrap.ToHost());
     EXPECT_EQ(cpu.targets.ToHost(), gpu.targets.ToHost());
     EXPECT_EQ(cpu.ring.count.ToHost(), gpu.ring.count.ToHost());
     EXPECT_EQ(cpu.ring.returns.ToHost(), gpu.ring.returns.ToHost());

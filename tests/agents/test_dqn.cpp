@@ -3,6 +3,7 @@
 #include "agents/dqn.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <cmath>
@@ -31,8 +32,10 @@ const Registry& Builtins() {
 }
 
 // A fresh folder under the temp directory, removed again when the test ends (also on failure).
+// The process id keeps two test runs at once (two build trees) out of each other's way.
 struct ScratchDir {
-  explicit ScratchDir(const std::string& name) : path(fs::temp_directory_path() / name) {
+  explicit ScratchDir(const std::string& name)
+      : path(fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {
     fs::remove_all(path);
     fs::create_directories(path);
   }
@@ -76,6 +79,7 @@ TEST(DqnConfig, BadKeysAndValuesNameTheKey) {
   EXPECT_EQ(ConfigError("anneal_lr = \"yes\"\n"), "anneal_lr (line 1) must be true or false");
   EXPECT_EQ(ConfigError("eval_interval = 0\n"), "eval_interval must be > 0 (eval_episodes = 0 turns evaluation off), got 0");
   EXPECT_EQ(ConfigError("eval_episodes = -1\n"), "eval_episodes must be in 0..100000, got -1");
+  EXPECT_EQ(ConfigError("n_step = 0\n"), "n_step must be in 1..1000, got 0");
   EXPECT_EQ(ConfigError("hidden_sizes = 64\n"), "hidden_sizes (line 1) must be an array of integers, e.g. [120, 84]");
   EXPECT_EQ(ConfigError("learnig_rate = 1e-3\n").rfind("unknown config key 'learnig_rate' (line 1); known keys: ", 0), 0u);
 }
@@ -170,13 +174,18 @@ std::string Rows(const DqnConfig& config, fs::path model) {
 TEST(DqnAgent, AnInterruptedRunResumesExactly) {
   // Stopped twice (mid log interval, and where a checkpoint would be), each time checkpointed
   // and resumed in a new agent: the same metrics rows and the same weights, bit for bit, as the
-  // run that never stopped. Holds, Double DQN and the annealed rate exercise every piece of state.
+  // run that never stopped. Holds, Double DQN, 3-step returns and the annealed rate exercise every
+  // piece of state.
   const ScratchDir dir("cugym_dqn_resume");
   DqnConfig config = SmallRun(7);
   config.exploration_hold_mu = 2.0;
   config.anneal_lr = true;
   config.double_dqn = true;
+  config.n_step = 3;
   const std::string uninterrupted = Rows(config, dir / "full.safetensors");
+  DqnConfig one_step = config;
+  one_step.n_step = 1;
+  EXPECT_NE(Rows(one_step, dir / "one.safetensors"), uninterrupted) << "n_step changes the targets";
   std::ostringstream rows;
   const std::string checkpoint = (dir / "ckpt.safetensors").string();
   for (int64_t stop_at : {int64_t{1203}, int64_t{2504}, int64_t{1} << 40}) {

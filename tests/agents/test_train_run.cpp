@@ -3,6 +3,7 @@
 #include "agents/train_run.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -67,6 +68,9 @@ const JsonValue& Member(const JsonValue& object, const std::string& key) {
 }
 double Number(const JsonValue& v) { return v.kind == JsonKind::kNumber ? std::stod(v.text) : -1e300; }
 
+// A run folder of this test process under the temp directory.
+fs::path Scratch(const std::string& name) { return fs::temp_directory_path() / (name + "_" + std::to_string(::getpid())); }
+
 TrainRunResult TrainInto(const DqnConfig& config, const fs::path& dir) {
   fs::remove_all(dir);
   TrainRunOptions options;
@@ -76,7 +80,7 @@ TrainRunResult TrainInto(const DqnConfig& config, const fs::path& dir) {
 }
 
 TEST(TrainRun, EvaluationsGoToEvalsCsvBestModelAndEvalJson) {
-  const fs::path dir = fs::temp_directory_path() / "cugym_train_run_evals";
+  const fs::path dir = Scratch("cugym_train_run_evals");
   const TrainRunResult r = TrainInto(Small(3), dir);
   const std::vector<std::string> evals = Lines(dir / "evals.csv");
   ASSERT_EQ(evals.size(), 5u);  // header + steps 1000, 2000, 3000, 4000
@@ -105,7 +109,7 @@ TEST(TrainRun, EvaluationsGoToEvalsCsvBestModelAndEvalJson) {
 TEST(TrainRun, EvaluationsDoNotChangeTheTraining) {
   DqnConfig with = Small(5), without = Small(5);
   without.eval_episodes = 0;
-  const fs::path a = fs::temp_directory_path() / "cugym_train_run_a", b = fs::temp_directory_path() / "cugym_train_run_b";
+  const fs::path a = Scratch("cugym_train_run_a"), b = Scratch("cugym_train_run_b");
   TrainInto(with, a);
   TrainInto(without, b);
   EXPECT_EQ(Weights(a / "model.safetensors"), Weights(b / "model.safetensors"));
