@@ -90,6 +90,7 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   options.adam.max_grad_norm = config_.max_grad_norm;
   if (config_.anneal_lr) options.adam.lr_decay_updates = std::max<int64_t>(PlannedUpdates(config_), 1);
   options.seed = config_.seed;
+  options.dueling = config_.dueling;
   learner_ = std::make_unique<agent::QLearner>(nn::MakeBackend(device), options);
   ops_ = agent::MakeAgentOps(device, learner_->backend().native_stream());
   env_->set_stream(learner_->backend().native_stream());  // one stream for the env, the agent and the network
@@ -501,6 +502,7 @@ void DqnAgent::SaveModel(const std::string& path) const {
   nn::SaveMlp(path, learner_->online(),
               {{"cugym.env_id", config_.env_id},
                {"cugym.global_step", std::to_string(global_step_)},
+               {"cugym.head", config_.dueling ? "dueling" : "q"},
                {"cugym.version", VersionString()}});
 }
 

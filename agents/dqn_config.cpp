@@ -96,6 +96,8 @@ const std::map<std::string, Key>& Keys() {
                 [](const DqnConfig& c) { return Str(c.loss); }}},
       {"double_dqn", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.double_dqn = AsBool(k, v); },
                       [](const DqnConfig& c) { return Bool(c.double_dqn); }}},
+      {"dueling", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.dueling = AsBool(k, v); },
+                   [](const DqnConfig& c) { return Bool(c.dueling); }}},
       {"anneal_lr", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.anneal_lr = AsBool(k, v); },
                      [](const DqnConfig& c) { return Bool(c.anneal_lr); }}},
       {"cuda_graph", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.cuda_graph = AsBool(k, v); },

@@ -35,6 +35,7 @@ struct DqnConfig {
   double replay_ratio = 0.5;             // gradient steps per env step (CleanRL: 0.1)
   std::string loss = "mse";              // mse (CleanRL) or huber (SB3)
   bool double_dqn = false;
+  bool dueling = false;                  // dueling head: Q = V + A - mean(A) (Wang et al. 2016)
   double max_grad_norm = 0.0;            // 0: no clipping
   bool cuda_graph = true;                // CUDA: replay the gradient step as one captured graph
   int64_t log_interval = 2000;           // env steps between metrics.csv rows

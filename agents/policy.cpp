@@ -19,11 +19,16 @@ GreedyPolicy::GreedyPolicy(const Registry& registry, const std::string& model_pa
   if (!spec.action_space.is_discrete())
     throw std::invalid_argument("a Q-network model needs discrete actions, but " + env_id_ + " has " +
                                 spec.action_space.ToString() + " actions");
+  // A dueling head has one output more than actions: the value (cugym train writes cugym.head).
+  auto head = file.metadata.find("cugym.head");
+  dueling_ = head != file.metadata.end() && head->second == "dueling";
+  if (head != file.metadata.end() && head->second != "dueling" && head->second != "q")
+    throw std::invalid_argument(model_path + ": unknown cugym.head '" + head->second + "' (expected q or dueling)");
   const std::vector<int> sizes = nn::ReadMlpLayerSizes(model_path);
-  if (sizes.front() != spec.obs_dim() || sizes.back() != spec.action_space.n)
-    throw std::invalid_argument(model_path + " is a " + nn::FormatLayerSizes(sizes) + " network, which does not fit " +
-                                env_id_ + " (" + std::to_string(spec.obs_dim()) + " observations, " +
-                                std::to_string(spec.action_space.n) + " actions)");
+  if (sizes.front() != spec.obs_dim() || sizes.back() != spec.action_space.n + (dueling_ ? 1 : 0))
+    throw std::invalid_argument(model_path + " is a " + nn::FormatLayerSizes(sizes) + (dueling_ ? " dueling" : "") +
+                                " network, which does not fit " + env_id_ + " (" + std::to_string(spec.obs_dim()) +
+                                " observations, " + std::to_string(spec.action_space.n) + " actions)");
   obs_dim_ = sizes.front();
   nn::MlpOptions options;
   options.max_batch = static_cast<int>(max_batch);
@@ -31,10 +36,16 @@ GreedyPolicy::GreedyPolicy(const Registry& registry, const std::string& model_pa
   backend_ = nn::MakeBackend(device);
   net_ = std::make_unique<nn::Mlp>(backend_, sizes, options);
   nn::LoadMlp(model_path, *net_);
+  if (dueling_) q_ = Buffer<float>(device, max_batch * spec.action_space.n);
 }
 
 void GreedyPolicy::Act(const float* obs, int32_t* actions, int64_t n) {
-  const nn::ConstBatchView q = net_->Forward(nn::ConstBatchView(obs, n, obs_dim_, device_));
+  nn::ConstBatchView q = net_->Forward(nn::ConstBatchView(obs, n, obs_dim_, device_));
+  if (dueling_) {
+    const nn::BatchView aggregated(q_.data(), n, q.cols() - 1, device_);
+    backend_->ValueAdvantage(q, aggregated);
+    q = aggregated;
+  }
   backend_->RowMax(q, {}, nn::VectorView<int32_t>(actions, n, device_));
 }
 

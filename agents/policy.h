@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "core/memory.h"
 #include "core/registry.h"
 #include "nn/backend.h"
 #include "nn/mlp.h"
@@ -32,6 +33,8 @@ class GreedyPolicy {
   Device device_;
   std::shared_ptr<nn::Backend> backend_;
   std::unique_ptr<nn::Mlp> net_;
+  bool dueling_ = false;  // a dueling head (model metadata cugym.head): Q from V and A
+  Buffer<float> q_;       // dueling: the aggregated Q values
 };
 
 }  // namespace cugym

@@ -50,21 +50,46 @@ std::string FloatText(double v) {
   return buf;
 }
 
+int Actions(const QLearnerOptions& o) {
+  if (o.layer_sizes.size() < 2) throw std::invalid_argument("QLearner: layer_sizes needs an input and an output size");
+  return o.layer_sizes.back();
+}
+
 constexpr const char* kAdamAvg = "adam.exp_avg.";
 constexpr const char* kAdamAvgSq = "adam.exp_avg_sq.";
 constexpr const char* kAdamStep = "adam.step";
 
 }  // namespace
 
+std::vector<int> NetworkSizes(const QLearnerOptions& options) {
+  std::vector<int> sizes = options.layer_sizes;
+  if (options.dueling && !sizes.empty()) sizes.back() += 1;
+  return sizes;
+}
+
 QLearner::QLearner(std::shared_ptr<Backend> backend, const QLearnerOptions& options)
     : backend_(std::move(backend)),
       options_(options),
-      online_(backend_, options.layer_sizes, NetOptions(options, true)),
-      target_(backend_, options.layer_sizes, NetOptions(options, false)),
+      online_(backend_, NetworkSizes(options), NetOptions(options, true)),
+      target_(backend_, NetworkSizes(options), NetOptions(options, false)),
       adam_(backend_, online_.parameters().size(), options.adam),
       stats_(backend_->device(), 2) {
   stats_.Zero();
   target_.CopyParametersFrom(online_);
+  if (options.dueling) {
+    const int64_t k = Actions(options);
+    q_ = Buffer<float>(backend_->device(), static_cast<int64_t>(online_.max_batch()) * k);
+    dq_ = Buffer<float>(backend_->device(), static_cast<int64_t>(options.batch_size) * k);
+  }
+}
+
+ConstBatchView QLearner::Q(nn::Mlp& net, ConstBatchView obs) {
+  ConstBatchView out = net.Forward(obs);
+  if (!options_.dueling) return out;
+  const int64_t k = out.cols() - 1;
+  BatchView q(q_.data(), out.rows(), k, backend_->device());
+  backend_->ValueAdvantage(out, q);
+  return q;
 }
 
 void QLearner::TrainStep(ConstBatchView obs, VectorView<const int32_t> actions, VectorView<const float> targets) {
@@ -72,26 +97,37 @@ void QLearner::TrainStep(ConstBatchView obs, VectorView<const int32_t> actions, 
     throw std::invalid_argument("QLearner::TrainStep: " + std::to_string(obs.rows()) + " rows, batch_size is " +
                                 std::to_string(options_.batch_size));
   }
-  ConstBatchView q = online_.ForwardTrain(obs);
-  BatchView dq = online_.OutputGrad();
+  ConstBatchView out = online_.ForwardTrain(obs);
+  BatchView dout = online_.OutputGrad();
   const int last = online_.num_layers() - 1;
-  backend_->GatherLoss(options_.loss, q, actions, targets, dq, online_.linear_grads(last).bias, AsVector(stats_));
-  online_.Backward(dq, /*last_bias_grad_ready=*/true);
+  if (!options_.dueling) {
+    // The last bias gradient comes fused with the loss (one pass fewer).
+    backend_->GatherLoss(options_.loss, out, actions, targets, dout, online_.linear_grads(last).bias,
+                         AsVector(stats_));
+    online_.Backward(dout, /*last_bias_grad_ready=*/true);
+  } else {
+    const int64_t n = out.rows(), k = out.cols() - 1;
+    BatchView q(q_.data(), n, k, backend_->device()), dq(dq_.data(), n, k, backend_->device());
+    backend_->ValueAdvantage(out, q);
+    backend_->GatherLoss(options_.loss, q, actions, targets, dq, VectorView<float>(), AsVector(stats_));
+    backend_->ValueAdvantageBackward(dq, dout);
+    online_.Backward(dout, /*last_bias_grad_ready=*/false);
+  }
   adam_.Step(online_.parameters(), online_.gradients());
 }
 
 void QLearner::Act(ConstBatchView obs, VectorView<int32_t> actions) {
-  backend_->RowMax(online_.Forward(obs), VectorView<float>(), actions);
+  backend_->RowMax(Q(online_, obs), VectorView<float>(), actions);
 }
 
-ConstBatchView QLearner::QValues(ConstBatchView obs) { return online_.Forward(obs); }
+ConstBatchView QLearner::QValues(ConstBatchView obs) { return Q(online_, obs); }
 
 void QLearner::TargetMaxQ(ConstBatchView obs, VectorView<float> max_q) {
-  backend_->RowMax(target_.Forward(obs), max_q, VectorView<int32_t>());
+  backend_->RowMax(Q(target_, obs), max_q, VectorView<int32_t>());
 }
 
 void QLearner::TargetQAt(ConstBatchView obs, VectorView<const int32_t> actions, VectorView<float> q) {
-  backend_->Gather(target_.Forward(obs), actions, q);
+  backend_->Gather(Q(target_, obs), actions, q);
 }
 
 void QLearner::UpdateTarget(float tau) { target_.PolyakFrom(online_, tau); }
@@ -130,6 +166,7 @@ void QLearner::Save(const std::string& path, const SafetensorsMetadata& extra,
   SafetensorsMetadata metadata = extra;
   for (const auto& [key, value] : MlpMetadata(online_.layer_sizes())) metadata[key] = value;
   metadata["cugym.kind"] = "q_trainer";
+  metadata["cugym.head"] = options_.dueling ? "dueling" : "q";
   metadata["cugym.loss"] = LossName(options_.loss);
   const AdamOptions& a = adam_.options();
   metadata["cugym.adam"] = "lr=" + FloatText(a.lr) + ",beta1=" + FloatText(a.beta1) + ",beta2=" + FloatText(a.beta2) +

@@ -25,7 +25,14 @@ struct QLearnerOptions {
   nn::LossKind loss = nn::LossKind::kHuber;  ///< SB3's DQN uses Huber, CleanRL's MSE
   nn::AdamOptions adam;
   uint64_t seed = 0;  ///< initial weights; the target network starts as a copy of the online one
+  /// A dueling head (Wang et al. 2016): the network's last layer has one value output and one
+  /// advantage per action, combined as V + A - mean(A) (nn::Backend::ValueAdvantage).
+  bool dueling = false;
 };
+
+/// The layer sizes of the network a learner with `options` trains: layer_sizes, with one more
+/// output (the value) when dueling.
+std::vector<int> NetworkSizes(const QLearnerOptions& options);
 
 class QLearner {
  public:
@@ -46,7 +53,7 @@ class QLearner {
 
   // Greedy actions argmax_a Q_online(obs_i, a) for obs [n x in] (ties to the lowest index).
   void Act(nn::ConstBatchView obs, nn::VectorView<int32_t> actions);
-  // Q_online(obs) [n x out], valid until the next call on the online network.
+  // Q_online(obs) [n x actions], valid until the next call on the learner.
   nn::ConstBatchView QValues(nn::ConstBatchView obs);
   // max_a Q_target(obs_i, a), for DQN targets r + gamma * (1 - terminated) * max_q.
   void TargetMaxQ(nn::ConstBatchView obs, nn::VectorView<float> max_q);
@@ -84,12 +91,16 @@ class QLearner {
   const QLearnerOptions& options() const { return options_; }
 
  private:
+  // Q(obs) of `net` [n x actions]: its output, or for a dueling head the aggregated output (in q_).
+  nn::ConstBatchView Q(nn::Mlp& net, nn::ConstBatchView obs);
+
   std::shared_ptr<nn::Backend> backend_;
   QLearnerOptions options_;
   nn::Mlp online_;
   nn::Mlp target_;
   nn::Adam adam_;
   Buffer<float> stats_;
+  Buffer<float> q_, dq_;  // dueling: Q of the last forward [max rows x actions], dL/dQ [batch x actions]
 };
 
 }  // namespace cugym::agent

@@ -161,6 +161,26 @@ void Backend::Polyak(VectorView<float> target, VectorView<const float> source, f
   DoPolyak(target, source, tau);
 }
 
+void Backend::ValueAdvantage(ConstBatchView x, BatchView y) {
+  if (x.cols() < 2 || y.cols() != x.cols() - 1 || y.rows() != x.rows())
+    Bad("ValueAdvantage", "x is " + Dims(x.rows(), x.cols()) + ", y " + Dims(y.rows(), y.cols()) +
+                              " (expected n x (k + 1) and n x k, k >= 1)");
+  CheckDevice("ValueAdvantage", "x", x, device_);
+  CheckDevice("ValueAdvantage", "y", y, device_);
+  if (x.rows() == 0) return;
+  DoValueAdvantage(x, y);
+}
+
+void Backend::ValueAdvantageBackward(ConstBatchView dy, BatchView dx) {
+  if (dy.cols() < 1 || dx.cols() != dy.cols() + 1 || dx.rows() != dy.rows())
+    Bad("ValueAdvantageBackward", "dy is " + Dims(dy.rows(), dy.cols()) + ", dx " + Dims(dx.rows(), dx.cols()) +
+                                      " (expected n x k and n x (k + 1), k >= 1)");
+  CheckDevice("ValueAdvantageBackward", "dy", dy, device_);
+  CheckDevice("ValueAdvantageBackward", "dx", dx, device_);
+  if (dy.rows() == 0) return;
+  DoValueAdvantageBackward(dy, dx);
+}
+
 std::shared_ptr<Backend> MakeBackend(Device device, const BackendOptions& options) {
   if (device == Device::kCpu) return internal::MakeCpuBackend(options);
   std::string reason = CudaUnavailableReason();

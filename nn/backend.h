@@ -131,6 +131,14 @@ class Backend {
   // target = tau * source + (1 - tau) * target; tau == 1 copies exactly (hard update).
   void Polyak(VectorView<float> target, VectorView<const float> source, float tau);
 
+  // The dueling aggregation (Wang et al. 2016) of a head of k + 1 outputs, x [n x (k + 1)]: a
+  // value column then k advantages, into y [n x k] with y[r, j] = x[r, 0] + x[r, 1 + j] -
+  // mean_i x[r, 1 + i] (the mean keeps value and advantages identifiable).
+  void ValueAdvantage(ConstBatchView x, BatchView y);
+  // Its backward: dx [n x (k + 1)] from dy [n x k] (overwritten): dx[r, 0] = sum_j dy[r, j],
+  // dx[r, 1 + j] = dy[r, j] - mean_i dy[r, i].
+  void ValueAdvantageBackward(ConstBatchView dy, BatchView dx);
+
   // Waits for all queued work.
   virtual void Synchronize() = 0;
 
@@ -159,6 +167,8 @@ class Backend {
   virtual void DoAdamStep(const AdamOptions& options, VectorView<float> params, VectorView<const float> grads,
                           const AdamState& state) = 0;
   virtual void DoPolyak(VectorView<float> target, VectorView<const float> source, float tau) = 0;
+  virtual void DoValueAdvantage(ConstBatchView x, BatchView y) = 0;
+  virtual void DoValueAdvantageBackward(ConstBatchView dy, BatchView dx) = 0;
 
   Device device_;
 };

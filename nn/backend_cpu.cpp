@@ -180,6 +180,17 @@ class CpuBackend final : public Backend {
     }
   }
 
+  void DoValueAdvantage(ConstBatchView x, BatchView y) override {
+    const int k = static_cast<int>(y.cols());
+    for (int64_t r = 0; r < x.rows(); ++r) internal::ValueAdvantageRow(x.data() + r * (k + 1), y.data() + r * k, k);
+  }
+
+  void DoValueAdvantageBackward(ConstBatchView dy, BatchView dx) override {
+    const int k = static_cast<int>(dy.cols());
+    for (int64_t r = 0; r < dy.rows(); ++r)
+      internal::ValueAdvantageBackwardRow(dy.data() + r * k, dx.data() + r * (k + 1), k);
+  }
+
   void DoPolyak(VectorView<float> target, VectorView<const float> source, float tau) override {
     if (tau == 1.0f) {
       std::memmove(target.data(), source.data(), target.size() * sizeof(float));

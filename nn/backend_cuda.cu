@@ -227,6 +227,20 @@ __global__ void AdamKernel(AdamArgs o, float* p, const float* g, float* m, float
   }
 }
 
+__global__ void ValueAdvantageKernel(const float* x, float* y, int64_t n, int k) {
+  for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; r < n;
+       r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    internal::ValueAdvantageRow(x + r * (k + 1), y + r * k, k);
+  }
+}
+
+__global__ void ValueAdvantageBackwardKernel(const float* dy, float* dx, int64_t n, int k) {
+  for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; r < n;
+       r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    internal::ValueAdvantageBackwardRow(dy + r * k, dx + r * (k + 1), k);
+  }
+}
+
 __global__ void PolyakKernel(float* target, const float* source, int64_t n, float tau) {
   const float keep = 1.0f - tau;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
@@ -383,6 +397,18 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
     AdamKernel<<<Blocks(n), kThreads, 0, stream_>>>(args, params.data(), grads.data(), state.exp_avg.data(),
                                                     state.exp_avg_sq.data(), n, state.step.data(), partials,
                                                     norm_blocks, state.grad_norm.data(), done);
+    CUGYM_CUDA_CHECK_LAST();
+  }
+
+  void DoValueAdvantage(ConstBatchView x, BatchView y) override {
+    ValueAdvantageKernel<<<Blocks(x.rows()), kThreads, 0, stream_>>>(x.data(), y.data(), x.rows(),
+                                                                     static_cast<int>(y.cols()));
+    CUGYM_CUDA_CHECK_LAST();
+  }
+
+  void DoValueAdvantageBackward(ConstBatchView dy, BatchView dx) override {
+    ValueAdvantageBackwardKernel<<<Blocks(dy.rows()), kThreads, 0, stream_>>>(dy.data(), dx.data(), dy.rows(),
+                                                                               static_cast<int>(dy.cols()));
     CUGYM_CUDA_CHECK_LAST();
   }
 

@@ -171,6 +171,26 @@ std::string Rows(const DqnConfig& config, fs::path model) {
   return rows.str();
 }
 
+TEST(DqnAgent, ADuelingModelIsWrittenAndEvaluatedAsSuch) {
+  const ScratchDir dir("cugym_dqn_dueling");
+  DqnConfig config = SmallRun(9);
+  config.dueling = true;
+  const std::string rows = Rows(config, dir / "m.safetensors");
+  config.dueling = false;
+  EXPECT_NE(rows, Rows(config, dir / "plain.safetensors"));
+  const SafetensorsFile model = ReadSafetensors((dir / "m.safetensors").string());
+  EXPECT_EQ(model.metadata.at("cugym.head"), "dueling");
+  EXPECT_EQ(model.metadata.at("cugym.layers"), "4,120,84,3");  // 2 advantages and the value
+  const EvalResult r = EvaluateModel(Builtins(), (dir / "m.safetensors").string(), 6, 3, 1, Device::kCpu, 0.0);
+  EXPECT_EQ(r.episodes, 6);
+  // The same weights read as a plain 3-action Q network do not fit CartPole.
+  SafetensorsMetadata meta = model.metadata;
+  meta["cugym.head"] = "q";
+  WriteSafetensors((dir / "plain_head.safetensors").string(), model.tensors, meta);
+  EXPECT_THROW(EvaluateModel(Builtins(), (dir / "plain_head.safetensors").string(), 2, 1, 1, Device::kCpu, 0.0),
+               std::invalid_argument);
+}
+
 TEST(DqnAgent, AnInterruptedRunResumesExactly) {
   // Stopped twice (mid log interval, and where a checkpoint would be), each time checkpointed
   // and resumed in a new agent: the same metrics rows and the same weights, bit for bit, as the

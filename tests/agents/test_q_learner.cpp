@@ -74,6 +74,38 @@ TEST_P(QLearnerTest, FitsAFixedMinibatch) {
   }
 }
 
+TEST_P(QLearnerTest, ADuelingHeadLearnsAndActsOnAggregatedValues) {
+  QLearnerOptions o = Options(LossKind::kMse, 0.0f);
+  o.dueling = true;
+  QLearner trainer(backend_, o);
+  EXPECT_EQ(trainer.online().layer_sizes().back(), kActions + 1);  // the value output
+  Batch batch(device(), 1);
+  trainer.TrainStep(batch.Obs(), AsVector(batch.actions), AsVector(batch.targets));
+  const float first = trainer.ReadStats().loss;
+  for (int i = 0; i < 300; ++i) trainer.TrainStep(batch.Obs(), AsVector(batch.actions), AsVector(batch.targets));
+  EXPECT_LT(trainer.ReadStats().loss, 0.1f * first);
+  // Q = V + A - mean(A) from the network's outputs; acting takes its argmax.
+  const int n = 6;
+  Buffer<float> obs = ToDevice(device(), RandomFloats(n * kIn, 12));
+  ConstBatchView ov(obs.data(), n, kIn, device());
+  const std::vector<float> out = ToHost(trainer.online().Forward(ov));
+  const std::vector<float> q = ToHost(trainer.QValues(ov));
+  Buffer<int32_t> actions(device(), n);
+  trainer.Act(ov, AsVector(actions));
+  const std::vector<int32_t> a = actions.ToHost();
+  for (int r = 0; r < n; ++r) {
+    const float* row = out.data() + r * (kActions + 1);
+    float mean = 0;
+    for (int j = 0; j < kActions; ++j) mean += row[1 + j] / kActions;
+    int best = 0;
+    for (int j = 0; j < kActions; ++j) {
+      EXPECT_NEAR(q[r * kActions + j], row[0] + row[1 + j] - mean, 1e-5);
+      best = q[r * kActions + j] > q[r * kActions + best] ? j : best;
+    }
+    EXPECT_EQ(a[r], best);
+  }
+}
+
 TEST_P(QLearnerTest, ActAndTargetEvaluation) {
   QLearner trainer(backend_, Options(LossKind::kHuber, 0.0f));
   const int n = 10;

@@ -98,6 +98,19 @@ TEST_P(BackendTest, HuberGradientOfANanDifferenceIsNan) {
   EXPECT_EQ(HuberGradient(-3.0f), -1.0f);
 }
 
+TEST_P(BackendTest, ValueAdvantageAggregatesAndBackpropagates) {
+  // Row 0: V 1, A (2, 4), mean 3: Q (0, 2). Row 1: V -1, A (0, 0): Q (-1, -1).
+  Buffer<float> x = ToDevice(device(), std::vector<float>{1, 2, 4, -1, 0, 0}), y(device(), 4), dx(device(), 6);
+  backend_->ValueAdvantage(ConstBatchView(x.data(), 2, 3, device()), BatchView(y.data(), 2, 2, device()));
+  EXPECT_EQ(y.ToHost(), (std::vector<float>{0, 2, -1, -1}));
+  // dV = sum dQ; dA_j = dQ_j - mean dQ.
+  Buffer<float> dy = ToDevice(device(), std::vector<float>{1, 0, 0.5f, 0.5f});
+  backend_->ValueAdvantageBackward(ConstBatchView(dy.data(), 2, 2, device()), BatchView(dx.data(), 2, 3, device()));
+  EXPECT_EQ(dx.ToHost(), (std::vector<float>{1, 0.5f, -0.5f, 1, 0, 0}));
+  EXPECT_THROW(backend_->ValueAdvantage(ConstBatchView(x.data(), 2, 3, device()), BatchView(y.data(), 2, 3, device())),
+               std::invalid_argument);
+}
+
 TEST_P(BackendTest, PolyakAndHardCopy) {
   MlpOptions o;
   o.seed = 1;
