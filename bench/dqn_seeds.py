@@ -196,16 +196,20 @@ def markdown(result):
     sources = sorted({r["curve_source"] or "none" for v in result["variants"] for r in v["runs"]})
     thresholds = sorted({r["threshold_source"] for v in result["variants"] for r in v["runs"]} - {None})
     threads = result["threads"]
-    lines += ["", f"Command: `{result['command']}` ({result['jobs']} run{'s' if result['jobs'] > 1 else ''} at a time"
-              + (f", each with OPENBLAS_NUM_THREADS={threads} OMP_NUM_THREADS={threads}" if threads else "") + "). "
-              f"Each run: `{result['train_command']}`. Final: model.safetensors over {result['final_episodes']} "
-              f"greedy episodes (eval.json); best: best.safetensors over {result['best_episodes']} greedy episodes. "
+    parallel = f"{result['jobs']} run{'s' if result['jobs'] > 1 else ''} at a time" + (
+        f", each with OPENBLAS_NUM_THREADS={threads} OMP_NUM_THREADS={threads}" if threads else "")
+    best = (f"best.safetensors over {result['best_episodes']} greedy episodes"
+            if any(r["best"] is not None for v in result["variants"] for r in v["runs"])
+            else "none (no run has best.safetensors)")
+    to_threshold = (f"from {', '.join(thresholds)}" if thresholds else
+                    "not recorded (no run reached it in evals.csv, or the build writes no evals.csv: "
+                    "see --checkpoint-every)")
+    lines += ["", f"Command: `{result['command']}` ({parallel}). Each run: `{result['train_command']}`. "
+              f"Final: model.safetensors over {result['final_episodes']} greedy episodes (eval.json); best: {best}. "
               f"IQM and mean with 95% percentile-bootstrap intervals over seeds ({seed_stats.REPS} resamples, "
               f"Agarwal et al. 2021). Times are the training loop's wall time (metrics.csv), without process "
-              f"start-up or the final evaluation: median (min / q1 / q3 / max); time to threshold "
-              + (f"from {', '.join(thresholds)}" if thresholds else "not recorded (no run reached it in evals.csv, "
-                 "or the build writes no evals.csv: see --checkpoint-every)")
-              + f". Learning curves from {', '.join(sources)}.",
+              f"start-up or the final evaluation: median (min / q1 / q3 / max); time to threshold {to_threshold}. "
+              f"Learning curves from {', '.join(sources)}.",
               f"cugym: {result['cugym_version']}; repository at {result['commit']}. Machine: {result['machine']}; "
               f"{result['date']}." + (f" {result['note']}" if result["note"] else "")]
     return "\n".join(lines)
@@ -330,7 +334,9 @@ def main(argv=None):
         "threads": a.threads,
         "command": "python3 bench/dqn_seeds.py " + shlex.join(argv if argv is not None else sys.argv[1:]),
         "train_command": f"cugym train --config {relconfig} --seed S --device {a.device} --out DIR"
-                         + "".join(f" --set {kv}" for kv in a.set),
+                         + "".join(f" --set {kv}" for kv in a.set)
+                         + (f" --set checkpoint_interval={a.checkpoint_every} --set keep_checkpoints=100000"
+                            if a.checkpoint_every else ""),
         "final_episodes": variants[0]["runs"][0]["episodes"], "best_episodes": a.best_episodes,
         "cugym_version": cugym_version(a.cugym),
         "commit": commit(), "machine": machine(), "date": datetime.date.today().isoformat(), "note": a.note,

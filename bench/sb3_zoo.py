@@ -63,13 +63,14 @@ def main():
     for seed in a.seeds:
         model = DQN("MlpPolicy", Monitor(gym.make(a.env)), policy_kwargs=dict(net_arch=[256, 256]), seed=seed,
                     verbose=0, **row)
-        first = FirstEpisodeAbove(a.first_return if a.first_return is not None else float("inf"))
+        first = FirstEpisodeAbove(a.first_return) if a.first_return is not None else None
         start = time.perf_counter()
         model.learn(steps, callback=first)
         seconds = time.perf_counter() - start
         returns = peer_eval.evaluate_greedy(a.env, lambda obs: int(model.predict(obs, deterministic=True)[0]))
-        rows.append({"seed": seed, "train_seconds": seconds, "greedy_mean": sum(returns) / len(returns),
-                     "first": f"step {first.step:,}" if first.step else "never"})
+        rows.append({"seed": seed, "train_seconds": seconds, "greedy_mean": sum(returns) / len(returns)})
+        if first:
+            rows[-1]["first"] = f"step {first.step:,}" if first.step else "never"
         print(f"seed {seed}: {rows[-1]}", file=sys.stderr, flush=True)
     extra = [(f"first training episode > {a.first_return:g}", "first")] if a.first_return is not None else []
     peer_eval.report(rows, threshold, a.json, extra_header=extra)
