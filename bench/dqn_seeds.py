@@ -253,7 +253,8 @@ def cleanrl_table(a):
                        capture_output=True, text=True)
     if p.returncode != 0:
         return f"CleanRL dqn.py failed here: {(p.stderr.strip().splitlines() or ['?'])[-1]}"
-    return "CleanRL dqn.py, same machine, same run (bench/cleanrl_cartpole.py):\n\n" + p.stdout.strip()
+    return (f"CleanRL dqn.py with its defaults ({a.cleanrl_steps:,} env steps, seed {a.seeds[0]}), same machine, "
+            f"same run (bench/cleanrl_cartpole.py):\n\n" + p.stdout.strip())
 
 
 def parse_args(argv=None):
