@@ -5,7 +5,8 @@
 #      archs from CUGYM_CI_CUDA_ARCH, default 90), then ctest
 #   3. asan: CPU-only RelWithDebInfo build with ASan+UBSan into build-ci-asan, then ctest
 #   4. python: `pip install .` (CPU only) into a fresh venv in build-ci-python, the example
-#      plugin built against the cuda configuration's install, then pytest python/tests
+#      plugin built against the cuda configuration's install, then pytest python/tests and
+#      bench/test_dqn_seeds.py
 # ctest skips tests labelled `slow` unless CUGYM_SLOW_TESTS=1.
 #   scripts/test.sh --quick   only the first configuration that can run (cuda, else asan)
 # Exits non-zero if any step fails; ends with one summary line per configuration.
@@ -107,7 +108,9 @@ run_python() {
   else
     plugin_note=", plugin test skipped: no cuda build to build it against"
   fi
-  (cd "$dir" && "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests") || rc=$?
+  # The package's tests, and the many-seed statistics of bench/dqn_seeds.py (numpy is there).
+  (cd "$dir" && "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests" \
+     "$root/bench/test_dqn_seeds.py") || rc=$?
   unset CUGYM_TEST_PLUGIN
   if [ "$rc" -eq 0 ]; then
     summary+=("python: PASS (pytest${plugin_note}) [$dir]")
