@@ -15,6 +15,7 @@
 #include "core/build_info.h"
 #include "core/safetensors.h"
 #include "envs/builtin.h"
+#include "tests/agents/agent_test_util.h"
 #include "tests/gpu_skip.h"
 
 namespace cugym {
@@ -22,27 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const Registry& Builtins() {
-  static const Registry* registry = [] {
-    auto* r = new Registry;
-    RegisterBuiltinEnvs(*r);
-    return r;
-  }();
-  return *registry;
-}
-
-// A fresh folder under the temp directory, removed again when the test ends (also on failure).
-// The process id keeps two test runs at once (two build trees) out of each other's way.
-struct ScratchDir {
-  explicit ScratchDir(const std::string& name)
-      : path(fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~ScratchDir() { fs::remove_all(path); }
-  fs::path operator/(const std::string& file) const { return path / file; }
-  fs::path path;
-};
+using testing::Builtins;
+using testing::ScratchDir;
 
 // Trains to total_steps with no logging, no stop and no checkpoints.
 void TrainQuietly(DqnAgent& agent) {

@@ -3,7 +3,6 @@
 #include "agents/train_run.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,21 +12,15 @@
 
 #include "core/json.h"
 #include "core/safetensors.h"
-#include "envs/builtin.h"
+#include "tests/agents/agent_test_util.h"
 
 namespace cugym {
 namespace {
 
 namespace fs = std::filesystem;
 
-const Registry& Builtins() {
-  static const Registry* registry = [] {
-    auto* r = new Registry;
-    RegisterBuiltinEnvs(*r);
-    return r;
-  }();
-  return *registry;
-}
+using testing::Builtins;
+using testing::ScratchDir;
 
 DqnConfig Small(uint64_t seed) {
   DqnConfig config;
@@ -68,9 +61,6 @@ const JsonValue& Member(const JsonValue& object, const std::string& key) {
 }
 double Number(const JsonValue& v) { return v.kind == JsonKind::kNumber ? std::stod(v.text) : -1e300; }
 
-// A run folder of this test process under the temp directory.
-fs::path Scratch(const std::string& name) { return fs::temp_directory_path() / (name + "_" + std::to_string(::getpid())); }
-
 TrainRunResult TrainInto(const DqnConfig& config, const fs::path& dir) {
   fs::remove_all(dir);
   TrainRunOptions options;
@@ -80,7 +70,8 @@ TrainRunResult TrainInto(const DqnConfig& config, const fs::path& dir) {
 }
 
 TEST(TrainRun, EvaluationsGoToEvalsCsvBestModelAndEvalJson) {
-  const fs::path dir = Scratch("cugym_train_run_evals");
+  const ScratchDir scratch("cugym_train_run_evals");
+  const fs::path dir = scratch / "run";
   const TrainRunResult r = TrainInto(Small(3), dir);
   const std::vector<std::string> evals = Lines(dir / "evals.csv");
   ASSERT_EQ(evals.size(), 5u);  // header + steps 1000, 2000, 3000, 4000
@@ -103,20 +94,18 @@ TEST(TrainRun, EvaluationsGoToEvalsCsvBestModelAndEvalJson) {
   if (r.threshold_step < 0) {
     EXPECT_EQ(Member(json, "threshold_step").kind, JsonKind::kNull);
   }
-  fs::remove_all(dir);
 }
 
 TEST(TrainRun, EvaluationsDoNotChangeTheTraining) {
   DqnConfig with = Small(5), without = Small(5);
   without.eval_episodes = 0;
-  const fs::path a = Scratch("cugym_train_run_a"), b = Scratch("cugym_train_run_b");
+  const ScratchDir scratch("cugym_train_run_ab");
+  const fs::path a = scratch / "a", b = scratch / "b";
   TrainInto(with, a);
   TrainInto(without, b);
   EXPECT_EQ(Weights(a / "model.safetensors"), Weights(b / "model.safetensors"));
   EXPECT_FALSE(fs::exists(b / "best.safetensors"));
   EXPECT_EQ(Lines(b / "evals.csv").size(), 1u);  // the header only
-  fs::remove_all(a);
-  fs::remove_all(b);
 }
 
 }  // namespace
