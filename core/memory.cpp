@@ -75,6 +75,21 @@ void CopyBytes(void* dst, Device dst_device, const void* src, Device src_device,
 #endif
 }
 
+void CopyBytesOnStream(void* dst, const void* src, std::size_t bytes, Device device, void* stream) {
+  if (bytes == 0) return;
+  if (device == Device::kCpu) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+#ifdef CUGYM_HAVE_CUDA
+  cudaStream_t s = stream != nullptr ? static_cast<cudaStream_t>(stream) : cudaStreamPerThread;
+  CUGYM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
+#else
+  (void)stream;
+  NoCuda();
+#endif
+}
+
 void ZeroBytes(Device device, void* ptr, std::size_t bytes) {
   if (bytes == 0) return;
   if (device == Device::kCpu) {

@@ -16,6 +16,10 @@ namespace cugym {
 void* AllocateBytes(Device device, std::size_t bytes);
 void FreeBytes(Device device, void* ptr) noexcept;
 void CopyBytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes);
+// A copy within one device queued on `stream` (a cudaStream_t; nullptr: the per-thread default
+// stream) without waiting for it, so the host can queue further work (and a CUDA graph can
+// capture it); a plain memcpy on the CPU.
+void CopyBytesOnStream(void* dst, const void* src, std::size_t bytes, Device device, void* stream);
 void ZeroBytes(Device device, void* ptr, std::size_t bytes);
 // Memory that can still be allocated on `device`: MemAvailable for the host, cudaMemGetInfo's
 // free bytes for CUDA. Used to refuse a request before allocating.

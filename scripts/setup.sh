@@ -65,6 +65,7 @@ need make "command -v make"
 need pkg-config "command -v pkg-config"
 need libgtest-dev
 need libopenblas-dev
+need clang-format "command -v clang-format"  # scripts/test.sh checks the formatting
 if ! have_cuda_toolkit; then need libthrust-dev; fi
 # The Python package (scripts/test.sh installs it into a venv): venv/ensurepip and Python.h.
 need python3-venv "python3 -c 'import venv, ensurepip'"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # All tests, as CI runs them:
-#   1. setup.sh (install missing packages)
+#   1. setup.sh (install missing packages), then the formatting check (scripts/format.sh --check)
 #   2. cuda: CUDA-enabled Release build with -Werror into build-ci-cuda (only when nvcc exists;
 #      archs from CUGYM_CI_CUDA_ARCH, default 90), then ctest
 #   3. asan: CPU-only RelWithDebInfo build with ASan+UBSan into build-ci-asan, then ctest
@@ -43,6 +43,15 @@ else
   summary+=("setup: FAIL (scripts/setup.sh exited non-zero; continuing)")
   failed=1
 fi
+
+banner "format (clang-format, .clang-format)"
+format_rc=0
+bash scripts/format.sh --check || format_rc=$?
+case "$format_rc" in
+  0) summary+=("format: PASS") ;;
+  77) summary+=("format: SKIP (no clang-format 14)") ;;
+  *) summary+=("format: FAIL (run bash scripts/format.sh)"); failed=1 ;;
+esac
 
 # run_config NAME BUILD_DIR CMAKE_ARGS...: build, then ctest; records one summary line.
 run_config() {
