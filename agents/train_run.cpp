@@ -249,7 +249,9 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
   };
 
   bool stopped = false;
-  agent.Train(log_row, [&] { return stopped = stopped || stop(); }, [&] { write_checkpoint(); }, on_eval);
+  // A run that already ended at the threshold (resumed from its last checkpoint) trains no more.
+  const bool done = config.stop_at_threshold && tracker.reached();
+  if (!done) agent.Train(log_row, [&] { return stopped = stopped || stop(); }, [&] { write_checkpoint(); }, on_eval);
   result.checkpoint = write_checkpoint().string();
   result.global_step = agent.global_step();
   if (stopped) {

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Exact resume with a shipped config as it is (configs/cartpole.toml, on the CPU): a run stopped
+# Exact resume with a shipped config as it is (configs/acrobot.toml, on the CPU): a run stopped
 # by SIGINT twice and resumed, and a run killed (SIGKILL) after its first periodic checkpoint and
 # resumed, end with the model of the run that never stopped, bit for bit, and their metrics.csv
 # has the same rows (but for the wall-clock columns), none missing and none twice.
 #   test_resume.sh CUGYM SOURCE_DIR
 set -u
 cugym="$1"
-config="$2/configs/cartpole.toml"
+config="$2/configs/acrobot.toml"  # 100k steps without an early stop, checkpoints every 25k
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 export OPENBLAS_NUM_THREADS=1  # the same BLAS kernels in every run, whatever else runs beside
@@ -43,8 +43,8 @@ fi
 checks=$((checks + 1))
 "$cugym" train --device cpu --config "$config" --out "$tmp/kill" >"$tmp/log" 2>&1 &
 pid=$!
-for _ in $(seq 1 600); do  # the first periodic checkpoint (step 20000), then a few more rows
-  [ -e "$tmp/kill/checkpoints/step_000000020000.safetensors" ] && break
+for _ in $(seq 1 600); do  # the first periodic checkpoint (step 25000), then a few more rows
+  [ -e "$tmp/kill/checkpoints/step_000000025000.safetensors" ] && break
   sleep 0.05
 done
 sleep 0.3
