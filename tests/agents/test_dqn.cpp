@@ -1,6 +1,7 @@
 // DQN: config keys and validation, refusal of Box action spaces, CPU determinism, checkpoints,
 // evaluation errors; and (label slow) learning with the shipped configs.
 #include "agents/dqn.h"
+#include "agents/train_run.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -416,12 +417,17 @@ TEST_P(ShippedConfigLearning, ReachesTheThreshold) {
   DqnConfig config;
   config.Apply(ParseToml(shipped->toml, shipped->path));
   config.seed = 1;
-  DqnAgent agent(Builtins(), config, Device::kCpu);
-  TrainQuietly(agent);
-  const std::string model = (dir / "model.safetensors").string();
-  agent.SaveModel(model);
-  const EvalResult r = EvaluateModel(Builtins(), model, 100, 10, 2024, Device::kCpu, 0.0);
+  // As `cugym train` runs it: a run folder, evaluations, the early stop where the config has one.
+  TrainRunOptions options;
+  options.run_dir = (dir / "run").string();
+  std::ostringstream notes;
+  const TrainRunResult run =
+      RunTraining(Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
+  const EvalResult r = EvaluateModel(Builtins(), run.model, 100, 10, 2024, Device::kCpu, 0.0);
   EXPECT_GE(r.mean_return, threshold) << shipped->path;
+  if (config.stop_at_threshold) {
+    EXPECT_EQ(run.threshold_step, run.global_step) << "the run ended at the threshold";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(DqnLearning, ShippedConfigLearning,
