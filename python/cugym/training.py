@@ -15,7 +15,9 @@ from . import _cugym
 def train(config=None, out=None, *, env_id=None, device="auto", resume=None, save_replay=None, progress=True,
           on_log=None, **overrides):
     """Trains DQN as ``cugym train`` does and returns the run's summary (a dict: run_dir, model,
-    checkpoint, global_step, interrupted, eval with the greedy evaluation, metrics, config).
+    checkpoint, global_step, interrupted, eval with the greedy evaluation, metrics, config, and
+    from the evaluations during training best_model, best_step, best_mean_return,
+    threshold_step and threshold_seconds, None where there were none).
 
     Args:
         config: a TOML file (``configs/cartpole.toml``), a dict of config keys over the defaults,

@@ -87,6 +87,7 @@ nb::dict ProgressDict(const DqnProgress& p, int64_t total_steps) {
   d["sps"] = p.sps;
   d["mean_return_100"] = p.mean_return_100;
   d["episodes"] = p.episodes;
+  d["eval_return"] = p.eval_return;
   d["total_steps"] = total_steps;
   d["line"] = ProgressLine(p, total_steps);
   return d;
@@ -167,6 +168,12 @@ nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb
   } else {
     summary["eval"] = nb::none();
   }
+  // The evaluations during training: the best (best.safetensors) and when the threshold came.
+  summary["best_model"] = run.best_step >= 0 ? nb::cast(run.run_dir + "/best.safetensors") : nb::none();
+  summary["best_step"] = run.best_step >= 0 ? nb::cast(run.best_step) : nb::none();
+  summary["best_mean_return"] = run.best_step >= 0 ? nb::cast(run.best.mean_return) : nb::none();
+  summary["threshold_step"] = run.threshold_step >= 0 ? nb::cast(run.threshold_step) : nb::none();
+  summary["threshold_seconds"] = run.threshold_step >= 0 ? nb::cast(run.threshold_seconds) : nb::none();
   return summary;
 }
 

@@ -29,10 +29,14 @@ def test_train_writes_the_cli_run_folder(tmp_path):
     run = tmp_path / "run"
     rows = []
     summary = cugym.train(env_id="CartPole-v1", out=run, device="cpu", total_steps=3000, learning_starts=500,
-                          log_interval=1000, eval_episodes=2, progress=False, on_log=rows.append)
+                          log_interval=1000, eval_episodes=2, eval_interval=1000, stop_at_threshold=False,
+                          progress=False, on_log=rows.append)
     assert summary["global_step"] == 3000 and not summary["interrupted"]
-    for name in ("config.toml", "metrics.csv", "model.safetensors", "eval.json"):
+    for name in ("config.toml", "metrics.csv", "evals.csv", "best.safetensors", "model.safetensors", "eval.json"):
         assert (run / name).is_file(), name
+    # Evaluations during training: every 1000 env steps, the best one's network kept.
+    assert summary["best_step"] in (1000, 2000, 3000) and summary["best_model"] == str(run / "best.safetensors")
+    assert rows[-1]["eval_return"] <= summary["best_mean_return"]
     assert summary["eval"]["episodes"] == 2
     assert json.loads((run / "eval.json").read_text())["episodes"] == 2
     metrics = cugym.read_metrics(run)
