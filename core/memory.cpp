@@ -119,4 +119,39 @@ void Synchronize(Device device) {
 #endif
 }
 
+void* AllocatePinned(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+#ifdef CUGYM_HAVE_CUDA
+  void* ptr = nullptr;
+  cudaError_t status = cudaMallocHost(&ptr, bytes);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error("cannot allocate " + Mib(bytes) + " of pinned host memory (" +
+                             cudaGetErrorString(status) + ")");
+  }
+  return ptr;
+#else
+  NoCuda();
+#endif
+}
+
+void FreePinned(void* ptr) noexcept {
+#ifdef CUGYM_HAVE_CUDA
+  if (ptr != nullptr) cudaFreeHost(ptr);  // destructors never throw; a failure here only leaks
+#else
+  (void)ptr;
+#endif
+}
+
+void CopyBytesAsync(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+#ifdef CUGYM_HAVE_CUDA
+  CUGYM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cudaStreamLegacy));
+#else
+  (void)dst;
+  (void)src;
+  NoCuda();
+#endif
+}
+
 }  // namespace cugym

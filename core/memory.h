@@ -23,6 +23,15 @@ std::size_t AvailableBytes(Device device);
 // Waits until all work queued on `device` is done (a no-op on the CPU).
 void Synchronize(Device device);
 
+// Page-locked host memory (cudaMallocHost), from which copies to the GPU run asynchronously;
+// 64-byte aligned or better. Throws std::runtime_error without CUDA. Zero bytes gives nullptr.
+void* AllocatePinned(std::size_t bytes);
+void FreePinned(void* ptr) noexcept;
+// Queues a copy on the CUDA default stream, the one the CUDA back end's steps run on, and
+// returns: Synchronize (or any later synchronous copy) waits for it. Either side may be the GPU;
+// host memory must be pinned for the copy to be truly asynchronous.
+void CopyBytesAsync(void* dst, const void* src, std::size_t bytes);
+
 template <class T>
 class Buffer {
  public:
