@@ -10,6 +10,7 @@
 //   struct MyEnv {
 //     static EnvSpec Spec();
 //     struct Params { ... };  using World = ...;      // World: default-constructible host class
+//     static constexpr int64_t kWorldBytes = ...;      // host memory one World holds, engine included
 //     using Action = int32_t or float;  kNumActions, kActionDim, kObsDim, kStateDim as env.h;
 //     static float ActionLow(int d), ActionHigh(int d);                        // Box only
 //     static void CheckParams(const Params&);                  // throws std::invalid_argument
@@ -41,7 +42,7 @@
 #include "core/vector_env.h"
 #include "envs/batch_kernels.h"
 #include "envs/batched_env.h"
-#include "envs/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace cugym {
 namespace detail {
@@ -327,15 +328,15 @@ struct HasFlatDraw<Env, std::void_t<decltype(Env::Draw(std::declval<const typena
                                                        std::declval<const float*>(), std::declval<Canvas&>()))>>
     : std::true_type {};
 
-// The registry entry of a host env. `host_world_bytes`: host memory one World holds (its engine's
-// allocations included), so MakeVectorEnv can refuse a batch that would not fit.
+// The registry entry of a host env. Env::kWorldBytes lets MakeVectorEnv refuse a batch that
+// would not fit.
 template <class Env>
-EnvEntry MakeHostEnvEntry(int64_t host_world_bytes) {
+EnvEntry MakeHostEnvEntry() {
   EnvEntry entry;
   entry.spec = Env::Spec();
   entry.host_stepped = true;
   const detail::OutputLayout one_env(1, Env::kObsDim);
-  entry.bytes_per_env = host_world_bytes + static_cast<int64_t>(one_env.bytes);
+  entry.bytes_per_env = Env::kWorldBytes + static_cast<int64_t>(one_env.bytes);
   // What one env step moves to the device on --device cuda: observation, reward and flags.
   entry.bytes_per_step = static_cast<int64_t>(Env::kObsDim * sizeof(float) + sizeof(float) + 2);
   entry.make_cpu = [](int64_t n, Device) { return std::make_unique<HostBatchedEnv<Env>>(n, Device::kCpu); };

@@ -46,6 +46,9 @@ struct LunarLanderEnv {
   static constexpr int kActionDim = kContinuous ? 2 : 1;   // (main, lateral) throttles in [-1, 1]
   static constexpr int kObsDim = lunar_lander::kObsDim;
   static constexpr int kStateDim = lunar_lander::kStateDim;
+  // A world holds its b2World (a 100 KiB stack allocator inside) and Box2D's block-allocator
+  // chunks (16 KiB per size class in use: bodies, fixtures, contacts, joints, shapes).
+  static constexpr int64_t kWorldBytes = 256 * 1024;
 
   static EnvSpec Spec() { return lunar_lander::MakeSpec(kContinuous); }
   static float ActionLow(int) { return -1.0f; }

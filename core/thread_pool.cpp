@@ -1,5 +1,5 @@
 // The persistent worker pool of host-stepped envs.
-#include "envs/thread_pool.h"
+#include "core/thread_pool.h"
 
 #include <algorithm>
 

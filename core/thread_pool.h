@@ -1,4 +1,4 @@
-// A persistent pool of worker threads for envs that step on the host (envs/host_batched_env.h):
+// A persistent pool of worker threads, for envs that step on the host (envs/host_batched_env.h):
 // the threads are started once and woken per call, so stepping a small batch costs a wake-up
 // (a few microseconds), not a thread fork/join. The calling thread works too.
 #pragma once
