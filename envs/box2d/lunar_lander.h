@@ -66,9 +66,12 @@ struct LunarLanderEnv {
     world.Reset(params, lunar_lander::DrawReset(params, rng));
   }
   static StepResult Step(const Params& params, World& world, const Action* action, Rng& rng) {
-    const LunarLanderEngines engines =
-        kContinuous ? lunar_lander::DecodeContinuous(reinterpret_cast<const float*>(action))
-                    : lunar_lander::DecodeDiscrete(static_cast<int32_t>(*action));
+    LunarLanderEngines engines;
+    if constexpr (kContinuous) {
+      engines = lunar_lander::DecodeContinuous(action);
+    } else {
+      engines = lunar_lander::DecodeDiscrete(*action);
+    }
     return world.Step(params, engines, lunar_lander::DrawDispersion(rng));
   }
   static void Observe(const Params&, const World& world, float* obs) { world.Observe(obs); }
