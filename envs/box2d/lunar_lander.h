@@ -47,7 +47,8 @@ struct LunarLanderEnv {
   static constexpr int kObsDim = lunar_lander::kObsDim;
   static constexpr int kStateDim = lunar_lander::kStateDim;
   // A world holds its b2World (a 100 KiB stack allocator inside) and Box2D's block-allocator
-  // chunks (16 KiB per size class in use: bodies, fixtures, contacts, joints, shapes).
+  // chunks (16 KiB per size class in use: bodies, fixtures, contacts, joints, shapes). Measured:
+  // 443 MB resident at N = 4096, about 105 KiB per env; the batch-size check uses this bound.
   static constexpr int64_t kWorldBytes = 256 * 1024;
 
   static EnvSpec Spec() { return lunar_lander::MakeSpec(kContinuous); }
