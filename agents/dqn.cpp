@@ -282,8 +282,8 @@ void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, cons
     ops_->EpsilonGreedy(actions_.data(), n, static_cast<float>(epsilon), num_actions_,
                         StepKey(config_.seed, RngStream::kExploration, static_cast<uint64_t>(vector_steps_)), hold);
     // On the network's stream, without waiting: the host queues the whole iteration ahead.
-    CopyBytesOnStream(prev_obs_.data(), env_->obs(), n * obs_dim_ * sizeof(float), device_,
-                      learner_->backend().native_stream());
+    CopyBytesAsync(prev_obs_.data(), env_->obs(), n * obs_dim_ * sizeof(float), device_,
+                   learner_->backend().native_stream());
     env_->Step(actions_.data());
     ++vector_steps_;
     ops_->AddTransitions(replay, replay_position_, n, prev_obs_.data(), actions_.data(), env_->rewards(), env_->obs(),

@@ -29,13 +29,21 @@ std::string SpaceJson(const Space& space) {
       .Raw("low", low + "]").Raw("high", high + "]").str();
 }
 
+// Where an env's steps run: "cpu, cuda" for envs with a CUDA instantiation; "cpu threads" for
+// host-stepped envs (physics engines), which on --device cuda still step on the CPU and copy
+// their outputs to the GPU each step.
+std::string StepsOn(const EnvEntry& entry) {
+  if (entry.host_stepped) return entry.make_cuda ? "cpu threads (cuda: outputs copied)" : "cpu threads";
+  return entry.make_cuda ? "cpu, cuda" : "cpu";
+}
+
 }  // namespace
 
 int RunList(const Registry& registry, int argc, char** argv) {
   Args args("cugym list", {{"--json", "", "print a JSON array instead of a table", ""}}, argc, argv, 2);
   if (args.help()) {
-    std::cout << args.Usage("Lists every registered env with its spaces, step limit, reward threshold and the\n"
-                            "reference its dynamics follow.\n"
+    std::cout << args.Usage("Lists every registered env with its spaces, step limit, reward threshold, where it\n"
+                            "steps and the reference its dynamics follow.\n"
                             "Box bounds of +-infinity are written as null in JSON.");
     return 0;
   }
@@ -52,6 +60,8 @@ int RunList(const Registry& registry, int argc, char** argv) {
           .Raw("reward_threshold", spec.has_reward_threshold ? JsonNumber(spec.reward_threshold) : "null")
           .Int("render_fps", spec.render_fps)
           .Bool("cuda", static_cast<bool>(entry.make_cuda))
+          .Bool("host_stepped", entry.host_stepped)
+          .Str("steps_on", StepsOn(entry))
           .Str("reference", spec.reference);
       std::cout << (first ? "" : ",\n ") << json.str();
       first = false;
@@ -59,14 +69,14 @@ int RunList(const Registry& registry, int argc, char** argv) {
     std::cout << "]\n";
     return 0;
   }
-  std::printf("%-28s %-12s %-16s %9s %16s  %s\n", "id", "obs shape", "action space", "max steps", "reward threshold",
-              "reference");
+  std::printf("%-28s %-12s %-16s %9s %16s  %-34s  %s\n", "id", "obs shape", "action space", "max steps", "reward threshold",
+              "steps on", "reference");
   for (const EnvEntry& entry : registry.entries()) {
     const EnvSpec& spec = entry.spec;
     std::string threshold = spec.has_reward_threshold ? JsonNumber(spec.reward_threshold) : "none";
-    std::printf("%-28s %-12s %-16s %9d %16s  %s\n", spec.id.c_str(), ObsShape(spec.observation_space).c_str(),
+    std::printf("%-28s %-12s %-16s %9d %16s  %-34s  %s\n", spec.id.c_str(), ObsShape(spec.observation_space).c_str(),
                 spec.action_space.ToString().c_str(), spec.max_episode_steps, threshold.c_str(),
-                spec.reference.empty() ? "-" : spec.reference.c_str());
+                StepsOn(entry).c_str(), spec.reference.empty() ? "-" : spec.reference.c_str());
   }
   return 0;
 }

@@ -75,21 +75,6 @@ void CopyBytes(void* dst, Device dst_device, const void* src, Device src_device,
 #endif
 }
 
-void CopyBytesOnStream(void* dst, const void* src, std::size_t bytes, Device device, void* stream) {
-  if (bytes == 0) return;
-  if (device == Device::kCpu) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-#ifdef CUGYM_HAVE_CUDA
-  cudaStream_t s = stream != nullptr ? static_cast<cudaStream_t>(stream) : cudaStreamPerThread;
-  CUGYM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
-#else
-  (void)stream;
-  NoCuda();
-#endif
-}
-
 void ZeroBytes(Device device, void* ptr, std::size_t bytes) {
   if (bytes == 0) return;
   if (device == Device::kCpu) {
@@ -130,6 +115,45 @@ void Synchronize(Device device) {
 #ifdef CUGYM_HAVE_CUDA
   CUGYM_CUDA_CHECK(cudaDeviceSynchronize());
 #else
+  NoCuda();
+#endif
+}
+
+void* AllocatePinned(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+#ifdef CUGYM_HAVE_CUDA
+  void* ptr = nullptr;
+  cudaError_t status = cudaMallocHost(&ptr, bytes);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error("cannot allocate " + Mib(bytes) + " of pinned host memory (" +
+                             cudaGetErrorString(status) + ")");
+  }
+  return ptr;
+#else
+  NoCuda();
+#endif
+}
+
+void FreePinned(void* ptr) noexcept {
+#ifdef CUGYM_HAVE_CUDA
+  if (ptr != nullptr) cudaFreeHost(ptr);  // destructors never throw; a failure here only leaks
+#else
+  (void)ptr;
+#endif
+}
+
+void CopyBytesAsync(void* dst, const void* src, std::size_t bytes, Device device, void* stream) {
+  if (bytes == 0) return;
+  if (device == Device::kCpu) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+#ifdef CUGYM_HAVE_CUDA
+  cudaStream_t s = stream != nullptr ? static_cast<cudaStream_t>(stream) : cudaStreamPerThread;
+  CUGYM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
+#else
+  (void)stream;
   NoCuda();
 #endif
 }

@@ -16,16 +16,22 @@ namespace cugym {
 void* AllocateBytes(Device device, std::size_t bytes);
 void FreeBytes(Device device, void* ptr) noexcept;
 void CopyBytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes);
-// A copy within one device queued on `stream` (a cudaStream_t; nullptr: the per-thread default
-// stream) without waiting for it, so the host can queue further work (and a CUDA graph can
-// capture it); a plain memcpy on the CPU.
-void CopyBytesOnStream(void* dst, const void* src, std::size_t bytes, Device device, void* stream);
 void ZeroBytes(Device device, void* ptr, std::size_t bytes);
 // Memory that can still be allocated on `device`: MemAvailable for the host, cudaMemGetInfo's
 // free bytes for CUDA. Used to refuse a request before allocating.
 std::size_t AvailableBytes(Device device);
 // Waits until all work queued on `device` is done (a no-op on the CPU).
 void Synchronize(Device device);
+
+// Page-locked host memory (cudaMallocHost), from which copies to the GPU run asynchronously;
+// 64-byte aligned or better. Throws std::runtime_error without CUDA. Zero bytes gives nullptr.
+void* AllocatePinned(std::size_t bytes);
+void FreePinned(void* ptr) noexcept;
+// For `device` CUDA: queues a copy on `stream` (a cudaStream_t; nullptr: the per-thread default
+// stream) and returns, so the host can queue further work (and a CUDA graph can capture it);
+// Synchronize, or a later synchronous copy, waits for it. Either side may be the GPU; host memory
+// must be pinned for the copy to be truly asynchronous. For the CPU: a plain memcpy.
+void CopyBytesAsync(void* dst, const void* src, std::size_t bytes, Device device, void* stream);
 
 template <class T>
 class Buffer {

@@ -25,6 +25,9 @@ struct EnvEntry {
   int64_t bytes_per_step = 0;
   VectorEnvFactory make_cpu;
   VectorEnvFactory make_cuda;  // empty when the env has no CUDA instantiation
+  // The env steps on host threads whatever the device (it needs a physics engine: Box2D); on
+  // cuda its outputs are copied to the device after each step (envs/host_batched_env.h).
+  bool host_stepped = false;
   // Draws one env from its flat state (VectorEnv::GetStates) on a canvas of the spec's
   // render size; empty when the env does not draw.
   std::function<void(const float* flat_state, Canvas& canvas)> draw;

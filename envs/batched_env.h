@@ -19,6 +19,14 @@
 
 namespace cugym {
 
+namespace detail {
+// The error for Step(int32) on a Box env (env_is_box) or Step(float) on a Discrete one.
+[[noreturn]] inline void ThrowWrongActionKind(const std::string& id, bool env_is_box) {
+  throw std::invalid_argument(env_is_box ? id + " has a Box action space: step it with float actions"
+                                         : id + " has a Discrete action space: step it with int32 actions");
+}
+}  // namespace detail
+
 // Device bytes per env: state, counters and every per-env output.
 template <class Env>
 constexpr int64_t BytesPerEnv() {
@@ -86,7 +94,7 @@ class BatchedEnv final : public VectorEnv {
       RunSteps(actions, 1);
     } else {
       (void)actions;
-      throw std::invalid_argument(spec_.id + " has a Box action space: step it with float actions");
+      detail::ThrowWrongActionKind(spec_.id, true);
     }
   }
   void Step(const float* actions) override {
@@ -94,7 +102,7 @@ class BatchedEnv final : public VectorEnv {
       RunSteps(actions, 1);
     } else {
       (void)actions;
-      throw std::invalid_argument(spec_.id + " has a Discrete action space: step it with int32 actions");
+      detail::ThrowWrongActionKind(spec_.id, false);
     }
   }
   void StepRandom(int64_t steps) override {

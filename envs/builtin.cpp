@@ -7,6 +7,10 @@
 #include "envs/classic/mountain_car.h"
 #include "envs/classic/pendulum.h"
 
+#ifdef CUGYM_HAVE_BOX2D
+#include "envs/box2d/lunar_lander.h"
+#endif
+
 namespace cugym {
 
 void RegisterBuiltinEnvs(Registry& registry) {
@@ -15,6 +19,9 @@ void RegisterBuiltinEnvs(Registry& registry) {
   registry.Register(MakeEnvEntry<MountainCarContinuous>());
   registry.Register(MakeEnvEntry<Acrobot>());
   registry.Register(MakeEnvEntry<Pendulum>());
+#ifdef CUGYM_HAVE_BOX2D
+  RegisterBox2dEnvs(registry);
+#endif
 }
 
 }  // namespace cugym

@@ -4,6 +4,7 @@
 //   #include "my_env.h"
 //   CUGYM_PLUGIN_ENVS(MyEnv, MyOtherEnv)
 //
+// (CUGYM_PLUGIN_HOST_ENVS for host envs that bring their own physics engine, host_batched_env.h)
 // and build it with cugym_add_env_plugin(NAME my_envs SOURCES my_plugin.cpp) from the installed
 // CMake package. That function compiles the file twice: with the host compiler (the CPU back
 // end and the plugin's entry point) and, when CUDA is available, with nvcc (the CUDA back end).
@@ -22,6 +23,7 @@
 #include "envs/backend_cuda.cuh"
 #else
 #include "envs/backend_cpu.h"
+#include "envs/host_batched_env.h"
 #endif
 
 namespace cugym {
@@ -38,14 +40,19 @@ std::array<std::unique_ptr<VectorEnv> (*)(int64_t), sizeof...(Envs)> CudaFactori
   return {&MakeCudaVectorEnv<Envs>...};
 }
 #else
-template <class... Envs>
+// `host`: the envs are host envs (envs/host_batched_env.h), else CUGYM_HD env structs (env.h).
+template <bool kHost, class... Envs>
 int PluginEntry(EnvList<Envs...>, uint32_t host_abi, void* registry, char* error, std::size_t error_size) {
   if (host_abi != kPluginAbi) {
     std::snprintf(error, error_size, "plugin ABI %u", static_cast<unsigned>(kPluginAbi));
     return kPluginAbiMismatch;
   }
   try {
-    (static_cast<Registry*>(registry)->Register(MakeEnvEntry<Envs>()), ...);
+    if constexpr (kHost) {
+      (static_cast<Registry*>(registry)->Register(MakeHostEnvEntry<Envs>()), ...);
+    } else {
+      (static_cast<Registry*>(registry)->Register(MakeEnvEntry<Envs>()), ...);
+    }
     return kPluginOk;
   } catch (const std::exception& e) {
     std::snprintf(error, error_size, "%s", e.what());
@@ -69,6 +76,19 @@ int PluginEntry(EnvList<Envs...>, uint32_t host_abi, void* registry, char* error
 #define CUGYM_PLUGIN_ENVS(...)                                                                   \
   extern "C" __attribute__((visibility("default"))) int cugym_plugin_entry(                     \
       uint32_t host_abi, void* registry, char* error, std::size_t error_size) {                  \
-    return ::cugym::detail::PluginEntry(::cugym::EnvList<__VA_ARGS__>{}, host_abi, registry, error, error_size); \
+    return ::cugym::detail::PluginEntry<false>(::cugym::EnvList<__VA_ARGS__>{}, host_abi, registry, error, error_size); \
+  }
+#endif
+
+// Host envs (their own physics engine, stepped on host threads: envs/host_batched_env.h). They have
+// no CUDA instantiation, so nvcc's pass (if any) adds nothing; build such plugins with NO_CUDA.
+// One plugin source uses either this macro or CUGYM_PLUGIN_ENVS, not both.
+#if defined(__CUDACC__)
+#define CUGYM_PLUGIN_HOST_ENVS(...)
+#else
+#define CUGYM_PLUGIN_HOST_ENVS(...)                                                              \
+  extern "C" __attribute__((visibility("default"))) int cugym_plugin_entry(                     \
+      uint32_t host_abi, void* registry, char* error, std::size_t error_size) {                  \
+    return ::cugym::detail::PluginEntry<true>(::cugym::EnvList<__VA_ARGS__>{}, host_abi, registry, error, error_size); \
   }
 #endif

@@ -89,8 +89,8 @@ std::string FileBytes(const fs::path& path) {
 }
 
 TEST(DqnConfig, ShippedConfigsAreTheFilesAndCartPolesAreTheDefaults) {
-  ASSERT_EQ(kNumShippedConfigs, 3);
-  for (const char* id : {"CartPole-v1", "Acrobot-v1", "MountainCar-v0"}) {
+  ASSERT_EQ(kNumShippedConfigs, 4);
+  for (const char* id : {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "LunarLander-v3"}) {
     const ShippedConfig* shipped = FindShippedConfig(id);
     ASSERT_NE(shipped, nullptr) << id;
     const std::string path = std::string(CUGYM_SOURCE_DIR) + "/" + shipped->path;

@@ -67,4 +67,28 @@ if [ $# -ge 3 ]; then
   cugym=$cugym_main
 fi
 
+# Box2D envs (built when Box2D is found): listed with where they step, benchmarked, and bad
+# actions refused with one line.
+if "$cugym" list | grep -q LunarLander-v3; then
+  expect 0 'LunarLander-v3 +\(8,\) +Discrete\(4\) +1000 +200 +cpu threads' -- list
+  expect 0 'LunarLanderContinuous-v3 +\(8,\) +Box\(2,\) float32 +1000 +200 +cpu threads' -- list
+  expect 0 '"id": "LunarLander-v3".*"host_stepped": true' -- list --json
+  expect 0 '"env": "LunarLanderContinuous-v3".*"steps_per_second"' -- \
+    bench --env LunarLanderContinuous-v3 --num-envs 16 --steps 20 --repeats 1 --device cpu --json
+  # One-row traces: a Box action for the discrete id, an out-of-range action, a NaN action.
+  header() { for k in $(seq 0 37); do printf 'state_%d,' "$k"; done; printf '%s' "$1"; printf ',reward,terminated'
+             for k in $(seq 0 37); do printf ',next_state_%d' "$k"; done; for k in $(seq 0 7); do printf ',next_obs_%d' "$k"; done; echo; }
+  zeros() { local n=$1 line=; for _ in $(seq 1 "$n"); do line+="0,"; done; echo "${line%,}"; }
+  { header action_0,action_1; zeros 88; } >"$tmp/box.csv"
+  { header action; echo "$(zeros 38),7,$(zeros 48)"; } >"$tmp/range.csv"
+  { header action_0,action_1; echo "$(zeros 38),nan,0,$(zeros 48)"; } >"$tmp/nan.csv"
+  expect 2 "trace has no column 'action'" -- replay --env LunarLander-v3 --trace "$tmp/box.csv" --device cpu
+  expect 2 'action 7.000000 is not in Discrete\(4\)' -- replay --env LunarLander-v3 --trace "$tmp/range.csv" --device cpu
+  expect 2 'LunarLanderContinuous-v3: action\[0\] of env 0 is NaN' -- \
+    replay --env LunarLanderContinuous-v3 --trace "$tmp/nan.csv" --device cpu
+  if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi >/dev/null 2>&1; then
+    expect 2 '--device cuda: ' -- bench --env LunarLander-v3 --device cuda --num-envs 8 --steps 1
+  fi
+fi
+
 summary

@@ -63,6 +63,23 @@ else
   echo "skip: ffmpeg/ffprobe not installed, GIF/MP4 not checked"
 fi
 
+# Box2D envs (when built): frames and a GIF offscreen, and the window below runs them too.
+if "$cugym" list | grep -q LunarLander-v3; then
+  run record --env LunarLander-v3 --out "$tmp/lunar" --max-frames 40 --num-envs 2 --device cpu ||
+    fail "record LunarLander-v3: $(cat "$tmp/err")"
+  [ "$(ls "$tmp/lunar" | wc -l)" -eq 40 ] || fail "expected 40 LunarLander frames"
+  if command -v ffmpeg >/dev/null 2>&1; then
+    run record --env LunarLanderContinuous-v3 --out "$tmp/lunar.gif" --max-frames 20 --device cpu ||
+      fail "record LunarLanderContinuous-v3 GIF: $(cat "$tmp/err")"
+  fi
+  if command -v xvfb-run >/dev/null 2>&1; then
+    checks=$((checks + 1))
+    ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" xvfb-run -a -s "-screen 0 800x600x24" \
+      "$cugym" watch --env LunarLander-v3 --num-envs 2 --max-frames 30 --fps 200 --device cpu >"$tmp/lwatch.out" 2>&1
+    grep -q 'watched 30 frames' "$tmp/lwatch.out" || fail "watch LunarLander-v3 under Xvfb: $(cat "$tmp/lwatch.out")"
+  fi
+fi
+
 # The window under Xvfb: exits 0 after --max-frames, and a screenshot taken while it runs shows
 # the cart-pole (the pole's colour is on screen), not a blank screen. Under LeakSanitizer the
 # X11/D-Bus/GL libraries SDL loads for a window leak a few allocations of their own at exit,

@@ -3,7 +3,8 @@
 # out of tree against the installed CMake package, load it with --plugin into the installed
 # cugym, run the shared conformance suite on its env, bench and record it; then the ways loading
 # can fail (missing file, not a shared library, not a plugin, another ABI, duplicate id); DQN
-# trains on the plugin's env.
+# trains on the plugin's env. examples/host_env, a host env with its own physics engine, goes through
+# the same list, bench and conformance checks.
 # usage: test_plugin.sh BUILD_DIR SOURCE_DIR CUGYM_TESTS CMAKE_ARGS...
 set -u
 build=$1
@@ -54,6 +55,20 @@ if [ $rc -ne 0 ] || [ "${ran:-0}" -lt 12 ]; then
   tail -30 "$tmp/conf.log"
 else
   grep -E '^\[  (PASSED|SKIPPED) ' "$tmp/conf.log"
+fi
+
+echo "== a host-env plugin (its own physics engine, CPU threads): examples/host_env"
+if cmake -S "$source/examples/host_env" -B "$tmp/balls" -DCMAKE_PREFIX_PATH="$tmp/prefix" "$@" >"$tmp/configure-balls.log" 2>&1 &&
+   cmake --build "$tmp/balls" -j "$(nproc)" >"$tmp/build-balls.log" 2>&1; then
+  balls=$tmp/balls/libcugym_ball_drop.so
+  expect 0 'BallDrop-v0 +\(2,\) +Discrete\(2\) +200 +none +cpu threads' -- list --plugin "$balls"
+  expect 0 '"env": "BallDrop-v0", "device": "cpu"' -- bench --plugin "$balls" --env BallDrop-v0 --num-envs 100 --steps 30 --repeats 1 --device cpu --json
+  checks=$((checks + 1))
+  CUGYM_TEST_PLUGINS=$balls "$tests_bin" --gtest_filter='*BallDrop*' >"$tmp/conf-balls.log" 2>&1 ||
+    { fail "conformance on BallDrop-v0"; tail -30 "$tmp/conf-balls.log"; }
+else
+  fail "examples/host_env did not build"
+  cat "$tmp/configure-balls.log" "$tmp/build-balls.log" | tail -30
 fi
 
 echo "== loading failures"
