@@ -24,7 +24,7 @@ struct ReplayArrays {
   uint32_t* draws;   // [1] minibatches sampled so far: keys the sampling RNG
   int64_t capacity;
   int obs_dim;
-  int64_t stride;    // envs per vector step: env i's next transition is `stride` rows further on
+  int64_t stride;  // envs per vector step: env i's next transition is `stride` rows further on
 };
 
 // Transition i of a vector step goes to row (position + i) % capacity, so an env's consecutive
@@ -118,7 +118,7 @@ struct ExploreHold {
 // both back ends floor it to the same hold.
 CUGYM_HD inline int32_t HoldDuration(float u, float mu, int32_t max_hold) {
   const double y = -Log2(static_cast<double>(u)) / (static_cast<double>(mu) - 1.0);  // log2 of the duration, >= 0
-  if (y >= 31.0) return max_hold;  // 2^31 exceeds any max_hold
+  if (y >= 31.0) return max_hold;                                                    // 2^31 exceeds any max_hold
   const double n = Exp2(y);
   return n >= static_cast<double>(max_hold) ? max_hold : static_cast<int32_t>(n);
 }

@@ -16,13 +16,13 @@ class AgentOps {
   virtual ~AgentOps() = default;
   // Writes the n transitions of one vector step at rows position.. of the ring. Throws
   // std::invalid_argument when n exceeds the capacity: two envs of one step would share a row.
-  void AddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs,
-                      const int32_t* actions, const float* rewards, const float* next_obs, const float* final_obs,
-                      const uint8_t* terminated, const uint8_t* truncated);
+  void AddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs, const int32_t* actions,
+                      const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
+                      const uint8_t* truncated);
   // A minibatch of n-step transitions (NStepTransition) from the stored ones (replay.size,
   // head and draws on the device); then the draw counter goes up by one.
-  virtual void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed,
-                      int n_step, float gamma) = 0;
+  virtual void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed, int n_step,
+                      float gamma) = 0;
   // Replaces actions[i] (greedy) by a random action with probability epsilon; `hold` as in
   // agent_kernels.h ({} for none).
   virtual void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,

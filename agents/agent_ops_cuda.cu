@@ -1,10 +1,10 @@
 // The CUDA implementation of AgentOps: one Thrust for_each per call on the nn back end's stream
 // (CollectEpisodes: a CUB scan and two more), no host synchronisation, so the update's kernels
 // can be captured into a CUDA graph with the network's.
-#include <cub/device/device_scan.cuh>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/system/cuda/execution_policy.h>
+#include <cub/device/device_scan.cuh>
 
 #include <stdexcept>
 
@@ -87,7 +87,9 @@ struct AdvanceCountFunctor {
   const int32_t *flags, *offsets;
   int64_t n;
   unsigned long long* count;
-  __device__ void operator()(int64_t) const { *count += static_cast<unsigned long long>(offsets[n - 1] + flags[n - 1]); }
+  __device__ void operator()(int64_t) const {
+    *count += static_cast<unsigned long long>(offsets[n - 1] + flags[n - 1]);
+  }
 };
 
 class CudaAgentOps final : public AgentOps {
@@ -97,7 +99,8 @@ class CudaAgentOps final : public AgentOps {
   void DoAddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs,
                         const int32_t* actions, const float* rewards, const float* next_obs, const float* final_obs,
                         const uint8_t* terminated, const uint8_t* truncated) override {
-    ForEach(stream_, n, AddFunctor{replay, position, n, obs, rewards, next_obs, final_obs, actions, terminated, truncated});
+    ForEach(stream_, n,
+            AddFunctor{replay, position, n, obs, rewards, next_obs, final_obs, actions, terminated, truncated});
   }
   void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed, int n_step,
               float gamma) override {
@@ -133,8 +136,8 @@ class CudaAgentOps final : public AgentOps {
     flags_ = Buffer<int32_t>(Device::kCuda, n);
     offsets_ = Buffer<int32_t>(Device::kCuda, n);
     std::size_t bytes = 0;
-    CUGYM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, flags_.data(), offsets_.data(), static_cast<int>(n),
-                                                   stream_));
+    CUGYM_CUDA_CHECK(
+        cub::DeviceScan::ExclusiveSum(nullptr, bytes, flags_.data(), offsets_.data(), static_cast<int>(n), stream_));
     scan_scratch_ = Buffer<unsigned char>(Device::kCuda, bytes > 0 ? bytes : 1);  // null means 'query' to CUB
   }
 

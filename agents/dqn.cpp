@@ -2,9 +2,9 @@
 #include "agents/dqn.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -82,8 +82,8 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   agent::QLearnerOptions options;
   options.layer_sizes = LayerSizes(spec_, config_.hidden_sizes);
   options.batch_size = static_cast<int>(config_.batch_size);
-  options.max_act_batch = static_cast<int>(std::max({n, config_.double_dqn ? config_.batch_size : int64_t{1},
-                                                     config_.eval_episodes}));
+  options.max_act_batch =
+      static_cast<int>(std::max({n, config_.double_dqn ? config_.batch_size : int64_t{1}, config_.eval_episodes}));
   options.loss = nn::ParseLoss(config_.loss);
   options.adam.lr = config_.learning_rate;
   options.adam.eps = config_.adam_eps;
@@ -147,22 +147,31 @@ double DqnAgent::Epsilon(int64_t step) const {
 }
 
 agent::ReplayArrays DqnAgent::replay_arrays() {
-  return agent::ReplayArrays{replay_obs_.data(),     replay_next_obs_.data(), replay_actions_.data(),
-                             replay_rewards_.data(), replay_dones_.data(),    replay_ends_.data(),
-                             replay_size_dev_.data(), replay_head_dev_.data(), draws_dev_.data(),
-                             config_.buffer_size,    obs_dim_,                config_.num_envs};
+  return agent::ReplayArrays{replay_obs_.data(),
+                             replay_next_obs_.data(),
+                             replay_actions_.data(),
+                             replay_rewards_.data(),
+                             replay_dones_.data(),
+                             replay_ends_.data(),
+                             replay_size_dev_.data(),
+                             replay_head_dev_.data(),
+                             draws_dev_.data(),
+                             config_.buffer_size,
+                             obs_dim_,
+                             config_.num_envs};
 }
 
 void DqnAgent::UpdateKernels() {
   const int64_t b = config_.batch_size;
-  const agent::Minibatch batch{batch_obs_.data(), batch_next_obs_.data(), batch_actions_.data(),
-                               batch_rewards_.data(), batch_bootstrap_.data()};
+  const agent::Minibatch batch{batch_obs_.data(), batch_next_obs_.data(), batch_actions_.data(), batch_rewards_.data(),
+                               batch_bootstrap_.data()};
   ops_->Sample(replay_arrays(), batch, b, config_.seed, static_cast<int>(config_.n_step),
                static_cast<float>(config_.gamma));
   const auto next_obs = Rows(batch_next_obs_.data(), b, obs_dim_, device_);
   if (config_.double_dqn) {
     learner_->Act(next_obs, Vec(next_actions_.data(), b, device_));
-    learner_->TargetQAt(next_obs, Vec<const int32_t>(next_actions_.data(), b, device_), Vec(next_q_.data(), b, device_));
+    learner_->TargetQAt(next_obs, Vec<const int32_t>(next_actions_.data(), b, device_),
+                        Vec(next_q_.data(), b, device_));
   } else {
     learner_->TargetMaxQ(next_obs, Vec(next_q_.data(), b, device_));
   }
@@ -210,7 +219,8 @@ DqnProgress DqnAgent::ReadProgress(double interval_seconds, int64_t interval_ste
   const unsigned long long count = ring_count_.ToHost()[0];
   const std::vector<float> returns = ring_returns_.ToHost();
   const std::vector<int32_t> lengths = ring_lengths_.ToHost();
-  const unsigned long long first = std::max<unsigned long long>(episodes_read_, count > kEpisodeRing ? count - kEpisodeRing : 0);
+  const unsigned long long first =
+      std::max<unsigned long long>(episodes_read_, count > kEpisodeRing ? count - kEpisodeRing : 0);
   double sum_return = 0, sum_length = 0;
   for (unsigned long long k = first; k < count; ++k) {
     const int64_t slot = static_cast<int64_t>(k % kEpisodeRing);
@@ -240,9 +250,9 @@ EvalResult DqnAgent::Evaluate(int64_t k) {
   // Seeds of their own, another for each evaluation: the training envs use config_.seed itself.
   eval_env_->Reset(config_.seed * 0x9E3779B97F4A7C15ull + 0xE7A1u + static_cast<uint64_t>(k));
   const auto obs = Rows(eval_env_->obs(), n, obs_dim_, device_);
-  return PlayEpisodes(*eval_env_, std::vector<int64_t>(n, 1),
-                      [&](uint64_t, int32_t* actions) { learner_->Act(obs, Vec(actions, n, device_)); },
-                      eval_actions_);
+  return PlayEpisodes(
+      *eval_env_, std::vector<int64_t>(n, 1),
+      [&](uint64_t, int32_t* actions) { learner_->Act(obs, Vec(actions, n, device_)); }, eval_actions_);
 }
 
 void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
@@ -426,7 +436,8 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
     const std::string text = Meta(meta, key, path);
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
-    if (end == text.c_str() || *end != '\0') throw std::invalid_argument(path + ": metadata " + key + " is not a number");
+    if (end == text.c_str() || *end != '\0')
+      throw std::invalid_argument(path + ": metadata " + key + " is not a number");
     return v;
   };
   const int64_t n = config_.num_envs, cap = config_.buffer_size;

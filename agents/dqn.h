@@ -14,25 +14,25 @@
 #include "agents/agent_ops.h"
 #include "agents/dqn_config.h"
 #include "agents/evaluation.h"
+#include "agents/q_learner.h"
 #include "core/memory.h"
 #include "core/registry.h"
-#include "agents/q_learner.h"
 
 namespace cugym {
 
 // One metrics.csv row (CleanRL's names): means over the episodes that ended since the last row.
 struct DqnProgress {
   int64_t global_step = 0;
-  double wall_time = 0;         // seconds of training in this process
-  double episodic_return = 0;   // NaN when no episode ended in the interval
+  double wall_time = 0;        // seconds of training in this process
+  double episodic_return = 0;  // NaN when no episode ended in the interval
   double episodic_length = 0;
-  double td_loss = 0;           // of the last gradient step (NaN before learning starts)
-  double q_values = 0;          // mean Q(s, a) of the last minibatch
+  double td_loss = 0;   // of the last gradient step (NaN before learning starts)
+  double q_values = 0;  // mean Q(s, a) of the last minibatch
   double epsilon = 0;
-  double sps = 0;               // env steps per second over the interval
-  double mean_return_100 = 0;   // over the last 100 finished episodes (NaN before any)
-  int64_t episodes = 0;         // finished so far
-  double eval_return = 0;       // mean return of the latest evaluation (NaN before any)
+  double sps = 0;              // env steps per second over the interval
+  double mean_return_100 = 0;  // over the last 100 finished episodes (NaN before any)
+  int64_t episodes = 0;        // finished so far
+  double eval_return = 0;      // mean return of the latest evaluation (NaN before any)
 };
 
 // One greedy evaluation during training: eval_episodes episodes on envs of their own (own seeds,
@@ -65,8 +65,7 @@ class DqnAgent {
   // run there (a normal end, with a last metrics row; `stop` is an interruption, without one).
   // Evaluations change nothing the training reads: a run gives the same weights without them.
   void Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
-             const std::function<void()>& on_checkpoint,
-             const std::function<bool(const DqnEvaluation&)>& on_eval = {});
+             const std::function<void()>& on_checkpoint, const std::function<bool(const DqnEvaluation&)>& on_eval = {});
   // The greedy evaluation Train runs: eval_episodes episodes of the online network on the eval
   // envs, the k-th evaluation of the run from seeds of its own.
   EvalResult Evaluate(int64_t k);
@@ -113,9 +112,9 @@ class DqnAgent {
   Buffer<float> ring_returns_;
   Buffer<int32_t> ring_lengths_;
   Buffer<unsigned long long> ring_count_;
-  Buffer<int64_t> replay_size_dev_;  // [1] transitions stored, kept by the insertion kernel
-  Buffer<int64_t> replay_head_dev_;  // [1] next row to write, kept by the insertion kernel
-  Buffer<uint32_t> draws_dev_;       // [1] minibatches sampled (keys the replay RNG)
+  Buffer<int64_t> replay_size_dev_;          // [1] transitions stored, kept by the insertion kernel
+  Buffer<int64_t> replay_head_dev_;          // [1] next row to write, kept by the insertion kernel
+  Buffer<uint32_t> draws_dev_;               // [1] minibatches sampled (keys the replay RNG)
   std::unique_ptr<nn::Graph> update_graph_;  // CUDA: the gradient step, captured once
   bool warmed_up_ = false;                   // the first update ran eagerly
   bool graph_failed_ = false;
@@ -123,11 +122,11 @@ class DqnAgent {
   int64_t global_step_ = 0;
   int64_t vector_steps_ = 0;
   int64_t replay_position_ = 0;
-  int64_t replay_size_ = 0;         // host mirror of replay_size_dev_
-  double update_debt_ = 0;         // gradient steps owed (replay_ratio * env steps)
-  int64_t next_target_step_ = 0;   // env step of the next target update
+  int64_t replay_size_ = 0;       // host mirror of replay_size_dev_
+  double update_debt_ = 0;        // gradient steps owed (replay_ratio * env steps)
+  int64_t next_target_step_ = 0;  // env step of the next target update
   int64_t learning_resumes_at_ = 0;
-  uint64_t episodes_read_ = 0;     // ring entries already reported
+  uint64_t episodes_read_ = 0;       // ring entries already reported
   std::vector<float> last_returns_;  // the last 100 finished episodes, host side
   double wall_time_ = 0;
   double last_eval_return_;  // of the latest evaluation, NaN before any

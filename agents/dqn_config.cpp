@@ -63,50 +63,67 @@ struct Key {
   std::function<TomlValue(const DqnConfig&)> get;
 };
 
-#define CUGYM_INT_KEY(name) \
-  {#name, {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.name = AsInt(k, v); }, \
-           [](const DqnConfig& c) { return Int(static_cast<int64_t>(c.name)); }}}
-#define CUGYM_FLOAT_KEY(name) \
-  {#name, {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.name = AsNumber(k, v); }, \
-           [](const DqnConfig& c) { return Float(c.name); }}}
+#define CUGYM_INT_KEY(name)                                                                 \
+  {                                                                                         \
+#name, {                                                                                \
+      [](DqnConfig& c, const std::string& k, const TomlValue& v) { c.name = AsInt(k, v); }, \
+          [](const DqnConfig& c) { return Int(static_cast<int64_t>(c.name)); }              \
+    }                                                                                       \
+  }
+#define CUGYM_FLOAT_KEY(name)                                                                  \
+  {                                                                                            \
+#name, {                                                                                   \
+      [](DqnConfig& c, const std::string& k, const TomlValue& v) { c.name = AsNumber(k, v); }, \
+          [](const DqnConfig& c) { return Float(c.name); }                                     \
+    }                                                                                          \
+  }
 
 const std::map<std::string, Key>& Keys() {
   static const std::map<std::string, Key> keys = {
-      {"env_id", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.env_id = AsString(k, v); },
-                  [](const DqnConfig& c) { return Str(c.env_id); }}},
-      {"seed", {[](DqnConfig& c, const std::string& k, const TomlValue& v) {
-                  const int64_t s = AsInt(k, v);
-                  if (s < 0) throw std::invalid_argument(Where(k, v) + " must be >= 0");
-                  c.seed = static_cast<uint64_t>(s);
-                },
-                [](const DqnConfig& c) { return Int(static_cast<int64_t>(c.seed)); }}},
-      {"hidden_sizes", {[](DqnConfig& c, const std::string& k, const TomlValue& v) {
-                          if (v.kind != TomlValue::Kind::kArray)
-                            throw std::invalid_argument(Where(k, v) + " must be an array of integers, e.g. [120, 84]");
-                          c.hidden_sizes.clear();
-                          for (const TomlValue& item : v.items) c.hidden_sizes.push_back(static_cast<int>(AsInt(k, item)));
-                        },
-                        [](const DqnConfig& c) {
-                          TomlValue v;
-                          v.kind = TomlValue::Kind::kArray;
-                          for (int h : c.hidden_sizes) v.items.push_back(Int(h));
-                          return v;
-                        }}},
-      {"loss", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.loss = AsString(k, v); },
-                [](const DqnConfig& c) { return Str(c.loss); }}},
-      {"double_dqn", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.double_dqn = AsBool(k, v); },
-                      [](const DqnConfig& c) { return Bool(c.double_dqn); }}},
-      {"dueling", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.dueling = AsBool(k, v); },
-                   [](const DqnConfig& c) { return Bool(c.dueling); }}},
-      {"anneal_lr", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.anneal_lr = AsBool(k, v); },
-                     [](const DqnConfig& c) { return Bool(c.anneal_lr); }}},
-      {"cuda_graph", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.cuda_graph = AsBool(k, v); },
-                      [](const DqnConfig& c) { return Bool(c.cuda_graph); }}},
+      {"env_id",
+       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.env_id = AsString(k, v); },
+        [](const DqnConfig& c) { return Str(c.env_id); }}},
+      {"seed",
+       {[](DqnConfig& c, const std::string& k, const TomlValue& v) {
+          const int64_t s = AsInt(k, v);
+          if (s < 0) throw std::invalid_argument(Where(k, v) + " must be >= 0");
+          c.seed = static_cast<uint64_t>(s);
+        },
+        [](const DqnConfig& c) { return Int(static_cast<int64_t>(c.seed)); }}},
+      {"hidden_sizes",
+       {[](DqnConfig& c, const std::string& k, const TomlValue& v) {
+          if (v.kind != TomlValue::Kind::kArray)
+            throw std::invalid_argument(Where(k, v) + " must be an array of integers, e.g. [120, 84]");
+          c.hidden_sizes.clear();
+          for (const TomlValue& item : v.items) c.hidden_sizes.push_back(static_cast<int>(AsInt(k, item)));
+        },
+        [](const DqnConfig& c) {
+          TomlValue v;
+          v.kind = TomlValue::Kind::kArray;
+          for (int h : c.hidden_sizes) v.items.push_back(Int(h));
+          return v;
+        }}},
+      {"loss",
+       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.loss = AsString(k, v); },
+        [](const DqnConfig& c) { return Str(c.loss); }}},
+      {"double_dqn",
+       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.double_dqn = AsBool(k, v); },
+        [](const DqnConfig& c) { return Bool(c.double_dqn); }}},
+      {"dueling",
+       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.dueling = AsBool(k, v); },
+        [](const DqnConfig& c) { return Bool(c.dueling); }}},
+      {"anneal_lr",
+       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.anneal_lr = AsBool(k, v); },
+        [](const DqnConfig& c) { return Bool(c.anneal_lr); }}},
+      {"cuda_graph",
+       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.cuda_graph = AsBool(k, v); },
+        [](const DqnConfig& c) { return Bool(c.cuda_graph); }}},
       {"stop_at_threshold",
        {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.stop_at_threshold = AsBool(k, v); },
         [](const DqnConfig& c) { return Bool(c.stop_at_threshold); }}},
-      {"save_replay", {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.save_replay = AsBool(k, v); },
-                       [](const DqnConfig& c) { return Bool(c.save_replay); }}},
+      {"save_replay",
+       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.save_replay = AsBool(k, v); },
+        [](const DqnConfig& c) { return Bool(c.save_replay); }}},
       CUGYM_INT_KEY(num_envs),
       CUGYM_INT_KEY(total_steps),
       CUGYM_FLOAT_KEY(learning_rate),
@@ -174,10 +191,12 @@ void DqnConfig::Validate() const {
   Require(adam_eps > 0, "adam_eps", "must be > 0", s(adam_eps));
   Require(buffer_size > 0, "buffer_size", "must be > 0", s(buffer_size));
   Require(batch_size > 0, "batch_size", "must be > 0", s(batch_size));
-  Require(num_envs <= buffer_size, "num_envs",
-          "must not exceed buffer_size (" + s(buffer_size) + "): one vector step writes num_envs rows of the replay ring",
-          s(num_envs));
-  Require(batch_size <= buffer_size, "batch_size", "must not exceed buffer_size (" + s(buffer_size) + ")", s(batch_size));
+  Require(
+      num_envs <= buffer_size, "num_envs",
+      "must not exceed buffer_size (" + s(buffer_size) + "): one vector step writes num_envs rows of the replay ring",
+      s(num_envs));
+  Require(batch_size <= buffer_size, "batch_size", "must not exceed buffer_size (" + s(buffer_size) + ")",
+          s(batch_size));
   Require(gamma >= 0 && gamma <= 1, "gamma", "must be in [0, 1]", s(gamma));
   Require(n_step >= 1 && n_step <= 1000, "n_step", "must be in 1..1000", s(n_step));
   Require(tau > 0 && tau <= 1, "tau", "must be in (0, 1]", s(tau));
@@ -188,8 +207,8 @@ void DqnConfig::Validate() const {
           s(exploration_fraction));
   Require(exploration_hold_mu == 0 || (exploration_hold_mu > 1 && exploration_hold_mu <= 100), "exploration_hold_mu",
           "must be 0 (off) or in (1, 100]", s(exploration_hold_mu));
-  Require(exploration_max_hold >= 1 && exploration_max_hold <= 1000000000, "exploration_max_hold",
-          "must be in 1..1e9", s(exploration_max_hold));
+  Require(exploration_max_hold >= 1 && exploration_max_hold <= 1000000000, "exploration_max_hold", "must be in 1..1e9",
+          s(exploration_max_hold));
   Require(learning_starts >= 0, "learning_starts", "must be >= 0", s(learning_starts));
   Require(replay_ratio > 0 && replay_ratio <= 64, "replay_ratio", "must be in (0, 64]", s(replay_ratio));
   Require(loss == "mse" || loss == "huber", "loss", "must be \"mse\" or \"huber\"", "\"" + loss + "\"");

@@ -14,18 +14,18 @@ namespace cugym {
 struct DqnConfig {
   std::string env_id = "CartPole-v1";
   uint64_t seed = 1;
-  int64_t num_envs = 8;                  // envs stepped together
-  int64_t total_steps = 60000;           // env steps (transitions) over all envs
+  int64_t num_envs = 8;         // envs stepped together
+  int64_t total_steps = 60000;  // env steps (transitions) over all envs
   std::vector<int> hidden_sizes = {120, 84};
   double learning_rate = 2.3e-3;
   double adam_eps = 1e-8;
-  int64_t buffer_size = 50000;           // transitions kept
+  int64_t buffer_size = 50000;  // transitions kept
   int64_t batch_size = 64;
   double gamma = 0.99;
-  int64_t n_step = 1;                    // rewards summed before bootstrapping (n-step returns)
-  double tau = 0.05;                     // 1: hard copy; < 1: Polyak averaging
-  int64_t target_update_interval = 10;   // env steps between target updates
-  double start_e = 1.0;                  // epsilon schedule, linear in env steps
+  int64_t n_step = 1;                   // rewards summed before bootstrapping (n-step returns)
+  double tau = 0.05;                    // 1: hard copy; < 1: Polyak averaging
+  int64_t target_update_interval = 10;  // env steps between target updates
+  double start_e = 1.0;                 // epsilon schedule, linear in env steps
   double end_e = 0.05;
   double exploration_fraction = 0.16;    // of total_steps spent going from start_e to end_e
   double exploration_hold_mu = 0.0;      // > 1: ez-greedy, random actions held P(n >= k) = k^(1-mu); 0: off
@@ -35,17 +35,17 @@ struct DqnConfig {
   double replay_ratio = 0.5;             // gradient steps per env step (CleanRL: 0.1)
   std::string loss = "mse";              // mse (CleanRL) or huber (SB3)
   bool double_dqn = false;
-  bool dueling = false;                  // dueling head: Q = V + A - mean(A) (Wang et al. 2016)
-  double max_grad_norm = 0.0;            // 0: no clipping
-  bool cuda_graph = true;                // CUDA: replay the gradient step as one captured graph
-  int64_t log_interval = 2000;           // env steps between metrics.csv rows
-  int64_t checkpoint_interval = 20000;   // env steps between checkpoints; 0: only at the end
+  bool dueling = false;                 // dueling head: Q = V + A - mean(A) (Wang et al. 2016)
+  double max_grad_norm = 0.0;           // 0: no clipping
+  bool cuda_graph = true;               // CUDA: replay the gradient step as one captured graph
+  int64_t log_interval = 2000;          // env steps between metrics.csv rows
+  int64_t checkpoint_interval = 20000;  // env steps between checkpoints; 0: only at the end
   int64_t keep_checkpoints = 3;
-  bool save_replay = true;               // checkpoints hold the replay memory (exact resume); false
-                                         // for very large buffers: a resumed run refills it first
-  int64_t eval_episodes = 100;           // greedy episodes per evaluation, during training and at the end (0: none)
-  int64_t eval_interval = 10000;         // env steps between evaluations during training (> 0)
-  bool stop_at_threshold = false;        // end the run at the first evaluation that reaches the env's threshold
+  bool save_replay = true;         // checkpoints hold the replay memory (exact resume); false
+                                   // for very large buffers: a resumed run refills it first
+  int64_t eval_episodes = 100;     // greedy episodes per evaluation, during training and at the end (0: none)
+  int64_t eval_interval = 10000;   // env steps between evaluations during training (> 0)
+  bool stop_at_threshold = false;  // end the run at the first evaluation that reaches the env's threshold
 
   // Applies every key of `table`; throws std::invalid_argument naming an unknown key or a value
   // of the wrong type.

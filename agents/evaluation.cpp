@@ -53,8 +53,8 @@ EvalResult PlayEpisodes(VectorEnv& env, const std::vector<int64_t>& quota,
   return r;
 }
 
-EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes,
-                         int64_t num_envs, uint64_t seed, Device device, double epsilon, const std::string& env_id) {
+EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes, int64_t num_envs,
+                         uint64_t seed, Device device, double epsilon, const std::string& env_id) {
   if (episodes <= 0) throw std::invalid_argument("--episodes must be positive");
   if (num_envs <= 0) throw std::invalid_argument("--num-envs must be positive");
   if (epsilon < 0 || epsilon > 1) throw std::invalid_argument("--epsilon must be in [0, 1]");
@@ -68,12 +68,15 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
   Buffer<int32_t> actions(device, n);
   std::vector<int64_t> quota(n);
   for (int64_t i = 0; i < n; ++i) quota[i] = episodes / n + (i < episodes % n ? 1 : 0);
-  return PlayEpisodes(*env, quota, [&](uint64_t step, int32_t* a) {
-    policy.Act(env->obs(), a, n);
-    if (epsilon > 0)
-      ops->EpsilonGreedy(a, n, static_cast<float>(epsilon), static_cast<int>(spec.action_space.n),
-                         StepKey(seed, RngStream::kExploration, step), agent::ExploreHold{});
-  }, actions);
+  return PlayEpisodes(
+      *env, quota,
+      [&](uint64_t step, int32_t* a) {
+        policy.Act(env->obs(), a, n);
+        if (epsilon > 0)
+          ops->EpsilonGreedy(a, n, static_cast<float>(epsilon), static_cast<int>(spec.action_space.n),
+                             StepKey(seed, RngStream::kExploration, step), agent::ExploreHold{});
+      },
+      actions);
 }
 
 }  // namespace cugym

@@ -30,8 +30,7 @@ EvalResult PlayEpisodes(VectorEnv& env, const std::vector<int64_t>& quota,
 // episodes, spread evenly over num_envs envs (env i runs its share). The env comes from the
 // model's metadata unless `env_id` is given. Throws std::invalid_argument for a missing or
 // damaged model or one whose sizes do not fit the env.
-EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes,
-                         int64_t num_envs, uint64_t seed, Device device, double epsilon,
-                         const std::string& env_id = "");
+EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes, int64_t num_envs,
+                         uint64_t seed, Device device, double epsilon, const std::string& env_id = "");
 
 }  // namespace cugym

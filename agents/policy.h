@@ -18,8 +18,8 @@ class GreedyPolicy {
   // max_batch observations at a time. Throws std::invalid_argument for a missing or damaged
   // file, a model naming no env, an env with a Box action space, or layer sizes that do not fit
   // the env's observation and action sizes.
-  GreedyPolicy(const Registry& registry, const std::string& model_path, const std::string& env_id,
-               int64_t max_batch, Device device);
+  GreedyPolicy(const Registry& registry, const std::string& model_path, const std::string& env_id, int64_t max_batch,
+               Device device);
 
   const std::string& env_id() const { return env_id_; }
   // actions[i] = argmax_a Q(obs_i, a) for n rows of obs [n x obs_dim], device pointers.

@@ -102,8 +102,7 @@ void QLearner::TrainStep(ConstBatchView obs, VectorView<const int32_t> actions, 
   const int last = online_.num_layers() - 1;
   if (!options_.dueling) {
     // The last bias gradient comes fused with the loss (one pass fewer).
-    backend_->GatherLoss(options_.loss, out, actions, targets, dout, online_.linear_grads(last).bias,
-                         AsVector(stats_));
+    backend_->GatherLoss(options_.loss, out, actions, targets, dout, online_.linear_grads(last).bias, AsVector(stats_));
     online_.Backward(dout, /*last_bias_grad_ready=*/true);
   } else {
     const int64_t n = out.rows(), k = out.cols() - 1;

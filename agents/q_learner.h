@@ -19,9 +19,9 @@
 namespace cugym::agent {
 
 struct QLearnerOptions {
-  std::vector<int> layer_sizes;      ///< {observation size, hidden sizes..., number of actions}
-  int batch_size = 128;              ///< most rows one TrainStep takes (the minibatch)
-  int max_act_batch = 1;             ///< most rows Act / TargetMaxQ / TargetQAt take (e.g. the env count)
+  std::vector<int> layer_sizes;              ///< {observation size, hidden sizes..., number of actions}
+  int batch_size = 128;                      ///< most rows one TrainStep takes (the minibatch)
+  int max_act_batch = 1;                     ///< most rows Act / TargetMaxQ / TargetQAt take (e.g. the env count)
   nn::LossKind loss = nn::LossKind::kHuber;  ///< SB3's DQN uses Huber, CleanRL's MSE
   nn::AdamOptions adam;
   uint64_t seed = 0;  ///< initial weights; the target network starts as a copy of the online one

@@ -70,7 +70,8 @@ std::ofstream OpenLog(const fs::path& path, const std::string& header) {
 // threshold.
 class EvalTracker {
  public:
-  explicit EvalTracker(const EnvSpec& spec) : has_threshold_(spec.has_reward_threshold), threshold_(spec.reward_threshold) {}
+  explicit EvalTracker(const EnvSpec& spec)
+      : has_threshold_(spec.has_reward_threshold), threshold_(spec.reward_threshold) {}
 
   // Returns true when this evaluation is the best so far.
   bool Add(int64_t step, double wall_time, const EvalResult& r) {
@@ -107,7 +108,9 @@ class EvalTracker {
     json.Raw("threshold", has_threshold_ ? JsonNumber(threshold_) : "null");
     if (best_step_ >= 0) {
       JsonObject best;
-      best.Int("global_step", best_step_).Num("mean_return", best_.mean_return).Num("std_return", best_.std_return)
+      best.Int("global_step", best_step_)
+          .Num("mean_return", best_.mean_return)
+          .Num("std_return", best_.std_return)
           .Int("episodes", best_.episodes);
       json.Raw("best", best.str());
     } else {
@@ -185,8 +188,8 @@ DqnConfig ResolveTrainConfig(const Registry& registry, const TrainConfigSource& 
 }
 
 TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, const TrainRunOptions& options,
-                           const std::function<void(const DqnProgress&)>& on_log,
-                           const std::function<bool()>& stop, std::ostream& notes) {
+                           const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
+                           std::ostream& notes) {
   const fs::path run_dir = options.resume ? fs::path(options.run_dir) : PrepareRunFolder(config, options.run_dir);
   TrainRunResult result;
   result.run_dir = run_dir.string();
@@ -240,9 +243,9 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
   const fs::path best_model = run_dir / "best.safetensors";
   const auto on_eval = [&](const DqnEvaluation& e) {
     const EvalResult& r = e.result;
-    evals << e.global_step << "," << Number(e.wall_time) << "," << Number(r.mean_return) << ","
-          << Number(r.std_return) << "," << Number(r.min_return) << "," << Number(r.max_return) << "," << r.episodes
-          << "," << Number(e.eval_seconds) << "\n";
+    evals << e.global_step << "," << Number(e.wall_time) << "," << Number(r.mean_return) << "," << Number(r.std_return)
+          << "," << Number(r.min_return) << "," << Number(r.max_return) << "," << r.episodes << ","
+          << Number(e.eval_seconds) << "\n";
     evals.flush();
     if (tracker.Add(e.global_step, e.wall_time, r)) agent.SaveModel(best_model.string());
     return config.stop_at_threshold && tracker.reached();
@@ -251,7 +254,9 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
   bool stopped = false;
   // A run that already ended at the threshold (resumed from its last checkpoint) trains no more.
   const bool done = config.stop_at_threshold && tracker.reached();
-  if (!done) agent.Train(log_row, [&] { return stopped = stopped || stop(); }, [&] { write_checkpoint(); }, on_eval);
+  if (!done)
+    agent.Train(
+        log_row, [&] { return stopped = stopped || stop(); }, [&] { write_checkpoint(); }, on_eval);
   result.checkpoint = write_checkpoint().string();
   result.global_step = agent.global_step();
   if (stopped) {
@@ -262,14 +267,19 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
   agent.SaveModel(model.string());
   result.model = model.string();
   if (config.eval_episodes > 0) {
-    result.eval = EvaluateModel(registry, model.string(), config.eval_episodes, 10, config.seed + 1000003,
-                                options.device, 0.0);
+    result.eval =
+        EvaluateModel(registry, model.string(), config.eval_episodes, 10, config.seed + 1000003, options.device, 0.0);
     result.evaluated = true;
     const EvalResult& r = result.eval;
     JsonObject json = ResultJson();
-    json.Str("env", r.env_id).Int("episodes", r.episodes).Num("mean_return", r.mean_return)
-        .Num("std_return", r.std_return).Num("min_return", r.min_return).Num("max_return", r.max_return)
-        .Num("mean_length", r.mean_length).Int("global_step", agent.global_step());
+    json.Str("env", r.env_id)
+        .Int("episodes", r.episodes)
+        .Num("mean_return", r.mean_return)
+        .Num("std_return", r.std_return)
+        .Num("min_return", r.min_return)
+        .Num("max_return", r.max_return)
+        .Num("mean_length", r.mean_length)
+        .Int("global_step", agent.global_step());
     tracker.AddTo(json);
     WriteFileAtomically((run_dir / "eval.json").string(), json.str() + "\n");
   }
@@ -283,8 +293,7 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
 std::string ProgressLine(const DqnProgress& p, int64_t total_steps) {
   const double eta = p.sps > 0 ? static_cast<double>(total_steps - p.global_step) / p.sps : 0;
   char line[240];
-  std::snprintf(line, sizeof(line),
-                "step %lld/%lld  %.0f steps/s  return(100) %s  eval %s  epsilon %.3f  ETA %.0fs",
+  std::snprintf(line, sizeof(line), "step %lld/%lld  %.0f steps/s  return(100) %s  eval %s  epsilon %.3f  ETA %.0fs",
                 static_cast<long long>(p.global_step), static_cast<long long>(total_steps), p.sps,
                 std::isnan(p.mean_return_100) ? "-" : Number(p.mean_return_100).c_str(),
                 std::isnan(p.eval_return) ? "-" : Number(p.eval_return).c_str(), p.epsilon, eta);

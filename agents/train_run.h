@@ -19,13 +19,13 @@ namespace cugym {
 
 // Where a run's config comes from, applied in this order.
 struct TrainConfigSource {
-  std::string resume_dir;   // non-empty: the run's own config.toml (config_path must be empty)
-  std::string config_path;  // else a TOML file
+  std::string resume_dir;          // non-empty: the run's own config.toml (config_path must be empty)
+  std::string config_path;         // else a TOML file
   std::optional<TomlTable> table;  // else these keys over the defaults (a config given in code);
                                    // else the config shipped for `env_id` (configs/), or the
                                    // defaults when none ships
-  std::string env_id;       // overrides the file's env_id when non-empty
-  TomlTable overrides;      // keys applied last (--set, --seed, ...)
+  std::string env_id;              // overrides the file's env_id when non-empty
+  TomlTable overrides;             // keys applied last (--set, --seed, ...)
 };
 
 // Builds and validates the config; says on `notes` which shipped config it used, if any.
@@ -33,8 +33,8 @@ struct TrainConfigSource {
 DqnConfig ResolveTrainConfig(const Registry& registry, const TrainConfigSource& source, std::ostream& notes);
 
 struct TrainRunOptions {
-  std::string run_dir;       // "" = runs/<env>_<seed>_<time>; must be new or empty unless resuming
-  bool resume = false;       // continue run_dir from its newest checkpoint, exactly (DqnAgent::LoadCheckpoint)
+  std::string run_dir;  // "" = runs/<env>_<seed>_<time>; must be new or empty unless resuming
+  bool resume = false;  // continue run_dir from its newest checkpoint, exactly (DqnAgent::LoadCheckpoint)
   Device device = Device::kCpu;
 };
 
@@ -62,8 +62,8 @@ struct TrainRunResult {
 // `stop()` is polled every vector step (a signal flag): when it returns true a checkpoint is
 // written and the run ends with interrupted = true. Progress notes (resuming, ...) go to `notes`.
 TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, const TrainRunOptions& options,
-                           const std::function<void(const DqnProgress&)>& on_log,
-                           const std::function<bool()>& stop, std::ostream& notes);
+                           const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
+                           std::ostream& notes);
 
 // The one-line progress text `cugym train` prints ("step 2000/60000  ...  ETA 3s").
 std::string ProgressLine(const DqnProgress& progress, int64_t total_steps);

@@ -19,20 +19,20 @@
 #include <string>
 #include <vector>
 
+#include "agents/q_learner.h"
 #include "cli/args.h"
-#include "core/json_writer.h"
 #include "core/device.h"
+#include "core/json_writer.h"
 #include "core/memory.h"
 #include "nn/checkpoint.h"
-#include "agents/q_learner.h"
 
 namespace {
 
 using cugym::Buffer;
 using cugym::Device;
-using cugym::cli::Args;
 using cugym::JsonNumber;
 using cugym::JsonObject;
+using cugym::cli::Args;
 namespace nn = cugym::nn;
 
 struct Options {
@@ -69,7 +69,8 @@ Options Parse(int argc, char** argv) {
   o.help = args.help();
   if (o.help) {
     std::printf("%s", args.Usage("DQN gradient updates per second of cugym's nn (target max-Q forward + forward,\n"
-                                 "loss, backward, Adam), median of 5 repeats.").c_str());
+                                 "loss, backward, Adam), median of 5 repeats.")
+                          .c_str());
     return o;
   }
   o.device = args.String("--device");
@@ -212,8 +213,13 @@ int main(int argc, char** argv) {
             results.push_back(r);
             if (args.json) {
               JsonObject json;
-              json.Str("bench", "nn_update").Str("net", r.net).Int("batch", r.batch).Str("loss", r.loss)
-                  .Num("max_grad_norm", r.max_grad_norm).Str("device", r.device).Str("mode", r.mode)
+              json.Str("bench", "nn_update")
+                  .Str("net", r.net)
+                  .Int("batch", r.batch)
+                  .Str("loss", r.loss)
+                  .Num("max_grad_norm", r.max_grad_norm)
+                  .Str("device", r.device)
+                  .Str("mode", r.mode)
                   .Str("hardware", r.hardware)
                   .Raw("updates_per_second", r.updates_per_second > 0 ? JsonNumber(r.updates_per_second) : "null")
                   .Str("note", r.note);

@@ -71,7 +71,8 @@ const FlagSpec& Args::Spec(const std::string& name) const {
 std::string Args::Usage(const std::string& summary) const {
   std::string out = "usage: " + program_ + " [flags]\n" + summary + "\n\nflags:\n";
   for (const FlagSpec& flag : flags_) {
-    std::string left = "  " + flag.name + (flag.value.empty() ? "" : " " + flag.value) + (flag.repeatable ? " ..." : "");
+    std::string left =
+        "  " + flag.name + (flag.value.empty() ? "" : " " + flag.value) + (flag.repeatable ? " ..." : "");
     if (left.size() < 26) left.resize(26, ' ');
     out += left + " " + flag.help + (flag.fallback.empty() ? "" : " (default " + flag.fallback + ")") + "\n";
   }

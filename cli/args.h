@@ -11,10 +11,10 @@
 namespace cugym::cli {
 
 struct FlagSpec {
-  std::string name;      // "--num-envs"
-  std::string value;     // metavar, "" for a boolean switch
+  std::string name;   // "--num-envs"
+  std::string value;  // metavar, "" for a boolean switch
   std::string help;
-  std::string fallback;  // default shown in --help ("" = none)
+  std::string fallback;     // default shown in --help ("" = none)
   bool repeatable = false;  // may be given several times (Strings() returns them all)
 };
 

@@ -22,17 +22,20 @@ int RunBench(const Registry& registry, int argc, char** argv) {
              {"--num-envs", "N", "envs stepped together", "1024"},
              {"--steps", "T", "steps per timed repeat", "1000"},
              {"--device", "D", kDeviceHelp, "auto"},
-             {"--mode", "M", "step: one Step() call per step, as an agent loop makes; fused: all T steps in "
-                             "one call (one launch or parallel region; on the GPU each env's state stays in "
-                             "registers and only the last step's outputs are written)", "step"},
+             {"--mode", "M",
+              "step: one Step() call per step, as an agent loop makes; fused: all T steps in "
+              "one call (one launch or parallel region; on the GPU each env's state stays in "
+              "registers and only the last step's outputs are written)",
+              "step"},
              {"--repeats", "R", "timed repeats; the median is reported", "5"},
              {"--seed", "S", "seed of the env and the random actions", "0"},
              {"--json", "", "print one JSON object", ""}},
             argc, argv, 2);
   if (args.help()) {
-    std::cout << args.Usage("Steps N envs for T steps with uniformly random actions drawn on the device,\n"
-                            "autoreset on, and reports env steps per second (N*T/seconds), the median of\n"
-                            "R repeats after one untimed warm-up repeat.");
+    std::cout << args.Usage(
+        "Steps N envs for T steps with uniformly random actions drawn on the device,\n"
+        "autoreset on, and reports env steps per second (N*T/seconds), the median of\n"
+        "R repeats after one untimed warm-up repeat.");
     return 0;
   }
   const std::string id = args.String("--env");
@@ -89,10 +92,10 @@ int RunBench(const Registry& registry, int argc, char** argv) {
         .Num("model_gbytes_per_second", gbytes);
     std::cout << json.str() << "\n";
   } else {
-    std::printf("%s on %s (%s): %lld envs x %lld steps, mode %s\n", id.c_str(), DeviceName(device),
-                hardware.c_str(), static_cast<long long>(num_envs), static_cast<long long>(steps), mode.c_str());
-    std::printf("  %.3g env steps/s (median of %lld; min %.3g, max %.3g)\n", median,
-                static_cast<long long>(repeats), rates.front(), rates.back());
+    std::printf("%s on %s (%s): %lld envs x %lld steps, mode %s\n", id.c_str(), DeviceName(device), hardware.c_str(),
+                static_cast<long long>(num_envs), static_cast<long long>(steps), mode.c_str());
+    std::printf("  %.3g env steps/s (median of %lld; min %.3g, max %.3g)\n", median, static_cast<long long>(repeats),
+                rates.front(), rates.back());
     std::printf("  traffic model: %lld bytes per env step = %.1f GB/s if nothing stayed cached\n",
                 static_cast<long long>(bytes_per_step), gbytes);
   }

@@ -23,21 +23,27 @@ int RunEval(const Registry& registry, int argc, char** argv) {
              {"--json", "", "print one JSON object", ""}},
             argc, argv, 2);
   if (args.help()) {
-    std::cout << args.Usage("Runs the model's greedy policy for exactly E finished episodes (spread evenly over\n"
-                            "the N envs) and prints the mean and spread of the return.");
+    std::cout << args.Usage(
+        "Runs the model's greedy policy for exactly E finished episodes (spread evenly over\n"
+        "the N envs) and prints the mean and spread of the return.");
     return 0;
   }
   const std::string model = args.Required("--model");
   const uint64_t seed = args.Seed("--seed");
   const Device device = PickDevice(args.String("--device"));
-  const EvalResult r = EvaluateModel(registry, model, args.Int("--episodes"), args.Int("--num-envs"),
-                                     seed, device, args.Double("--epsilon"),
-                                     args.String("--env"));
+  const EvalResult r = EvaluateModel(registry, model, args.Int("--episodes"), args.Int("--num-envs"), seed, device,
+                                     args.Double("--epsilon"), args.String("--env"));
   if (args.Switch("--json")) {
     JsonObject json = ResultJson();
-    json.Str("env", r.env_id).Str("model", model).Str("device", DeviceName(device)).Int("episodes", r.episodes)
-        .Num("mean_return", r.mean_return).Num("std_return", r.std_return).Num("min_return", r.min_return)
-        .Num("max_return", r.max_return).Num("mean_length", r.mean_length);
+    json.Str("env", r.env_id)
+        .Str("model", model)
+        .Str("device", DeviceName(device))
+        .Int("episodes", r.episodes)
+        .Num("mean_return", r.mean_return)
+        .Num("std_return", r.std_return)
+        .Num("min_return", r.min_return)
+        .Num("max_return", r.max_return)
+        .Num("mean_length", r.mean_length);
     std::cout << json.str() << "\n";
   } else {
     std::printf("%s, %lld episodes: mean return %.2f +- %.2f, min %.2f, max %.2f, mean length %.1f\n", r.env_id.c_str(),

@@ -25,8 +25,12 @@ std::string SpaceJson(const Space& space) {
     low += (i ? ", " : "") + JsonNumber(space.low[i]);
     high += (i ? ", " : "") + JsonNumber(space.high[i]);
   }
-  return json.Str("type", "Box").Raw("shape", shape + "]").Str("dtype", "float32")
-      .Raw("low", low + "]").Raw("high", high + "]").str();
+  return json.Str("type", "Box")
+      .Raw("shape", shape + "]")
+      .Str("dtype", "float32")
+      .Raw("low", low + "]")
+      .Raw("high", high + "]")
+      .str();
 }
 
 // Where an env's steps run: "cpu, cuda" for envs with a CUDA instantiation; "cpu threads" for
@@ -42,9 +46,10 @@ std::string StepsOn(const EnvEntry& entry) {
 int RunList(const Registry& registry, int argc, char** argv) {
   Args args("cugym list", {{"--json", "", "print a JSON array instead of a table", ""}}, argc, argv, 2);
   if (args.help()) {
-    std::cout << args.Usage("Lists every registered env with its spaces, step limit, reward threshold, where it\n"
-                            "steps and the reference its dynamics follow.\n"
-                            "Box bounds of +-infinity are written as null in JSON.");
+    std::cout << args.Usage(
+        "Lists every registered env with its spaces, step limit, reward threshold, where it\n"
+        "steps and the reference its dynamics follow.\n"
+        "Box bounds of +-infinity are written as null in JSON.");
     return 0;
   }
   if (args.Switch("--json")) {
@@ -69,14 +74,14 @@ int RunList(const Registry& registry, int argc, char** argv) {
     std::cout << "]\n";
     return 0;
   }
-  std::printf("%-28s %-12s %-16s %9s %16s  %-34s  %s\n", "id", "obs shape", "action space", "max steps", "reward threshold",
-              "steps on", "reference");
+  std::printf("%-28s %-12s %-16s %9s %16s  %-34s  %s\n", "id", "obs shape", "action space", "max steps",
+              "reward threshold", "steps on", "reference");
   for (const EnvEntry& entry : registry.entries()) {
     const EnvSpec& spec = entry.spec;
     std::string threshold = spec.has_reward_threshold ? JsonNumber(spec.reward_threshold) : "none";
     std::printf("%-28s %-12s %-16s %9d %16s  %-34s  %s\n", spec.id.c_str(), ObsShape(spec.observation_space).c_str(),
-                spec.action_space.ToString().c_str(), spec.max_episode_steps, threshold.c_str(),
-                StepsOn(entry).c_str(), spec.reference.empty() ? "-" : spec.reference.c_str());
+                spec.action_space.ToString().c_str(), spec.max_episode_steps, threshold.c_str(), StepsOn(entry).c_str(),
+                spec.reference.empty() ? "-" : spec.reference.c_str());
   }
   return 0;
 }

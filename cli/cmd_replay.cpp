@@ -8,8 +8,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "core/json_writer.h"
 #include "core/csv.h"
+#include "core/json_writer.h"
 #include "core/trace.h"
 
 namespace cugym::cli {
@@ -70,7 +70,8 @@ int RunReplay(const Registry& registry, int argc, char** argv) {
     PrintError("next_obs max error", report.next_obs);
     PrintError("reward max error", report.reward);
     std::printf("  terminated mismatches  %lld", static_cast<long long>(report.terminated_mismatches));
-    if (report.terminated_mismatches > 0) std::printf("  (first at line %lld)", static_cast<long long>(report.first_mismatch_line));
+    if (report.terminated_mismatches > 0)
+      std::printf("  (first at line %lld)", static_cast<long long>(report.first_mismatch_line));
     std::printf("\n%s (tolerance %g)\n", pass ? "PASS" : "FAIL", tolerance);
   }
   return pass ? 0 : 1;

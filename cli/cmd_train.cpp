@@ -23,18 +23,19 @@ extern "C" void OnSignal(int signal) { g_signal.store(signal); }
 }  // namespace
 
 int RunTrain(const Registry& registry, int argc, char** argv) {
-  Args args("cugym train",
-            {{"--env", "ID", "env id (see cugym list); overrides the config's env_id", ""},
-             {"--config", "FILE", "TOML config; default: the one shipped for the env (configs/), if any", ""},
-             {"--device", "D", kDeviceHelp, "auto"},
-             {"--seed", "S", "seed (overrides the config)", ""},
-             {"--num-envs", "N", "envs stepped together (overrides the config)", ""},
-             {"--total-steps", "T", "env steps to train for (overrides the config)", ""},
-             {"--out", "DIR", "run folder (default runs/<env>_<seed>_<time>)", ""},
-             {"--set", "KEY=VALUE", "override one config key", "", true},
-             {"--resume", "DIR", "continue the run in DIR from its last checkpoint", ""},
-             {"--save-replay", "", "checkpoints hold the replay memory (the default; save_replay = false turns it off)", ""}},
-            argc, argv, 2);
+  Args args(
+      "cugym train",
+      {{"--env", "ID", "env id (see cugym list); overrides the config's env_id", ""},
+       {"--config", "FILE", "TOML config; default: the one shipped for the env (configs/), if any", ""},
+       {"--device", "D", kDeviceHelp, "auto"},
+       {"--seed", "S", "seed (overrides the config)", ""},
+       {"--num-envs", "N", "envs stepped together (overrides the config)", ""},
+       {"--total-steps", "T", "env steps to train for (overrides the config)", ""},
+       {"--out", "DIR", "run folder (default runs/<env>_<seed>_<time>)", ""},
+       {"--set", "KEY=VALUE", "override one config key", "", true},
+       {"--resume", "DIR", "continue the run in DIR from its last checkpoint", ""},
+       {"--save-replay", "", "checkpoints hold the replay memory (the default; save_replay = false turns it off)", ""}},
+      argc, argv, 2);
   if (args.help()) {
     std::cout << args.Usage(
         "Trains DQN and writes config.toml, metrics.csv, checkpoints/ and model.safetensors into the\n"
@@ -91,7 +92,8 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
   std::signal(SIGTERM, OnSignal);
   TrainRunResult run;
   try {
-    run = RunTraining(registry, config, options, on_log, [] { return g_signal.load() != 0; }, std::cerr);
+    run = RunTraining(
+        registry, config, options, on_log, [] { return g_signal.load() != 0; }, std::cerr);
   } catch (...) {
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);

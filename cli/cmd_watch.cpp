@@ -24,8 +24,9 @@ int RunWatch(const Registry& registry, int argc, char** argv) {
              {"--device", "D", kDeviceHelp, "auto"}},
             argc, argv, 2);
   if (args.help()) {
-    std::cout << args.Usage("Opens a window and plays the env in real time. Keys: space pause, right arrow\n"
-                            "single step while paused, r reset, + and - speed, q or Esc quit.");
+    std::cout << args.Usage(
+        "Opens a window and plays the env in real time. Keys: space pause, right arrow\n"
+        "single step while paused, r reset, + and - speed, q or Esc quit.");
     return 0;
   }
   const int64_t episodes = args.Int("--episodes");
@@ -34,8 +35,7 @@ int RunWatch(const Registry& registry, int argc, char** argv) {
   const std::string id = args.String("--env");
   if (!id.empty()) registry.Get(id);
   const Device device = PickDevice(args.String("--device"));
-  Viewer viewer(registry, id, args.String("--model"), args.Int("--num-envs"), device,
-                args.Seed("--seed"));
+  Viewer viewer(registry, id, args.String("--model"), args.Int("--num-envs"), device, args.Seed("--seed"));
   const double fps = args.Has("--fps") ? args.Double("--fps") : viewer.spec().render_fps;
   if (!(fps > 0)) throw std::invalid_argument("--fps must be positive");
   FramePacer pacer(fps);

@@ -73,8 +73,9 @@ int main(int argc, char** argv) {
       return command == "watch" ? cugym::cli::RunWatch(registry, argc, argv)
                                 : cugym::cli::RunRecord(registry, argc, argv);
 #else
-      throw std::runtime_error("this cugym was built without SDL2, so it cannot render (install libsdl2-dev, "
-                               "e.g. with scripts/setup.sh, and rebuild)");
+      throw std::runtime_error(
+          "this cugym was built without SDL2, so it cannot render (install libsdl2-dev, "
+          "e.g. with scripts/setup.sh, and rebuild)");
 #endif
     }
     std::cerr << "cugym: error: unknown command '" << command

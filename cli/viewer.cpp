@@ -11,8 +11,8 @@ namespace cugym::cli {
 
 namespace {
 
-std::unique_ptr<GreedyPolicy> LoadPolicy(const Registry& registry, const std::string& model_path,
-                                         const std::string& id, int64_t num_envs, Device device) {
+std::unique_ptr<GreedyPolicy> LoadPolicy(const Registry& registry, const std::string& model_path, const std::string& id,
+                                         int64_t num_envs, Device device) {
   if (model_path.empty()) return nullptr;
   if (num_envs <= 0 || num_envs > 64) return nullptr;  // the constructor reports it
   return std::make_unique<GreedyPolicy>(registry, model_path, id, num_envs, device);
@@ -23,7 +23,9 @@ std::unique_ptr<GreedyPolicy> LoadPolicy(const Registry& registry, const std::st
 Viewer::Viewer(const Registry& registry, const std::string& id, const std::string& model_path, int64_t num_envs,
                Device device, uint64_t seed)
     : policy_(LoadPolicy(registry, model_path, id, num_envs, device)),
-      entry_(registry.Get(policy_ ? policy_->env_id() : id.empty() ? "CartPole-v1" : id)),
+      entry_(registry.Get(policy_      ? policy_->env_id()
+                          : id.empty() ? "CartPole-v1"
+                                       : id)),
       seed_(seed) {
   const std::string& env_id = entry_.spec.id;
   if (!entry_.draw || entry_.spec.render_width <= 0)

@@ -28,8 +28,14 @@ std::vector<std::string> SplitFields(const std::string& line) {
 }
 
 bool ParseNumber(const std::string& field, double* out) {
-  if (field == "true" || field == "True") { *out = 1.0; return true; }
-  if (field == "false" || field == "False") { *out = 0.0; return true; }
+  if (field == "true" || field == "True") {
+    *out = 1.0;
+    return true;
+  }
+  if (field == "false" || field == "False") {
+    *out = 0.0;
+    return true;
+  }
   if (field.empty()) return false;
   errno = 0;
   char* end = nullptr;

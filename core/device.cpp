@@ -10,8 +10,8 @@
 namespace cugym {
 
 void ThrowCudaError(const char* call, const char* message, const char* file, int line) {
-  throw std::runtime_error(std::string("CUDA error: ") + message + " in " + call + " (" + file +
-                           ":" + std::to_string(line) + ")");
+  throw std::runtime_error(std::string("CUDA error: ") + message + " in " + call + " (" + file + ":" +
+                           std::to_string(line) + ")");
 }
 
 const char* DeviceName(Device device) { return device == Device::kCuda ? "cuda" : "cpu"; }

@@ -11,10 +11,10 @@ namespace cugym {
 
 }  // namespace cugym
 
-#define CUGYM_CUDA_CHECK(call)                                                            \
-  do {                                                                                    \
-    cudaError_t cugym_status_ = (call);                                                   \
-    if (cugym_status_ != cudaSuccess)                                                     \
+#define CUGYM_CUDA_CHECK(call)                                                               \
+  do {                                                                                       \
+    cudaError_t cugym_status_ = (call);                                                      \
+    if (cugym_status_ != cudaSuccess)                                                        \
       ::cugym::ThrowCudaError(#call, cudaGetErrorString(cugym_status_), __FILE__, __LINE__); \
   } while (0)
 

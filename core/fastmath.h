@@ -17,7 +17,7 @@ namespace cugym {
 
 CUGYM_HD CUGYM_FORCEINLINE void SinCos(float x, float* sin_out, float* cos_out) {
   constexpr float kTwoOverPi = 0.636619772367581343f;
-  constexpr float kPiOver2A = 1.5703125f;               // exact in 9 bits
+  constexpr float kPiOver2A = 1.5703125f;                // exact in 9 bits
   constexpr float kPiOver2B = 4.837512969970703125e-4f;  // exact in 12 bits
   constexpr float kPiOver2C = 7.54978995489188216e-8f;
   // Nearest quadrant without calls or comparisons (floorf, or a float compare under the
@@ -31,8 +31,8 @@ CUGYM_HD CUGYM_FORCEINLINE void SinCos(float x, float* sin_out, float* cos_out) 
   float r = ((x - fq * kPiOver2A) - fq * kPiOver2B) - fq * kPiOver2C;
   float r2 = r * r;
   float s = r + r * r2 * ((-1.9515295891e-4f * r2 + 8.3321608736e-3f) * r2 - 1.6666654611e-1f);
-  float c = 1.0f - 0.5f * r2 +
-            r2 * r2 * ((2.443315711809948e-5f * r2 - 1.388731625493765e-3f) * r2 + 4.166664568298827e-2f);
+  float c =
+      1.0f - 0.5f * r2 + r2 * r2 * ((2.443315711809948e-5f * r2 - 1.388731625493765e-3f) * r2 + 4.166664568298827e-2f);
   // Quadrant q: (sin, cos) = (s, c), (c, -s), (-s, -c), (-c, s).
   bool swap = (q & 1) != 0;
   float sin_v = swap ? c : s;
@@ -43,7 +43,7 @@ CUGYM_HD CUGYM_FORCEINLINE void SinCos(float x, float* sin_out, float* cos_out) 
 
 // floor(x) for |x| < 2^22 without a library call (the same bits on every back end).
 CUGYM_HD CUGYM_FORCEINLINE float FloorF(float x) {
-  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
+  constexpr float kRound = 12582912.0f;   // 1.5 * 2^23
   const float r = (x + kRound) - kRound;  // x rounded to an integer
   return r > x ? r - 1.0f : r;
 }
@@ -83,7 +83,7 @@ CUGYM_HD inline double Log2(double x) {
 
 // |y| must stay below 1022.
 CUGYM_HD inline double Exp2(double y) {
-  const int k = static_cast<int>(y + (y >= 0.0 ? 0.5 : -0.5));  // nearest integer
+  const int k = static_cast<int>(y + (y >= 0.0 ? 0.5 : -0.5));         // nearest integer
   const double t = (y - static_cast<double>(k)) * 0.6931471805599453;  // |t| <= ln(2) / 2
   // e^t by Taylor to t^16 / 16!: the first term left out is below 1e-20.
   double e = 1.0;

@@ -20,9 +20,7 @@ namespace cugym {
 namespace {
 
 #ifndef CUGYM_HAVE_CUDA
-[[noreturn]] void NoCuda() {
-  throw std::runtime_error("CUDA memory requested, but this cugym was built without CUDA");
-}
+[[noreturn]] void NoCuda() { throw std::runtime_error("CUDA memory requested, but this cugym was built without CUDA"); }
 #endif
 
 std::string Mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
@@ -42,8 +40,7 @@ void* AllocateBytes(Device device, std::size_t bytes) {
   cudaError_t status = cudaMalloc(&ptr, bytes);
   if (status != cudaSuccess) {
     cudaGetLastError();
-    throw std::runtime_error("out of GPU memory allocating " + Mib(bytes) + " (" +
-                             cudaGetErrorString(status) + ")");
+    throw std::runtime_error("out of GPU memory allocating " + Mib(bytes) + " (" + cudaGetErrorString(status) + ")");
   }
   return ptr;
 #else
@@ -126,8 +123,8 @@ void* AllocatePinned(std::size_t bytes) {
   cudaError_t status = cudaMallocHost(&ptr, bytes);
   if (status != cudaSuccess) {
     cudaGetLastError();
-    throw std::runtime_error("cannot allocate " + Mib(bytes) + " of pinned host memory (" +
-                             cudaGetErrorString(status) + ")");
+    throw std::runtime_error("cannot allocate " + Mib(bytes) + " of pinned host memory (" + cudaGetErrorString(status) +
+                             ")");
   }
   return ptr;
 #else

@@ -38,7 +38,8 @@ void RasterCanvas::FillPolygon(const Vec2* points, int count, Color color) {
     y1 = std::max(y1, points[k].y);
   }
   // Pixel (col, row) has its centre at canvas (col + 0.5, height - 1 - row - 0.5).
-  const int col0 = std::max(0, static_cast<int>(std::floor(x0))), col1 = std::min(width_ - 1, static_cast<int>(std::ceil(x1)));
+  const int col0 = std::max(0, static_cast<int>(std::floor(x0))),
+            col1 = std::min(width_ - 1, static_cast<int>(std::ceil(x1)));
   const int row0 = std::max(0, static_cast<int>(std::floor(height_ - 1 - y1))),
             row1 = std::min(height_ - 1, static_cast<int>(std::ceil(height_ - 1 - y0)));
   float area = 0;

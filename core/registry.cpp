@@ -35,24 +35,22 @@ std::vector<std::string> Registry::Ids() const {
   return ids;
 }
 
-std::unique_ptr<VectorEnv> MakeVectorEnv(const Registry& registry, const std::string& id,
-                                         int64_t num_envs, Device device) {
+std::unique_ptr<VectorEnv> MakeVectorEnv(const Registry& registry, const std::string& id, int64_t num_envs,
+                                         Device device) {
   const EnvEntry& entry = registry.Get(id);
-  if (num_envs <= 0)
-    throw std::invalid_argument("--num-envs must be positive, got " + std::to_string(num_envs));
+  if (num_envs <= 0) throw std::invalid_argument("--num-envs must be positive, got " + std::to_string(num_envs));
   if (num_envs > kMaxNumEnvs)
     throw std::invalid_argument("--num-envs " + std::to_string(num_envs) + " is above the limit of " +
                                 std::to_string(kMaxNumEnvs));
   const VectorEnvFactory& make = device == Device::kCuda ? entry.make_cuda : entry.make_cpu;
-  if (!make)
-    throw std::invalid_argument("env '" + id + "' has no " + DeviceName(device) + " back end");
+  if (!make) throw std::invalid_argument("env '" + id + "' has no " + DeviceName(device) + " back end");
   double needed = static_cast<double>(num_envs) * static_cast<double>(entry.bytes_per_env);
   std::size_t available = AvailableBytes(device);
   if (needed > 0.9 * static_cast<double>(available)) {
-    throw std::invalid_argument(
-        "--num-envs " + std::to_string(num_envs) + " needs " +
-        std::to_string(static_cast<long long>(needed / (1 << 20))) + " MiB of " + DeviceName(device) +
-        " memory but only " + std::to_string(available >> 20) + " MiB is free");
+    throw std::invalid_argument("--num-envs " + std::to_string(num_envs) + " needs " +
+                                std::to_string(static_cast<long long>(needed / (1 << 20))) + " MiB of " +
+                                DeviceName(device) + " memory but only " + std::to_string(available >> 20) +
+                                " MiB is free");
   }
   return make(num_envs, device);
 }

@@ -53,7 +53,7 @@ constexpr int64_t kMaxNumEnvs = int64_t{1} << 31;
 
 // Checks num_envs (> 0, <= kMaxNumEnvs, fits in the device's free memory) and builds the env.
 // Throws std::invalid_argument with a one-line reason.
-std::unique_ptr<VectorEnv> MakeVectorEnv(const Registry& registry, const std::string& id,
-                                         int64_t num_envs, Device device);
+std::unique_ptr<VectorEnv> MakeVectorEnv(const Registry& registry, const std::string& id, int64_t num_envs,
+                                         Device device);
 
 }  // namespace cugym

@@ -51,8 +51,7 @@ enum class RngStream : uint32_t { kEnv = 0, kActions = 1, kExploration = 2, kRep
 // the caller stores counter() back afterwards. Each block of 4 draws uses one counter value.
 class Rng {
  public:
-  CUGYM_HD Rng(uint64_t seed, uint64_t env_index, uint32_t counter,
-               RngStream stream = RngStream::kEnv)
+  CUGYM_HD Rng(uint64_t seed, uint64_t env_index, uint32_t counter, RngStream stream = RngStream::kEnv)
       : key0_(static_cast<uint32_t>(seed)),
         key1_(static_cast<uint32_t>(seed >> 32)),
         env_lo_(static_cast<uint32_t>(env_index)),

@@ -18,8 +18,7 @@ Space Space::Box(std::vector<float> low, std::vector<float> high) {
   if (low.size() != high.size() || low.empty())
     throw std::invalid_argument("Box bounds need the same, non-zero length");
   for (std::size_t i = 0; i < low.size(); ++i) {
-    if (!(low[i] <= high[i]))
-      throw std::invalid_argument("Box bound " + std::to_string(i) + ": low > high");
+    if (!(low[i] <= high[i])) throw std::invalid_argument("Box bound " + std::to_string(i) + ": low > high");
   }
   Space space;
   space.kind = Kind::kBox;

@@ -31,17 +31,17 @@ struct Space {
 };
 
 struct EnvSpec {
-  std::string id;                  // e.g. "CartPole-v1"
-  Space observation_space;         // always a float32 Box
-  Space action_space;              // Discrete or float32 Box
-  int64_t state_dim = 0;           // length of the flat state (Gymnasium's env.unwrapped.state)
-  int32_t max_episode_steps = 0;   // truncation limit; 0 = never truncate
+  std::string id;                 // e.g. "CartPole-v1"
+  Space observation_space;        // always a float32 Box
+  Space action_space;             // Discrete or float32 Box
+  int64_t state_dim = 0;          // length of the flat state (Gymnasium's env.unwrapped.state)
+  int32_t max_episode_steps = 0;  // truncation limit; 0 = never truncate
   bool has_reward_threshold = false;
-  double reward_threshold = 0.0;   // return that counts as solved, when has_reward_threshold
+  double reward_threshold = 0.0;  // return that counts as solved, when has_reward_threshold
   int32_t render_fps = 0;
-  int32_t render_width = 0;        // frame size in pixels for Canvas drawing; 0 = does not draw
+  int32_t render_width = 0;  // frame size in pixels for Canvas drawing; 0 = does not draw
   int32_t render_height = 0;
-  std::string reference;           // where the dynamics come from
+  std::string reference;  // where the dynamics come from
 
   int64_t obs_dim() const { return observation_space.flat_size(); }
   int64_t action_dim() const { return action_space.flat_size(); }

@@ -56,11 +56,20 @@ TomlValue ParseString(Cursor& c, const std::string& where) {
       if (c.i >= c.s.size()) break;
       const char e = c.s[c.i++];
       switch (e) {
-        case 'n': ch = '\n'; break;
-        case 't': ch = '\t'; break;
-        case '"': ch = '"'; break;
-        case '\\': ch = '\\'; break;
-        default: throw std::invalid_argument(where + ": unsupported escape \\" + std::string(1, e));
+        case 'n':
+          ch = '\n';
+          break;
+        case 't':
+          ch = '\t';
+          break;
+        case '"':
+          ch = '"';
+          break;
+        case '\\':
+          ch = '\\';
+          break;
+        default:
+          throw std::invalid_argument(where + ": unsupported escape \\" + std::string(1, e));
       }
     }
     v.text += ch;
@@ -188,7 +197,8 @@ std::string TomlValue::ToToml() const {
       }
       return out + "\"";
     }
-    case Kind::kInteger: return std::to_string(integer);
+    case Kind::kInteger:
+      return std::to_string(integer);
     case Kind::kFloat: {
       std::ostringstream out;
       out.precision(17);
@@ -197,7 +207,8 @@ std::string TomlValue::ToToml() const {
       if (s.find_first_of(".e") == std::string::npos) s += ".0";
       return s;
     }
-    case Kind::kBool: return boolean ? "true" : "false";
+    case Kind::kBool:
+      return boolean ? "true" : "false";
     case Kind::kArray: {
       std::string out = "[";
       for (std::size_t k = 0; k < items.size(); ++k) out += (k ? ", " : "") + items[k].ToToml();
@@ -223,7 +234,8 @@ TomlTable ParseToml(const std::string& text, const std::string& name) {
       ++c.i;
       const std::string header = ParseKey(c, where);
       c.SkipSpace();
-      if (c.i >= line.size() || line[c.i] != ']') throw std::invalid_argument(where + ": expected ']' after [" + header);
+      if (c.i >= line.size() || line[c.i] != ']')
+        throw std::invalid_argument(where + ": expected ']' after [" + header);
       ++c.i;
       if (!c.AtEnd()) throw std::invalid_argument(where + ": unexpected text after the table header");
       const auto [first, added] = tables.emplace(header, line_no);

@@ -14,14 +14,14 @@ namespace cugym {
 struct TomlValue {
   enum class Kind { kString, kInteger, kFloat, kBool, kArray };
   Kind kind = Kind::kString;
-  std::string text;               // kString: the string; otherwise the source text
+  std::string text;  // kString: the string; otherwise the source text
   int64_t integer = 0;
-  double number = 0;              // kInteger and kFloat
+  double number = 0;  // kInteger and kFloat
   bool boolean = false;
-  std::vector<TomlValue> items;   // kArray
-  int line = 0;                   // where it was defined (0: set from the command line)
+  std::vector<TomlValue> items;  // kArray
+  int line = 0;                  // where it was defined (0: set from the command line)
 
-  std::string ToToml() const;     // the value written back as TOML
+  std::string ToToml() const;  // the value written back as TOML
 };
 
 using TomlTable = std::map<std::string, TomlValue>;  // dotted keys, sorted

@@ -10,8 +10,7 @@
 namespace cugym {
 namespace {
 
-std::vector<int64_t> Columns(const CsvTable& trace, const std::string& prefix, int64_t count,
-                             const std::string& what) {
+std::vector<int64_t> Columns(const CsvTable& trace, const std::string& prefix, int64_t count, const std::string& what) {
   std::vector<int64_t> cols;
   for (int64_t k = 0; k < count; ++k) {
     std::string name = prefix + std::to_string(k);
@@ -54,17 +53,15 @@ std::vector<T> ToHost(const T* device_ptr, int64_t count, Device device) {
 
 }  // namespace
 
-ReplayReport ReplayTrace(const Registry& registry, const std::string& env_id, const CsvTable& trace,
-                         Device device) {
+ReplayReport ReplayTrace(const Registry& registry, const std::string& env_id, const CsvTable& trace, Device device) {
   const EnvSpec& spec = registry.Get(env_id).spec;
   const std::string what = env_id;
   std::vector<int64_t> state_cols = Columns(trace, "state_", spec.state_dim, what + "'s state");
   std::vector<int64_t> next_state_cols = Columns(trace, "next_state_", spec.state_dim, what + "'s state");
   std::vector<int64_t> next_obs_cols = Columns(trace, "next_obs_", spec.obs_dim(), what + "'s observation");
   const bool discrete = spec.action_space.is_discrete();
-  std::vector<int64_t> action_cols =
-      discrete ? std::vector<int64_t>{Column(trace, "action")}
-               : Columns(trace, "action_", spec.action_dim(), what + "'s action");
+  std::vector<int64_t> action_cols = discrete ? std::vector<int64_t>{Column(trace, "action")}
+                                              : Columns(trace, "action_", spec.action_dim(), what + "'s action");
   const int64_t reward_col = Column(trace, "reward");
   const int64_t terminated_col = Column(trace, "terminated");
   const int64_t rows = trace.rows();
@@ -72,7 +69,8 @@ ReplayReport ReplayTrace(const Registry& registry, const std::string& env_id, co
 
   std::vector<float> states(rows * spec.state_dim);
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t k = 0; k < spec.state_dim; ++k) states[r * spec.state_dim + k] = static_cast<float>(trace.at(r, state_cols[k]));
+    for (int64_t k = 0; k < spec.state_dim; ++k)
+      states[r * spec.state_dim + k] = static_cast<float>(trace.at(r, state_cols[k]));
   }
 
   std::unique_ptr<VectorEnv> env = MakeVectorEnv(registry, env_id, rows, device);

@@ -25,14 +25,13 @@ struct ReplayReport {
   int64_t first_mismatch_line = 0;  // 0 when none
 
   bool Pass(double tolerance) const {
-    return next_state.max_error <= tolerance && next_obs.max_error <= tolerance &&
-           reward.max_error <= tolerance && terminated_mismatches == 0;
+    return next_state.max_error <= tolerance && next_obs.max_error <= tolerance && reward.max_error <= tolerance &&
+           terminated_mismatches == 0;
   }
 };
 
 // Throws std::invalid_argument when the trace does not fit the env (missing or extra columns,
 // an action outside the action space, no rows).
-ReplayReport ReplayTrace(const Registry& registry, const std::string& env_id, const CsvTable& trace,
-                         Device device);
+ReplayReport ReplayTrace(const Registry& registry, const std::string& env_id, const CsvTable& trace, Device device);
 
 }  // namespace cugym

@@ -38,10 +38,10 @@ struct VectorEnvSnapshot {
 // Caller-owned arrays for a VectorEnv's per-step outputs (see VectorEnv::SetOutputs); a null
 // pointer keeps the env's own array for that output.
 struct StepOutputs {
-  float* obs = nullptr;          // [num_envs, obs_dim]
-  float* rewards = nullptr;      // [num_envs]
-  uint8_t* terminated = nullptr; // [num_envs]
-  uint8_t* truncated = nullptr;  // [num_envs]
+  float* obs = nullptr;           // [num_envs, obs_dim]
+  float* rewards = nullptr;       // [num_envs]
+  uint8_t* terminated = nullptr;  // [num_envs]
+  uint8_t* truncated = nullptr;   // [num_envs]
 };
 
 class VectorEnv {
@@ -81,11 +81,11 @@ class VectorEnv {
   // seed given to Reset). Outputs are those of the last step. Used by benchmarks.
   virtual void StepRandom(int64_t steps) = 0;
 
-  virtual const float* obs() const = 0;           // [num_envs, obs_dim]
-  virtual const float* final_obs() const = 0;     // [num_envs, obs_dim], rows where done
-  virtual const float* rewards() const = 0;       // [num_envs]
-  virtual const uint8_t* terminated() const = 0;  // [num_envs], 0 or 1
-  virtual const uint8_t* truncated() const = 0;   // [num_envs], 0 or 1
+  virtual const float* obs() const = 0;                // [num_envs, obs_dim]
+  virtual const float* final_obs() const = 0;          // [num_envs, obs_dim], rows where done
+  virtual const float* rewards() const = 0;            // [num_envs]
+  virtual const uint8_t* terminated() const = 0;       // [num_envs], 0 or 1
+  virtual const uint8_t* truncated() const = 0;        // [num_envs], 0 or 1
   virtual const float* episode_returns() const = 0;    // [num_envs], rows where done
   virtual const int32_t* episode_lengths() const = 0;  // [num_envs], rows where done
 

@@ -38,14 +38,13 @@ struct CpuBackend {
       return;
     }
     thrust::for_each(thrust::omp::par, thrust::counting_iterator<int64_t>(0),
-                     thrust::counting_iterator<int64_t>(chunks), [&](int64_t c) {
-                       fn(first + c * chunk, first + std::min(count, (c + 1) * chunk));
-                     });
+                     thrust::counting_iterator<int64_t>(chunks),
+                     [&](int64_t c) { fn(first + c * chunk, first + std::min(count, (c + 1) * chunk)); });
   }
 
   template <class Env>
-  static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
-                    int64_t first, int64_t count, void* /*stream: none on the CPU*/) {
+  static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed, int64_t first,
+                    int64_t count, void* /*stream: none on the CPU*/) {
     ForChunks(first, count, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) detail::ResetEnv<Env>(a, params, seed, i);
     });
@@ -71,30 +70,33 @@ struct CpuBackend {
   static void Step(const detail::BatchArrays<Env>& arrays, const detail::StepArgs<Env>& args, int64_t n,
                    uint64_t first_step, int64_t steps, void* /*stream*/) {
     using Action = typename Env::Action;
-    ForChunks(0, n, [&](int64_t begin, int64_t end) {
-      // Loop invariants as locals: GCC vectorizes nothing that reloads them through a pointer.
-      const detail::BatchArrays<Env> a = arrays;
-      const typename Env::Params params = args.params;
-      const uint64_t seed = args.seed;
-      const int32_t max_steps = args.max_steps;
-      const Action* actions = args.actions;
-      for (int64_t t = 0; t < steps; ++t) {
-        if (actions != nullptr) {
-          CUGYM_IVDEP
-          for (int64_t i = begin; i < end; ++i)
-            detail::StepCore<Env>(a, params, seed, max_steps, i, actions + i * Env::kActionDim);
-        } else {
-          const uint32_t key = StepKey(seed, RngStream::kActions, first_step + t);
-          CUGYM_IVDEP
-          for (int64_t i = begin; i < end; ++i) {
-            Action action[Env::kActionDim];
-            detail::RandomAction<Env>(key, i, action);
-            detail::StepCore<Env>(a, params, seed, max_steps, i, action);
+    ForChunks(
+        0, n,
+        [&](int64_t begin, int64_t end) {
+          // Loop invariants as locals: GCC vectorizes nothing that reloads them through a pointer.
+          const detail::BatchArrays<Env> a = arrays;
+          const typename Env::Params params = args.params;
+          const uint64_t seed = args.seed;
+          const int32_t max_steps = args.max_steps;
+          const Action* actions = args.actions;
+          for (int64_t t = 0; t < steps; ++t) {
+            if (actions != nullptr) {
+              CUGYM_IVDEP
+              for (int64_t i = begin; i < end; ++i)
+                detail::StepCore<Env>(a, params, seed, max_steps, i, actions + i * Env::kActionDim);
+            } else {
+              const uint32_t key = StepKey(seed, RngStream::kActions, first_step + t);
+              CUGYM_IVDEP
+              for (int64_t i = begin; i < end; ++i) {
+                Action action[Env::kActionDim];
+                detail::RandomAction<Env>(key, i, action);
+                detail::StepCore<Env>(a, params, seed, max_steps, i, action);
+              }
+            }
+            for (int64_t i = begin; i < end; ++i) detail::FinishEpisode<Env>(a, args, i);
           }
-        }
-        for (int64_t i = begin; i < end; ++i) detail::FinishEpisode<Env>(a, args, i);
-      }
-    }, steps > 1 ? kMinChunkManySteps : kMinChunkOneStep);
+        },
+        steps > 1 ? kMinChunkManySteps : kMinChunkOneStep);
   }
 };
 

@@ -64,8 +64,8 @@ struct CudaBackend {
   }
 
   template <class Env>
-  static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
-                    int64_t first, int64_t count, void* stream) {
+  static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed, int64_t first,
+                    int64_t count, void* stream) {
     ForEach(first, count, detail::ResetFunctor<Env>{a, params, seed}, stream);
   }
 
@@ -82,8 +82,8 @@ struct CudaBackend {
   }
 
   template <class Env>
-  static void Step(const detail::BatchArrays<Env>& a, const detail::StepArgs<Env>& args, int64_t n,
-                   uint64_t first_step, int64_t steps, void* stream) {
+  static void Step(const detail::BatchArrays<Env>& a, const detail::StepArgs<Env>& args, int64_t n, uint64_t first_step,
+                   int64_t steps, void* stream) {
     if (steps <= 0) return;
     ForEach(0, n, detail::StepFunctor<Env>{a, args, first_step, steps}, stream);
   }

@@ -16,15 +16,15 @@ namespace detail {
 template <class Env>
 struct BatchArrays {
   typename Env::State* states;
-  uint32_t* rng_counters;   // next Philox counter of each env's kEnv stream
-  int32_t* elapsed;         // steps in the current episode
-  float* running_return;    // return of the current episode so far
-  float* obs;               // [n, kObsDim]
-  float* final_obs;         // [n, kObsDim]
+  uint32_t* rng_counters;  // next Philox counter of each env's kEnv stream
+  int32_t* elapsed;        // steps in the current episode
+  float* running_return;   // return of the current episode so far
+  float* obs;              // [n, kObsDim]
+  float* final_obs;        // [n, kObsDim]
   float* rewards;
   uint8_t* terminated;
   uint8_t* truncated;
-  float* done_return;       // finished episode's return where done
+  float* done_return;  // finished episode's return where done
   int32_t* done_length;
 };
 
@@ -54,8 +54,8 @@ CUGYM_HD CUGYM_FORCEINLINE void RandomAction(uint32_t action_key, int64_t i, typ
 
 // Starts env i's next episode: draws its initial state and writes its observation.
 template <class Env>
-CUGYM_HD CUGYM_FORCEINLINE void ResetEnv(const BatchArrays<Env>& a, const typename Env::Params& params,
-                                         uint64_t seed, int64_t i) {
+CUGYM_HD CUGYM_FORCEINLINE void ResetEnv(const BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
+                                         int64_t i) {
   Rng rng(seed, static_cast<uint64_t>(i), a.rng_counters[i]);
   typename Env::State state = Env::Reset(params, rng);
   a.rng_counters[i] = rng.counter();
@@ -69,9 +69,8 @@ CUGYM_HD CUGYM_FORCEINLINE void ResetEnv(const BatchArrays<Env>& a, const typena
 // the state reached. Branch-free apart from the env's own code, so CPU loops vectorize; the
 // caller passes everything loop-invariant by value.
 template <class Env>
-CUGYM_HD CUGYM_FORCEINLINE void StepCore(const BatchArrays<Env>& a, const typename Env::Params& params,
-                                         uint64_t seed, int32_t max_steps, int64_t i,
-                                         const typename Env::Action* action) {
+CUGYM_HD CUGYM_FORCEINLINE void StepCore(const BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
+                                         int32_t max_steps, int64_t i, const typename Env::Action* action) {
   typename Env::State state = a.states[i];
   Rng rng(seed, static_cast<uint64_t>(i), a.rng_counters[i]);
   StepResult result = Env::Step(params, state, action, rng);

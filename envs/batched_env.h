@@ -143,8 +143,8 @@ class BatchedEnv final : public VectorEnv {
   void SetStates(int64_t first, int64_t count, const std::vector<float>& flat) override {
     CheckRange(first, count);
     if (static_cast<int64_t>(flat.size()) != count * Env::kStateDim)
-      throw std::invalid_argument("SetStates: expected " + std::to_string(count * Env::kStateDim) +
-                                  " floats, got " + std::to_string(flat.size()));
+      throw std::invalid_argument("SetStates: expected " + std::to_string(count * Env::kStateDim) + " floats, got " +
+                                  std::to_string(flat.size()));
     std::vector<State> states(count);
     for (int64_t i = 0; i < count; ++i) states[i] = Env::FromFlat(flat.data() + i * Env::kStateDim);
     states_.FromHost(states.data(), count, first);
@@ -186,10 +186,17 @@ class BatchedEnv final : public VectorEnv {
   }
 
   detail::BatchArrays<Env> arrays() {
-    return {states_.data(),           rng_counters_.data(),  elapsed_.data(),
-            running_return_.data(),   Out(outputs_.obs, obs_), final_obs_.data(),
-            Out(outputs_.rewards, rewards_), Out(outputs_.terminated, terminated_),
-            Out(outputs_.truncated, truncated_), done_return_.data(), done_length_.data()};
+    return {states_.data(),
+            rng_counters_.data(),
+            elapsed_.data(),
+            running_return_.data(),
+            Out(outputs_.obs, obs_),
+            final_obs_.data(),
+            Out(outputs_.rewards, rewards_),
+            Out(outputs_.terminated, terminated_),
+            Out(outputs_.truncated, truncated_),
+            done_return_.data(),
+            done_length_.data()};
   }
 
   void CheckRange(int64_t first, int64_t count) const {
@@ -232,9 +239,10 @@ class BatchedEnv final : public VectorEnv {
 template <class Env, class = void>
 struct HasDraw : std::false_type {};
 template <class Env>
-struct HasDraw<Env, std::void_t<decltype(Env::Draw(std::declval<const typename Env::Params&>(),
-                                                   std::declval<const typename Env::State&>(),
-                                                   std::declval<Canvas&>()))>> : std::true_type {};
+struct HasDraw<Env,
+               std::void_t<decltype(Env::Draw(std::declval<const typename Env::Params&>(),
+                                              std::declval<const typename Env::State&>(), std::declval<Canvas&>()))>>
+    : std::true_type {};
 
 // Factories, defined per back end and explicitly instantiated for each env in the translation
 // unit of that back end (envs/cpu/*.cpp, builtin_cuda.cu).
@@ -252,7 +260,9 @@ EnvEntry MakeEnvEntry() {
   entry.bytes_per_step = StepTrafficBytes<Env>();
   entry.make_cpu = [](int64_t n, Device) { return MakeCpuVectorEnv<Env>(n); };
   if constexpr (HasDraw<Env>::value) {
-    entry.draw = [](const float* flat, Canvas& canvas) { Env::Draw(typename Env::Params{}, Env::FromFlat(flat), canvas); };
+    entry.draw = [](const float* flat, Canvas& canvas) {
+      Env::Draw(typename Env::Params{}, Env::FromFlat(flat), canvas);
+    };
   }
 #ifdef CUGYM_HAVE_CUDA
   entry.make_cuda = [](int64_t n, Device) { return MakeCudaVectorEnv<Env>(n); };

@@ -39,10 +39,10 @@
 
 #include "core/memory.h"
 #include "core/registry.h"
+#include "core/thread_pool.h"
 #include "core/vector_env.h"
 #include "envs/batch_kernels.h"
 #include "envs/batched_env.h"
-#include "core/thread_pool.h"
 
 namespace cugym {
 namespace detail {
@@ -224,8 +224,8 @@ class HostBatchedEnv final : public VectorEnv {
   void SetStates(int64_t first, int64_t count, const std::vector<float>& flat) override {
     CheckRange(first, count);
     if (static_cast<int64_t>(flat.size()) != count * Env::kStateDim)
-      throw std::invalid_argument("SetStates: expected " + std::to_string(count * Env::kStateDim) +
-                                  " floats, got " + std::to_string(flat.size()));
+      throw std::invalid_argument("SetStates: expected " + std::to_string(count * Env::kStateDim) + " floats, got " +
+                                  std::to_string(flat.size()));
     WaitForCopies();
     for (int64_t i = first; i < first + count; ++i) {
       Env::FromFlat(params_, worlds_[i], flat.data() + (i - first) * Env::kStateDim);

@@ -67,16 +67,17 @@ int PluginEntry(EnvList<Envs...>, uint32_t host_abi, void* registry, char* error
 }  // namespace cugym
 
 #if defined(__CUDACC__)
-#define CUGYM_PLUGIN_ENVS(...)                                                                   \
-  namespace {                                                                                    \
-  [[maybe_unused]] const auto cugym_plugin_cuda_factories =                                      \
-      ::cugym::detail::CudaFactories(::cugym::EnvList<__VA_ARGS__>{});                           \
+#define CUGYM_PLUGIN_ENVS(...)                                         \
+  namespace {                                                          \
+  [[maybe_unused]] const auto cugym_plugin_cuda_factories =            \
+      ::cugym::detail::CudaFactories(::cugym::EnvList<__VA_ARGS__>{}); \
   }
 #else
-#define CUGYM_PLUGIN_ENVS(...)                                                                   \
-  extern "C" __attribute__((visibility("default"))) int cugym_plugin_entry(                     \
-      uint32_t host_abi, void* registry, char* error, std::size_t error_size) {                  \
-    return ::cugym::detail::PluginEntry<false>(::cugym::EnvList<__VA_ARGS__>{}, host_abi, registry, error, error_size); \
+#define CUGYM_PLUGIN_ENVS(...)                                                                                    \
+  extern "C" __attribute__((visibility("default"))) int cugym_plugin_entry(uint32_t host_abi, void* registry,     \
+                                                                           char* error, std::size_t error_size) { \
+    return ::cugym::detail::PluginEntry<false>(::cugym::EnvList<__VA_ARGS__>{}, host_abi, registry, error,        \
+                                               error_size);                                                       \
   }
 #endif
 
@@ -86,9 +87,9 @@ int PluginEntry(EnvList<Envs...>, uint32_t host_abi, void* registry, char* error
 #if defined(__CUDACC__)
 #define CUGYM_PLUGIN_HOST_ENVS(...)
 #else
-#define CUGYM_PLUGIN_HOST_ENVS(...)                                                              \
-  extern "C" __attribute__((visibility("default"))) int cugym_plugin_entry(                     \
-      uint32_t host_abi, void* registry, char* error, std::size_t error_size) {                  \
+#define CUGYM_PLUGIN_HOST_ENVS(...)                                                                                    \
+  extern "C" __attribute__((visibility("default"))) int cugym_plugin_entry(uint32_t host_abi, void* registry,          \
+                                                                           char* error, std::size_t error_size) {      \
     return ::cugym::detail::PluginEntry<true>(::cugym::EnvList<__VA_ARGS__>{}, host_abi, registry, error, error_size); \
   }
 #endif

@@ -27,7 +27,8 @@ void Adam::set_options(const AdamOptions& o) {
   if (!(o.beta2 >= 0.0 && o.beta2 < 1.0)) bad("beta2 " + std::to_string(o.beta2) + " (expected in [0, 1))");
   if (!(o.eps > 0.0)) bad("eps " + std::to_string(o.eps) + " (expected > 0)");
   if (!(o.max_grad_norm >= 0.0)) bad("max_grad_norm " + std::to_string(o.max_grad_norm) + " (expected >= 0; 0 = off)");
-  if (o.lr_decay_updates < 0) bad("lr_decay_updates " + std::to_string(o.lr_decay_updates) + " (expected >= 0; 0 = off)");
+  if (o.lr_decay_updates < 0)
+    bad("lr_decay_updates " + std::to_string(o.lr_decay_updates) + " (expected >= 0; 0 = off)");
   options_ = o;
 }
 

@@ -172,9 +172,9 @@ __global__ void SumSquaresKernel(const float* g, int64_t n, float* partials) {
 struct AdamArgs {
   double lr, beta1, beta2;  // for the bias corrections, formed in double as PyTorch does
   int64_t lr_decay_updates;
-  float w1, b2, w2, eps;    // 1 - beta1, beta2, 1 - beta2, eps: rounded once from double
+  float w1, b2, w2, eps;  // 1 - beta1, beta2, 1 - beta2, eps: rounded once from double
   float max_grad_norm;
-  bool clip;                // ClipsGradients: decided on the host, not on the rounded float
+  bool clip;  // ClipsGradients: decided on the host, not on the rounded float
 };
 
 // One Adam step for all parameters (one flat buffer). The step count lives on the device: thread
@@ -408,7 +408,7 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
 
   void DoValueAdvantageBackward(ConstBatchView dy, BatchView dx) override {
     ValueAdvantageBackwardKernel<<<Blocks(dy.rows()), kThreads, 0, stream_>>>(dy.data(), dx.data(), dy.rows(),
-                                                                               static_cast<int>(dy.cols()));
+                                                                              static_cast<int>(dy.cols()));
     CUGYM_CUDA_CHECK_LAST();
   }
 

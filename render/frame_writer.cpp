@@ -26,7 +26,8 @@ std::string Extension(const std::string& path) {
 void CheckParentWritable(const std::string& path) {
   fs::path parent = fs::path(path).parent_path();
   if (parent.empty()) parent = ".";
-  if (!fs::is_directory(parent)) throw std::invalid_argument("cannot write '" + path + "': folder '" + parent.string() + "' does not exist");
+  if (!fs::is_directory(parent))
+    throw std::invalid_argument("cannot write '" + path + "': folder '" + parent.string() + "' does not exist");
   if (access(parent.c_str(), W_OK) != 0)
     throw std::invalid_argument("cannot write '" + path + "': folder '" + parent.string() + "' is not writable");
 }
@@ -47,7 +48,8 @@ class PngFolderWriter final : public FrameWriter {
       for (const auto& entry : fs::directory_iterator(dir_)) {
         const std::string name = entry.path().filename().string();
         if (name.rfind("frame_", 0) == 0 && Extension(name) == ".png")
-          throw std::invalid_argument("folder '" + dir + "' already holds frames (" + name + "); use --force to overwrite");
+          throw std::invalid_argument("folder '" + dir + "' already holds frames (" + name +
+                                      "); use --force to overwrite");
       }
     }
   }
@@ -152,10 +154,14 @@ std::unique_ptr<FrameWriter> OpenFrameWriter(const std::string& path, bool force
     if (ext == ".png") return std::make_unique<PngFileWriter>(path);
     const std::string ffmpeg = FindOnPath("ffmpeg");
     if (ffmpeg.empty())
-      throw std::invalid_argument("writing " + ext + " needs ffmpeg on the PATH (not found); install it, or record PNG frames with --out FOLDER");
+      throw std::invalid_argument(
+          "writing " + ext +
+          " needs ffmpeg on the PATH (not found); install it, or record PNG frames with --out FOLDER");
     return std::make_unique<FfmpegWriter>(ffmpeg, path, fps, width, height);
   }
-  if (!ext.empty()) throw std::invalid_argument("--out '" + path + "': unknown extension " + ext + " (use .png, .gif, .mp4 or a folder)");
+  if (!ext.empty())
+    throw std::invalid_argument("--out '" + path + "': unknown extension " + ext +
+                                " (use .png, .gif, .mp4 or a folder)");
   return std::make_unique<PngFolderWriter>(path, force);
 }
 

@@ -30,9 +30,7 @@ class SdlCanvas final : public Canvas {
   void Text(Vec2 at, const std::string& text, Color color) override;
 
  private:
-  SDL_FPoint ToPixels(Vec2 p) const {
-    return {view_x_ + p.x, view_y_ + static_cast<float>(view_h_ - 1) - p.y};
-  }
+  SDL_FPoint ToPixels(Vec2 p) const { return {view_x_ + p.x, view_y_ + static_cast<float>(view_h_ - 1) - p.y}; }
 
   SDL_Renderer* renderer_;
   TTF_Font* font_;

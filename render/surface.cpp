@@ -106,16 +106,29 @@ WindowInput Window::Poll() {
     if (event.type != SDL_KEYDOWN) continue;
     switch (event.key.keysym.sym) {
       case SDLK_q:
-      case SDLK_ESCAPE: input.quit = true; break;
-      case SDLK_SPACE: input.toggle_pause = !input.toggle_pause; break;
-      case SDLK_RIGHT: input.single_step = true; break;
-      case SDLK_r: input.reset = true; break;
+      case SDLK_ESCAPE:
+        input.quit = true;
+        break;
+      case SDLK_SPACE:
+        input.toggle_pause = !input.toggle_pause;
+        break;
+      case SDLK_RIGHT:
+        input.single_step = true;
+        break;
+      case SDLK_r:
+        input.reset = true;
+        break;
       case SDLK_PLUS:
       case SDLK_EQUALS:
-      case SDLK_KP_PLUS: input.speed_change += 1; break;
+      case SDLK_KP_PLUS:
+        input.speed_change += 1;
+        break;
       case SDLK_MINUS:
-      case SDLK_KP_MINUS: input.speed_change -= 1; break;
-      default: break;
+      case SDLK_KP_MINUS:
+        input.speed_change -= 1;
+        break;
+      default:
+        break;
     }
   }
   return input;

@@ -21,12 +21,11 @@ inline bool GpuRequired() {
 
 // Skips (or, with CUGYM_REQUIRE_GPU=1, fails) the current test when `device` is CUDA and no GPU
 // can run it here. Use in a test body or SetUp.
-#define CUGYM_SKIP_WITHOUT_GPU(device)                                                                  \
-  do {                                                                                                  \
-    if ((device) == ::cugym::Device::kCuda && !::cugym::CudaAvailable()) {                              \
-      if (::cugym::testing::GpuRequired())                                                              \
-        GTEST_FAIL() << "CUGYM_REQUIRE_GPU=1 but this CUDA case cannot run: "                           \
-                     << ::cugym::CudaUnavailableReason();                                               \
-      GTEST_SKIP() << "CUDA case skipped: " << ::cugym::CudaUnavailableReason();                        \
-    }                                                                                                   \
+#define CUGYM_SKIP_WITHOUT_GPU(device)                                                                             \
+  do {                                                                                                             \
+    if ((device) == ::cugym::Device::kCuda && !::cugym::CudaAvailable()) {                                         \
+      if (::cugym::testing::GpuRequired())                                                                         \
+        GTEST_FAIL() << "CUGYM_REQUIRE_GPU=1 but this CUDA case cannot run: " << ::cugym::CudaUnavailableReason(); \
+      GTEST_SKIP() << "CUDA case skipped: " << ::cugym::CudaUnavailableReason();                                   \
+    }                                                                                                              \
   } while (0)

@@ -87,8 +87,7 @@ void CheckParams(const LunarLanderParams& params) {
     throw std::invalid_argument("LunarLander: gravity must be in (-12, 0), got " + std::to_string(params.gravity));
   if (!(params.wind_power >= 0.0f) || !(params.turbulence_power >= 0.0f))
     throw std::invalid_argument("LunarLander: wind_power and turbulence_power must be >= 0, got " +
-                                std::to_string(params.wind_power) + " and " +
-                                std::to_string(params.turbulence_power));
+                                std::to_string(params.wind_power) + " and " + std::to_string(params.turbulence_power));
 }
 
 }  // namespace cugym::lunar_lander

@@ -18,8 +18,10 @@ constexpr float kLanderPoly[6][2] = {{-14, 17}, {-17, 0}, {-17, -10}, {17, -10},
 struct Pose {
   float x, y, c, s;  // origin in pixels, cos and sin of the angle
   explicit Pose(const float* body)
-      : x(body[0] * static_cast<float>(kScale)), y(body[1] * static_cast<float>(kScale)),
-        c(std::cos(body[2])), s(std::sin(body[2])) {}
+      : x(body[0] * static_cast<float>(kScale)),
+        y(body[1] * static_cast<float>(kScale)),
+        c(std::cos(body[2])),
+        s(std::sin(body[2])) {}
   Vec2 operator()(float lx, float ly) const { return {x + c * lx - s * ly, y + s * lx + c * ly}; }
 };
 

@@ -14,8 +14,8 @@ namespace {
 constexpr double kMainEnginePower = 13.0;
 constexpr double kSideEnginePower = 0.6;
 constexpr double kMainEngineYLocation = 4.0;  // pixels
-constexpr double kSideEngineHeight = 14.0;     // pixels
-constexpr double kSideEngineAway = 12.0;       // pixels
+constexpr double kSideEngineHeight = 14.0;    // pixels
+constexpr double kSideEngineAway = 12.0;      // pixels
 constexpr double kLegSpringTorque = 40.0;
 constexpr uint16_t kMoonCategory = 0x0001, kLanderCategory = 0x0010, kLegCategory = 0x0020;
 // L34-55: the lander's outline in pixels.

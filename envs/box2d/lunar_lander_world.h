@@ -16,7 +16,7 @@ namespace cugym {
 
 // Gymnasium's constructor arguments (continuous is a property of the id, not a parameter).
 struct LunarLanderParams {
-  float gravity = -10.0f;         // m/s², Gymnasium asserts -12 < gravity < 0
+  float gravity = -10.0f;  // m/s², Gymnasium asserts -12 < gravity < 0
   bool enable_wind = false;
   float wind_power = 15.0f;       // N, Gymnasium warns outside [0, 20]
   float turbulence_power = 1.5f;  // N·m, Gymnasium warns outside [0, 2]
@@ -41,19 +41,19 @@ inline constexpr double kObsHigh[kObsDim] = {2.5, 2.5, 10.0, 10.0, 6.28318530717
 // order is cugym's. Bodies are (x, y, angle, vx, vy, angular velocity) with (x, y) the body
 // origin and (vx, vy) the centre of mass velocity, as Box2D reports them.
 enum FlatIndex : int {
-  kLander = 0,         // 6 values
-  kLeg0 = 6,           // legs[0], the one on the +x side at reset; 6 values
-  kLeg1 = 12,          // 6 values
-  kContact0 = 18,      // legs[i].ground_contact, 0 or 1
+  kLander = 0,     // 6 values
+  kLeg0 = 6,       // legs[0], the one on the +x side at reset; 6 values
+  kLeg1 = 12,      // 6 values
+  kContact0 = 18,  // legs[i].ground_contact, 0 or 1
   kContact1 = 19,
-  kGameOver = 20,      // the lander body touched the moon
-  kPrevShaping = 21,   // the shaping potential after the last step
-  kAwake = 22,         // Box2D's awake flag of the lander (its island)
-  kWindIdx = 23,       // wind and turbulence phases (enable_wind)
+  kGameOver = 20,     // the lander body touched the moon
+  kPrevShaping = 21,  // the shaping potential after the last step
+  kAwake = 22,        // Box2D's awake flag of the lander (its island)
+  kWindIdx = 23,      // wind and turbulence phases (enable_wind)
   kTorqueIdx = 24,
-  kMainPower = 25,     // engines fired in the last step (for drawing the flames): 0 or 0.5..1
-  kSidePower = 26,     // signed: -1..-0.5 left engine, 0.5..1 right engine, 0 none
-  kTerrain = 27,       // smooth_y[0..10], the terrain heights at x = 2 i
+  kMainPower = 25,  // engines fired in the last step (for drawing the flames): 0 or 0.5..1
+  kSidePower = 26,  // signed: -1..-0.5 left engine, 0.5..1 right engine, 0 none
+  kTerrain = 27,    // smooth_y[0..10], the terrain heights at x = 2 i
   kStateDim = kTerrain + kChunks,
 };
 

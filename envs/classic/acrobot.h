@@ -12,14 +12,14 @@ namespace cugym {
 
 struct Acrobot {
   struct Params {
-    float dt = 0.2f;            // s
-    float link_length_1 = 1.0f; // m
-    float link_length_2 = 1.0f; // m (drawing only, as in Gymnasium's dynamics)
-    float link_mass_1 = 1.0f;   // kg
-    float link_mass_2 = 1.0f;   // kg
-    float link_com_1 = 0.5f;    // m, centre of mass of link 1
-    float link_com_2 = 0.5f;    // m
-    float link_moi = 1.0f;      // moment of inertia of each link
+    float dt = 0.2f;             // s
+    float link_length_1 = 1.0f;  // m
+    float link_length_2 = 1.0f;  // m (drawing only, as in Gymnasium's dynamics)
+    float link_mass_1 = 1.0f;    // kg
+    float link_mass_2 = 1.0f;    // kg
+    float link_com_1 = 0.5f;     // m, centre of mass of link 1
+    float link_com_2 = 0.5f;     // m
+    float link_moi = 1.0f;       // moment of inertia of each link
     float gravity = 9.8f;
   };
   struct State {
@@ -69,8 +69,8 @@ struct Acrobot {
     const float d1 = m1 * (lc1 * lc1) + m2 * (l1 * l1 + lc2 * lc2 + 2 * l1 * lc2 * cos2) + i1 + i2;
     const float d2 = m2 * (lc2 * lc2 + l1 * lc2 * cos2) + i2;
     const float phi2 = m2 * lc2 * g * cos_a;
-    const float phi1 = -m2 * l1 * lc2 * (s.dtheta2 * s.dtheta2) * sin2 - 2 * m2 * l1 * lc2 * s.dtheta2 * s.dtheta1 * sin2 +
-                       (m1 * lc1 + m2 * l1) * g * cos_b + phi2;
+    const float phi1 = -m2 * l1 * lc2 * (s.dtheta2 * s.dtheta2) * sin2 -
+                       2 * m2 * l1 * lc2 * s.dtheta2 * s.dtheta1 * sin2 + (m1 * lc1 + m2 * l1) * g * cos_b + phi2;
     const float ddtheta2 = (a + d2 / d1 * phi1 - m2 * l1 * lc2 * (s.dtheta1 * s.dtheta1) * sin2 - phi2) /
                            (m2 * (lc2 * lc2) + i2 - (d2 * d2) / d1);
     const float ddtheta1 = -(d2 * ddtheta2 + phi1) / d1;
@@ -79,7 +79,8 @@ struct Acrobot {
 
   // x + h * k, component-wise.
   CUGYM_HD static State Add(const State& x, float h, const State& k) {
-    return State{x.theta1 + h * k.theta1, x.theta2 + h * k.theta2, x.dtheta1 + h * k.dtheta1, x.dtheta2 + h * k.dtheta2};
+    return State{x.theta1 + h * k.theta1, x.theta2 + h * k.theta2, x.dtheta1 + h * k.dtheta1,
+                 x.dtheta2 + h * k.dtheta2};
   }
 
   // Gymnasium's wrap: +-2 pi until inside [-pi, pi], here as a fixed number of selects so the

@@ -15,15 +15,15 @@ namespace cugym {
 
 struct CartPole {
   struct Params {
-    float gravity = 9.8f;           // m/s^2
-    float mass_cart = 1.0f;         // kg
-    float mass_pole = 0.1f;         // kg
-    float half_length = 0.5f;       // m, half the pole's length (Gymnasium's `length`)
-    float force_mag = 10.0f;        // N, push per action
-    float tau = 0.02f;              // s per step
+    float gravity = 9.8f;                          // m/s^2
+    float mass_cart = 1.0f;                        // kg
+    float mass_pole = 0.1f;                        // kg
+    float half_length = 0.5f;                      // m, half the pole's length (Gymnasium's `length`)
+    float force_mag = 10.0f;                       // N, push per action
+    float tau = 0.02f;                             // s per step
     float theta_threshold = 0.20943951023931953f;  // rad, 12 degrees
-    float x_threshold = 2.4f;       // m
-    float reset_low = -0.05f;       // every state variable starts uniform in [low, high)
+    float x_threshold = 2.4f;                      // m
+    float reset_low = -0.05f;                      // every state variable starts uniform in [low, high)
     float reset_high = 0.05f;
   };
   struct State {
@@ -79,8 +79,8 @@ struct CartPole {
     s.x_dot = s.x_dot + p.tau * xacc;
     s.theta = s.theta + p.tau * s.theta_dot;
     s.theta_dot = s.theta_dot + p.tau * thetaacc;
-    const bool terminated = (s.x < -p.x_threshold) | (s.x > p.x_threshold) |
-                            (s.theta < -p.theta_threshold) | (s.theta > p.theta_threshold);
+    const bool terminated =
+        (s.x < -p.x_threshold) | (s.x > p.x_threshold) | (s.theta < -p.theta_threshold) | (s.theta > p.theta_threshold);
     return StepResult{1.0f, terminated};
   }
 
@@ -101,8 +101,8 @@ struct CartPole {
     const float cart_y = 100.0f;
     const float axle_y = cart_y + 30.0f / 4;
     canvas.Clear({255, 255, 255});
-    const Vec2 cart[4] = {{cart_x - 25, cart_y - 15}, {cart_x - 25, cart_y + 15}, {cart_x + 25, cart_y + 15},
-                          {cart_x + 25, cart_y - 15}};
+    const Vec2 cart[4] = {
+        {cart_x - 25, cart_y - 15}, {cart_x - 25, cart_y + 15}, {cart_x + 25, cart_y + 15}, {cart_x + 25, cart_y - 15}};
     canvas.FillPolygon(cart, 4, {0, 0, 0});
     // Corners (l,b), (l,t), (r,t), (r,b) of the upright pole, rotated by -theta about the axle.
     const float c = std::cos(-s.theta), sn = std::sin(-s.theta);

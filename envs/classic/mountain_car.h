@@ -68,7 +68,9 @@ struct Common {
   static constexpr int kStateDim = 2;
 
   template <class Params>
-  CUGYM_HD static State Reset(const Params&, Rng& rng) { return ResetState(rng); }
+  CUGYM_HD static State Reset(const Params&, Rng& rng) {
+    return ResetState(rng);
+  }
   template <class Params>
   CUGYM_HD static void Observe(const Params&, const State& s, float* obs) {
     obs[0] = s.position;
@@ -79,7 +81,9 @@ struct Common {
     return (s.position >= p.goal_position) & (s.velocity >= p.goal_velocity);
   }
   template <class Params>
-  static void Draw(const Params& p, const State& s, Canvas& canvas) { mountain_car::Draw(s, p.goal_position, canvas); }
+  static void Draw(const Params& p, const State& s, Canvas& canvas) {
+    mountain_car::Draw(s, p.goal_position, canvas);
+  }
   static void ToFlat(const State& s, float* flat) {
     flat[0] = s.position;
     flat[1] = s.velocity;

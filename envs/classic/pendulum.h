@@ -64,8 +64,8 @@ struct Pendulum {
     const float costs = th_norm * th_norm + 0.1f * (s.theta_dot * s.theta_dot) + 0.001f * (u * u);
     float sn, cs;
     SinCos(s.theta, &sn, &cs);
-    const float theta_dot = Clip(s.theta_dot + (3 * p.g / (2 * p.l) * sn + 3.0f / (p.m * p.l * p.l) * u) * p.dt,
-                                 -p.max_speed, p.max_speed);
+    const float theta_dot =
+        Clip(s.theta_dot + (3 * p.g / (2 * p.l) * sn + 3.0f / (p.m * p.l * p.l) * u) * p.dt, -p.max_speed, p.max_speed);
     s.theta = s.theta + theta_dot * p.dt;
     s.theta_dot = theta_dot;
     return StepResult{-costs, false};

@@ -2,8 +2,8 @@
 // One env header per translation unit, as a plugin is built: each step loop gets the compiler's
 // whole inlining budget (sharing one unit, GCC ran out of it and Acrobot's loop stopped
 // vectorizing). `-fopt-info-vec` on this file shows whether the loop vectorized.
-#include "envs/backend_cpu.h"
 #include "envs/classic/mountain_car.h"
+#include "envs/backend_cpu.h"
 
 namespace cugym {
 

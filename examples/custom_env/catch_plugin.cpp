@@ -1,5 +1,5 @@
 // The Catch-v0 plugin: everything beyond the env itself is this one line.
-#include "envs/plugin.h"
 #include "catch_env.h"
+#include "envs/plugin.h"
 
 CUGYM_PLUGIN_ENVS(Catch)

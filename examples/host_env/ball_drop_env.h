@@ -52,7 +52,7 @@ struct BallDrop {
   static constexpr int kNumActions = 2;  // 0: nothing, 1: kick ball 0 up
   static constexpr int kActionDim = 1;
   static constexpr int kObsDim = 2;
-  static constexpr int kStateDim = 6;                   // heights, then velocities
+  static constexpr int kStateDim = 6;  // heights, then velocities
   static constexpr int64_t kWorldBytes = 2 * 3 * sizeof(float) + sizeof(BallEngine);
 
   static cugym::EnvSpec Spec() {

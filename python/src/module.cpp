@@ -78,11 +78,13 @@ std::vector<std::string> LoadPluginIds(const std::string& path) {
 NB_MODULE(_cugym, m) {
   using namespace cugym;
   m.doc() = "cugym's C++ core: batched envs on the CPU and GPU, DQN training, greedy policies";
-  m.def("env_ids", [] { return python::GlobalRegistry().Ids(); }, "Ids of every registered env.");
+  m.def(
+      "env_ids", [] { return python::GlobalRegistry().Ids(); }, "Ids of every registered env.");
   m.def("env_spec", &python::SpecDict, nb::arg("env_id"), "The spec of an env as a dict.");
   m.def("load_plugin", &python::LoadPluginIds, nb::arg("path"), "Loads an env plugin; returns the ids it added.");
-  m.def("resolve_device", [](const std::string& name) { return std::string(DeviceName(ResolveDevice(name))); },
-        nb::arg("name"), "'auto', 'cpu' or 'cuda' to the device it means here; ValueError if unusable.");
+  m.def(
+      "resolve_device", [](const std::string& name) { return std::string(DeviceName(ResolveDevice(name))); },
+      nb::arg("name"), "'auto', 'cpu' or 'cuda' to the device it means here; ValueError if unusable.");
   m.def("cuda_built", &CudaBuilt);
   m.def("cuda_available", &CudaAvailable);
   m.def("cuda_unavailable_reason", &CudaUnavailableReason);

@@ -207,8 +207,7 @@ class PyPolicy {
       policy_->Act(obs.data(), static_cast<int32_t*>(block), n);
       Synchronize(device_);
     }
-    if (device_ == Device::kCpu)
-      return nb::ndarray<nb::numpy, int32_t>(block, {static_cast<size_t>(n)}, owner).cast();
+    if (device_ == Device::kCpu) return nb::ndarray<nb::numpy, int32_t>(block, {static_cast<size_t>(n)}, owner).cast();
     return nb::ndarray<nb::array_api, int32_t>(block, {static_cast<size_t>(n)}, owner, {}, nb::dtype<int32_t>(),
                                                nb::device::cuda::value, 0)
         .cast();
@@ -232,11 +231,10 @@ class PyPolicy {
 
 void BindTraining(nb::module_& m) {
   m.def("train", &Train, nb::arg("resume_dir"), nb::arg("config_path"), nb::arg("table").none(), nb::arg("env_id"),
-        nb::arg("overrides"), nb::arg("out"), nb::arg("device"), nb::arg("on_log").none(),
-        nb::arg("write"));
+        nb::arg("overrides"), nb::arg("out"), nb::arg("device"), nb::arg("on_log").none(), nb::arg("write"));
   nb::class_<PyPolicy>(m, "_Policy")
-      .def(nb::init<const std::string&, const std::string&, const std::string&>(), nb::arg("path"),
-           nb::arg("env_id"), nb::arg("device"))
+      .def(nb::init<const std::string&, const std::string&, const std::string&>(), nb::arg("path"), nb::arg("env_id"),
+           nb::arg("device"))
       .def_prop_ro("env_id", &PyPolicy::env_id)
       .def_prop_ro("device", &PyPolicy::device)
       .def_prop_ro("obs_dim", &PyPolicy::obs_dim)

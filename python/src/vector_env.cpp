@@ -91,9 +91,8 @@ class PyVectorEnv {
     VectorEnv& env = Live();
     if (mask.ndim() != 1 || mask.shape(0) != static_cast<size_t>(n_) || mask.dtype() != nb::dtype<bool>() ||
         mask.device_type() != nb::device::cpu::value || (mask.ndim() == 1 && mask.stride(0) != 1))
-      throw nb::value_error(("reset_mask must be a contiguous NumPy bool array of shape (" + std::to_string(n_) +
-                             ",)")
-                                .c_str());
+      throw nb::value_error(
+          ("reset_mask must be a contiguous NumPy bool array of shape (" + std::to_string(n_) + ",)").c_str());
     const float* previous_obs = env.obs();
     Outputs out;
     if (fresh) out = Allocate(/*point_env_at_them=*/false);
@@ -138,7 +137,8 @@ class PyVectorEnv {
     int32_t* lengths = reinterpret_cast<int32_t*>(reinterpret_cast<char*>(returns) + RoundUp(sizeof(float) * k));
     const int64_t* idx = indices.data();
     for (size_t j = 0; j < k; ++j)
-      if (idx[j] < 0 || idx[j] >= n_) throw nb::index_error(("env index " + std::to_string(idx[j]) + " out of range").c_str());
+      if (idx[j] < 0 || idx[j] >= n_)
+        throw nb::index_error(("env index " + std::to_string(idx[j]) + " out of range").c_str());
     for (size_t j = 0; j < k; ++j) {
       const int64_t i = idx[j];
       CopyBytes(final_obs + j * obs_dim, Device::kCpu, env.final_obs() + i * obs_dim, device_, sizeof(float) * obs_dim);
@@ -213,14 +213,16 @@ class PyVectorEnv {
 
   void CheckActions(const nb::ndarray<nb::ro>& a, const Space& space) const {
     const bool discrete = space.is_discrete();
-    const std::string want = discrete ? "(" + std::to_string(n_) + ",) int32"
-                                      : "(" + std::to_string(n_) + ", " + std::to_string(space.flat_size()) + ") float32";
+    const std::string want = discrete
+                                 ? "(" + std::to_string(n_) + ",) int32"
+                                 : "(" + std::to_string(n_) + ", " + std::to_string(space.flat_size()) + ") float32";
     if (a.device_type() != DlpackDevice(device_))
       throw nb::value_error(("actions must be on the env's device (" + std::string(DeviceName(device_)) + ")").c_str());
-    const bool shape_ok = discrete ? (a.ndim() == 1 && a.shape(0) == static_cast<size_t>(n_))
-                                   : (a.ndim() == 2 && a.shape(0) == static_cast<size_t>(n_) &&
-                                      a.shape(1) == static_cast<size_t>(space.flat_size())) ||
-                                         (space.flat_size() == 1 && a.ndim() == 1 && a.shape(0) == static_cast<size_t>(n_));
+    const bool shape_ok = discrete
+                              ? (a.ndim() == 1 && a.shape(0) == static_cast<size_t>(n_))
+                              : (a.ndim() == 2 && a.shape(0) == static_cast<size_t>(n_) &&
+                                 a.shape(1) == static_cast<size_t>(space.flat_size())) ||
+                                    (space.flat_size() == 1 && a.ndim() == 1 && a.shape(0) == static_cast<size_t>(n_));
     std::string got = "(";
     for (size_t d = 0; d < a.ndim(); ++d) got += (d ? ", " : "") + std::to_string(a.shape(d));
     got += a.ndim() == 1 ? ",)" : ")";

@@ -37,8 +37,14 @@ struct Ops {
 // A replay memory on one device, with host views for the checks.
 struct Replay {
   Replay(Device device, int64_t capacity, int obs_dim, int64_t stride = 1)
-      : obs(device, capacity * obs_dim), next_obs(device, capacity * obs_dim), actions(device, capacity),
-        rewards(device, capacity), dones(device, capacity), ends(device, capacity), size(device, 1), head(device, 1),
+      : obs(device, capacity * obs_dim),
+        next_obs(device, capacity * obs_dim),
+        actions(device, capacity),
+        rewards(device, capacity),
+        dones(device, capacity),
+        ends(device, capacity),
+        size(device, 1),
+        head(device, 1),
         draws(device, 1) {
     for (Buffer<float>* b : {&obs, &next_obs, &rewards, &dones}) b->Zero();
     actions.Zero();
@@ -47,7 +53,7 @@ struct Replay {
     head.Zero();
     draws.Zero();
     arrays = ReplayArrays{obs.data(),  next_obs.data(), actions.data(), rewards.data(), dones.data(), ends.data(),
-                          size.data(), head.data(),     draws.data(),   capacity,      obs_dim,      stride};
+                          size.data(), head.data(),     draws.data(),   capacity,       obs_dim,      stride};
   }
   Buffer<float> obs, next_obs;
   Buffer<int32_t> actions;
@@ -61,10 +67,16 @@ struct Replay {
 // Host copies of a replay memory's arrays, and ReplayArrays over them (for NStepTransition).
 struct HostReplay {
   explicit HostReplay(const Replay& r)
-      : obs(r.obs.ToHost()), next_obs(r.next_obs.ToHost()), rewards(r.rewards.ToHost()), dones(r.dones.ToHost()),
-        actions(r.actions.ToHost()), ends(r.ends.ToHost()), size(r.size.ToHost()), head(r.head.ToHost()),
+      : obs(r.obs.ToHost()),
+        next_obs(r.next_obs.ToHost()),
+        rewards(r.rewards.ToHost()),
+        dones(r.dones.ToHost()),
+        actions(r.actions.ToHost()),
+        ends(r.ends.ToHost()),
+        size(r.size.ToHost()),
+        head(r.head.ToHost()),
         draws(r.draws.ToHost()),
-        arrays{obs.data(),  next_obs.data(), actions.data(), rewards.data(), dones.data(), ends.data(),
+        arrays{obs.data(),  next_obs.data(), actions.data(), rewards.data(),    dones.data(),     ends.data(),
                size.data(), head.data(),     draws.data(),   r.arrays.capacity, r.arrays.obs_dim, r.arrays.stride} {}
   std::vector<float> obs, next_obs, rewards, dones;
   std::vector<int32_t> actions;
@@ -76,8 +88,12 @@ struct HostReplay {
 
 struct Batch {
   Batch(Device device, int64_t b, int obs_dim)
-      : obs(device, b * obs_dim), next_obs(device, b * obs_dim), actions(device, b), rewards(device, b),
-        bootstrap(device, b), view{obs.data(), next_obs.data(), actions.data(), rewards.data(), bootstrap.data()} {}
+      : obs(device, b * obs_dim),
+        next_obs(device, b * obs_dim),
+        actions(device, b),
+        rewards(device, b),
+        bootstrap(device, b),
+        view{obs.data(), next_obs.data(), actions.data(), rewards.data(), bootstrap.data()} {}
   Buffer<float> obs, next_obs;
   Buffer<int32_t> actions;
   Buffer<float> rewards, bootstrap;
@@ -102,8 +118,12 @@ struct StepData {
   StepData(Device device, const std::vector<float>& o, const std::vector<int32_t>& a, const std::vector<float>& r,
            const std::vector<float>& next, const std::vector<float>& final_o, const std::vector<uint8_t>& term,
            const std::vector<uint8_t>& trunc)
-      : obs(OnDevice(device, o)), actions(OnDevice(device, a)), rewards(OnDevice(device, r)),
-        next_obs(OnDevice(device, next)), final_obs(OnDevice(device, final_o)), terminated(OnDevice(device, term)),
+      : obs(OnDevice(device, o)),
+        actions(OnDevice(device, a)),
+        rewards(OnDevice(device, r)),
+        next_obs(OnDevice(device, next)),
+        final_obs(OnDevice(device, final_o)),
+        terminated(OnDevice(device, term)),
         truncated(OnDevice(device, trunc)) {}
   void AddTo(AgentOps& ops, const Replay& replay, int64_t position) const {
     ops.AddTransitions(replay.arrays, position, static_cast<int64_t>(actions.size()), obs.data(), actions.data(),
@@ -227,9 +247,9 @@ TEST_P(AgentOpsTest, EpsilonGreedyMixesAtTheRequestedRate) {
 
 TEST(AgentKernels, HoldDurationsAreHeavyTailedAndCapped) {
   EXPECT_EQ(HoldDuration(1.0f, 2.0f, 100), 1);
-  EXPECT_EQ(HoldDuration(0.25f, 2.0f, 100), 4);    // 0.25^-1
-  EXPECT_EQ(HoldDuration(0.25f, 3.0f, 100), 2);    // 0.25^-(1/2)
-  EXPECT_EQ(HoldDuration(1e-6f, 2.0f, 100), 100);  // capped
+  EXPECT_EQ(HoldDuration(0.25f, 2.0f, 100), 4);                   // 0.25^-1
+  EXPECT_EQ(HoldDuration(0.25f, 3.0f, 100), 2);                   // 0.25^-(1/2)
+  EXPECT_EQ(HoldDuration(1e-6f, 2.0f, 100), 100);                 // capped
   EXPECT_EQ(HoldDuration(std::ldexp(1.0f, -24), 1.0001f, 7), 7);  // a huge exponent: capped, no overflow
   // Away from integer boundaries, the floor of libm's pow.
   int compared = 0;
@@ -312,9 +332,9 @@ Replay FiveSteps(Device device, AgentOps& ops) {
   Replay replay(device, 12, 1, 2);
   for (int t = 0; t < 5; ++t) {
     const StepData step(device, {static_cast<float>(t), static_cast<float>(100 + t)}, {t, t},
-                        {static_cast<float>(1 + t), static_cast<float>(10 + t)},
-                        {t + 0.5f, 100 + t + 0.5f}, {-static_cast<float>(t), -static_cast<float>(100 + t)},
-                        {static_cast<uint8_t>(t == 2), 0}, {0, static_cast<uint8_t>(t == 1)});
+                        {static_cast<float>(1 + t), static_cast<float>(10 + t)}, {t + 0.5f, 100 + t + 0.5f},
+                        {-static_cast<float>(t), -static_cast<float>(100 + t)}, {static_cast<uint8_t>(t == 2), 0},
+                        {0, static_cast<uint8_t>(t == 1)});
     step.AddTo(ops, replay, (2 * t) % 12);
   }
   return replay;
@@ -333,11 +353,11 @@ TEST_P(AgentOpsTest, NStepReturnsStopAtEpisodeEndsAndAtTheNewestTransition) {
   for (const Case& c : {
            Case{0, 0, 3, 1 + 0.5f * 2 + 0.25f * 3, 0.0f, -2.0f},  // to the termination at step 2: no bootstrap
            Case{0, 1, 3, 2 + 0.5f * 3, 0.0f, -2.0f},
-           Case{0, 3, 3, 4 + 0.5f * 5, 0.25f, 4.5f},              // a new episode, up to the newest transition
-           Case{1, 0, 3, 10 + 0.5f * 11, 0.25f, -101.0f},         // to the truncation: bootstrap from its final obs
+           Case{0, 3, 3, 4 + 0.5f * 5, 0.25f, 4.5f},       // a new episode, up to the newest transition
+           Case{1, 0, 3, 10 + 0.5f * 11, 0.25f, -101.0f},  // to the truncation: bootstrap from its final obs
            Case{1, 2, 3, 12 + 0.5f * 13 + 0.25f * 14, 0.125f, 104.5f},
-           Case{1, 4, 3, 14, 0.5f, 104.5f},                       // the newest: one step
-           Case{0, 0, 1, 1, 0.5f, 0.5f},                          // one step: r + gamma max Q(s')
+           Case{1, 4, 3, 14, 0.5f, 104.5f},  // the newest: one step
+           Case{0, 0, 1, 1, 0.5f, 0.5f},     // one step: r + gamma max Q(s')
            Case{0, 2, 1, 3, 0.0f, -2.0f},
        }) {
     SCOPED_TRACE("env " + std::to_string(c.env) + " step " + std::to_string(c.t) + " n " + std::to_string(c.n_step));
@@ -421,8 +441,15 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
 
   struct Side {
     explicit Side(Device d, int64_t n, int64_t capacity, int64_t batch, int obs_dim)
-        : device(d), ops(d), replay(d, capacity, obs_dim, n), batch(d, batch, obs_dim), ring(d, 4096),
-          held(d, n), left(d, n), actions(d, n), targets(d, batch) {
+        : device(d),
+          ops(d),
+          replay(d, capacity, obs_dim, n),
+          batch(d, batch, obs_dim),
+          ring(d, 4096),
+          held(d, n),
+          left(d, n),
+          actions(d, n),
+          targets(d, batch) {
       left.Zero();
     }
     Device device;
@@ -437,8 +464,7 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
   for (int t = 0; t < 6; ++t) {
     SCOPED_TRACE("step " + std::to_string(t));
     // Ends: a few per step, and on step 4 every env at once (more than the ring holds).
-    const std::vector<uint8_t> term = t == 4 ? std::vector<uint8_t>(n, 1) : flags(n, 0.02),
-                               trunc = flags(n, 0.01);
+    const std::vector<uint8_t> term = t == 4 ? std::vector<uint8_t>(n, 1) : flags(n, 0.02), trunc = flags(n, 0.01);
     const std::vector<float> obs = floats(n * obs_dim), next = floats(n * obs_dim), final_obs = floats(n * obs_dim),
                              rewards = floats(n);
     for (Side* s : {&cpu, &gpu}) {

@@ -60,18 +60,21 @@ TEST(DqnConfig, BadKeysAndValuesNameTheKey) {
   EXPECT_EQ(ConfigError("exploration_hold_mu = 2\nexploration_max_hold = 0\n"),
             "exploration_max_hold must be in 1..1e9, got 0");
   EXPECT_EQ(ConfigError("anneal_lr = \"yes\"\n"), "anneal_lr (line 1) must be true or false");
-  EXPECT_EQ(ConfigError("eval_interval = 0\n"), "eval_interval must be > 0 (eval_episodes = 0 turns evaluation off), got 0");
+  EXPECT_EQ(ConfigError("eval_interval = 0\n"),
+            "eval_interval must be > 0 (eval_episodes = 0 turns evaluation off), got 0");
   EXPECT_EQ(ConfigError("eval_episodes = -1\n"), "eval_episodes must be in 0..100000, got -1");
   EXPECT_EQ(ConfigError("n_step = 0\n"), "n_step must be in 1..1000, got 0");
   EXPECT_EQ(ConfigError("hidden_sizes = 64\n"), "hidden_sizes (line 1) must be an array of integers, e.g. [120, 84]");
-  EXPECT_EQ(ConfigError("learnig_rate = 1e-3\n").rfind("unknown config key 'learnig_rate' (line 1); known keys: ", 0), 0u);
+  EXPECT_EQ(ConfigError("learnig_rate = 1e-3\n").rfind("unknown config key 'learnig_rate' (line 1); known keys: ", 0),
+            0u);
 }
 
 TEST(DqnConfig, WrittenConfigReadsBackTheSame) {
   DqnConfig config;
-  config.Apply(ParseToml("env_id = \"Acrobot-v1\"\nhidden_sizes = [64, 64]\ndouble_dqn = true\nlearning_rate = 6.3e-4\n"
-                         "anneal_lr = true\nexploration_hold_mu = 2.5\nexploration_max_hold = 300\n",
-                         "a"));
+  config.Apply(
+      ParseToml("env_id = \"Acrobot-v1\"\nhidden_sizes = [64, 64]\ndouble_dqn = true\nlearning_rate = 6.3e-4\n"
+                "anneal_lr = true\nexploration_hold_mu = 2.5\nexploration_max_hold = 300\n",
+                "a"));
   DqnConfig again;
   again.Apply(ParseToml(config.ToToml(), "b"));
   EXPECT_EQ(again.ToToml(), config.ToToml());
@@ -153,7 +156,8 @@ std::function<void(const DqnProgress&)> RowWriter(std::ostringstream& rows) {
 std::string Rows(const DqnConfig& config, fs::path model) {
   DqnAgent agent(Builtins(), config, Device::kCpu);
   std::ostringstream rows;
-  agent.Train(RowWriter(rows), [] { return false; }, [] {});
+  agent.Train(
+      RowWriter(rows), [] { return false; }, [] {});
   agent.SaveModel(model.string());
   return rows.str();
 }
@@ -198,7 +202,8 @@ TEST(DqnAgent, AnInterruptedRunResumesExactly) {
   for (int64_t stop_at : {int64_t{1203}, int64_t{2504}, int64_t{1} << 40}) {
     DqnAgent agent(Builtins(), config, Device::kCpu);
     if (fs::exists(checkpoint)) agent.LoadCheckpoint(checkpoint);
-    agent.Train(RowWriter(rows), [&] { return agent.global_step() >= stop_at; }, [] {});
+    agent.Train(
+        RowWriter(rows), [&] { return agent.global_step() >= stop_at; }, [] {});
     agent.SaveCheckpoint(checkpoint);
     if (stop_at > config.total_steps) agent.SaveModel((dir / "resumed.safetensors").string());
   }
@@ -295,7 +300,8 @@ TEST(Evaluate, RefusesMissingDamagedAndMismatchedModels) {
   EXPECT_EQ(r.env_id, "CartPole-v1");
   EXPECT_GE(r.min_return, 1);
   EXPECT_LE(r.max_return, 500);
-  EXPECT_THROW(EvaluateModel(Builtins(), (dir / "none.safetensors").string(), 5, 1, 1, Device::kCpu, 0), std::exception);
+  EXPECT_THROW(EvaluateModel(Builtins(), (dir / "none.safetensors").string(), 5, 1, 1, Device::kCpu, 0),
+               std::exception);
   std::string bytes = FileBytes(model);
   std::ofstream((dir / "cut.safetensors").string(), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   EXPECT_THROW(EvaluateModel(Builtins(), (dir / "cut.safetensors").string(), 5, 1, 1, Device::kCpu, 0),
@@ -421,8 +427,8 @@ TEST_P(ShippedConfigLearning, ReachesTheThreshold) {
   TrainRunOptions options;
   options.run_dir = (dir / "run").string();
   std::ostringstream notes;
-  const TrainRunResult run =
-      RunTraining(Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
+  const TrainRunResult run = RunTraining(
+      Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
   const EvalResult r = EvaluateModel(Builtins(), run.model, 100, 10, 2024, Device::kCpu, 0.0);
   EXPECT_GE(r.mean_return, threshold) << shipped->path;
   if (config.stop_at_threshold) {

@@ -222,49 +222,50 @@ TEST(QLearnerCudaAgreement, FiveStepsAgreeWithTheCpu) {
   CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
   const std::shared_ptr<Backend> cpu_ = MakeBackend(Device::kCpu), gpu_ = MakeBackend(Device::kCuda);
   for (const std::vector<int>& sizes : {std::vector<int>{4, 120, 84, 2}, std::vector<int>{8, 256, 256, 4}}) {
-  SCOPED_TRACE(FormatLayerSizes(sizes));
-  const int n = 128, in = sizes.front(), out = sizes.back();
-  QLearnerOptions o;
-  o.layer_sizes = sizes;
-  o.batch_size = n;
-  o.max_act_batch = n;
-  o.adam.lr = 1e-3;
-  o.adam.max_grad_norm = 10.0;
-  o.seed = 9;
-  QLearner c(cpu_, o), g(gpu_, o);
-  const std::vector<float> obs = RandomFloats(n * in, 4), next = RandomFloats(n * in, 5);
-  const std::vector<int32_t> a = RandomActions(n, out, 6);
-  struct Side {
-    QLearner* trainer;
-    Device device;
-    Buffer<float> obs, next, targets, max_q;
-    Buffer<int32_t> actions, greedy;
-  };
-  Side sides[2] = {
-      {&c, Device::kCpu, ToDevice(Device::kCpu, obs), ToDevice(Device::kCpu, next), Buffer<float>(Device::kCpu, n),
-       Buffer<float>(Device::kCpu, n), ToDevice(Device::kCpu, a), Buffer<int32_t>(Device::kCpu, n)},
-      {&g, Device::kCuda, ToDevice(Device::kCuda, obs), ToDevice(Device::kCuda, next), Buffer<float>(Device::kCuda, n),
-       Buffer<float>(Device::kCuda, n), ToDevice(Device::kCuda, a), Buffer<int32_t>(Device::kCuda, n)}};
-  for (Side& s : sides) {
-    for (int i = 0; i < 5; ++i) {
-      s.trainer->TargetMaxQ(ConstBatchView(s.next.data(), n, in, s.device), AsVector(s.targets));
-      s.trainer->TrainStep(ConstBatchView(s.obs.data(), n, in, s.device), AsVector(s.actions), AsVector(s.targets));
+    SCOPED_TRACE(FormatLayerSizes(sizes));
+    const int n = 128, in = sizes.front(), out = sizes.back();
+    QLearnerOptions o;
+    o.layer_sizes = sizes;
+    o.batch_size = n;
+    o.max_act_batch = n;
+    o.adam.lr = 1e-3;
+    o.adam.max_grad_norm = 10.0;
+    o.seed = 9;
+    QLearner c(cpu_, o), g(gpu_, o);
+    const std::vector<float> obs = RandomFloats(n * in, 4), next = RandomFloats(n * in, 5);
+    const std::vector<int32_t> a = RandomActions(n, out, 6);
+    struct Side {
+      QLearner* trainer;
+      Device device;
+      Buffer<float> obs, next, targets, max_q;
+      Buffer<int32_t> actions, greedy;
+    };
+    Side sides[2] = {
+        {&c, Device::kCpu, ToDevice(Device::kCpu, obs), ToDevice(Device::kCpu, next), Buffer<float>(Device::kCpu, n),
+         Buffer<float>(Device::kCpu, n), ToDevice(Device::kCpu, a), Buffer<int32_t>(Device::kCpu, n)},
+        {&g, Device::kCuda, ToDevice(Device::kCuda, obs), ToDevice(Device::kCuda, next),
+         Buffer<float>(Device::kCuda, n), Buffer<float>(Device::kCuda, n), ToDevice(Device::kCuda, a),
+         Buffer<int32_t>(Device::kCuda, n)}};
+    for (Side& s : sides) {
+      for (int i = 0; i < 5; ++i) {
+        s.trainer->TargetMaxQ(ConstBatchView(s.next.data(), n, in, s.device), AsVector(s.targets));
+        s.trainer->TrainStep(ConstBatchView(s.obs.data(), n, in, s.device), AsVector(s.actions), AsVector(s.targets));
+      }
+      s.trainer->TargetMaxQ(ConstBatchView(s.next.data(), n, in, s.device), AsVector(s.max_q));
+      s.trainer->Act(ConstBatchView(s.obs.data(), n, in, s.device), AsVector(s.greedy));
     }
-    s.trainer->TargetMaxQ(ConstBatchView(s.next.data(), n, in, s.device), AsVector(s.max_q));
-    s.trainer->Act(ConstBatchView(s.obs.data(), n, in, s.device), AsVector(s.greedy));
+    const QLearner::Stats stc = c.ReadStats(), stg = g.ReadStats();
+    EXPECT_NEAR(stg.loss, stc.loss, 1e-4 * std::fabs(stc.loss));
+    EXPECT_NEAR(stg.grad_norm, stc.grad_norm, 1e-4 * stc.grad_norm);
+    EXPECT_EQ(stg.updates, 5);
+    EXPECT_LT(NormwiseError(ToHost(g.online().parameters()), ToHost(c.online().parameters())), 1e-4);
+    EXPECT_LT(NormwiseError(sides[1].max_q.ToHost(), sides[0].max_q.ToHost()), 1e-4);
+    // Greedy actions agree except where two Q-values are within rounding of each other.
+    const std::vector<int32_t> ac = sides[0].greedy.ToHost(), ag = sides[1].greedy.ToHost();
+    int differ = 0;
+    for (int i = 0; i < n; ++i) differ += ac[i] != ag[i];
+    EXPECT_LE(differ, 1);
   }
-  const QLearner::Stats stc = c.ReadStats(), stg = g.ReadStats();
-  EXPECT_NEAR(stg.loss, stc.loss, 1e-4 * std::fabs(stc.loss));
-  EXPECT_NEAR(stg.grad_norm, stc.grad_norm, 1e-4 * stc.grad_norm);
-  EXPECT_EQ(stg.updates, 5);
-  EXPECT_LT(NormwiseError(ToHost(g.online().parameters()), ToHost(c.online().parameters())), 1e-4);
-  EXPECT_LT(NormwiseError(sides[1].max_q.ToHost(), sides[0].max_q.ToHost()), 1e-4);
-  // Greedy actions agree except where two Q-values are within rounding of each other.
-  const std::vector<int32_t> ac = sides[0].greedy.ToHost(), ag = sides[1].greedy.ToHost();
-  int differ = 0;
-  for (int i = 0; i < n; ++i) differ += ac[i] != ag[i];
-  EXPECT_LE(differ, 1);
-}
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, QLearnerTest, ::testing::ValuesIn(AllDevices()), DeviceParamName);

@@ -66,7 +66,8 @@ TrainRunResult TrainInto(const DqnConfig& config, const fs::path& dir) {
   TrainRunOptions options;
   options.run_dir = dir.string();
   std::ostringstream notes;
-  return RunTraining(Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
+  return RunTraining(
+      Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
 }
 
 TEST(TrainRun, EvaluationsGoToEvalsCsvBestModelAndEvalJson) {

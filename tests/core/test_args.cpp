@@ -15,12 +15,10 @@ namespace {
 Args Parse(std::vector<std::string> words) {
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
-  return Args("cugym bench",
-              {{"--num-envs", "N", "", "16"},
-               {"--json", "", "", ""},
-               {"--tol", "X", "", "1e-4"},
-               {"--seed", "S", "", "0"}},
-              static_cast<int>(argv.size()), argv.data(), 2);
+  return Args(
+      "cugym bench",
+      {{"--num-envs", "N", "", "16"}, {"--json", "", "", ""}, {"--tol", "X", "", "1e-4"}, {"--seed", "S", "", "0"}},
+      static_cast<int>(argv.size()), argv.data(), 2);
 }
 
 TEST(Args, ParsesValuesSwitchesAndDefaults) {
@@ -49,22 +47,31 @@ using cugym::testing::InvalidArgumentMessage;
 
 TEST(Args, MessagesNameTheFlagAndLeaveTheProgramToTheCaller) {
   // main() prints "cugym bench: error: " before the message, so the message does not repeat it.
-  EXPECT_EQ(InvalidArgumentMessage([] { Parse({"cugym", "bench", "--bogus"}); }),
+  EXPECT_EQ(InvalidArgumentMessage([] {
+              Parse({"cugym", "bench", "--bogus"});
+            }),
             "unknown flag '--bogus' (see cugym bench --help)");
-  EXPECT_EQ(InvalidArgumentMessage([] { Parse({"cugym", "bench", "stray"}); }),
+  EXPECT_EQ(InvalidArgumentMessage([] {
+              Parse({"cugym", "bench", "stray"});
+            }),
             "unexpected argument 'stray' (see cugym bench --help)");
-  EXPECT_EQ(InvalidArgumentMessage([] { Parse({"cugym", "bench", "--num-envs", "1x"}).Int("--num-envs"); }),
+  EXPECT_EQ(InvalidArgumentMessage([] {
+              Parse({"cugym", "bench", "--num-envs", "1x"}).Int("--num-envs");
+            }),
             "--num-envs: expected an integer, got '1x'");
-  EXPECT_EQ(Parse({"cugym", "bench"}).Usage("Steps envs.").rfind("usage: cugym bench [flags]\nSteps envs.\n", 0),
-            0u);
+  EXPECT_EQ(Parse({"cugym", "bench"}).Usage("Steps envs.").rfind("usage: cugym bench [flags]\nSteps envs.\n", 0), 0u);
 }
 
 TEST(Args, SeedsAreNonNegativeIntegers) {
   EXPECT_EQ(Parse({"cugym", "bench"}).Seed("--seed"), 0u);
   EXPECT_EQ(Parse({"cugym", "bench", "--seed", "9223372036854775807"}).Seed("--seed"), 9223372036854775807u);
-  EXPECT_EQ(InvalidArgumentMessage([] { Parse({"cugym", "bench", "--seed", "-1"}).Seed("--seed"); }),
+  EXPECT_EQ(InvalidArgumentMessage([] {
+              Parse({"cugym", "bench", "--seed", "-1"}).Seed("--seed");
+            }),
             "--seed must be >= 0, got -1");
-  EXPECT_EQ(InvalidArgumentMessage([] { Parse({"cugym", "bench", "--seed", "1.5"}).Seed("--seed"); }),
+  EXPECT_EQ(InvalidArgumentMessage([] {
+              Parse({"cugym", "bench", "--seed", "1.5"}).Seed("--seed");
+            }),
             "--seed: expected an integer, got '1.5'");
 }
 

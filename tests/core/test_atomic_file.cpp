@@ -22,9 +22,8 @@ namespace fs = std::filesystem;
 class AtomicFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           ("cugym_atomic_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::path(::testing::TempDir()) / ("cugym_atomic_" + std::to_string(getpid()) + "_" +
+                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -119,7 +118,8 @@ TEST_F(AtomicFileTest, NewFilesFollowTheUmask) {
   umask(027);
   WriteFileAtomically(Path("b"), "x");
   umask(old);
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   ASSERT_EQ(stat(Path("a").c_str(), &a), 0);
   ASSERT_EQ(stat(Path("b").c_str(), &b), 0);
   EXPECT_EQ(a.st_mode & 0777, 0666u);

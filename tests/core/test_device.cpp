@@ -41,9 +41,8 @@ TEST(Device, NamesRoundTrip) {
 
 TEST(DeviceDeathTest, AutoPicksTheCpuWithoutAGpu) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: CUDA not initialised yet
-  EXPECT_EXIT(ExitWithoutGpu([] {
-                return !CudaAvailable() && CudaDeviceName().empty() && ResolveDevice("auto") == Device::kCpu;
-              }),
+  EXPECT_EXIT(ExitWithoutGpu(
+                  [] { return !CudaAvailable() && CudaDeviceName().empty() && ResolveDevice("auto") == Device::kCpu; }),
               ::testing::ExitedWithCode(0), "");
 }
 

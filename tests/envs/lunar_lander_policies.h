@@ -82,7 +82,8 @@ inline Episodes FirstEpisodes(VectorEnv& env, uint64_t seed, int per_env, const 
   for (int64_t left = n * per_env; left > 0;) {
     act(env);
     for (int64_t i = 0; i < n; ++i) {
-      if (static_cast<int>(by_env[i].returns.size()) == per_env || !(env.terminated()[i] | env.truncated()[i])) continue;
+      if (static_cast<int>(by_env[i].returns.size()) == per_env || !(env.terminated()[i] | env.truncated()[i]))
+        continue;
       by_env[i].returns.push_back(env.episode_returns()[i]);
       by_env[i].lengths.push_back(env.episode_lengths()[i]);
       --left;

@@ -45,11 +45,11 @@ TEST(CartPoleSpec, MatchesGymnasiumRegistry) {
 TYPED_TEST(CartPoleTest, GoldenStepsFromGymnasiumDoctests) {
   auto env = this->Make(2);
   env->Reset(0);
-  env->SetStates(0, 2, {0.0273956f, -0.00611216f, 0.03585979f, 0.0197368f,
-                        0.01522993f, -0.04562247f, -0.04799704f, 0.03392126f});
+  env->SetStates(
+      0, 2, {0.0273956f, -0.00611216f, 0.03585979f, 0.0197368f, 0.01522993f, -0.04562247f, -0.04799704f, 0.03392126f});
   StepWith(*env, {1, 0});
   const std::vector<float> obs = this->Obs(*env);
-  const float expected[8] = {0.02727336f, 0.18847767f, 0.03625453f, -0.26141977f,
+  const float expected[8] = {0.02727336f, 0.18847767f,  0.03625453f,  -0.26141977f,
                              0.01431748f, -0.24002443f, -0.04731862f, 0.3110827f};
   for (int k = 0; k < 8; ++k) EXPECT_NEAR(obs[k], expected[k], 1e-6) << k;
   const std::vector<float> rewards = Host(env->rewards(), 2, this->kDevice);
@@ -87,7 +87,8 @@ TYPED_TEST(CartPoleTest, TrajectoryOfEnvIDoesNotDependOnBatchSize) {
       seven->Reset(5);
       seven->StepRandom(300);
       std::vector<float> obs7 = this->Obs(*seven);
-      EXPECT_EQ(std::vector<float>(obs.begin() + 24, obs.begin() + 28), std::vector<float>(obs7.begin() + 24, obs7.end()));
+      EXPECT_EQ(std::vector<float>(obs.begin() + 24, obs.begin() + 28),
+                std::vector<float>(obs7.begin() + 24, obs7.end()));
     }
   }
   EXPECT_EQ(first_rows[0], first_rows[1]);

@@ -27,9 +27,7 @@ class Conformance : public ::testing::TestWithParam<Case> {
   Device device() const { return std::get<1>(GetParam()); }
   int64_t n() const { return std::get<2>(GetParam()); }
   std::unique_ptr<VectorEnv> Make() const { return MakeVectorEnv(Builtins(), id(), n(), device()); }
-  std::vector<float> Obs(const float* ptr) const {
-    return Host(ptr, n() * spec_.obs_dim(), device());
-  }
+  std::vector<float> Obs(const float* ptr) const { return Host(ptr, n() * spec_.obs_dim(), device()); }
   EnvSpec spec_;
 };
 
@@ -169,7 +167,8 @@ TEST(CudaAgreement, EveryEnvGivesTheCpuBits) {
     auto expect_same = [&](const std::string& when) {
       SCOPED_TRACE(when);
       EXPECT_EQ(cpu->GetStates(0, n), gpu->GetStates(0, n));
-      EXPECT_EQ(Host(cpu->obs(), n * spec.obs_dim(), Device::kCpu), Host(gpu->obs(), n * spec.obs_dim(), Device::kCuda));
+      EXPECT_EQ(Host(cpu->obs(), n * spec.obs_dim(), Device::kCpu),
+                Host(gpu->obs(), n * spec.obs_dim(), Device::kCuda));
       EXPECT_EQ(Host(cpu->rewards(), n, Device::kCpu), Host(gpu->rewards(), n, Device::kCuda));
       EXPECT_EQ(Host(cpu->terminated(), n, Device::kCpu), Host(gpu->terminated(), n, Device::kCuda));
       EXPECT_EQ(Host(cpu->truncated(), n, Device::kCpu), Host(gpu->truncated(), n, Device::kCuda));
@@ -189,8 +188,10 @@ TEST(CudaAgreement, EveryEnvGivesTheCpuBits) {
                                trunc = Host(cpu->truncated(), n, Device::kCpu);
     const auto final_cpu = Host(cpu->final_obs(), n * spec.obs_dim(), Device::kCpu),
                final_gpu = Host(gpu->final_obs(), n * spec.obs_dim(), Device::kCuda);
-    const auto ret_cpu = Host(cpu->episode_returns(), n, Device::kCpu), ret_gpu = Host(gpu->episode_returns(), n, Device::kCuda);
-    const auto len_cpu = Host(cpu->episode_lengths(), n, Device::kCpu), len_gpu = Host(gpu->episode_lengths(), n, Device::kCuda);
+    const auto ret_cpu = Host(cpu->episode_returns(), n, Device::kCpu),
+               ret_gpu = Host(gpu->episode_returns(), n, Device::kCuda);
+    const auto len_cpu = Host(cpu->episode_lengths(), n, Device::kCpu),
+               len_gpu = Host(gpu->episode_lengths(), n, Device::kCuda);
     for (int64_t i = 0; i < n; ++i) {
       if (!(term[i] | trunc[i])) continue;
       for (int64_t k = 0; k < spec.obs_dim(); ++k)

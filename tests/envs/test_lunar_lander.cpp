@@ -64,7 +64,8 @@ Agreement ReplayFixture(const CsvTable& t, bool continuous) {
       in_contact = false;
     } else {
       if (in_contact) continue;
-      const float action[2] = {static_cast<float>(t.at(r, col("action_0"))), static_cast<float>(t.at(r, col("action_1")))};
+      const float action[2] = {static_cast<float>(t.at(r, col("action_0"))),
+                               static_cast<float>(t.at(r, col("action_1")))};
       const LunarLanderEngines engines = continuous ? lunar_lander::DecodeContinuous(action)
                                                     : lunar_lander::DecodeDiscrete(static_cast<int32_t>(action[0]));
       reward = world.Step(params, engines, dispersion).reward;
@@ -107,10 +108,11 @@ TEST(LunarLanderGymnasium, SameDrawsGiveTheSameFlightBeforeContact) {
   for (bool continuous : {false, true}) {
     SCOPED_TRACE(continuous ? "continuous" : "discrete");
     const Agreement a = ReplayFixture(t, continuous);
-    std::printf("[lunar] agreement %s: %d steps before contact, all obs within 1e-3 on %d; max |d obs| "
-                "pose %.2e velocity %.2e; max |d lander pose| %.2e; max |d reward| %.2e\n",
-                continuous ? "LunarLanderContinuous-v3" : "LunarLander-v3", a.steps, a.steps_within, a.obs_pose,
-                a.obs_velocity, a.pose, a.reward);
+    std::printf(
+        "[lunar] agreement %s: %d steps before contact, all obs within 1e-3 on %d; max |d obs| "
+        "pose %.2e velocity %.2e; max |d lander pose| %.2e; max |d reward| %.2e\n",
+        continuous ? "LunarLanderContinuous-v3" : "LunarLander-v3", a.steps, a.steps_within, a.obs_pose, a.obs_velocity,
+        a.pose, a.reward);
     EXPECT_GT(a.steps, 250);
     EXPECT_LT(a.obs_pose, 1e-3);
     EXPECT_LT(a.pose, 5e-3);
@@ -272,8 +274,8 @@ TEST(LunarLanderBatch, WindChangesTheFlight) {
   LunarLanderParams windy;
   windy.enable_wind = true;
   HostBatchedEnv<LunarLander> calm(4, Device::kCpu), wind_a(4, Device::kCpu, windy), wind_b(4, Device::kCpu, windy);
-  for (VectorEnv* env : {static_cast<VectorEnv*>(&calm), static_cast<VectorEnv*>(&wind_a),
-                         static_cast<VectorEnv*>(&wind_b)}) {
+  for (VectorEnv* env :
+       {static_cast<VectorEnv*>(&calm), static_cast<VectorEnv*>(&wind_a), static_cast<VectorEnv*>(&wind_b)}) {
     env->Reset(5);
     const int32_t noop[4] = {0, 0, 0, 0};
     for (int t = 0; t < 20; ++t) env->Step(noop);

@@ -16,8 +16,8 @@ using testing::StepWith;
 // What CudaBackend does, as a plain loop over envs.
 struct ReferenceBackend {
   template <class Env>
-  static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
-                    int64_t first, int64_t count, void*) {
+  static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed, int64_t first,
+                    int64_t count, void*) {
     for (int64_t i = first; i < first + count; ++i) detail::ResetEnv<Env>(a, params, seed, i);
   }
   template <class Env>
@@ -31,8 +31,8 @@ struct ReferenceBackend {
     for (int64_t i = first; i < first + count; ++i) Env::Observe(params, a.states[i], a.obs + i * Env::kObsDim);
   }
   template <class Env>
-  static void Step(const detail::BatchArrays<Env>& a, const detail::StepArgs<Env>& args, int64_t n,
-                   uint64_t first_step, int64_t steps, void*) {
+  static void Step(const detail::BatchArrays<Env>& a, const detail::StepArgs<Env>& args, int64_t n, uint64_t first_step,
+                   int64_t steps, void*) {
     for (int64_t i = 0; i < n; ++i) detail::StepOneEnv<Env>(a, args, i, first_step, steps);
   }
 };

@@ -14,7 +14,9 @@ namespace {
 
 using testing::Builtins;
 
-CsvTable Fixture(const std::string& id) { return ReadNumericCsv(std::string(CUGYM_FIXTURES_DIR) + "/traces/" + id + ".csv"); }
+CsvTable Fixture(const std::string& id) {
+  return ReadNumericCsv(std::string(CUGYM_FIXTURES_DIR) + "/traces/" + id + ".csv");
+}
 
 using ReplayCase = std::tuple<std::string, Device>;
 
@@ -39,18 +41,17 @@ TEST_P(ReplayTest, MatchesGymnasiumStepByStep) {
   EXPECT_TRUE(report.Pass(1e-4));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllTraces, ReplayTest,
-    ::testing::Combine(::testing::Values("CartPole-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Acrobot-v1",
-                                         "Pendulum-v1"),
-                       ::testing::Values(Device::kCpu, Device::kCuda)),
-    [](const ::testing::TestParamInfo<ReplayCase>& info) {
-      std::string name = std::get<0>(info.param) + "_" + DeviceName(std::get<1>(info.param));
-      for (char& c : name) {
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-      }
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(AllTraces, ReplayTest,
+                         ::testing::Combine(::testing::Values("CartPole-v1", "MountainCar-v0",
+                                                              "MountainCarContinuous-v0", "Acrobot-v1", "Pendulum-v1"),
+                                            ::testing::Values(Device::kCpu, Device::kCuda)),
+                         [](const ::testing::TestParamInfo<ReplayCase>& info) {
+                           std::string name = std::get<0>(info.param) + "_" + DeviceName(std::get<1>(info.param));
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
 
 TEST(Replay, DetectsAWrongNextState) {
   CsvTable trace = Fixture("CartPole-v1");

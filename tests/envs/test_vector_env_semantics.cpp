@@ -57,8 +57,12 @@ struct Snapshot {
 Snapshot Take(const VectorEnv& env) {
   const int64_t n = env.num_envs();
   const Device d = env.device();
-  return {Host(env.obs(), n, d),           Host(env.final_obs(), n, d),   Host(env.rewards(), n, d),
-          Host(env.episode_returns(), n, d), Host(env.terminated(), n, d), Host(env.truncated(), n, d),
+  return {Host(env.obs(), n, d),
+          Host(env.final_obs(), n, d),
+          Host(env.rewards(), n, d),
+          Host(env.episode_returns(), n, d),
+          Host(env.terminated(), n, d),
+          Host(env.truncated(), n, d),
           Host(env.episode_lengths(), n, d)};
 }
 

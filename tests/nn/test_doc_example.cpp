@@ -21,8 +21,8 @@ TEST(DocExample, RegressionLoop) {
   std::shared_ptr<nn::Backend> backend = nn::MakeBackend(device);
 
   nn::MlpOptions net_options;
-  net_options.max_batch = 128;  // most rows per call
-  net_options.seed = 1;         // PyTorch's nn.Linear initialization from the counter RNG
+  net_options.max_batch = 128;                         // most rows per call
+  net_options.seed = 1;                                // PyTorch's nn.Linear initialization from the counter RNG
   nn::Mlp net(backend, {4, 120, 84, 2}, net_options);  // 4 inputs, 2 outputs
   nn::AdamOptions adam_options;
   adam_options.lr = 2.5e-4;

@@ -59,14 +59,14 @@ TEST(LunarLanderDraw, SkyGroundFlagsLanderAndLegs) {
   const Image image = Draw(Hovering(0.0f));
   ASSERT_EQ(image.width, 600);
   ASSERT_EQ(image.height, 400);
-  EXPECT_TRUE(Is(image, 30, Row(390), kBlack));   // sky up to the top
-  EXPECT_TRUE(Is(image, 30, Row(30), kWhite));    // ground under the 60 px terrain
+  EXPECT_TRUE(Is(image, 30, Row(390), kBlack));  // sky up to the top
+  EXPECT_TRUE(Is(image, 30, Row(30), kWhite));   // ground under the 60 px terrain
   EXPECT_TRUE(Is(image, 30, Row(70), kBlack));
-  EXPECT_TRUE(Is(image, 300, Row(90), kWhite));   // under the pad (99 px)
+  EXPECT_TRUE(Is(image, 300, Row(90), kWhite));  // under the pad (99 px)
   EXPECT_TRUE(Is(image, 300, Row(110), kBlack));
   EXPECT_TRUE(Is(image, 240, Row(125), kWhite));  // flag poles at 240 and 360 px, 100..150 px
   EXPECT_TRUE(Is(image, 360, Row(125), kWhite));
-  EXPECT_TRUE(Is(image, 245, Row(145), kFlag));   // flags: (x, 150) (x, 140) (x + 25, 145)
+  EXPECT_TRUE(Is(image, 245, Row(145), kFlag));  // flags: (x, 150) (x, 140) (x + 25, 145)
   EXPECT_TRUE(Is(image, 365, Row(145), kFlag));
   EXPECT_TRUE(Is(image, 300, Row(185), kBody));   // the hull: -17..17 x -10..17 px about (300, 180)
   EXPECT_TRUE(Is(image, 300, Row(165), kBlack));  // below it, no engine

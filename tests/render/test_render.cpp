@@ -42,16 +42,16 @@ TEST(CartPoleDraw, UprightAtTheCentre) {
   ASSERT_EQ(image.width, 600);
   ASSERT_EQ(image.height, 400);
   ExpectColor(image, 10, 10, kWhite);
-  ExpectColor(image, 10, Row(100), kBlack);       // the track, across the whole width
+  ExpectColor(image, 10, Row(100), kBlack);  // the track, across the whole width
   ExpectColor(image, 590, Row(100), kBlack);
   ExpectColor(image, 300 - 20, Row(100 - 10), kBlack);  // the cart, 50 x 30 around (300, 100)
   ExpectColor(image, 300 + 20, Row(100 + 10), kBlack);
   ExpectColor(image, 300 - 30, Row(100 - 10), kWhite);
-  ExpectColor(image, 300, Row(107.5), kAxle);      // the axle, 7.5 px above the cart's centre
-  ExpectColor(image, 300, Row(180), kPole);        // the pole, up to 107.5 + 120 = 227.5
+  ExpectColor(image, 300, Row(107.5), kAxle);  // the axle, 7.5 px above the cart's centre
+  ExpectColor(image, 300, Row(180), kPole);    // the pole, up to 107.5 + 120 = 227.5
   ExpectColor(image, 300, Row(225), kPole);
   ExpectColor(image, 300, Row(231), kWhite);
-  ExpectColor(image, 300 + 8, Row(180), kWhite);   // 10 px wide
+  ExpectColor(image, 300 + 8, Row(180), kWhite);  // 10 px wide
 }
 
 TEST(CartPoleDraw, MovedAndTiltedPoleEndsWhereTheGeometrySays) {
