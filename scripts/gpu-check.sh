@@ -240,11 +240,12 @@ part_bench() {
   fi
   banner "summary: bench part (paste into docs/benchmarks.md)"
   echo "bench part: env table ${env_s} s, nn ${nn_s} s, DQN ${dqn_s} s, in all $((SECONDS - t_part)) s"
-  # Bars (the CPU success rates of these configs are in docs/benchmarks.md): CartPole-v1 at least
-  # 3 of 8 seeds >= 475 (10 of 15 seeds on a 2-core CPU: a working GPU path misses this bar with
-  # probability about 2%, a broken one reaches none); Acrobot-v1 at least 6 of 8 >= -100 (16 of
-  # 16 on the CPU); MountainCar-v0 is reported, not judged (9 of 10 on the CPU, 4 seeds here).
-  local need_cartpole=3 need_acrobot=6
+  # Bars (the CPU success rates of these configs are in docs/benchmarks.md): CartPole-v1 and
+  # Acrobot-v1 at least 6 of 8 seeds at their thresholds (31 and 32 of 32 seeds on a 2-core CPU:
+  # a working GPU path, whose sums round differently and so act like other seeds, misses this
+  # bar with probability well under 1%; a broken one reaches none); MountainCar-v0 is reported,
+  # not judged (29 of 32 on the CPU, 4 seeds here).
+  local need_cartpole=6 need_acrobot=6
   [ "$rehearse" -eq 0 ] || { need_cartpole=1; need_acrobot=1; }
   $report bench --env-jsonl "$jsonl" --nn-jsonl "$nn_jsonl" --dqn-dir "$dqn_dir" \
     --bar "cartpole-$dev:475:$need_cartpole" --bar "acrobot-$dev:-100:$need_acrobot" \
