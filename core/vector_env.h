@@ -13,6 +13,7 @@
 // Reset or Step. Nothing is copied to the host per step.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -43,6 +44,21 @@ struct StepOutputs {
   uint8_t* terminated = nullptr;  // [num_envs]
   uint8_t* truncated = nullptr;   // [num_envs]
 };
+
+// The checks every VectorEnv implementation makes on GetStates/SetStates arguments: envs
+// [first, first + count) inside a batch of n (std::out_of_range), and, for SetStates,
+// count * state_dim floats (std::invalid_argument).
+inline void CheckEnvRange(int64_t first, int64_t count, int64_t n) {
+  if (first < 0 || count < 0 || first + count > n)
+    throw std::out_of_range("envs [" + std::to_string(first) + ", " + std::to_string(first + count) +
+                            ") outside a batch of " + std::to_string(n));
+}
+inline void CheckFlatStates(int64_t first, int64_t count, int64_t n, int64_t state_dim, std::size_t floats) {
+  CheckEnvRange(first, count, n);
+  if (static_cast<int64_t>(floats) != count * state_dim)
+    throw std::invalid_argument("SetStates: expected " + std::to_string(count * state_dim) + " floats, got " +
+                                std::to_string(floats));
+}
 
 class VectorEnv {
  public:

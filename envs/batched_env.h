@@ -141,10 +141,7 @@ class BatchedEnv final : public VectorEnv {
   }
 
   void SetStates(int64_t first, int64_t count, const std::vector<float>& flat) override {
-    CheckRange(first, count);
-    if (static_cast<int64_t>(flat.size()) != count * Env::kStateDim)
-      throw std::invalid_argument("SetStates: expected " + std::to_string(count * Env::kStateDim) + " floats, got " +
-                                  std::to_string(flat.size()));
+    CheckFlatStates(first, count, n_, Env::kStateDim, flat.size());
     std::vector<State> states(count);
     for (int64_t i = 0; i < count; ++i) states[i] = Env::FromFlat(flat.data() + i * Env::kStateDim);
     states_.FromHost(states.data(), count, first);
@@ -199,11 +196,7 @@ class BatchedEnv final : public VectorEnv {
             done_length_.data()};
   }
 
-  void CheckRange(int64_t first, int64_t count) const {
-    if (first < 0 || count < 0 || first + count > n_)
-      throw std::out_of_range("envs [" + std::to_string(first) + ", " + std::to_string(first + count) +
-                              ") outside a batch of " + std::to_string(n_));
-  }
+  void CheckRange(int64_t first, int64_t count) const { CheckEnvRange(first, count, n_); }
 
   void RunSteps(const Action* actions, int64_t steps) {
     if (!reset_done_) throw std::logic_error("VectorEnv: call Reset before Step");

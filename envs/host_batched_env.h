@@ -222,10 +222,7 @@ class HostBatchedEnv final : public VectorEnv {
   }
 
   void SetStates(int64_t first, int64_t count, const std::vector<float>& flat) override {
-    CheckRange(first, count);
-    if (static_cast<int64_t>(flat.size()) != count * Env::kStateDim)
-      throw std::invalid_argument("SetStates: expected " + std::to_string(count * Env::kStateDim) + " floats, got " +
-                                  std::to_string(flat.size()));
+    CheckFlatStates(first, count, n_, Env::kStateDim, flat.size());
     WaitForCopies();
     for (int64_t i = first; i < first + count; ++i) {
       Env::FromFlat(params_, worlds_[i], flat.data() + (i - first) * Env::kStateDim);
@@ -250,11 +247,7 @@ class HostBatchedEnv final : public VectorEnv {
   void CheckReset(const char* what) const {
     if (!reset_done_) throw std::logic_error(std::string("VectorEnv: call Reset before ") + what);
   }
-  void CheckRange(int64_t first, int64_t count) const {
-    if (first < 0 || count < 0 || first + count > n_)
-      throw std::out_of_range("envs [" + std::to_string(first) + ", " + std::to_string(first + count) +
-                              ") outside a batch of " + std::to_string(n_));
-  }
+  void CheckRange(int64_t first, int64_t count) const { CheckEnvRange(first, count, n_); }
 
   // Envs in pieces of about a quarter of a thread's share, taken as threads come free.
   template <class Fn>
