@@ -47,8 +47,7 @@ void AgentOps::AddTransitions(const ReplayArrays& replay, int64_t position, int6
                               const float* final_obs, const uint8_t* terminated, const uint8_t* truncated) {
   if (n > replay.capacity)
     throw std::invalid_argument("AddTransitions: " + std::to_string(n) +
-                                " transitions in one step exceed the replay "
-                                "capacity " +
+                                " transitions in one step exceed the replay capacity " +
                                 std::to_string(replay.capacity));
   DoAddTransitions(replay, position, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
 }

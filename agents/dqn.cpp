@@ -359,13 +359,6 @@ NamedTensor FloatTensor(const std::string& name, const std::vector<float>& value
   return NamedTensor::FromF32(name, std::move(shape), values.data());
 }
 
-// Doubles as text that reads back to the same bits.
-std::string ExactText(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
 }  // namespace
 
 void DqnAgent::SaveCheckpoint(const std::string& path) const {
@@ -377,10 +370,10 @@ void DqnAgent::SaveCheckpoint(const std::string& path) const {
       {"cugym.vector_steps", std::to_string(vector_steps_)},
       {"cugym.draws", std::to_string(draws_dev_.ToHost()[0])},
       {"cugym.next_target_step", std::to_string(next_target_step_)},
-      {"cugym.update_debt", ExactText(update_debt_)},
+      {"cugym.update_debt", MetadataNumber(update_debt_)},
       {"cugym.learning_resumes_at", std::to_string(learning_resumes_at_)},
-      {"cugym.wall_time", ExactText(wall_time_)},
-      {"cugym.last_eval_return", ExactText(last_eval_return_)},
+      {"cugym.wall_time", MetadataNumber(wall_time_)},
+      {"cugym.last_eval_return", MetadataNumber(last_eval_return_)},
       {"cugym.episodes", std::to_string(ring_count_.ToHost()[0])},
       {"cugym.episodes_read", std::to_string(episodes_read_)},
   };
@@ -433,15 +426,11 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
     return std::vector<int32_t>(wide.begin(), wide.end());
   };
   auto real = [&](const std::string& key) {
-    const std::string text = Meta(meta, key, path);
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (end == text.c_str() || *end != '\0')
-      throw std::invalid_argument(path + ": metadata " + key + " is not a number");
-    return v;
+    return ParseMetadataNumber(Meta(meta, key, path), path + ": metadata " + key);
   };
   const int64_t n = config_.num_envs, cap = config_.buffer_size;
-  // Everything is read and checked before the learner or any buffer changes.
+  // The counters are read (and checked) before anything changes; a tensor missing further on
+  // still throws, and leaves this agent part-loaded (the CLI then exits).
   const int64_t global_step = MetaInt(meta, "cugym.global_step", path);
   const int64_t vector_steps = MetaInt(meta, "cugym.vector_steps", path);
   const uint32_t draws = static_cast<uint32_t>(MetaInt(meta, "cugym.draws", path));

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "agents/q_learner.h"
 #include "core/safetensors.h"
 #include "nn/checkpoint.h"
 
@@ -40,13 +41,9 @@ GreedyPolicy::GreedyPolicy(const Registry& registry, const std::string& model_pa
 }
 
 void GreedyPolicy::Act(const float* obs, int32_t* actions, int64_t n) {
-  nn::ConstBatchView q = net_->Forward(nn::ConstBatchView(obs, n, obs_dim_, device_));
-  if (dueling_) {
-    const nn::BatchView aggregated(q_.data(), n, q.cols() - 1, device_);
-    backend_->ValueAdvantage(q, aggregated);
-    q = aggregated;
-  }
-  backend_->RowMax(q, {}, nn::VectorView<int32_t>(actions, n, device_));
+  const nn::ConstBatchView out = net_->Forward(nn::ConstBatchView(obs, n, obs_dim_, device_));
+  backend_->RowMax(agent::QFromOutputs(*backend_, out, dueling_, q_.data()), {},
+                   nn::VectorView<int32_t>(actions, n, device_));
 }
 
 }  // namespace cugym

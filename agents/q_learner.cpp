@@ -40,16 +40,6 @@ MlpOptions NetOptions(const QLearnerOptions& o, bool trainable) {
   return m;
 }
 
-// The shortest of %.15g..%.17g that reads back as the same double ("0.9", not "0.90000000000000002").
-std::string FloatText(double v) {
-  char buf[40];
-  for (int precision = 15; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
-
 int Actions(const QLearnerOptions& o) {
   if (o.layer_sizes.size() < 2) throw std::invalid_argument("QLearner: layer_sizes needs an input and an output size");
   return o.layer_sizes.back();
@@ -83,13 +73,15 @@ QLearner::QLearner(std::shared_ptr<Backend> backend, const QLearnerOptions& opti
   }
 }
 
-ConstBatchView QLearner::Q(nn::Mlp& net, ConstBatchView obs) {
-  ConstBatchView out = net.Forward(obs);
-  if (!options_.dueling) return out;
-  const int64_t k = out.cols() - 1;
-  BatchView q(q_.data(), out.rows(), k, backend_->device());
-  backend_->ValueAdvantage(out, q);
+ConstBatchView QFromOutputs(Backend& backend, ConstBatchView out, bool dueling, float* scratch) {
+  if (!dueling) return out;
+  const BatchView q(scratch, out.rows(), out.cols() - 1, backend.device());
+  backend.ValueAdvantage(out, q);
   return q;
+}
+
+ConstBatchView QLearner::Q(nn::Mlp& net, ConstBatchView obs) {
+  return QFromOutputs(*backend_, net.Forward(obs), options_.dueling, q_.data());
 }
 
 void QLearner::TrainStep(ConstBatchView obs, VectorView<const int32_t> actions, VectorView<const float> targets) {
@@ -168,8 +160,9 @@ void QLearner::Save(const std::string& path, const SafetensorsMetadata& extra,
   metadata["cugym.head"] = options_.dueling ? "dueling" : "q";
   metadata["cugym.loss"] = LossName(options_.loss);
   const AdamOptions& a = adam_.options();
-  metadata["cugym.adam"] = "lr=" + FloatText(a.lr) + ",beta1=" + FloatText(a.beta1) + ",beta2=" + FloatText(a.beta2) +
-                           ",eps=" + FloatText(a.eps) + ",max_grad_norm=" + FloatText(a.max_grad_norm) +
+  metadata["cugym.adam"] = "lr=" + MetadataNumber(a.lr) + ",beta1=" + MetadataNumber(a.beta1) +
+                           ",beta2=" + MetadataNumber(a.beta2) + ",eps=" + MetadataNumber(a.eps) +
+                           ",max_grad_norm=" + MetadataNumber(a.max_grad_norm) +
                            ",lr_decay_updates=" + std::to_string(a.lr_decay_updates);
   for (NamedTensor& t : extra_tensors) tensors.push_back(std::move(t));
   WriteSafetensors(path, tensors, metadata);

@@ -34,6 +34,10 @@ struct QLearnerOptions {
 /// output (the value) when dueling.
 std::vector<int> NetworkSizes(const QLearnerOptions& options);
 
+/// Q values from a network's outputs `out` [n x outputs]: `out` itself, or for a dueling head
+/// V + A - mean(A) written to `scratch` (n x (outputs - 1) floats on the back end's device).
+nn::ConstBatchView QFromOutputs(nn::Backend& backend, nn::ConstBatchView out, bool dueling, float* scratch);
+
 class QLearner {
  public:
   struct Stats {

@@ -14,6 +14,7 @@
 
 #include "core/atomic_file.h"
 #include "core/json_writer.h"
+#include "core/safetensors.h"
 
 namespace cugym {
 namespace fs = std::filesystem;
@@ -243,9 +244,11 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
   const fs::path best_model = run_dir / "best.safetensors";
   const auto on_eval = [&](const DqnEvaluation& e) {
     const EvalResult& r = e.result;
-    evals << e.global_step << "," << Number(e.wall_time) << "," << Number(r.mean_return) << "," << Number(r.std_return)
-          << "," << Number(r.min_return) << "," << Number(r.max_return) << "," << r.episodes << ","
-          << Number(e.eval_seconds) << "\n";
+    // Exact text (core/safetensors.h), so a resumed run reads back the best and threshold
+    // evaluations the uninterrupted run compares against, to the bit.
+    evals << e.global_step << "," << MetadataNumber(e.wall_time) << "," << MetadataNumber(r.mean_return) << ","
+          << MetadataNumber(r.std_return) << "," << MetadataNumber(r.min_return) << "," << MetadataNumber(r.max_return)
+          << "," << r.episodes << "," << Number(e.eval_seconds) << "\n";
     evals.flush();
     if (tracker.Add(e.global_step, e.wall_time, r)) agent.SaveModel(best_model.string());
     return config.stop_at_threshold && tracker.reached();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -349,6 +350,23 @@ SafetensorsFile ReadSafetensors(const std::string& path) {
   if (size > 8) in.read(bytes.data() + 8, static_cast<std::streamsize>(size - 8));
   if (!in) throw std::runtime_error(path + ": read failed");
   return ParseSafetensors(bytes, path);
+}
+
+std::string MetadataNumber(double v) {
+  char buf[40];
+  for (int precision = 15; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+double ParseMetadataNumber(const std::string& text, const std::string& what) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size())
+    throw std::invalid_argument(what + " is not a number ('" + text + "')");
+  return v;
 }
 
 }  // namespace cugym

@@ -74,4 +74,11 @@ SafetensorsFile ReadSafetensors(const std::string& path);
 // The same validation on a file's bytes already in memory; `name` starts the error messages.
 SafetensorsFile ParseSafetensors(const std::string& bytes, const std::string& name);
 
+// Metadata values are text. A double written by MetadataNumber reads back (strtod, or
+// ParseMetadataNumber) as the same double, in the shortest of %.15g..%.17g ("0.9", not
+// "0.90000000000000002"). ParseMetadataNumber throws std::invalid_argument naming `what`
+// unless all of `text` is a number.
+std::string MetadataNumber(double v);
+double ParseMetadataNumber(const std::string& text, const std::string& what);
+
 }  // namespace cugym
