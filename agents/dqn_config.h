@@ -37,7 +37,7 @@ struct DqnConfig {
   bool double_dqn = false;
   bool dueling = false;                 // dueling head: Q = V + A - mean(A) (Wang et al. 2016)
   double max_grad_norm = 0.0;           // 0: no clipping
-  bool cuda_graph = true;               // CUDA: replay the gradient step as one captured graph
+  bool cuda_graph = true;               // CUDA: replay each iteration (else each gradient step) as a graph
   int64_t log_interval = 2000;          // env steps between metrics.csv rows
   int64_t checkpoint_interval = 20000;  // env steps between checkpoints; 0: only at the end
   int64_t keep_checkpoints = 3;
