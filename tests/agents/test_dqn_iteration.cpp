@@ -163,15 +163,24 @@ TEST(DqnIteration, TheIterationGraphPathGivesTheEagerRunOnTheCpu) {
 }
 
 // On CUDA: cartpole.toml and acrobot.toml (4 and 2 gradient steps per vector step, Polyak every
-// 10 and hard copies every 250 env steps, outside the graph), and MountainCar (8 Polyak updates
-// inside it), 250 learning iterations each: the iteration graph gives the eager loop's state bit
-// for bit, and it is the graph that ran.
+// 10 and hard copies every 250 env steps, outside the graph), MountainCar (8 Polyak updates and
+// exploration holds inside it), and CartPole with 3-step Double DQN, clipping and holds, 250
+// learning iterations each: the iteration graph gives the eager loop's state bit for bit, and it
+// is the graph that ran.
 TEST(DqnIterationCuda, GraphReplayGivesTheEagerRun) {
   CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
   const ScratchDir dir("cugym_dqn_graph_cuda");
-  for (const char* id : {"CartPole-v1", "Acrobot-v1", "MountainCar-v0"}) {
-    SCOPED_TRACE(id);
-    DqnConfig config = ShortShipped(id);
+  DqnConfig variant = ShortShipped("CartPole-v1");
+  variant.double_dqn = true;
+  variant.n_step = 3;
+  variant.max_grad_norm = 10.0;
+  variant.exploration_hold_mu = 2.0;
+  const std::map<std::string, DqnConfig> cases = {{"CartPole-v1", ShortShipped("CartPole-v1")},
+                                                  {"Acrobot-v1", ShortShipped("Acrobot-v1")},
+                                                  {"MountainCar-v0", ShortShipped("MountainCar-v0")},
+                                                  {"CartPole-v1 variant", variant}};
+  for (auto [name, config] : cases) {
+    SCOPED_TRACE(name);
     config.cuda_graph = false;
     DqnAgent eager(Builtins(), config, Device::kCuda);
     const uint64_t expected = RunHash(eager, dir / "eager.safetensors");
