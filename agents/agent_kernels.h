@@ -62,7 +62,95 @@ struct Minibatch {
   int32_t* actions;
   float* rewards;    // the n-step return r_t + gamma r_t+1 + ... (r_t for n_step 1)
   float* bootstrap;  // what multiplies max Q(next_obs): gamma^k after k rewards, 0 after a termination
+  // Prioritized replay only (nullptr otherwise): the replay row of each sample, and its draw
+  // probability, turned into its importance weight by ImportanceWeight.
+  int64_t* rows = nullptr;
+  float* weights = nullptr;
 };
+
+// Prioritized experience replay (Schaul, Quan, Antonoglou and Silver, ICLR 2016), proportional
+// variant: row r is drawn with probability p_r / sum p, p_r = (|delta_r| + eps)^alpha from its
+// latest TD error; new rows get the largest priority given so far, so each is seen at least once
+// soon. The priorities live in a sum tree on the device: nodes[1] is the total, node i has the
+// children 2i and 2i + 1, row r's leaf is nodes[leaves + r] (0 until the row is written). An inner
+// node is always recomputed as the float sum of its two children, never adjusted by a difference,
+// so the tree is a function of its leaves: the same bits on every back end and in any update order.
+struct PriorityTree {
+  float* nodes = nullptr;     // [2 * leaves]; nullptr: uniform sampling
+  float* max_leaf = nullptr;  // [1] the largest leaf value so far (new rows get it); starts at 1
+  float* min_prob = nullptr;  // [1] scratch: the smallest draw probability of the current minibatch
+  int64_t leaves = 0;         // a power of two >= the replay capacity
+  int depth = 0;              // log2(leaves): levels above the leaves
+  float alpha = 0.6f;
+  float eps = 1e-6f;
+  float beta0 = 0.4f;        // importance-weight exponent at the first minibatch, annealed to 1 ...
+  int64_t beta_updates = 1;  // ... linearly over this many minibatches (then 1)
+};
+
+// (|error| + eps)^alpha through core's Log2/Exp2, so CPU and GPU give the same bits.
+CUGYM_HD inline float LeafPriority(float error, float alpha, float eps) {
+  const double base = static_cast<double>(error < 0.0f ? -error : error) + static_cast<double>(eps);
+  return static_cast<float>(Exp2(static_cast<double>(alpha) * Log2(base)));
+}
+
+// Recomputes inner node `node` from its children.
+CUGYM_HD inline void RefreshNode(const PriorityTree& t, int64_t node) {
+  t.nodes[node] = t.nodes[2 * node] + t.nodes[2 * node + 1];
+}
+
+// The row whose leaf holds the mass point u in [0, total): descend, subtracting the left mass when
+// going right. Float rounding can leave u at or past a subtree's stored sum; a child of zero mass
+// is never entered, so the draw always ends on a written row.
+CUGYM_HD inline int64_t FindPrioritized(const PriorityTree& t, double u) {
+  int64_t node = 1;
+  while (node < t.leaves) {
+    const float left = t.nodes[2 * node];
+    if (static_cast<double>(left) > u || t.nodes[2 * node + 1] <= 0.0f) {
+      node = 2 * node;
+    } else {
+      u -= static_cast<double>(left);
+      node = 2 * node + 1;
+    }
+  }
+  return node - t.leaves;
+}
+
+// The rows a vector step of n transitions just wrote, ending before `head`, as up to two
+// contiguous ranges [lo, hi) of the ring (two when they wrap); returns how many.
+CUGYM_HD inline int NewRowRanges(int64_t head, int64_t n, int64_t capacity, int64_t lo[2], int64_t hi[2]) {
+  const int64_t start = (head - n % capacity + capacity) % capacity;
+  if (start + n <= capacity) {
+    lo[0] = start;
+    hi[0] = start + n;
+    return 1;
+  }
+  lo[0] = start;
+  hi[0] = capacity;
+  lo[1] = 0;
+  hi[1] = start + n - capacity;
+  return 2;
+}
+
+// Whether sample j's row comes again later in the minibatch: only the last occurrence of a row
+// writes its priority, so duplicates (whose errors can differ in the last bits, as a GEMM may
+// round rows differently by position) leave the same leaf on every back end.
+CUGYM_HD inline bool LaterDuplicate(const int64_t* rows, int64_t j, int64_t n) {
+  for (int64_t k = j + 1; k < n; ++k)
+    if (rows[k] == rows[j]) return true;
+  return false;
+}
+
+// The importance weight of sample j: (min_k P_k / P_j)^beta, i.e. (N P_j)^-beta normalized by the
+// largest weight in the minibatch (as Dopamine's Rainbow does; the paper normalizes by the largest
+// over the whole memory). beta goes linearly from beta0 to 1 over beta_updates minibatches,
+// counted by the draw counter on the device. weights[j] holds P_j on entry.
+CUGYM_HD inline void ImportanceWeight(const PriorityTree& t, const Minibatch& b, uint32_t draws, int64_t j) {
+  const double progress = static_cast<double>(draws) / static_cast<double>(t.beta_updates);
+  const double beta =
+      static_cast<double>(t.beta0) + (1.0 - static_cast<double>(t.beta0)) * (progress < 1.0 ? progress : 1.0);
+  const double ratio = static_cast<double>(*t.min_prob) / static_cast<double>(b.weights[j]);
+  b.weights[j] = static_cast<float>(Exp2(beta * Log2(ratio)));
+}
 
 // The n-step transition that starts at `row`: rewards summed with discounts until n_step rewards,
 // the end of the episode (termination: no bootstrap; truncation: bootstrap from the final
@@ -87,16 +175,27 @@ CUGYM_HD inline void NStepTransition(const ReplayArrays& r, int64_t row, int n_s
   }
 }
 
-// Row j of the next minibatch: a uniform index in [0, size) from Philox keyed by the seed,
-// (stream kReplay, j) and the draw counter, then its n-step transition gathered. Size, head and
-// counter are read on the device (AdvanceDraw increments the counter afterwards, in a launch of
-// its own).
-CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b, uint64_t seed, int n_step, float gamma,
-                                      int64_t j) {
+// Row j of the next minibatch, from Philox keyed by the seed, (stream kReplay, j) and the draw
+// counter: uniform in [0, size), or with a priority tree stratified by priority (sample j's mass
+// point lies in the j-th of batch_size equal slices of the total, as in the paper), its row and
+// draw probability recorded. Then its n-step transition is gathered. Size, head and counter are
+// read on the device (the counter is incremented afterwards, in a launch of its own).
+CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b, const PriorityTree& tree,
+                                      int64_t batch_size, uint64_t seed, int n_step, float gamma, int64_t j) {
   const int64_t size = *r.size;
   Rng rng(seed, static_cast<uint64_t>(j), *r.draws, RngStream::kReplay);
-  const uint64_t wide = (static_cast<uint64_t>(rng.NextU32()) << 32) | rng.NextU32();
-  const int64_t row = static_cast<int64_t>(wide % static_cast<uint64_t>(size));
+  const uint32_t hi = rng.NextU32(), lo = rng.NextU32();
+  int64_t row;
+  if (tree.nodes == nullptr) {
+    const uint64_t wide = (static_cast<uint64_t>(hi) << 32) | lo;
+    row = static_cast<int64_t>(wide % static_cast<uint64_t>(size));
+  } else {
+    const float total = tree.nodes[1];
+    const double slice = static_cast<double>(total) / static_cast<double>(batch_size);
+    row = FindPrioritized(tree, (static_cast<double>(j) + static_cast<double>(U32ToUnitFloat(hi))) * slice);
+    b.rows[j] = row;
+    b.weights[j] = tree.nodes[tree.leaves + row] / total;
+  }
   int64_t last = row;
   NStepTransition(r, row, n_step, gamma, &b.rewards[j], &last, &b.bootstrap[j]);
   for (int k = 0; k < r.obs_dim; ++k) {
@@ -104,6 +203,13 @@ CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b,
     b.next_obs[j * r.obs_dim + k] = r.next_obs[last * r.obs_dim + k];
   }
   b.actions[j] = r.actions[row];
+}
+
+// The draw probability of the least likely sample of the minibatch (ImportanceWeight's norm).
+CUGYM_HD inline void MinProbability(const PriorityTree& t, const Minibatch& b, int64_t n) {
+  float least = b.weights[0];
+  for (int64_t j = 1; j < n; ++j) least = b.weights[j] < least ? b.weights[j] : least;
+  *t.min_prob = least;
 }
 
 // Temporally extended exploration (ez-greedy, Dabney, Ostrovski and Barreto, ICLR 2021): an

@@ -21,9 +21,18 @@ class AgentOps {
                       const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
                       const uint8_t* truncated);
   // A minibatch of n-step transitions (NStepTransition) from the stored ones (replay.size,
-  // head and draws on the device); then the draw counter goes up by one.
+  // head and draws on the device); then the draw counter goes up by one. With a priority tree
+  // (tree.nodes set) rows are drawn by priority and batch.rows / batch.weights receive each
+  // sample's row and importance weight.
   virtual void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed, int n_step,
-                      float gamma) = 0;
+                      float gamma, const PriorityTree& tree) = 0;
+  // Prioritized replay: the n rows the last AddTransitions wrote (just before the device-side
+  // head) get the largest priority so far, and the tree is brought up to date.
+  virtual void PrioritizeNewRows(const ReplayArrays& replay, const PriorityTree& tree, int64_t n) = 0;
+  // Prioritized replay: sampled rows[j] gets the priority of its TD error errors[j]
+  // (LeafPriority; the last of duplicate rows wins), the largest priority is updated and the tree
+  // brought up to date.
+  virtual void UpdatePriorities(const PriorityTree& tree, const int64_t* rows, const float* errors, int64_t n) = 0;
   // Replaces actions[i] (greedy) by a random action with probability epsilon; `hold` as in
   // agent_kernels.h ({} for none).
   virtual void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,

@@ -17,9 +17,38 @@ class CpuAgentOps final : public AgentOps {
     AdvanceReplay(replay, n);
   }
   void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed, int n_step,
-              float gamma) override {
-    for (int64_t j = 0; j < batch_size; ++j) SampleTransition(replay, batch, seed, n_step, gamma, j);
+              float gamma, const PriorityTree& tree) override {
+    for (int64_t j = 0; j < batch_size; ++j) SampleTransition(replay, batch, tree, batch_size, seed, n_step, gamma, j);
+    if (tree.nodes != nullptr) {
+      MinProbability(tree, batch, batch_size);
+      for (int64_t j = 0; j < batch_size; ++j) ImportanceWeight(tree, batch, *replay.draws, j);
+    }
     ++*replay.draws;
+  }
+  void PrioritizeNewRows(const ReplayArrays& replay, const PriorityTree& tree, int64_t n) override {
+    int64_t lo[2], hi[2];
+    const int ranges = NewRowRanges(*replay.head, n, replay.capacity, lo, hi);
+    for (int s = 0; s < ranges; ++s)
+      for (int64_t row = lo[s]; row < hi[s]; ++row) tree.nodes[tree.leaves + row] = *tree.max_leaf;
+    // Level by level, as the CUDA kernel does (a node's children are final when it is recomputed).
+    for (int level = 1; level <= tree.depth; ++level) {
+      for (int s = 0; s < ranges; ++s) {
+        const int64_t first = (tree.leaves + lo[s]) >> level, last = (tree.leaves + hi[s] - 1) >> level;
+        for (int64_t node = first; node <= last; ++node) RefreshNode(tree, node);
+      }
+    }
+  }
+  void UpdatePriorities(const PriorityTree& tree, const int64_t* rows, const float* errors, int64_t n) override {
+    float largest = *tree.max_leaf;
+    for (int64_t j = 0; j < n; ++j) {
+      if (LaterDuplicate(rows, j, n)) continue;
+      const float p = LeafPriority(errors[j], tree.alpha, tree.eps);
+      tree.nodes[tree.leaves + rows[j]] = p;
+      largest = p > largest ? p : largest;
+    }
+    *tree.max_leaf = largest;
+    for (int level = 1; level <= tree.depth; ++level)
+      for (int64_t j = 0; j < n; ++j) RefreshNode(tree, (tree.leaves + rows[j]) >> level);
   }
   void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,
                      const ExploreHold& hold) override {

@@ -43,11 +43,72 @@ struct AdvanceReplayFunctor {
 struct SampleFunctor {
   ReplayArrays replay;
   Minibatch batch;
+  PriorityTree tree;
+  int64_t batch_size;
   uint64_t seed;
   int n_step;
   float gamma;
-  __device__ void operator()(int64_t j) const { SampleTransition(replay, batch, seed, n_step, gamma, j); }
+  __device__ void operator()(int64_t j) const {
+    SampleTransition(replay, batch, tree, batch_size, seed, n_step, gamma, j);
+  }
 };
+
+struct MinProbabilityFunctor {
+  PriorityTree tree;
+  Minibatch batch;
+  int64_t n;
+  __device__ void operator()(int64_t) const { MinProbability(tree, batch, n); }
+};
+
+struct WeightFunctor {
+  PriorityTree tree;
+  Minibatch batch;
+  const uint32_t* draws;
+  __device__ void operator()(int64_t j) const { ImportanceWeight(tree, batch, *draws, j); }
+};
+
+// The priority tree's two updates, each one block: leaves first, then the levels above them one
+// at a time with a barrier between, so a node is recomputed only once its children are final.
+constexpr int kTreeThreads = 512;
+
+__global__ void PrioritizeNewRowsKernel(PriorityTree t, const int64_t* head, int64_t n, int64_t capacity) {
+  int64_t lo[2], hi[2];
+  const int ranges = NewRowRanges(*head, n, capacity, lo, hi);
+  const float p = *t.max_leaf;
+  for (int s = 0; s < ranges; ++s)
+    for (int64_t row = lo[s] + threadIdx.x; row < hi[s]; row += blockDim.x) t.nodes[t.leaves + row] = p;
+  __syncthreads();
+  for (int level = 1; level <= t.depth; ++level) {
+    for (int s = 0; s < ranges; ++s) {
+      const int64_t first = (t.leaves + lo[s]) >> level, last = (t.leaves + hi[s] - 1) >> level;
+      for (int64_t node = first + threadIdx.x; node <= last; node += blockDim.x) RefreshNode(t, node);
+    }
+    __syncthreads();
+  }
+}
+
+__global__ void UpdatePrioritiesKernel(PriorityTree t, const int64_t* rows, const float* errors, int64_t n) {
+  __shared__ float largest[kTreeThreads];
+  float mine = 0.0f;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+    if (LaterDuplicate(rows, j, n)) continue;
+    const float p = LeafPriority(errors[j], t.alpha, t.eps);
+    t.nodes[t.leaves + rows[j]] = p;
+    mine = p > mine ? p : mine;
+  }
+  largest[threadIdx.x] = mine;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half && largest[threadIdx.x + half] > largest[threadIdx.x])
+      largest[threadIdx.x] = largest[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0 && largest[0] > *t.max_leaf) *t.max_leaf = largest[0];
+  for (int level = 1; level <= t.depth; ++level) {
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) RefreshNode(t, (t.leaves + rows[j]) >> level);
+    __syncthreads();
+  }
+}
 
 struct AdvanceDrawFunctor {
   uint32_t* draws;
@@ -125,9 +186,23 @@ class CudaAgentOps final : public AgentOps {
     ForEach(stream_, 1, AdvanceReplayFunctor{replay, n});
   }
   void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed, int n_step,
-              float gamma) override {
-    ForEach(stream_, batch_size, SampleFunctor{replay, batch, seed, n_step, gamma});
+              float gamma, const PriorityTree& tree) override {
+    ForEach(stream_, batch_size, SampleFunctor{replay, batch, tree, batch_size, seed, n_step, gamma});
+    if (tree.nodes != nullptr) {
+      ForEach(stream_, 1, MinProbabilityFunctor{tree, batch, batch_size});
+      ForEach(stream_, batch_size, WeightFunctor{tree, batch, replay.draws});
+    }
     ForEach(stream_, 1, AdvanceDrawFunctor{replay.draws});
+  }
+  void PrioritizeNewRows(const ReplayArrays& replay, const PriorityTree& tree, int64_t n) override {
+    if (n <= 0) return;
+    PrioritizeNewRowsKernel<<<1, kTreeThreads, 0, stream_>>>(tree, replay.head, n, replay.capacity);
+    CUGYM_CUDA_CHECK_LAST();
+  }
+  void UpdatePriorities(const PriorityTree& tree, const int64_t* rows, const float* errors, int64_t n) override {
+    if (n <= 0) return;
+    UpdatePrioritiesKernel<<<1, kTreeThreads, 0, stream_>>>(tree, rows, errors, n);
+    CUGYM_CUDA_CHECK_LAST();
   }
   void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,
                      const ExploreHold& hold) override {

@@ -115,6 +115,20 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   next_actions_ = Buffer<int32_t>(device, b);
   next_q_ = Buffer<float>(device, b);
   targets_ = Buffer<float>(device, b);
+  if (config_.prioritized_replay) {
+    tree_leaves_ = 1;
+    while (tree_leaves_ < cap) {
+      tree_leaves_ *= 2;
+      ++tree_depth_;
+    }
+    priority_nodes_ = Buffer<float>(device, 2 * tree_leaves_);
+    max_priority_ = Buffer<float>(device, 1);
+    min_prob_ = Buffer<float>(device, 1);
+    batch_weights_ = Buffer<float>(device, b);
+    td_errors_ = Buffer<float>(device, b);
+    batch_rows_ = Buffer<int64_t>(device, b);
+    ResetPriorities();
+  }
   prev_obs_ = Buffer<float>(device, n * obs_dim_);
   actions_ = Buffer<int32_t>(device, n);
   if (config_.exploration_hold_mu > 0) {
@@ -194,17 +208,42 @@ void DqnAgent::CollectKernels(bool greedy) {
   env_->Step(actions_.data());
   ops_->AddTransitions(replay_arrays(), n, prev_obs_.data(), actions_.data(), env_->rewards(), env_->obs(),
                        env_->final_obs(), env_->terminated(), env_->truncated());
+  const agent::PriorityTree tree = priority_tree();
+  if (tree.nodes != nullptr) ops_->PrioritizeNewRows(replay_arrays(), tree, n);
   ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(), n,
                         episode_ring());
   ops_->AdvanceSteps(counters_dev_.data(), n);
 }
 
+agent::PriorityTree DqnAgent::priority_tree() {
+  agent::PriorityTree tree;
+  if (!config_.prioritized_replay) return tree;
+  tree.nodes = priority_nodes_.data();
+  tree.max_leaf = max_priority_.data();
+  tree.min_prob = min_prob_.data();
+  tree.leaves = tree_leaves_;
+  tree.depth = tree_depth_;
+  tree.alpha = static_cast<float>(config_.per_alpha);
+  tree.eps = static_cast<float>(config_.per_eps);
+  tree.beta0 = static_cast<float>(config_.per_beta);
+  tree.beta_updates = std::max<int64_t>(PlannedUpdates(config_), 1);
+  return tree;
+}
+
+void DqnAgent::ResetPriorities() {
+  priority_nodes_.Zero();
+  const float one = 1.0f;
+  max_priority_.FromHost(&one, 1);
+}
+
 void DqnAgent::UpdateKernels() {
   const int64_t b = config_.batch_size;
-  const agent::Minibatch batch{batch_obs_.data(), batch_next_obs_.data(), batch_actions_.data(), batch_rewards_.data(),
-                               batch_bootstrap_.data()};
+  const agent::PriorityTree tree = priority_tree();
+  const agent::Minibatch batch{batch_obs_.data(),     batch_next_obs_.data(),  batch_actions_.data(),
+                               batch_rewards_.data(), batch_bootstrap_.data(), batch_rows_.data(),
+                               batch_weights_.data()};
   ops_->Sample(replay_arrays(), batch, b, config_.seed, static_cast<int>(config_.n_step),
-               static_cast<float>(config_.gamma));
+               static_cast<float>(config_.gamma), tree);
   const auto next_obs = Rows(batch_next_obs_.data(), b, obs_dim_, device_);
   if (config_.double_dqn) {
     learner_->Act(next_obs, Vec(next_actions_.data(), b, device_));
@@ -214,9 +253,17 @@ void DqnAgent::UpdateKernels() {
     learner_->TargetMaxQ(next_obs, Vec(next_q_.data(), b, device_));
   }
   ops_->TdTargets(batch_rewards_.data(), batch_bootstrap_.data(), next_q_.data(), targets_.data(), b);
+  if (tree.nodes == nullptr) {
+    learner_->TrainStep(Rows(batch_obs_.data(), b, obs_dim_, device_),
+                        Vec<const int32_t>(batch_actions_.data(), b, device_),
+                        Vec<const float>(targets_.data(), b, device_));
+    return;
+  }
   learner_->TrainStep(Rows(batch_obs_.data(), b, obs_dim_, device_),
                       Vec<const int32_t>(batch_actions_.data(), b, device_),
-                      Vec<const float>(targets_.data(), b, device_));
+                      Vec<const float>(targets_.data(), b, device_),
+                      Vec<const float>(batch_weights_.data(), b, device_), Vec(td_errors_.data(), b, device_));
+  ops_->UpdatePriorities(tree, batch_rows_.data(), td_errors_.data(), b);
 }
 
 // On CUDA, where the whole iteration is not one graph (RunIteration), the gradient step
@@ -476,6 +523,13 @@ void DqnAgent::SaveCheckpoint(const std::string& path) const {
     tensors.push_back(FloatTensor("replay.rewards", replay_rewards_.ToHost()));
     tensors.push_back(FloatTensor("replay.dones", replay_dones_.ToHost()));
     tensors.push_back(IntTensor("replay.ends", replay_ends_.ToHost()));
+    if (config_.prioritized_replay) {
+      // The leaves (one priority per row); the inner nodes are their sums, rebuilt on loading.
+      const std::vector<float> nodes = priority_nodes_.ToHost();
+      tensors.push_back(FloatTensor(
+          "replay.priorities", std::vector<float>(nodes.begin() + tree_leaves_, nodes.begin() + tree_leaves_ + cap)));
+      extra["cugym.replay.max_priority"] = MetadataNumber(max_priority_.ToHost()[0]);
+    }
   }
   learner_->Save(path, extra, std::move(tensors));
 }
@@ -554,6 +608,7 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
     replay_size_ = 0;
     replay_size_dev_.Zero();
     replay_head_dev_.Zero();
+    if (config_.prioritized_replay) ResetPriorities();
     learning_resumes_at_ = global_step_ + std::min(config_.learning_starts, config_.buffer_size);
     return;
   }
@@ -571,6 +626,18 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
   replay_ends_.FromHost(ends8.data(), cap);
   replay_head_dev_.FromHost(&replay_position_, 1);
   replay_size_dev_.FromHost(&replay_size_, 1);
+  if (config_.prioritized_replay) {
+    // Inner nodes recomputed from the leaves bottom up: the bits the running tree held.
+    std::vector<float> nodes(2 * tree_leaves_, 0.0f);
+    const std::vector<float> leaves = tensor("replay.priorities", cap)->ToF32();
+    std::copy(leaves.begin(), leaves.end(), nodes.begin() + tree_leaves_);
+    agent::PriorityTree host;
+    host.nodes = nodes.data();
+    for (int64_t node = tree_leaves_ - 1; node >= 1; --node) agent::RefreshNode(host, node);
+    priority_nodes_.FromHost(nodes.data(), nodes.size());
+    const float max_priority = static_cast<float>(real("cugym.replay.max_priority"));
+    max_priority_.FromHost(&max_priority, 1);
+  }
   learning_resumes_at_ = MetaInt(meta, "cugym.learning_resumes_at", path);
 }
 

@@ -112,6 +112,9 @@ const std::map<std::string, Key>& Keys() {
       {"dueling",
        {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.dueling = AsBool(k, v); },
         [](const DqnConfig& c) { return Bool(c.dueling); }}},
+      {"prioritized_replay",
+       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.prioritized_replay = AsBool(k, v); },
+        [](const DqnConfig& c) { return Bool(c.prioritized_replay); }}},
       {"anneal_lr",
        {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.anneal_lr = AsBool(k, v); },
         [](const DqnConfig& c) { return Bool(c.anneal_lr); }}},
@@ -138,6 +141,9 @@ const std::map<std::string, Key>& Keys() {
       CUGYM_FLOAT_KEY(end_e),
       CUGYM_FLOAT_KEY(exploration_fraction),
       CUGYM_FLOAT_KEY(exploration_hold_mu),
+      CUGYM_FLOAT_KEY(per_alpha),
+      CUGYM_FLOAT_KEY(per_beta),
+      CUGYM_FLOAT_KEY(per_eps),
       CUGYM_INT_KEY(exploration_max_hold),
       CUGYM_INT_KEY(learning_starts),
       CUGYM_FLOAT_KEY(replay_ratio),
@@ -199,6 +205,9 @@ void DqnConfig::Validate() const {
           s(batch_size));
   Require(gamma >= 0 && gamma <= 1, "gamma", "must be in [0, 1]", s(gamma));
   Require(n_step >= 1 && n_step <= 1000, "n_step", "must be in 1..1000", s(n_step));
+  Require(per_alpha >= 0 && per_alpha <= 10, "per_alpha", "must be in [0, 10] (0: uniform sampling)", s(per_alpha));
+  Require(per_beta >= 0 && per_beta <= 1, "per_beta", "must be in [0, 1]", s(per_beta));
+  Require(per_eps > 0 && per_eps <= 1, "per_eps", "must be in (0, 1]", s(per_eps));
   Require(tau > 0 && tau <= 1, "tau", "must be in (0, 1]", s(tau));
   Require(target_update_interval > 0, "target_update_interval", "must be > 0", s(target_update_interval));
   Require(start_e >= 0 && start_e <= 1, "start_e", "must be in [0, 1]", s(start_e));

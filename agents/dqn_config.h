@@ -36,6 +36,10 @@ struct DqnConfig {
   std::string loss = "mse";              // mse (CleanRL) or huber (SB3)
   bool double_dqn = false;
   bool dueling = false;                 // dueling head: Q = V + A - mean(A) (Wang et al. 2016)
+  bool prioritized_replay = false;      // draw by priority (|TD error| + per_eps)^per_alpha (Schaul et al. 2016)
+  double per_alpha = 0.6;               // priority exponent: 0 is uniform
+  double per_beta = 0.4;                // importance-weight exponent at the start, annealed to 1 by the last update
+  double per_eps = 1e-6;                // added to |TD error| so no stored transition has priority 0
   double max_grad_norm = 0.0;           // 0: no clipping
   bool cuda_graph = true;               // CUDA: replay each iteration (else each gradient step) as a graph
   int64_t log_interval = 2000;          // env steps between metrics.csv rows

@@ -84,7 +84,8 @@ ConstBatchView QLearner::Q(nn::Mlp& net, ConstBatchView obs) {
   return QFromOutputs(*backend_, net.Forward(obs), options_.dueling, q_.data());
 }
 
-void QLearner::TrainStep(ConstBatchView obs, VectorView<const int32_t> actions, VectorView<const float> targets) {
+void QLearner::TrainStep(ConstBatchView obs, VectorView<const int32_t> actions, VectorView<const float> targets,
+                         VectorView<const float> weights, VectorView<float> errors) {
   if (obs.rows() > options_.batch_size) {
     throw std::invalid_argument("QLearner::TrainStep: " + std::to_string(obs.rows()) + " rows, batch_size is " +
                                 std::to_string(options_.batch_size));
@@ -94,13 +95,15 @@ void QLearner::TrainStep(ConstBatchView obs, VectorView<const int32_t> actions, 
   const int last = online_.num_layers() - 1;
   if (!options_.dueling) {
     // The last bias gradient comes fused with the loss (one pass fewer).
-    backend_->GatherLoss(options_.loss, out, actions, targets, dout, online_.linear_grads(last).bias, AsVector(stats_));
+    backend_->GatherLoss(options_.loss, out, actions, targets, dout, online_.linear_grads(last).bias, AsVector(stats_),
+                         weights, errors);
     online_.Backward(dout, /*last_bias_grad_ready=*/true);
   } else {
     const int64_t n = out.rows(), k = out.cols() - 1;
     BatchView q(q_.data(), n, k, backend_->device()), dq(dq_.data(), n, k, backend_->device());
     backend_->ValueAdvantage(out, q);
-    backend_->GatherLoss(options_.loss, q, actions, targets, dq, VectorView<float>(), AsVector(stats_));
+    backend_->GatherLoss(options_.loss, q, actions, targets, dq, VectorView<float>(), AsVector(stats_), weights,
+                         errors);
     backend_->ValueAdvantageBackward(dq, dout);
     online_.Backward(dout, /*last_bias_grad_ready=*/false);
   }

@@ -52,8 +52,10 @@ class QLearner {
   // One gradient step on a minibatch on the back end's device: obs [B x in], actions [B] int32
   // in [0, out), targets [B]. loss = mean_b L(Q(obs_b, a_b) - target_b); then backward, optional
   // clipping and Adam, all queued. GPU kernels: 6 forward, 1 loss, 7 backward, 1 Adam (+1 for
-  // clipping) for a 3-layer network.
-  void TrainStep(nn::ConstBatchView obs, nn::VectorView<const int32_t> actions, nn::VectorView<const float> targets);
+  // clipping) for a 3-layer network. Optional: `weights` [B] weigh each row's loss (prioritized
+  // replay's importance weights); `errors` [B] receives Q(obs_b, a_b) - target_b.
+  void TrainStep(nn::ConstBatchView obs, nn::VectorView<const int32_t> actions, nn::VectorView<const float> targets,
+                 nn::VectorView<const float> weights = {}, nn::VectorView<float> errors = {});
 
   // Greedy actions argmax_a Q_online(obs_i, a) for obs [n x in] (ties to the lowest index).
   void Act(nn::ConstBatchView obs, nn::VectorView<int32_t> actions);

@@ -121,12 +121,13 @@ def summarize(runs, threshold):
 
 def common_curve(runs):
     """(grid, values [runs, points]): each run's last curve value at or before each step that
-    some run logged, over the steps every run covers; None without curves."""
+    some run logged, from the first step every run covers to the last any run logged. A run that
+    ended sooner (stop_at_threshold) keeps its last value: its final model is what it left."""
     curves = [(np.array(r["curve_steps"]), np.array(r["curve_returns"])) for r in runs if r["curve_steps"]]
     if not curves:
         return None
     grid = np.unique(np.concatenate([s for s, _ in curves]))
-    grid = grid[(grid >= max(s[0] for s, _ in curves)) & (grid <= min(s[-1] for s, _ in curves))]
+    grid = grid[grid >= max(s[0] for s, _ in curves)]
     return grid, np.array([v[np.searchsorted(s, grid, side="right") - 1] for s, v in curves])
 
 
@@ -209,7 +210,8 @@ def markdown(result):
               f"IQM and mean with 95% percentile-bootstrap intervals over seeds ({seed_stats.REPS} resamples, "
               f"Agarwal et al. 2021). Times are the training loop's wall time (metrics.csv), without process "
               f"start-up or the final evaluation: median (min / q1 / q3 / max); time to threshold {to_threshold}. "
-              f"Learning curves from {', '.join(sources)}.",
+              f"Learning curves from {', '.join(sources)}; a run that stopped early (stop_at_threshold) keeps its "
+              f"last evaluation from there on.",
               f"cugym: {result['cugym_version']}; repository at {result['commit']}. Machine: {result['machine']}; "
               f"{result['date']}." + (f" {result['note']}" if result["note"] else "")]
     return "\n".join(lines)

@@ -220,8 +220,9 @@ class RunFolders(unittest.TestCase):
         runs = [{"curve_steps": [10, 20, 30], "curve_returns": [1, 2, 3]},
                 {"curve_steps": [15, 25, 35], "curve_returns": [10, 20, 30]}]
         grid, values = dqn_seeds.common_curve(runs)
-        np.testing.assert_array_equal(grid, [15, 20, 25, 30])
-        np.testing.assert_array_equal(values, [[1, 2, 2, 3], [10, 10, 20, 20]])
+        # The first run ended at 30 (say at the threshold): it keeps its last value to 35.
+        np.testing.assert_array_equal(grid, [15, 20, 25, 30, 35])
+        np.testing.assert_array_equal(values, [[1, 2, 2, 3, 3], [10, 10, 20, 20, 30]])
 
     @unittest.skipIf(matplotlib is None, "matplotlib is not installed")
     def test_a_sweep_with_an_ablation(self):

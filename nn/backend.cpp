@@ -78,7 +78,7 @@ void Backend::ActivationBackward(BatchView dy, ConstBatchView y, VectorView<floa
 
 void Backend::GatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions,
                          VectorView<const float> targets, BatchView dq, VectorView<float> dbias,
-                         VectorView<float> stats) {
+                         VectorView<float> stats, VectorView<const float> weights, VectorView<float> errors) {
   const char* op = "GatherLoss";
   if (q.rows() == 0 || q.cols() == 0) Bad(op, "q is " + Dims(q.rows(), q.cols()) + ": no rows to average over");
   if (actions.empty() && q.cols() != 1) Bad(op, "no actions given for q with " + std::to_string(q.cols()) + " columns");
@@ -93,8 +93,12 @@ void Backend::GatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32
   CheckDevice(op, "targets", targets, device_);
   CheckDevice(op, "dq", dq, device_);
   CheckDevice(op, "dbias", dbias, device_);
+  if (!weights.empty()) CheckSize(op, "weights", weights, q.rows());
+  if (!errors.empty()) CheckSize(op, "errors", errors, q.rows());
   CheckDevice(op, "stats", stats, device_);
-  DoGatherLoss(loss, q, actions, targets, dq, dbias, stats);
+  CheckDevice(op, "weights", weights, device_);
+  CheckDevice(op, "errors", errors, device_);
+  DoGatherLoss(loss, q, actions, targets, dq, dbias, stats, weights, errors);
 }
 
 void Backend::Gather(ConstBatchView q, VectorView<const int32_t> actions, VectorView<float> out) {

@@ -111,8 +111,11 @@ class Backend {
   // `actions` may be empty when k == 1 (plain regression). An action outside [0, k) is a
   // std::invalid_argument on the CPU; on CUDA (no host reads) it makes the loss NaN and its row's
   // gradient zero.
+  // Optional, may be empty: `weights` [n] weigh each row's term, loss = mean_b w_b L(d_b) (importance
+  // weights of prioritized replay); `errors` [n] receives d_b itself.
   void GatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions, VectorView<const float> targets,
-                  BatchView dq, VectorView<float> dbias, VectorView<float> stats);
+                  BatchView dq, VectorView<float> dbias, VectorView<float> stats, VectorView<const float> weights = {},
+                  VectorView<float> errors = {});
 
   // out[b] = q[b, actions[b]] (NaN on CUDA for an action out of range).
   void Gather(ConstBatchView q, VectorView<const int32_t> actions, VectorView<float> out);
@@ -161,7 +164,7 @@ class Backend {
   virtual void DoActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act) = 0;
   virtual void DoGatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions,
                             VectorView<const float> targets, BatchView dq, VectorView<float> dbias,
-                            VectorView<float> stats) = 0;
+                            VectorView<float> stats, VectorView<const float> weights, VectorView<float> errors) = 0;
   virtual void DoGather(ConstBatchView q, VectorView<const int32_t> actions, VectorView<float> out) = 0;
   virtual void DoRowMax(ConstBatchView q, VectorView<float> max, VectorView<int32_t> argmax) = 0;
   virtual void DoAdamStep(const AdamOptions& options, VectorView<float> params, VectorView<const float> grads,

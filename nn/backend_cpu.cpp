@@ -92,7 +92,8 @@ class CpuBackend final : public Backend {
   }
 
   void DoGatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions, VectorView<const float> targets,
-                    BatchView dq, VectorView<float> dbias, VectorView<float> stats) override {
+                    BatchView dq, VectorView<float> dbias, VectorView<float> stats, VectorView<const float> weights,
+                    VectorView<float> errors) override {
     const int64_t n = q.rows(), k = q.cols();
     const float inv_n = 1.0f / static_cast<float>(n);
     double loss_sum = 0.0, q_sum = 0.0;
@@ -107,14 +108,21 @@ class CpuBackend final : public Backend {
       const float value = q.data()[r * k + a];
       const float d = value - targets.data()[r];
       float grad;
+      double term;
       if (loss == LossKind::kMse) {
-        loss_sum += static_cast<double>(d) * d;
+        term = static_cast<double>(d) * d;
         grad = 2.0f * d * inv_n;
       } else {
         const float ad = std::fabs(d);
-        loss_sum += ad < 1.0f ? 0.5 * static_cast<double>(d) * d : ad - 0.5;
+        term = ad < 1.0f ? 0.5 * static_cast<double>(d) * d : ad - 0.5;
         grad = HuberGradient(d) * inv_n;
       }
+      if (!weights.empty()) {
+        term *= weights.data()[r];
+        grad *= weights.data()[r];
+      }
+      if (!errors.empty()) errors.data()[r] = d;
+      loss_sum += term;
       q_sum += value;
       dq.data()[r * k + a] = grad;
       if (!dbias.empty()) dbias.data()[a] += grad;

@@ -87,7 +87,7 @@ __global__ void ActivationBackwardKernel(float* dy, const float* y, float* dbias
 // One block: gather, loss, gradient, statistics and the last bias gradient in one pass. Each
 // thread owns rows threadIdx.x + i * blockDim.x throughout, so it rereads only what it wrote.
 __global__ void GatherLossKernel(bool huber, const float* q, const int32_t* actions, const float* targets, float* dq,
-                                 float* dbias, float* stats, int64_t n, int k) {
+                                 float* dbias, float* stats, const float* weights, float* errors, int64_t n, int k) {
   __shared__ float shared[kLossThreads];
   const float inv_n = 1.0f / static_cast<float>(n);
   float loss_sum = 0.0f, q_sum = 0.0f;
@@ -102,15 +102,21 @@ __global__ void GatherLossKernel(bool huber, const float* q, const int32_t* acti
     }
     const float value = q[r * k + a];
     const float d = value - targets[r];
-    float grad;
+    float grad, term;
     if (huber) {
       const float ad = fabsf(d);
-      loss_sum += ad < 1.0f ? 0.5f * d * d : ad - 0.5f;
+      term = ad < 1.0f ? 0.5f * d * d : ad - 0.5f;
       grad = HuberGradient(d) * inv_n;
     } else {
-      loss_sum += d * d;
+      term = d * d;
       grad = 2.0f * d * inv_n;
     }
+    if (weights != nullptr) {
+      term *= weights[r];
+      grad *= weights[r];
+    }
+    if (errors != nullptr) errors[r] = d;
+    loss_sum += term;
     q_sum += value;
     row[a] = grad;
   }
@@ -352,10 +358,12 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
   }
 
   void DoGatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions, VectorView<const float> targets,
-                    BatchView dq, VectorView<float> dbias, VectorView<float> stats) override {
+                    BatchView dq, VectorView<float> dbias, VectorView<float> stats, VectorView<const float> weights,
+                    VectorView<float> errors) override {
     GatherLossKernel<<<1, kLossThreads, 0, stream_>>>(
         loss == LossKind::kHuber, q.data(), actions.empty() ? nullptr : actions.data(), targets.data(), dq.data(),
-        dbias.empty() ? nullptr : dbias.data(), stats.data(), q.rows(), static_cast<int>(q.cols()));
+        dbias.empty() ? nullptr : dbias.data(), stats.data(), weights.empty() ? nullptr : weights.data(),
+        errors.empty() ? nullptr : errors.data(), q.rows(), static_cast<int>(q.cols()));
     CUGYM_CUDA_CHECK_LAST();
   }
 

@@ -93,11 +93,51 @@ struct Batch {
         actions(device, b),
         rewards(device, b),
         bootstrap(device, b),
-        view{obs.data(), next_obs.data(), actions.data(), rewards.data(), bootstrap.data()} {}
+        rows(device, b),
+        weights(device, b),
+        view{obs.data(),       next_obs.data(), actions.data(), rewards.data(),
+             bootstrap.data(), rows.data(),     weights.data()} {}
   Buffer<float> obs, next_obs;
   Buffer<int32_t> actions;
   Buffer<float> rewards, bootstrap;
+  Buffer<int64_t> rows;
+  Buffer<float> weights;
   Minibatch view;
+};
+
+// A priority tree for a replay of `capacity` rows on one device, every leaf 0 and the largest
+// priority 1, as DqnAgent starts it.
+struct Tree {
+  Tree(Device device, int64_t capacity, float alpha, float beta0, int64_t beta_updates) {
+    while (view.leaves < capacity) {
+      view.leaves *= 2;
+      ++view.depth;
+    }
+    nodes = Buffer<float>(device, 2 * view.leaves);
+    nodes.Zero();
+    const float one = 1.0f;
+    max_leaf = OnDevice(device, std::vector<float>{one});
+    min_prob = Buffer<float>(device, 1);
+    view.nodes = nodes.data();
+    view.max_leaf = max_leaf.data();
+    view.min_prob = min_prob.data();
+    view.alpha = alpha;
+    view.eps = 1e-6f;
+    view.beta0 = beta0;
+    view.beta_updates = beta_updates;
+  }
+  std::vector<float> Leaves(int64_t capacity) const {
+    const std::vector<float> all = nodes.ToHost();
+    return std::vector<float>(all.begin() + view.leaves, all.begin() + view.leaves + capacity);
+  }
+  // Every inner node is the float sum of its children.
+  void ExpectSumsOfChildren() const {
+    const std::vector<float> all = nodes.ToHost();
+    for (int64_t node = 1; node < view.leaves; ++node)
+      ASSERT_EQ(all[node], all[2 * node] + all[2 * node + 1]) << "node " << node;
+  }
+  Buffer<float> nodes, max_leaf, min_prob;
+  PriorityTree view{nullptr, nullptr, nullptr, 1, 0};
 };
 
 struct Ring {
@@ -210,7 +250,7 @@ TEST_P(AgentOpsTest, SamplingIsSeededUniformAndCopiesWholeTransitions) {
   std::vector<int32_t> first;
   for (uint32_t draw = 0; draw < 200; ++draw) {
     ASSERT_EQ(replay.draws.ToHost()[0], draw);  // each minibatch advances the counter
-    ops->Sample(replay.arrays, batch.view, 64, 7, 1, 0.9f);
+    ops->Sample(replay.arrays, batch.view, 64, 7, 1, 0.9f, {});
     const std::vector<int32_t> rows = batch.actions.ToHost();
     const std::vector<float> b_obs = batch.obs.ToHost(), b_next = batch.next_obs.ToHost(),
                              b_rewards = batch.rewards.ToHost();
@@ -229,10 +269,10 @@ TEST_P(AgentOpsTest, SamplingIsSeededUniformAndCopiesWholeTransitions) {
   for (int h : hits) EXPECT_NEAR(h, 200 * 64 / size, 80);
   const uint32_t zero = 0;
   replay.draws.FromHost(&zero, 1);
-  ops->Sample(replay.arrays, batch.view, 64, 7, 1, 0.9f);
+  ops->Sample(replay.arrays, batch.view, 64, 7, 1, 0.9f, {});
   EXPECT_EQ(batch.actions.ToHost(), first);  // same seed and draw, same minibatch
   replay.draws.FromHost(&zero, 1);
-  ops->Sample(replay.arrays, batch.view, 64, 8, 1, 0.9f);
+  ops->Sample(replay.arrays, batch.view, 64, 8, 1, 0.9f, {});
   EXPECT_NE(batch.actions.ToHost(), first);
 }
 
@@ -440,7 +480,7 @@ TEST_P(AgentOpsTest, SampledMinibatchesHoldTheNStepTransitionOfEachRow) {
   Replay replay = FiveSteps(device(), *ops.ops);
   const HostReplay host(replay);
   Batch batch(device(), 256, 1);
-  ops->Sample(replay.arrays, batch.view, 256, 4, 3, 0.5f);
+  ops->Sample(replay.arrays, batch.view, 256, 4, 3, 0.5f, {});
   const std::vector<float> obs = batch.obs.ToHost(), next = batch.next_obs.ToHost(), ret = batch.rewards.ToHost(),
                            boot = batch.bootstrap.ToHost();
   for (int j = 0; j < 256; ++j) {
@@ -479,6 +519,92 @@ TEST_P(AgentOpsTest, EpisodeRingKeepsTheLastEpisodesInEnvOrder) {
   EXPECT_EQ(ring.returns.ToHost(), (std::vector<float>{110, 107, 108, 109}));
 }
 
+// A replay of `size` rows with obs = row, written as one vector step, each row given a priority
+// by UpdatePriorities from errors[row].
+Replay PrioritizedReplay(Device device, AgentOps& ops, const Tree& tree, const std::vector<float>& errors) {
+  const int64_t size = static_cast<int64_t>(errors.size());
+  Replay replay(device, size, 1, size);
+  std::vector<float> obs(size);
+  for (int64_t r = 0; r < size; ++r) obs[r] = static_cast<float>(r);
+  const StepData step(device, obs, std::vector<int32_t>(size, 0), obs, obs, obs, std::vector<uint8_t>(size, 0),
+                      std::vector<uint8_t>(size, 0));
+  step.AddTo(ops, replay);
+  ops.PrioritizeNewRows(replay.arrays, tree.view, size);
+  std::vector<int64_t> rows(size);
+  for (int64_t r = 0; r < size; ++r) rows[r] = r;
+  const Buffer<int64_t> rows_dev = OnDevice(device, rows);
+  const Buffer<float> errors_dev = OnDevice(device, errors);
+  ops.UpdatePriorities(tree.view, rows_dev.data(), errors_dev.data(), size);
+  return replay;
+}
+
+TEST_P(AgentOpsTest, PrioritizedSamplingFollowsThePrioritiesWithImportanceWeights) {
+  Ops ops(device());
+  // alpha 0.5: priorities sqrt(|e| + 1e-6); errors 1, 4, 9, ... give 1, 2, 3, ... (within eps).
+  const int64_t size = 6, b = 32;
+  Tree tree(device(), size, 0.5f, 0.4f, 100);
+  const Replay replay = PrioritizedReplay(device(), *ops.ops, tree, {1, 4, 9, 16, 25, 36});
+  tree.ExpectSumsOfChildren();
+  const std::vector<float> leaves = tree.Leaves(size);
+  for (int r = 0; r < size; ++r) EXPECT_NEAR(leaves[r], r + 1, 1e-5) << r;
+  EXPECT_EQ(leaves[2], LeafPriority(9, 0.5f, 1e-6f));
+  EXPECT_EQ(tree.max_leaf.ToHost()[0], leaves[5]);
+
+  Batch batch(device(), b, 1);
+  std::vector<int> hits(size, 0);
+  const int draws = 600;
+  for (int draw = 0; draw < draws; ++draw) {
+    ops->Sample(replay.arrays, batch.view, b, 11, 1, 0.9f, tree.view);
+    const std::vector<float> obs = batch.obs.ToHost(), w = batch.weights.ToHost();
+    const std::vector<int64_t> rows = batch.rows.ToHost();
+    float least = 1e30f;
+    for (int j = 0; j < b; ++j) least = std::min(least, leaves[rows[j]] / (21.0f));
+    const double beta = 0.4 + 0.6 * std::min(1.0, draw / 100.0);
+    for (int j = 0; j < b; ++j) {
+      ASSERT_EQ(obs[j], static_cast<float>(rows[j]));  // the sample is the recorded row
+      ++hits[rows[j]];
+      // (min_k P_k / P_j)^beta: the largest weight in the minibatch is 1.
+      const double want = std::pow(static_cast<double>(least) / (leaves[rows[j]] / 21.0), beta);
+      EXPECT_NEAR(w[j], want, 1e-5) << "draw " << draw << " sample " << j;
+    }
+  }
+  // Row r is drawn with probability (r + 1) / 21: a chi-square over the 6 rows (5 degrees of
+  // freedom; 20.5 is its 0.999 quantile).
+  double chi2 = 0;
+  for (int r = 0; r < size; ++r) {
+    const double expected = draws * b * (r + 1) / 21.0;
+    chi2 += (hits[r] - expected) * (hits[r] - expected) / expected;
+  }
+  EXPECT_LT(chi2, 20.5) << hits[0] << " " << hits[5];
+  EXPECT_GT(hits[5], 4 * hits[0]);  // uniform sampling would fail this
+}
+
+TEST_P(AgentOpsTest, NewRowsGetTheLargestPriorityAndDuplicatesKeepTheLastError) {
+  Ops ops(device());
+  const int64_t capacity = 10;
+  Tree tree(device(), capacity, 1.0f, 0.4f, 10);
+  Replay replay(device(), capacity, 1, 4);
+  // Three vector steps of 4 envs into a ring of 10: the third wraps (rows 8, 9, 0, 1).
+  for (int step = 0; step < 3; ++step) {
+    const StepData data(device(), {1, 2, 3, 4}, {0, 0, 0, 0}, {0, 0, 0, 0}, {1, 2, 3, 4}, {1, 2, 3, 4}, {0, 0, 0, 0},
+                        {0, 0, 0, 0});
+    data.AddTo(*ops.ops, replay);
+    ops->PrioritizeNewRows(replay.arrays, tree.view, 4);
+    if (step == 1) {
+      // Rows 2 and 5 learn errors 7 and 0.5 (alpha 1: priorities 7 and 0.5): the largest is now 7.
+      const Buffer<int64_t> rows = OnDevice(device(), std::vector<int64_t>{2, 5, 2});
+      const Buffer<float> errors = OnDevice(device(), std::vector<float>{3, -0.5f, -7});
+      ops->UpdatePriorities(tree.view, rows.data(), errors.data(), 3);
+      EXPECT_EQ(tree.max_leaf.ToHost()[0], LeafPriority(7, 1.0f, 1e-6f));
+    }
+  }
+  tree.ExpectSumsOfChildren();
+  const float seven = LeafPriority(7, 1.0f, 1e-6f), half = LeafPriority(0.5f, 1.0f, 1e-6f);
+  // Rows 0, 1, 8, 9 came after the update: priority 7; 2 (its last error), 5 as learned; 3, 4,
+  // 6, 7 the 1 they were written with.
+  EXPECT_EQ(tree.Leaves(capacity), (std::vector<float>{seven, seven, seven, 1, 1, half, 1, 1, seven, seven}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, AgentOpsTest, ::testing::Values(Device::kCpu, Device::kCuda),
                          [](const ::testing::TestParamInfo<Device>& info) { return DeviceName(info.param); });
 
@@ -515,6 +641,7 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
           left(d, n),
           actions(d, n),
           targets(d, batch),
+          tree(d, capacity, 0.6f, 0.4f, 4),
           counters(d, 1) {
       left.Zero();
       const StepCounters zero{0, 0};
@@ -527,6 +654,7 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
     Ring ring;
     Buffer<int32_t> held, left, actions;
     Buffer<float> targets;
+    Tree tree;
     Buffer<StepCounters> counters;
   };
   // Epsilon 0.9, 0.7, ..., 0.1, 0.1 over the six vector steps, from the device's counters.
@@ -546,10 +674,19 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
       const StepData step(s->device, obs, s->actions.ToHost(), rewards, next, final_obs, term, trunc);
       step.AddTo(*s->ops.ops, s->replay);
       step.CollectInto(*s->ops.ops, s->ring);
-      s->ops->Sample(s->replay.arrays, s->batch.view, batch, 3, 3, 0.99f);
+      s->ops->PrioritizeNewRows(s->replay.arrays, s->tree.view, n);
+      // Uniform on even steps, by priority on odd ones (each with its own draw counter value).
+      s->ops->Sample(s->replay.arrays, s->batch.view, batch, 3, 3, 0.99f, t % 2 ? s->tree.view : PriorityTree{});
       s->ops->TdTargets(s->batch.rewards.data(), s->batch.bootstrap.data(), s->batch.obs.data(), s->targets.data(),
                         batch);
+      if (t % 2) s->ops->UpdatePriorities(s->tree.view, s->batch.rows.data(), s->targets.data(), batch);
     }
+    if (t % 2) {
+      EXPECT_EQ(cpu.batch.rows.ToHost(), gpu.batch.rows.ToHost());
+      EXPECT_EQ(cpu.batch.weights.ToHost(), gpu.batch.weights.ToHost());
+    }
+    EXPECT_EQ(cpu.tree.nodes.ToHost(), gpu.tree.nodes.ToHost());
+    EXPECT_EQ(cpu.tree.max_leaf.ToHost(), gpu.tree.max_leaf.ToHost());
     EXPECT_EQ(cpu.actions.ToHost(), gpu.actions.ToHost());
     EXPECT_EQ(cpu.left.ToHost(), gpu.left.ToHost());
     EXPECT_EQ(cpu.replay.obs.ToHost(), gpu.replay.obs.ToHost());

@@ -64,6 +64,10 @@ TEST(DqnConfig, BadKeysAndValuesNameTheKey) {
             "eval_interval must be > 0 (eval_episodes = 0 turns evaluation off), got 0");
   EXPECT_EQ(ConfigError("eval_episodes = -1\n"), "eval_episodes must be in 0..100000, got -1");
   EXPECT_EQ(ConfigError("n_step = 0\n"), "n_step must be in 1..1000, got 0");
+  EXPECT_EQ(ConfigError("per_alpha = -0.5\n"), "per_alpha must be in [0, 10] (0: uniform sampling), got -0.5");
+  EXPECT_EQ(ConfigError("per_beta = 1.5\n"), "per_beta must be in [0, 1], got 1.5");
+  EXPECT_EQ(ConfigError("per_eps = 0\n"), "per_eps must be in (0, 1], got 0");
+  EXPECT_EQ(ConfigError("prioritized_replay = 1\n"), "prioritized_replay (line 1) must be true or false");
   EXPECT_EQ(ConfigError("hidden_sizes = 64\n"), "hidden_sizes (line 1) must be an array of integers, e.g. [120, 84]");
   EXPECT_EQ(ConfigError("learnig_rate = 1e-3\n").rfind("unknown config key 'learnig_rate' (line 1); known keys: ", 0),
             0u);
@@ -185,18 +189,22 @@ TEST(DqnAgent, ADuelingModelIsWrittenAndEvaluatedAsSuch) {
 TEST(DqnAgent, AnInterruptedRunResumesExactly) {
   // Stopped twice (mid log interval, and where a checkpoint would be), each time checkpointed
   // and resumed in a new agent: the same metrics rows and the same weights, bit for bit, as the
-  // run that never stopped. Holds, Double DQN, 3-step returns and the annealed rate exercise every
-  // piece of state.
+  // run that never stopped. Holds, Double DQN, 3-step returns, prioritized replay and the annealed
+  // rate exercise every piece of state.
   const ScratchDir dir("cugym_dqn_resume");
   DqnConfig config = SmallRun(7);
   config.exploration_hold_mu = 2.0;
   config.anneal_lr = true;
   config.double_dqn = true;
   config.n_step = 3;
+  config.prioritized_replay = true;
   const std::string uninterrupted = Rows(config, dir / "full.safetensors");
   DqnConfig one_step = config;
   one_step.n_step = 1;
   EXPECT_NE(Rows(one_step, dir / "one.safetensors"), uninterrupted) << "n_step changes the targets";
+  DqnConfig uniform = config;
+  uniform.prioritized_replay = false;
+  EXPECT_NE(Rows(uniform, dir / "uniform.safetensors"), uninterrupted) << "priorities change the minibatches";
   std::ostringstream rows;
   const std::string checkpoint = (dir / "ckpt.safetensors").string();
   for (int64_t stop_at : {int64_t{1203}, int64_t{2504}, int64_t{1} << 40}) {
@@ -356,6 +364,7 @@ TEST(DqnCuda, GraphReplayGivesTheEagerWeights) {
   config.max_grad_norm = 10.0;
   config.anneal_lr = true;
   config.exploration_hold_mu = 2.0;
+  config.prioritized_replay = true;  // the priority tree's kernels are captured too
   for (bool graph : {true, false}) {
     config.cuda_graph = graph;
     DqnAgent agent(Builtins(), config, Device::kCuda);

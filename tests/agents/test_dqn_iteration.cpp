@@ -129,10 +129,14 @@ TEST(DqnIteration, ShippedConfigsRunAsMainDidOnTheCpu) {
 
 // The whole-iteration graph path on the CPU (nn's CPU Graph calls the recorded work again):
 // which iterations it replays, which it runs eagerly, and the target updates inside and outside
-// it give the eager loop's run bit for bit, also across a checkpoint and resume.
+// it give the eager loop's run bit for bit, also across a checkpoint and resume, and with prioritized
+// replay (priorities of new rows and of sampled ones inside the graph).
 TEST(DqnIteration, TheIterationGraphPathGivesTheEagerRunOnTheCpu) {
   const ScratchDir dir("cugym_dqn_graph_cpu");
-  for (const auto& [name, config] : Cases()) {
+  std::map<std::string, DqnConfig> cases = Cases();
+  cases["per"] = ShortShipped("CartPole-v1");
+  cases["per"].prioritized_replay = true;
+  for (const auto& [name, config] : cases) {
     SCOPED_TRACE(name);
     DqnAgent eager(Builtins(), config, Device::kCpu);
     const uint64_t expected = RunHash(eager, dir / "eager.safetensors");
@@ -164,9 +168,9 @@ TEST(DqnIteration, TheIterationGraphPathGivesTheEagerRunOnTheCpu) {
 
 // On CUDA: cartpole.toml and acrobot.toml (4 and 2 gradient steps per vector step, Polyak every
 // 10 and hard copies every 250 env steps, outside the graph), MountainCar (8 Polyak updates and
-// exploration holds inside it), and CartPole with 3-step Double DQN, clipping and holds, 250
-// learning iterations each: the iteration graph gives the eager loop's state bit for bit, and it
-// is the graph that ran.
+// exploration holds inside it), CartPole with 3-step Double DQN, clipping and holds, and with
+// prioritized replay, 250 learning iterations each: the iteration graph gives the eager loop's state bit for bit, and
+// it is the graph that ran.
 TEST(DqnIterationCuda, GraphReplayGivesTheEagerRun) {
   CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
   const ScratchDir dir("cugym_dqn_graph_cuda");
@@ -175,10 +179,13 @@ TEST(DqnIterationCuda, GraphReplayGivesTheEagerRun) {
   variant.n_step = 3;
   variant.max_grad_norm = 10.0;
   variant.exploration_hold_mu = 2.0;
+  DqnConfig per = ShortShipped("CartPole-v1");
+  per.prioritized_replay = true;
   const std::map<std::string, DqnConfig> cases = {{"CartPole-v1", ShortShipped("CartPole-v1")},
                                                   {"Acrobot-v1", ShortShipped("Acrobot-v1")},
                                                   {"MountainCar-v0", ShortShipped("MountainCar-v0")},
-                                                  {"CartPole-v1 variant", variant}};
+                                                  {"CartPole-v1 variant", variant},
+                                                  {"CartPole-v1 prioritized", per}};
   for (auto [name, config] : cases) {
     SCOPED_TRACE(name);
     config.cuda_graph = false;

@@ -98,6 +98,36 @@ TEST_P(BackendTest, HuberGradientOfANanDifferenceIsNan) {
   EXPECT_EQ(HuberGradient(-3.0f), -1.0f);
 }
 
+TEST_P(BackendTest, GatherLossWeighsRowsAndReportsTheirErrors) {
+  // Rows: q (1, 2) action 1 target 0 -> d 2; q (3, 4) action 0 target 5 -> d -2. Weights 0.25, 1.
+  Buffer<float> q = ToDevice(device(), std::vector<float>{1, 2, 3, 4}),
+                t = ToDevice(device(), std::vector<float>{0, 5}), w = ToDevice(device(), std::vector<float>{0.25f, 1});
+  Buffer<int32_t> actions = ToDevice(device(), std::vector<int32_t>{1, 0});
+  Buffer<float> dq(device(), 4), dbias(device(), 2), stats(device(), 2), errors(device(), 2);
+  const ConstBatchView qv(q.data(), 2, 2, device());
+  backend_->GatherLoss(LossKind::kMse, qv, AsVector(actions), AsVector(t), BatchView(dq.data(), 2, 2, device()),
+                       AsVector(dbias), AsVector(stats), AsVector(w), AsVector(errors));
+  EXPECT_EQ(errors.ToHost(), (std::vector<float>{2, -2}));
+  // loss = (0.25 * 4 + 1 * 4) / 2; dq = w * 2 d / 2.
+  EXPECT_EQ(stats.ToHost()[0], 2.5f);
+  EXPECT_EQ(dq.ToHost(), (std::vector<float>{0, 0.5f, -2, 0}));
+  EXPECT_EQ(dbias.ToHost(), (std::vector<float>{-2, 0.5f}));
+  // Huber: |d| = 2 is in the linear part, gradient sign(d) / 2, weighted.
+  backend_->GatherLoss(LossKind::kHuber, qv, AsVector(actions), AsVector(t), BatchView(dq.data(), 2, 2, device()),
+                       VectorView<float>(), AsVector(stats), AsVector(w));
+  EXPECT_EQ(stats.ToHost()[0], (0.25f * 1.5f + 1.5f) / 2);
+  EXPECT_EQ(dq.ToHost(), (std::vector<float>{0, 0.125f, -0.5f, 0}));
+  // Without weights the rows count equally (the same call as before weights existed).
+  backend_->GatherLoss(LossKind::kMse, qv, AsVector(actions), AsVector(t), BatchView(dq.data(), 2, 2, device()),
+                       VectorView<float>(), AsVector(stats));
+  EXPECT_EQ(stats.ToHost()[0], 4.0f);
+  Buffer<float> short_w = ToDevice(device(), std::vector<float>{1});
+  EXPECT_THROW(
+      backend_->GatherLoss(LossKind::kMse, qv, AsVector(actions), AsVector(t), BatchView(dq.data(), 2, 2, device()),
+                           VectorView<float>(), AsVector(stats), AsVector(short_w)),
+      std::invalid_argument);
+}
+
 TEST_P(BackendTest, ValueAdvantageAggregatesAndBackpropagates) {
   // Row 0: V 1, A (2, 4), mean 3: Q (0, 2). Row 1: V -1, A (0, 0): Q (-1, -1).
   Buffer<float> x = ToDevice(device(), std::vector<float>{1, 2, 4, -1, 0, 0}), y(device(), 4), dx(device(), 6);
