@@ -27,20 +27,17 @@ struct ReplayArrays {
   int64_t stride;  // envs per vector step: env i's next transition is `stride` rows further on
 };
 
-// Transition i of a vector step goes to row (position + i) % capacity, so an env's consecutive
-// transitions are `stride` (= n) rows apart, which n-step sampling relies on. next_obs is the
-// true last observation (final_obs) when the env ended in this step, so truncated episodes
-// bootstrap from their real final state; only termination stops the bootstrap.
-// Transition 0 also grows the stored size and moves the head (both kept on the device, so
-// sampling can run inside a CUDA graph without the host passing them).
-CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t position, int64_t i, int64_t n, const float* obs,
-                                   const int32_t* actions, const float* rewards, const float* next_obs,
-                                   const float* final_obs, const uint8_t* terminated, const uint8_t* truncated) {
-  if (i == 0) {
-    *r.size = *r.size + n < r.capacity ? *r.size + n : r.capacity;
-    *r.head = (position + n) % r.capacity;
-  }
-  const int64_t row = (position + i) % r.capacity;
+// Transition i of a vector step goes to row (head + i) % capacity, head as the device holds it,
+// so an env's consecutive transitions are `stride` (= n) rows apart, which n-step sampling relies
+// on. next_obs is the true last observation (final_obs) when the env ended in this step, so
+// truncated episodes bootstrap from their real final state; only termination stops the bootstrap.
+// Head and size change only in AdvanceReplay, a launch of its own after this one's: no thread
+// reads a head another thread has moved, and a CUDA graph replays the insertion without the host
+// passing a position.
+CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t i, const float* obs, const int32_t* actions,
+                                   const float* rewards, const float* next_obs, const float* final_obs,
+                                   const uint8_t* terminated, const uint8_t* truncated) {
+  const int64_t row = (*r.head + i) % r.capacity;
   const bool ended = (terminated[i] | truncated[i]) != 0;
   const float* next = ended ? final_obs : next_obs;
   for (int k = 0; k < r.obs_dim; ++k) {
@@ -51,6 +48,12 @@ CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t position, int6
   r.rewards[row] = rewards[i];
   r.dones[row] = terminated[i] ? 1.0f : 0.0f;
   r.ends[row] = ended ? 1 : 0;
+}
+
+// After the n insertions of a vector step (one thread): the stored size grows and the head moves on.
+CUGYM_HD inline void AdvanceReplay(const ReplayArrays& r, int64_t n) {
+  *r.size = *r.size + n < r.capacity ? *r.size + n : r.capacity;
+  *r.head = (*r.head + n) % r.capacity;
 }
 
 struct Minibatch {
@@ -249,6 +252,45 @@ CUGYM_HD inline void EpsilonGreedy(int32_t* actions, float epsilon, int num_acti
     hold.held[i] = actions[i];
     hold.left[i] = HoldDuration(u, hold.mu, hold.max_hold) - 1;
   }
+}
+
+// The training loop's step counters, on the device so a captured iteration advances them itself
+// (AdvanceSteps) and its exploration reads them (Explore); the host keeps mirrors.
+struct StepCounters {
+  int64_t vector_steps;  // vector steps taken: keys the exploration stream
+  int64_t global_step;   // env steps taken: drives epsilon
+};
+
+// Linear epsilon decay from start to end over `duration` env steps, then flat (CleanRL's
+// linear_schedule). In double, with FMA contraction off on both compilers (cugym_strict_fp), so
+// the device's value is the host's bit for bit.
+struct EpsilonSchedule {
+  double start;
+  double end;
+  double duration;  // env steps: exploration_fraction * total_steps
+};
+
+CUGYM_HD inline double ScheduledEpsilon(const EpsilonSchedule& s, int64_t step) {
+  const double slope = (s.end - s.start) / s.duration;
+  const double value = slope * static_cast<double>(step) + s.start;
+  const double floor = s.start < s.end ? s.start : s.end;
+  return value < floor ? floor : value;  // std::max(value, floor)
+}
+
+// EpsilonGreedy at the vector step the device's counters hold: epsilon from the schedule at the
+// env step, the exploration key StepKey(seed, kExploration, vector step), both as the host
+// computes them.
+CUGYM_HD inline void Explore(int32_t* actions, const StepCounters* counters, const EpsilonSchedule& schedule,
+                             uint64_t seed, int num_actions, const ExploreHold& hold, int64_t i) {
+  const float epsilon = static_cast<float>(ScheduledEpsilon(schedule, counters->global_step));
+  const uint32_t key = StepKey(seed, RngStream::kExploration, static_cast<uint64_t>(counters->vector_steps));
+  EpsilonGreedy(actions, epsilon, num_actions, key, hold, i);
+}
+
+// After a vector step of n envs (one thread).
+CUGYM_HD inline void AdvanceSteps(StepCounters* counters, int64_t n) {
+  counters->vector_steps += 1;
+  counters->global_step += n;
 }
 
 // y = R + bootstrap * next_q: for one step r + gamma * (1 - terminated) * max Q(s'), as the

@@ -1,5 +1,5 @@
 // The DQN loop's own device work (agent_kernels.h) on one device: the CPU runs plain loops, CUDA
-// one Thrust launch per call on the nn back end's stream (queued in order with the network's
+// Thrust launches on the nn back end's stream (queued in order with the network's
 // work and capturable into its CUDA graphs; no host synchronisation). No CUDA types here.
 #pragma once
 
@@ -14,9 +14,10 @@ namespace cugym::agent {
 class AgentOps {
  public:
   virtual ~AgentOps() = default;
-  // Writes the n transitions of one vector step at rows position.. of the ring. Throws
+  // Writes the n transitions of one vector step at rows head.. of the ring (the device's head),
+  // then moves the head and grows the size (AdvanceReplay; on CUDA a second launch). Throws
   // std::invalid_argument when n exceeds the capacity: two envs of one step would share a row.
-  void AddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs, const int32_t* actions,
+  void AddTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
                       const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
                       const uint8_t* truncated);
   // A minibatch of n-step transitions (NStepTransition) from the stored ones (replay.size,
@@ -36,6 +37,12 @@ class AgentOps {
   // agent_kernels.h ({} for none).
   virtual void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,
                              const ExploreHold& hold) = 0;
+  // EpsilonGreedy with epsilon and the step key computed on the device from `counters` (Explore
+  // in agent_kernels.h), so a captured iteration explores as the eager one does.
+  virtual void Explore(int32_t* actions, int64_t n, const StepCounters* counters, const EpsilonSchedule& schedule,
+                       uint64_t seed, int num_actions, const ExploreHold& hold) = 0;
+  // The counters after a vector step of n envs (AdvanceSteps).
+  virtual void AdvanceSteps(StepCounters* counters, int64_t n) = 0;
   // targets = rewards + bootstrap * next_q (TdTarget).
   virtual void TdTargets(const float* rewards, const float* bootstrap, const float* next_q, float* targets,
                          int64_t n) = 0;
@@ -45,9 +52,9 @@ class AgentOps {
                                const int32_t* lengths, int64_t n, const EpisodeRing& ring) = 0;
 
  private:
-  virtual void DoAddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs,
-                                const int32_t* actions, const float* rewards, const float* next_obs,
-                                const float* final_obs, const uint8_t* terminated, const uint8_t* truncated) = 0;
+  virtual void DoAddTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
+                                const float* rewards, const float* next_obs, const float* final_obs,
+                                const uint8_t* terminated, const uint8_t* truncated) = 0;
 };
 
 std::unique_ptr<AgentOps> MakeCpuAgentOps();

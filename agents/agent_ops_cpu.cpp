@@ -9,11 +9,12 @@ namespace {
 
 class CpuAgentOps final : public AgentOps {
  public:
-  void DoAddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs,
-                        const int32_t* actions, const float* rewards, const float* next_obs, const float* final_obs,
-                        const uint8_t* terminated, const uint8_t* truncated) override {
+  void DoAddTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
+                        const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
+                        const uint8_t* truncated) override {
     for (int64_t i = 0; i < n; ++i)
-      AddTransition(replay, position, i, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+      AddTransition(replay, i, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+    AdvanceReplay(replay, n);
   }
   void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed, int n_step,
               float gamma, const PriorityTree& tree) override {
@@ -53,6 +54,11 @@ class CpuAgentOps final : public AgentOps {
                      const ExploreHold& hold) override {
     for (int64_t i = 0; i < n; ++i) agent::EpsilonGreedy(actions, epsilon, num_actions, step_key, hold, i);
   }
+  void Explore(int32_t* actions, int64_t n, const StepCounters* counters, const EpsilonSchedule& schedule,
+               uint64_t seed, int num_actions, const ExploreHold& hold) override {
+    for (int64_t i = 0; i < n; ++i) agent::Explore(actions, counters, schedule, seed, num_actions, hold, i);
+  }
+  void AdvanceSteps(StepCounters* counters, int64_t n) override { agent::AdvanceSteps(counters, n); }
   void TdTargets(const float* rewards, const float* bootstrap, const float* next_q, float* targets,
                  int64_t n) override {
     for (int64_t j = 0; j < n; ++j) TdTarget(rewards, bootstrap, next_q, targets, j);
@@ -71,14 +77,14 @@ class CpuAgentOps final : public AgentOps {
 
 }  // namespace
 
-void AgentOps::AddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs,
-                              const int32_t* actions, const float* rewards, const float* next_obs,
-                              const float* final_obs, const uint8_t* terminated, const uint8_t* truncated) {
+void AgentOps::AddTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
+                              const float* rewards, const float* next_obs, const float* final_obs,
+                              const uint8_t* terminated, const uint8_t* truncated) {
   if (n > replay.capacity)
     throw std::invalid_argument("AddTransitions: " + std::to_string(n) +
                                 " transitions in one step exceed the replay capacity " +
                                 std::to_string(replay.capacity));
-  DoAddTransitions(replay, position, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+  DoAddTransitions(replay, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
 }
 
 std::unique_ptr<AgentOps> MakeCpuAgentOps() { return std::make_unique<CpuAgentOps>(); }

@@ -1,6 +1,7 @@
 // The CUDA implementation of AgentOps: one Thrust for_each per call on the nn back end's stream
-// (CollectEpisodes: a CUB scan and two more), no host synchronisation, so the update's kernels
-// can be captured into a CUDA graph with the network's.
+// (AddTransitions and Sample: one more for the head or counter; CollectEpisodes: a CUB scan and
+// three more), no host synchronisation or allocation, so the iteration's kernels can be captured
+// into a CUDA graph with the network's.
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/system/cuda/execution_policy.h>
@@ -25,13 +26,18 @@ void ForEach(cudaStream_t stream, int64_t n, const F& f) {
 
 struct AddFunctor {
   ReplayArrays replay;
-  int64_t position, n;
   const float *obs, *rewards, *next_obs, *final_obs;
   const int32_t* actions;
   const uint8_t *terminated, *truncated;
   __device__ void operator()(int64_t i) const {
-    AddTransition(replay, position, i, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+    AddTransition(replay, i, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
   }
+};
+
+struct AdvanceReplayFunctor {
+  ReplayArrays replay;
+  int64_t n;
+  __device__ void operator()(int64_t) const { AdvanceReplay(replay, n); }
 };
 
 struct SampleFunctor {
@@ -118,6 +124,22 @@ struct EpsilonFunctor {
   __device__ void operator()(int64_t i) const { EpsilonGreedy(actions, epsilon, num_actions, step_key, hold, i); }
 };
 
+struct ExploreFunctor {
+  int32_t* actions;
+  const StepCounters* counters;
+  EpsilonSchedule schedule;
+  uint64_t seed;
+  int num_actions;
+  ExploreHold hold;
+  __device__ void operator()(int64_t i) const { Explore(actions, counters, schedule, seed, num_actions, hold, i); }
+};
+
+struct AdvanceStepsFunctor {
+  StepCounters* counters;
+  int64_t n;
+  __device__ void operator()(int64_t) const { AdvanceSteps(counters, n); }
+};
+
 struct TargetFunctor {
   const float *rewards, *bootstrap, *next_q;
   float* targets;
@@ -157,11 +179,11 @@ class CudaAgentOps final : public AgentOps {
  public:
   explicit CudaAgentOps(void* stream) : stream_(static_cast<cudaStream_t>(stream)) {}
 
-  void DoAddTransitions(const ReplayArrays& replay, int64_t position, int64_t n, const float* obs,
-                        const int32_t* actions, const float* rewards, const float* next_obs, const float* final_obs,
-                        const uint8_t* terminated, const uint8_t* truncated) override {
-    ForEach(stream_, n,
-            AddFunctor{replay, position, n, obs, rewards, next_obs, final_obs, actions, terminated, truncated});
+  void DoAddTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
+                        const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
+                        const uint8_t* truncated) override {
+    ForEach(stream_, n, AddFunctor{replay, obs, rewards, next_obs, final_obs, actions, terminated, truncated});
+    ForEach(stream_, 1, AdvanceReplayFunctor{replay, n});
   }
   void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed, int n_step,
               float gamma, const PriorityTree& tree) override {
@@ -185,6 +207,13 @@ class CudaAgentOps final : public AgentOps {
   void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,
                      const ExploreHold& hold) override {
     ForEach(stream_, n, EpsilonFunctor{actions, epsilon, num_actions, step_key, hold});
+  }
+  void Explore(int32_t* actions, int64_t n, const StepCounters* counters, const EpsilonSchedule& schedule,
+               uint64_t seed, int num_actions, const ExploreHold& hold) override {
+    ForEach(stream_, n, ExploreFunctor{actions, counters, schedule, seed, num_actions, hold});
+  }
+  void AdvanceSteps(StepCounters* counters, int64_t n) override {
+    ForEach(stream_, 1, AdvanceStepsFunctor{counters, n});
   }
   void TdTargets(const float* rewards, const float* bootstrap, const float* next_q, float* targets,
                  int64_t n) override {

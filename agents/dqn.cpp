@@ -146,6 +146,17 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   replay_head_dev_.Zero();
   draws_dev_ = Buffer<uint32_t>(device, 1);
   draws_dev_.Zero();
+  counters_dev_ = Buffer<agent::StepCounters>(device, 1);
+  const agent::StepCounters zero{0, 0};
+  counters_dev_.FromHost(&zero, 1);
+  // One graph per iteration needs the same work in every iteration once learning runs: a whole
+  // number of gradient steps per vector step, and an env whose step is a launch on the stream.
+  const double updates_per_step = config_.replay_ratio * static_cast<double>(n);
+  if (config_.cuda_graph && updates_per_step >= 1.0 && updates_per_step == std::floor(updates_per_step) &&
+      env_->step_capturable()) {
+    graph_updates_ = static_cast<int64_t>(updates_per_step);
+    graph_targets_ = n % config_.target_update_interval == 0 ? n / config_.target_update_interval : 0;
+  }
 
   env_->Reset(config_.seed);
   next_target_step_ = config_.learning_starts + config_.target_update_interval;
@@ -154,10 +165,11 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
 
 DqnAgent::~DqnAgent() = default;
 
-double DqnAgent::Epsilon(int64_t step) const {
-  const double duration = config_.exploration_fraction * static_cast<double>(config_.total_steps);
-  const double slope = (config_.end_e - config_.start_e) / duration;
-  return std::max(slope * static_cast<double>(step) + config_.start_e, std::min(config_.start_e, config_.end_e));
+double DqnAgent::Epsilon(int64_t step) const { return agent::ScheduledEpsilon(epsilon_schedule(), step); }
+
+agent::EpsilonSchedule DqnAgent::epsilon_schedule() const {
+  return agent::EpsilonSchedule{config_.start_e, config_.end_e,
+                                config_.exploration_fraction * static_cast<double>(config_.total_steps)};
 }
 
 agent::ReplayArrays DqnAgent::replay_arrays() {
@@ -173,6 +185,34 @@ agent::ReplayArrays DqnAgent::replay_arrays() {
                              config_.buffer_size,
                              obs_dim_,
                              config_.num_envs};
+}
+
+agent::EpisodeRing DqnAgent::episode_ring() {
+  return agent::EpisodeRing{ring_returns_.data(), ring_lengths_.data(), ring_count_.data(), kEpisodeRing};
+}
+
+agent::ExploreHold DqnAgent::explore_hold() {
+  if (config_.exploration_hold_mu <= 0) return {};
+  return agent::ExploreHold{held_actions_.data(), hold_left_.data(), static_cast<float>(config_.exploration_hold_mu),
+                            static_cast<int32_t>(config_.exploration_max_hold)};
+}
+
+void DqnAgent::CollectKernels(bool greedy) {
+  const int64_t n = config_.num_envs;
+  if (greedy) learner_->Act(Rows(env_->obs(), n, obs_dim_, device_), Vec(actions_.data(), n, device_));
+  ops_->Explore(actions_.data(), n, counters_dev_.data(), epsilon_schedule(), config_.seed, num_actions_,
+                explore_hold());
+  // On the network's stream, without waiting: the host queues the whole iteration ahead.
+  CopyBytesAsync(prev_obs_.data(), env_->obs(), n * obs_dim_ * sizeof(float), device_,
+                 learner_->backend().native_stream());
+  env_->Step(actions_.data());
+  ops_->AddTransitions(replay_arrays(), n, prev_obs_.data(), actions_.data(), env_->rewards(), env_->obs(),
+                       env_->final_obs(), env_->terminated(), env_->truncated());
+  const agent::PriorityTree tree = priority_tree();
+  if (tree.nodes != nullptr) ops_->PrioritizeNewRows(replay_arrays(), tree, n);
+  ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(), n,
+                        episode_ring());
+  ops_->AdvanceSteps(counters_dev_.data(), n);
 }
 
 agent::PriorityTree DqnAgent::priority_tree() {
@@ -226,14 +266,15 @@ void DqnAgent::UpdateKernels() {
   ops_->UpdatePriorities(tree, batch_rows_.data(), td_errors_.data(), b);
 }
 
-// On CUDA the whole gradient step (sampling, target network, TD targets, forward, backward,
-// Adam) is captured into a CUDA graph at the second update and replayed: one launch per update.
-// The first runs eagerly, so lazy module loading, cuBLAS's first-call set-up and the scratch
-// allocations happen outside the capture. Every value that changes between updates (draw
-// counter, replay size, Adam's step) lives on the device. Should capture fail, the step runs
-// eagerly, with one line on stderr (scripts/gpu-check.sh counts that line as a failure).
+// On CUDA, where the whole iteration is not one graph (RunIteration), the gradient step
+// (sampling, target network, TD targets, forward, backward, Adam) is captured into a CUDA graph at
+// the second update and replayed: one launch per update. The first runs eagerly, so lazy module
+// loading, cuBLAS's first-call set-up and the scratch allocations happen outside the capture.
+// Every value that changes between updates (draw counter, replay size, Adam's step) lives on the
+// device. Should capture fail, the step runs eagerly, with one line on stderr
+// (scripts/gpu-check.sh counts that line as a failure).
 void DqnAgent::Update() {
-  if (device_ == Device::kCuda && config_.cuda_graph && !graph_failed_) {
+  if (device_ == Device::kCuda && config_.cuda_graph && !graph_failed_ && graph_updates_ < 0) {
     if (!update_graph_ && !warmed_up_) {
       UpdateKernels();
       warmed_up_ = true;
@@ -243,8 +284,7 @@ void DqnAgent::Update() {
       try {
         update_graph_ = learner_->backend().Capture([this] { UpdateKernels(); });
       } catch (const std::exception& e) {
-        graph_failed_ = true;
-        std::fprintf(stderr, "cugym train: CUDA graph capture failed (%s); running updates eagerly\n", e.what());
+        CaptureFailed(e);
         UpdateKernels();
         return;
       }
@@ -253,6 +293,70 @@ void DqnAgent::Update() {
     return;
   }
   UpdateKernels();
+}
+
+void DqnAgent::CaptureFailed(const std::exception& e) {
+  graph_failed_ = true;
+  std::fprintf(stderr, "cugym train: CUDA graph capture failed (%s); running updates eagerly\n", e.what());
+}
+
+DqnAgent::IterationPlan DqnAgent::PlanIteration() {
+  const int64_t n = config_.num_envs;
+  const int64_t step = global_step_ + n, stored = std::min(replay_size_ + n, config_.buffer_size);
+  IterationPlan plan;
+  plan.greedy = Epsilon(global_step_) < 1.0;
+  if (step > learning_resumes_at_ && stored >= config_.batch_size) {
+    update_debt_ += config_.replay_ratio * static_cast<double>(n);
+    for (; update_debt_ >= 1.0; update_debt_ -= 1.0) ++plan.updates;
+    for (; step >= next_target_step_; next_target_step_ += config_.target_update_interval) ++plan.targets;
+  }
+  return plan;
+}
+
+bool DqnAgent::IterationGraphFits(const IterationPlan& plan) const {
+  if (graph_updates_ < 0 || graph_failed_ || (device_ != Device::kCuda && !iteration_graph_on_cpu_)) return false;
+  return plan.updates == graph_updates_ && (graph_targets_ == 0 || plan.targets == graph_targets_);
+}
+
+bool DqnAgent::CaptureIterationGraph() {
+  try {
+    iteration_graph_ = learner_->backend().Capture([this] {
+      CollectKernels(true);
+      for (int64_t u = 0; u < graph_updates_; ++u) UpdateKernels();
+      for (int64_t t = 0; t < graph_targets_; ++t) learner_->UpdateTarget(static_cast<float>(config_.tau));
+    });
+  } catch (const std::exception& e) {
+    CaptureFailed(e);
+    return false;
+  }
+  return true;
+}
+
+// On CUDA with cuda_graph, once learning runs, every iteration of a config with a whole number
+// of gradient steps per vector step queues the same work: it is captured into one graph at the
+// second such iteration and replayed, one launch per iteration. Every value that changes between
+// iterations lives on the device (step counters, hence epsilon and the exploration key; the
+// replay head and size; the sampling counter; Adam's step). Iterations that do other work (before
+// learning starts; the first learning one, which catches up on target updates; any after a
+// resume that does) run eagerly, and so does everything after a failed capture.
+void DqnAgent::RunIteration(IterationPlan plan) {
+  if (IterationGraphFits(plan)) {
+    if (iteration_graph_ || (iteration_warmed_up_ && CaptureIterationGraph())) {
+      iteration_graph_->Replay();
+      // Target updates whose interval does not divide num_envs fall on some iterations only.
+      if (graph_targets_ == 0) {
+        for (int64_t t = 0; t < plan.targets; ++t) learner_->UpdateTarget(static_cast<float>(config_.tau));
+      }
+      return;
+    }
+    // The first fitting iteration runs the graph's work eagerly, greedy forward included, so
+    // lazy module loading, cuBLAS's first-call set-up and scratch allocations precede the capture.
+    iteration_warmed_up_ = true;
+    plan.greedy = true;
+  }
+  CollectKernels(plan.greedy);
+  for (int64_t u = 0; u < plan.updates; ++u) Update();
+  for (int64_t t = 0; t < plan.targets; ++t) learner_->UpdateTarget(static_cast<float>(config_.tau));
 }
 
 DqnProgress DqnAgent::ReadProgress(double interval_seconds, int64_t interval_steps) {
@@ -305,14 +409,6 @@ void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, cons
                      const std::function<bool(const DqnEvaluation&)>& on_eval) {
   using Clock = std::chrono::steady_clock;
   const int64_t n = config_.num_envs;
-  const agent::ReplayArrays replay = replay_arrays();
-  const agent::EpisodeRing ring{ring_returns_.data(), ring_lengths_.data(), ring_count_.data(), kEpisodeRing};
-  const agent::PriorityTree tree = priority_tree();
-  const auto obs = Rows(env_->obs(), n, obs_dim_, device_);
-  agent::ExploreHold hold;
-  if (config_.exploration_hold_mu > 0)
-    hold = agent::ExploreHold{held_actions_.data(), hold_left_.data(), static_cast<float>(config_.exploration_hold_mu),
-                              static_cast<int32_t>(config_.exploration_max_hold)};
   auto interval_start = Clock::now();
   int64_t interval_first_step = global_step_;
   int64_t next_log = (global_step_ / config_.log_interval + 1) * config_.log_interval;
@@ -332,36 +428,12 @@ void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, cons
   };
 
   while (global_step_ < config_.total_steps && !finished && !stop()) {
-    // Act: greedy from the online network, then epsilon-greedy on the device.
-    const double epsilon = Epsilon(global_step_);
-    if (epsilon < 1.0) learner_->Act(obs, Vec(actions_.data(), n, device_));
-    ops_->EpsilonGreedy(actions_.data(), n, static_cast<float>(epsilon), num_actions_,
-                        StepKey(config_.seed, RngStream::kExploration, static_cast<uint64_t>(vector_steps_)), hold);
-    // On the network's stream, without waiting: the host queues the whole iteration ahead.
-    CopyBytesAsync(prev_obs_.data(), env_->obs(), n * obs_dim_ * sizeof(float), device_,
-                   learner_->backend().native_stream());
-    env_->Step(actions_.data());
+    RunIteration(PlanIteration());
+    // The host's mirrors of what the iteration advanced on the device.
     ++vector_steps_;
-    ops_->AddTransitions(replay, replay_position_, n, prev_obs_.data(), actions_.data(), env_->rewards(), env_->obs(),
-                         env_->final_obs(), env_->terminated(), env_->truncated());
-    if (tree.nodes != nullptr) ops_->PrioritizeNewRows(replay, tree, n);
-    ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(), n,
-                          ring);
+    global_step_ += n;
     replay_position_ = (replay_position_ + n) % config_.buffer_size;
     replay_size_ = std::min(replay_size_ + n, config_.buffer_size);
-    global_step_ += n;
-
-    if (global_step_ > learning_resumes_at_ && replay_size_ >= config_.batch_size) {
-      update_debt_ += config_.replay_ratio * static_cast<double>(n);
-      while (update_debt_ >= 1.0) {
-        Update();
-        update_debt_ -= 1.0;
-      }
-      while (global_step_ >= next_target_step_) {
-        learner_->UpdateTarget(static_cast<float>(config_.tau));
-        next_target_step_ += config_.target_update_interval;
-      }
-    }
     if (global_step_ >= next_log) {
       log();
       next_log += config_.log_interval;
@@ -495,6 +567,8 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
   learner_->Load(file, path);
   global_step_ = global_step;
   vector_steps_ = vector_steps;
+  const agent::StepCounters counters{vector_steps, global_step};
+  counters_dev_.FromHost(&counters, 1);
   draws_dev_.FromHost(&draws, 1);
   next_target_step_ = next_target_step;
   if (!exact) {  // an older checkpoint: counters only

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -54,9 +55,19 @@ class DqnAgent {
   const DqnConfig& config() const { return config_; }
   int64_t global_step() const { return global_step_; }
   double Epsilon(int64_t step) const;
-  // CUDA with cuda_graph: whether the gradient steps are replayed from a captured graph (false
-  // before the second update, on the CPU, and after a failed capture).
+  // CUDA with cuda_graph where the whole iteration cannot be one graph (a fractional number of
+  // gradient steps per vector step, or an env stepped on the host): whether the gradient steps
+  // are replayed from a captured graph (false before the second update, on the CPU, and after a
+  // failed capture).
   bool replays_update_graph() const { return update_graph_ != nullptr; }
+  // CUDA with cuda_graph, an integral replay_ratio * num_envs and an env stepped on the device:
+  // whether whole iterations (act, env step, store, the gradient steps, the target updates
+  // that fall on every vector step) are replayed from one captured graph (false before the
+  // second learning iteration, and after a failed capture).
+  bool replays_iteration_graph() const { return iteration_graph_ != nullptr; }
+  // Tests: takes the whole-iteration graph path on the CPU as well, where nn's Graph calls the
+  // recorded work again, so its scheduling is checked against the eager loop without a GPU.
+  void set_iteration_graph_on_cpu(bool on) { iteration_graph_on_cpu_ = on; }
 
   // Trains until total_steps or until `stop()` returns true (checked every vector step: a
   // signal handler sets a flag). `on_log` gets a row every log_interval env steps and at the
@@ -84,9 +95,30 @@ class DqnAgent {
   void SaveModel(const std::string& path) const;
 
  private:
+  // What one iteration queues after its vector step, decided on the host from its mirrors of
+  // the counters (PlanIteration advances the update debt and the target schedule).
+  struct IterationPlan {
+    bool greedy = true;   // the greedy forward runs (it is skipped while epsilon is 1)
+    int64_t updates = 0;  // gradient steps
+    int64_t targets = 0;  // target updates
+  };
+  IterationPlan PlanIteration();
+  void RunIteration(IterationPlan plan);
+  // Whether the whole-iteration graph holds exactly this plan's work (it always runs the greedy
+  // forward, whose actions epsilon 1 overwrites anyway).
+  bool IterationGraphFits(const IterationPlan& plan) const;
+  bool CaptureIterationGraph();
+  void CaptureFailed(const std::exception& e);
+  // Act, explore, copy the observations, step the envs, store the transitions and finished
+  // episodes, advance the device's counters: all on the back end's stream, no host values that
+  // change between iterations.
+  void CollectKernels(bool greedy);
   void Update();
   void UpdateKernels();  // the gradient step's work, all on the back end's stream
   agent::ReplayArrays replay_arrays();
+  agent::EpisodeRing episode_ring();
+  agent::ExploreHold explore_hold();
+  agent::EpsilonSchedule epsilon_schedule() const;
   agent::PriorityTree priority_tree();  // nodes == nullptr without prioritized_replay
   void ResetPriorities();               // every leaf 0, the largest priority 1
   DqnProgress ReadProgress(double interval_seconds, int64_t interval_steps);
@@ -120,12 +152,21 @@ class DqnAgent {
   Buffer<float> ring_returns_;
   Buffer<int32_t> ring_lengths_;
   Buffer<unsigned long long> ring_count_;
-  Buffer<int64_t> replay_size_dev_;          // [1] transitions stored, kept by the insertion kernel
-  Buffer<int64_t> replay_head_dev_;          // [1] next row to write, kept by the insertion kernel
-  Buffer<uint32_t> draws_dev_;               // [1] minibatches sampled (keys the replay RNG)
-  std::unique_ptr<nn::Graph> update_graph_;  // CUDA: the gradient step, captured once
-  bool warmed_up_ = false;                   // the first update ran eagerly
-  bool graph_failed_ = false;
+  Buffer<int64_t> replay_size_dev_;           // [1] transitions stored, kept by the insertion kernel
+  Buffer<int64_t> replay_head_dev_;           // [1] next row to write, kept by the insertion kernel
+  Buffer<uint32_t> draws_dev_;                // [1] minibatches sampled (keys the replay RNG)
+  Buffer<agent::StepCounters> counters_dev_;  // [1] vector and env steps, kept by AdvanceSteps
+  std::unique_ptr<nn::Graph> update_graph_;   // CUDA: the gradient step, captured once
+  bool warmed_up_ = false;                    // the first update ran eagerly
+  // The whole iteration as one graph: its gradient steps (-1: the config has no such graph) and
+  // target updates (n / target_update_interval where that divides n, else 0: they are launched
+  // after the replay on the iterations where they fall).
+  std::unique_ptr<nn::Graph> iteration_graph_;
+  int64_t graph_updates_ = -1;
+  int64_t graph_targets_ = 0;
+  bool iteration_warmed_up_ = false;  // the first iteration that fits the graph ran eagerly
+  bool iteration_graph_on_cpu_ = false;
+  bool graph_failed_ = false;  // a capture failed: everything runs eagerly
 
   int64_t global_step_ = 0;
   int64_t vector_steps_ = 0;

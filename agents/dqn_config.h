@@ -41,7 +41,7 @@ struct DqnConfig {
   double per_beta = 0.4;                // importance-weight exponent at the start, annealed to 1 by the last update
   double per_eps = 1e-6;                // added to |TD error| so no stored transition has priority 0
   double max_grad_norm = 0.0;           // 0: no clipping
-  bool cuda_graph = true;               // CUDA: replay the gradient step as one captured graph
+  bool cuda_graph = true;               // CUDA: replay each iteration (else each gradient step) as a graph
   int64_t log_interval = 2000;          // env steps between metrics.csv rows
   int64_t checkpoint_interval = 20000;  // env steps between checkpoints; 0: only at the end
   int64_t keep_checkpoints = 3;

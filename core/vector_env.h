@@ -117,6 +117,11 @@ class VectorEnv {
   // captured into the caller's CUDA graphs. nullptr (the default) is CUDA's per-thread default
   // stream, never the legacy one. Envs that step on the host ignore it.
   virtual void set_stream(void* stream) { (void)stream; }
+  // Whether Step(actions) only queues device work on that stream (no host work, waits or
+  // host-read values), so a caller may capture it into a CUDA graph and replay it. Replays do
+  // not call Step, so the host-side step count (VectorEnvSnapshot::steps, which keys only
+  // StepRandom) leaves them out. Envs that step on the host say false.
+  virtual bool step_capturable() const { return false; }
   // The batch's full state, through host memory (see VectorEnvSnapshot); false where the env
   // cannot give one (an env with a physics engine's world).
   virtual bool SaveSnapshot(VectorEnvSnapshot* snapshot) const {

@@ -111,6 +111,8 @@ class BatchedEnv final : public VectorEnv {
   }
 
   void set_stream(void* stream) override { stream_ = stream; }
+  // One launch on the stream per Step, reading only device arrays and the fixed StepArgs.
+  bool step_capturable() const override { return true; }
   void set_autoreset(bool on) override { autoreset_ = on; }
   void ResetDone() override {
     if (!reset_done_) throw std::logic_error("VectorEnv: call Reset before ResetDone");

@@ -165,9 +165,10 @@ struct StepData {
         final_obs(OnDevice(device, final_o)),
         terminated(OnDevice(device, term)),
         truncated(OnDevice(device, trunc)) {}
-  void AddTo(AgentOps& ops, const Replay& replay, int64_t position) const {
-    ops.AddTransitions(replay.arrays, position, static_cast<int64_t>(actions.size()), obs.data(), actions.data(),
-                       rewards.data(), next_obs.data(), final_obs.data(), terminated.data(), truncated.data());
+  // At the replay's head, which then moves on.
+  void AddTo(AgentOps& ops, const Replay& replay) const {
+    ops.AddTransitions(replay.arrays, static_cast<int64_t>(actions.size()), obs.data(), actions.data(), rewards.data(),
+                       next_obs.data(), final_obs.data(), terminated.data(), truncated.data());
   }
   void CollectInto(AgentOps& ops, const Ring& ring) const {
     // The episode statistics are the rewards here: any float per env will do.
@@ -190,21 +191,26 @@ TEST_P(AgentOpsTest, TruncationBootstrapsFromTheFinalObservationTerminationDoesN
   Ops ops(device());
   Replay replay(device(), 4, 1);
   const StepData step(device(), {1, 2, 3}, {0, 1, 2}, {1, 1, 0}, {10, 20, 30}, {-1, -2, -3}, {0, 1, 0}, {0, 0, 1});
-  step.AddTo(*ops.ops, replay, 3);
+  const int64_t three = 3;
+  replay.head.FromHost(&three, 1);  // the insertion writes where the device's head is
+  step.AddTo(*ops.ops, replay);     // rows 3, 0, 1 (the ring wraps)
   EXPECT_EQ(replay.size.ToHost()[0], 3);
-  step.AddTo(*ops.ops, replay, 2);
+  EXPECT_EQ(replay.head.ToHost()[0], 2);
+  EXPECT_EQ(replay.obs.ToHost(), (std::vector<float>{2, 3, 0, 1}));
+  step.AddTo(*ops.ops, replay);           // rows 2, 3, 0
   EXPECT_EQ(replay.size.ToHost()[0], 4);  // at most the capacity
-  step.AddTo(*ops.ops, replay, 3);
-  // Rows 3, 0, 1 (the ring wraps).
+  EXPECT_EQ(replay.head.ToHost()[0], 1);
+  step.AddTo(*ops.ops, replay);  // rows 1, 2, 3
+  EXPECT_EQ(replay.head.ToHost()[0], 0);
   const std::vector<float> obs = replay.obs.ToHost(), next = replay.next_obs.ToHost(), dones = replay.dones.ToHost();
-  EXPECT_EQ(obs[3], 1);
-  EXPECT_EQ(next[3], 10);  // still running: the next observation
-  EXPECT_EQ(dones[3], 0);
-  EXPECT_EQ(next[0], -2);  // terminated: the final observation, no bootstrap
-  EXPECT_EQ(dones[0], 1);
-  EXPECT_EQ(next[1], -3);  // truncated: the final observation, and bootstrap
+  EXPECT_EQ(obs[1], 1);
+  EXPECT_EQ(next[1], 10);  // still running: the next observation
   EXPECT_EQ(dones[1], 0);
-  EXPECT_EQ(replay.actions.ToHost()[1], 2);
+  EXPECT_EQ(next[2], -2);  // terminated: the final observation, no bootstrap
+  EXPECT_EQ(dones[2], 1);
+  EXPECT_EQ(next[3], -3);  // truncated: the final observation, and bootstrap
+  EXPECT_EQ(dones[3], 0);
+  EXPECT_EQ(replay.actions.ToHost()[3], 2);
 }
 
 TEST_P(AgentOpsTest, RefusesMoreTransitionsThanTheReplayHolds) {
@@ -213,7 +219,7 @@ TEST_P(AgentOpsTest, RefusesMoreTransitionsThanTheReplayHolds) {
   Replay replay(device(), 2, 1);
   const StepData step(device(), {1, 2, 3}, {0, 1, 2}, {1, 1, 0}, {10, 20, 30}, {-1, -2, -3}, {0, 1, 0}, {0, 0, 1});
   try {
-    step.AddTo(*ops.ops, replay, 0);
+    step.AddTo(*ops.ops, replay);
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()), "AddTransitions: 3 transitions in one step exceed the replay capacity 2");
@@ -283,6 +289,65 @@ TEST_P(AgentOpsTest, EpsilonGreedyMixesAtTheRequestedRate) {
   EXPECT_NEAR(counts[0], n * 0.075, 250);
   EXPECT_NEAR(counts[1], n * (0.7 + 0.075), 300);
   EXPECT_NEAR(counts[3], n * 0.075, 250);
+}
+
+// The schedule DqnAgent::Epsilon computed on the host before epsilon moved to the device.
+double HostEpsilon(double start, double end, double fraction, int64_t total_steps, int64_t step) {
+  const double duration = fraction * static_cast<double>(total_steps);
+  const double slope = (end - start) / duration;
+  return std::max(slope * static_cast<double>(step) + start, std::min(start, end));
+}
+
+TEST(AgentKernels, ScheduledEpsilonIsTheHostFormulaBitForBit) {
+  struct Case {
+    double start, end, fraction;
+    int64_t total;
+  };
+  for (const Case& c : {Case{1.0, 0.05, 0.16, 60000}, Case{1.0, 0.1, 0.12, 100000}, Case{1.0, 0.07, 0.2, 300000},
+                        Case{0.3, 0.9, 0.5, 1001}, Case{1.0, 1.0, 0.5, 296}, Case{0.5, 0.01, 0.33, 7}}) {
+    const EpsilonSchedule schedule{c.start, c.end, c.fraction * static_cast<double>(c.total)};
+    for (int64_t step = 0; step <= c.total + 3; ++step) {
+      const double host = HostEpsilon(c.start, c.end, c.fraction, c.total, step);
+      ASSERT_EQ(ScheduledEpsilon(schedule, step), host) << step;
+      ASSERT_EQ(static_cast<float>(ScheduledEpsilon(schedule, step)), static_cast<float>(host)) << step;
+    }
+  }
+}
+
+TEST_P(AgentOpsTest, ExploreTakesEpsilonAndTheStepKeyFromTheDeviceCounters) {
+  // A run of 8 envs with holds: Explore reading the counters that AdvanceSteps keeps gives the
+  // actions and holds of EpsilonGreedy with the host's epsilon and step key, step by step.
+  Ops ops(device());
+  const int64_t n = 8, steps = 400, total = n * steps;
+  const int num_actions = 3;
+  const uint64_t seed = 12345;
+  const EpsilonSchedule schedule{1.0, 0.05, 0.5 * static_cast<double>(total)};
+  Buffer<StepCounters> counters(device(), 1);
+  const StepCounters start{0, 0};
+  counters.FromHost(&start, 1);
+  Buffer<int32_t> held_a(device(), n), left_a = OnDevice(device(), std::vector<int32_t>(n, 0));
+  Buffer<int32_t> held_b(device(), n), left_b = OnDevice(device(), std::vector<int32_t>(n, 0));
+  const ExploreHold hold_a{held_a.data(), left_a.data(), 2.0f, 10}, hold_b{held_b.data(), left_b.data(), 2.0f, 10};
+  int64_t explored = 0;
+  for (int64_t t = 0; t < steps; ++t) {
+    std::vector<int32_t> greedy(n);
+    for (int64_t i = 0; i < n; ++i) greedy[i] = static_cast<int32_t>((t + i) % num_actions);
+    Buffer<int32_t> a = OnDevice(device(), greedy), b = OnDevice(device(), greedy);
+    ops->Explore(a.data(), n, counters.data(), schedule, seed, num_actions, hold_a);
+    ops->AdvanceSteps(counters.data(), n);
+    const double epsilon = HostEpsilon(1.0, 0.05, 0.5, total, t * n);
+    ops->EpsilonGreedy(b.data(), n, static_cast<float>(epsilon), num_actions,
+                       StepKey(seed, RngStream::kExploration, static_cast<uint64_t>(t)), hold_b);
+    ASSERT_EQ(a.ToHost(), b.ToHost()) << "vector step " << t;
+    ASSERT_EQ(left_a.ToHost(), left_b.ToHost()) << "vector step " << t;
+    const std::vector<int32_t> acted = a.ToHost();
+    for (int64_t i = 0; i < n; ++i) explored += acted[i] != greedy[i];
+    const StepCounters c = counters.ToHost()[0];
+    ASSERT_EQ(c.vector_steps, t + 1);
+    ASSERT_EQ(c.global_step, (t + 1) * n);
+  }
+  EXPECT_GT(explored, steps * n / 5);  // epsilon fell from 1 to 0.05: many, not all, explored
+  EXPECT_LT(explored, steps * n * 3 / 4);
 }
 
 TEST(AgentKernels, HoldDurationsAreHeavyTailedAndCapped) {
@@ -375,7 +440,7 @@ Replay FiveSteps(Device device, AgentOps& ops) {
                         {static_cast<float>(1 + t), static_cast<float>(10 + t)}, {t + 0.5f, 100 + t + 0.5f},
                         {-static_cast<float>(t), -static_cast<float>(100 + t)}, {static_cast<uint8_t>(t == 2), 0},
                         {0, static_cast<uint8_t>(t == 1)});
-    step.AddTo(ops, replay, (2 * t) % 12);
+    step.AddTo(ops, replay);  // rows 2t, 2t + 1
   }
   return replay;
 }
@@ -463,7 +528,7 @@ Replay PrioritizedReplay(Device device, AgentOps& ops, const Tree& tree, const s
   for (int64_t r = 0; r < size; ++r) obs[r] = static_cast<float>(r);
   const StepData step(device, obs, std::vector<int32_t>(size, 0), obs, obs, obs, std::vector<uint8_t>(size, 0),
                       std::vector<uint8_t>(size, 0));
-  step.AddTo(ops, replay, 0);
+  step.AddTo(ops, replay);
   ops.PrioritizeNewRows(replay.arrays, tree.view, size);
   std::vector<int64_t> rows(size);
   for (int64_t r = 0; r < size; ++r) rows[r] = r;
@@ -523,7 +588,7 @@ TEST_P(AgentOpsTest, NewRowsGetTheLargestPriorityAndDuplicatesKeepTheLastError) 
   for (int step = 0; step < 3; ++step) {
     const StepData data(device(), {1, 2, 3, 4}, {0, 0, 0, 0}, {0, 0, 0, 0}, {1, 2, 3, 4}, {1, 2, 3, 4}, {0, 0, 0, 0},
                         {0, 0, 0, 0});
-    data.AddTo(*ops.ops, replay, (4 * step) % capacity);
+    data.AddTo(*ops.ops, replay);
     ops->PrioritizeNewRows(replay.arrays, tree.view, 4);
     if (step == 1) {
       // Rows 2 and 5 learn errors 7 and 0.5 (alpha 1: priorities 7 and 0.5): the largest is now 7.
@@ -576,8 +641,11 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
           left(d, n),
           actions(d, n),
           targets(d, batch),
-          tree(d, capacity, 0.6f, 0.4f, 4) {
+          tree(d, capacity, 0.6f, 0.4f, 4),
+          counters(d, 1) {
       left.Zero();
+      const StepCounters zero{0, 0};
+      counters.FromHost(&zero, 1);
     }
     Device device;
     Ops ops;
@@ -587,7 +655,10 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
     Buffer<int32_t> held, left, actions;
     Buffer<float> targets;
     Tree tree;
+    Buffer<StepCounters> counters;
   };
+  // Epsilon 0.9, 0.7, ..., 0.1, 0.1 over the six vector steps, from the device's counters.
+  const EpsilonSchedule schedule{0.9, 0.1, 4.0 * n};
   Side cpu(Device::kCpu, n, capacity, batch, obs_dim), gpu(Device::kCuda, n, capacity, batch, obs_dim);
   for (int t = 0; t < 6; ++t) {
     SCOPED_TRACE("step " + std::to_string(t));
@@ -598,9 +669,10 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
     for (Side* s : {&cpu, &gpu}) {
       s->actions.FromHost(greedy.data(), n);
       const ExploreHold hold{s->held.data(), s->left.data(), 2.0f, 100};
-      s->ops->EpsilonGreedy(s->actions.data(), n, 0.3f, num_actions, StepKey(9, RngStream::kExploration, t), hold);
+      s->ops->Explore(s->actions.data(), n, s->counters.data(), schedule, 9, num_actions, hold);
+      s->ops->AdvanceSteps(s->counters.data(), n);
       const StepData step(s->device, obs, s->actions.ToHost(), rewards, next, final_obs, term, trunc);
-      step.AddTo(*s->ops.ops, s->replay, (t * n) % capacity);
+      step.AddTo(*s->ops.ops, s->replay);
       step.CollectInto(*s->ops.ops, s->ring);
       s->ops->PrioritizeNewRows(s->replay.arrays, s->tree.view, n);
       // Uniform on even steps, by priority on odd ones (each with its own draw counter value).
@@ -631,6 +703,7 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
     EXPECT_EQ(cpu.ring.lengths.ToHost(), gpu.ring.lengths.ToHost());
   }
   EXPECT_EQ(cpu.replay.draws.ToHost(), gpu.replay.draws.ToHost());
+  EXPECT_EQ(gpu.counters.ToHost()[0].global_step, 6 * n);
 }
 
 }  // namespace

@@ -353,10 +353,13 @@ std::vector<float> ModelWeights(const fs::path& path) {
 }
 
 // The captured update graph replays exactly the eager kernels: the same bits, and it is used.
+// 2.4 gradient steps per vector step: no whole-iteration graph (test_dqn_iteration.cpp), the
+// per-update one.
 TEST(DqnCuda, GraphReplayGivesTheEagerWeights) {
   CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
   const ScratchDir dir("cugym_dqn_cuda_graph");
   DqnConfig config = SmallRun(4);
+  config.replay_ratio = 0.3;
   config.double_dqn = true;
   config.max_grad_norm = 10.0;
   config.anneal_lr = true;
@@ -367,6 +370,7 @@ TEST(DqnCuda, GraphReplayGivesTheEagerWeights) {
     DqnAgent agent(Builtins(), config, Device::kCuda);
     TrainQuietly(agent);
     EXPECT_EQ(agent.replays_update_graph(), graph);
+    EXPECT_FALSE(agent.replays_iteration_graph());
     agent.SaveModel((dir / (graph ? "graph.safetensors" : "eager.safetensors")).string());
   }
   EXPECT_EQ(ModelWeights(dir / "graph.safetensors"), ModelWeights(dir / "eager.safetensors"));
