@@ -107,6 +107,11 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   replay_dones_ = Buffer<float>(device, cap);
   replay_ends_ = Buffer<uint8_t>(device, cap);
   replay_actions_ = Buffer<int32_t>(device, cap);
+  // Zeroed, as the episode ring below: checkpoints save the whole arrays, rows never written
+  // included, so identical runs write identical files.
+  for (Buffer<float>* f : {&replay_obs_, &replay_next_obs_, &replay_rewards_, &replay_dones_}) f->Zero();
+  replay_ends_.Zero();
+  replay_actions_.Zero();
   batch_obs_ = Buffer<float>(device, b * obs_dim_);
   batch_next_obs_ = Buffer<float>(device, b * obs_dim_);
   batch_rewards_ = Buffer<float>(device, b);
@@ -138,6 +143,8 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   }
   ring_returns_ = Buffer<float>(device, kEpisodeRing);
   ring_lengths_ = Buffer<int32_t>(device, kEpisodeRing);
+  ring_returns_.Zero();
+  ring_lengths_.Zero();
   ring_count_ = Buffer<unsigned long long>(device, 1);
   ring_count_.Zero();
   replay_size_dev_ = Buffer<int64_t>(device, 1);
