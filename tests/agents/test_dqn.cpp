@@ -109,6 +109,7 @@ TEST(DqnConfig, ShippedConfigsAreTheFilesAndCartPolesAreTheDefaults) {
   cartpole.Apply(ParseToml(FindShippedConfig("CartPole-v1")->toml, "cartpole.toml"));
   DqnConfig defaults;  // the fast CartPole preset, but for what cartpole.toml opts into
   defaults.dueling = true;
+  defaults.prioritized_replay = true;
   defaults.eval_interval = 5000;
   defaults.stop_at_threshold = true;
   EXPECT_EQ(cartpole.ToToml(), defaults.ToToml()) << "DqnConfig's defaults are configs/cartpole.toml's";
