@@ -43,18 +43,18 @@ struct CpuBackend {
   }
 
   template <class Env>
-  static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed, int64_t first,
-                    int64_t count, void* /*stream: none on the CPU*/) {
+  static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, int64_t first, int64_t count,
+                    void* /*stream: none on the CPU*/) {
     ForChunks(first, count, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) detail::ResetEnv<Env>(a, params, seed, i);
+      for (int64_t i = begin; i < end; ++i) detail::ResetEnv<Env>(a, params, i);
     });
   }
 
   template <class Env>
-  static void ResetDone(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
-                        const uint8_t* mask, int64_t n, void* /*stream*/) {
+  static void ResetDone(const detail::BatchArrays<Env>& a, const typename Env::Params& params, const uint8_t* mask,
+                        int64_t n, void* /*stream*/) {
     ForChunks(0, n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) detail::ResetIfDone<Env>(a, params, seed, mask, i);
+      for (int64_t i = begin; i < end; ++i) detail::ResetIfDone<Env>(a, params, mask, i);
     });
   }
 
@@ -83,14 +83,14 @@ struct CpuBackend {
             if (actions != nullptr) {
               CUGYM_IVDEP
               for (int64_t i = begin; i < end; ++i)
-                detail::StepCore<Env>(a, params, seed, max_steps, i, actions + i * Env::kActionDim);
+                detail::StepCore<Env>(a, params, max_steps, i, actions + i * Env::kActionDim);
             } else {
               const uint32_t key = StepKey(seed, RngStream::kActions, first_step + t);
               CUGYM_IVDEP
               for (int64_t i = begin; i < end; ++i) {
                 Action action[Env::kActionDim];
                 detail::RandomAction<Env>(key, i, action);
-                detail::StepCore<Env>(a, params, seed, max_steps, i, action);
+                detail::StepCore<Env>(a, params, max_steps, i, action);
               }
             }
             for (int64_t i = begin; i < end; ++i) detail::FinishEpisode<Env>(a, args, i);

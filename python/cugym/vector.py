@@ -35,9 +35,42 @@ def _autoreset_mode(mode):
     return _MODES[key]
 
 
-def _mix_seed(seed, count):
-    """The seed of the count-th unseeded reset after `seed` (splitmix64's increment)."""
-    return (seed + count * 0x9E3779B97F4A7C15) % (1 << 64)
+def _random_seed():
+    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+
+
+def _mixed(seed, count):
+    """The seed (an int, or a tuple per env) of the count-th unseeded reset after `seed`:
+    splitmix64's increment."""
+    if isinstance(seed, int):
+        return (seed + count * 0x9E3779B97F4A7C15) % (1 << 64)
+    return tuple((s + count * 0x9E3779B97F4A7C15) % (1 << 64) for s in seed)
+
+
+def _checked_seed(seed, num_envs):
+    """An int seed, or a tuple of num_envs int seeds (None entries drawn at random); TypeError or
+    ValueError with the reason otherwise."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        if seed < 0:
+            raise ValueError(f"seed must be >= 0, got {seed}")
+        if seed >= 1 << 64:
+            raise ValueError(f"seed must be below 2**64, got {seed}")
+        return int(seed)
+    if isinstance(seed, (str, bytes, dict, set)) or not hasattr(seed, "__len__"):
+        raise TypeError(f"seed must be an int, a list of {num_envs} ints (one per env) or None, got {seed!r}")
+    seeds = list(seed.tolist() if isinstance(seed, np.ndarray) else seed)
+    if len(seeds) != num_envs:
+        raise ValueError(f"seed: expected {num_envs} seeds, one per env, got {len(seeds)}")
+    for i, s in enumerate(seeds):
+        if s is None:
+            seeds[i] = _random_seed()
+        elif isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"seed[{i}] must be an int or None, got {s!r}")
+        elif s < 0 or s >= 1 << 64:
+            raise ValueError(f"seed[{i}] must be in [0, 2**64), got {s}")
+        else:
+            seeds[i] = int(s)
+    return tuple(seeds)
 
 
 class VectorEnv(gymnasium.vector.VectorEnv):
@@ -103,11 +136,12 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     def reset(self, *, seed=None, options=None):
         """Starts new episodes and returns ``(obs, {})``.
 
-        ``seed``: an int; env i then draws from (seed, i), so each env's trajectory depends only
-        on the seed and its index, as Gymnasium's seed + i convention gives. ``None``: the
-        constructor's seed the first time (a random one if none was given), then fresh seeds.
-        ``options={"reset_mask": mask}`` resets only the envs where the bool mask is True
-        (``seed`` must then be None).
+        ``seed``: an int ``s`` or a list of ``num_envs`` ints (Gymnasium's convention: env i gets
+        ``seed[i]``, and an int ``s`` means ``[s, s + 1, ..., s + num_envs - 1]``); a ``None`` entry
+        gives that env a fresh random seed. Env i's trajectory then depends only on its seed and
+        its index. Seeds must be >= 0. ``None``: the constructor's seed the first time (a random
+        one if none was given), then seeds derived from the last ones. ``options={"reset_mask":
+        mask}`` resets only the envs where the bool mask is True (``seed`` must then be None).
         """
         self._check_open()
         mask = None if options is None else options.get("reset_mask")
@@ -115,19 +149,20 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             return self._reset_masked(mask, seed)
         if seed is None:
             if self._base_seed is None:
-                self._base_seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+                self._base_seed = _random_seed()
             if self._reset_done:
                 self._unseeded_resets += 1
-            seed = _mix_seed(self._base_seed, self._unseeded_resets)
+            seed = _mixed(self._base_seed, self._unseeded_resets)
         else:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise TypeError(f"seed must be an int or None (one seed for the batch: env i draws from "
-                                f"(seed, i)), got {seed!r}")
-            if seed < 0:
-                raise ValueError(f"seed must be >= 0, got {seed}")
-            self._base_seed, self._unseeded_resets = int(seed), 0
-        self._np_random_seed = int(seed)
-        obs = self._env.reset(int(seed))
+            self._base_seed, self._unseeded_resets = _checked_seed(seed, self.num_envs), 0
+            seed = self._base_seed
+        if isinstance(seed, int):
+            obs = self._env.reset(seed)
+        else:
+            # env i draws from (key_i, i); key_i = seed_i - i makes [s, s+1, ...] the same as s.
+            keys = (np.array(seed, np.uint64) - np.arange(self.num_envs, dtype=np.uint64)).astype(np.uint64)
+            obs = self._env.reset_seeds(keys)
+        self._np_random_seed = seed if isinstance(seed, int) else tuple(seed)
         self._reset_done = True
         return obs, {}
 

@@ -96,6 +96,24 @@ class PyVectorEnv {
     return out.obs;
   }
 
+  // Starts every env with a seed of its own (VectorEnv::ResetSeeds: env i draws from (seeds[i],
+  // i)); returns the observations.
+  nb::object ResetSeeds(nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> seeds) {
+    VectorEnv& env = Live();
+    if (seeds.shape(0) != static_cast<size_t>(n_))
+      throw nb::value_error(
+          ("expected " + std::to_string(n_) + " seeds, one per env, got " + std::to_string(seeds.shape(0))).c_str());
+    const std::vector<uint64_t> keys(seeds.data(), seeds.data() + n_);
+    Outputs out = Allocate();
+    {
+      nb::gil_scoped_release release;
+      env.ResetSeeds(keys);
+      if (device_ == Device::kCuda) Synchronize(device_);
+    }
+    Restarted();
+    return out.obs;
+  }
+
   // One step with `actions`; returns (obs, rewards, terminated, truncated, infos), all new. On the
   // CPU `actions` is a NumPy array (CpuActions converts and checks it) and infos has Gymnasium's
   // layout for the autoreset mode, built here in one pass over the ended envs; on CUDA it is any
@@ -483,6 +501,7 @@ void BindVectorEnv(nb::module_& m) {
       .def("configure", &PyVectorEnv::Configure, nb::arg("mode"), nb::arg("statistics"))
       .def_prop_ro("has_ended", &PyVectorEnv::has_ended)
       .def("reset", &PyVectorEnv::Reset, nb::arg("seed"))
+      .def("reset_seeds", &PyVectorEnv::ResetSeeds, nb::arg("seeds"))
       .def("step", &PyVectorEnv::Step, nb::arg("actions"))
       .def("reset_masked", &PyVectorEnv::ResetMasked, nb::arg("mask"))
       .def("done_indices", &PyVectorEnv::DoneIndices)

@@ -196,8 +196,16 @@ def test_bad_input_raises_clear_errors():
         envs.step(np.zeros(5, np.int32))
     with pytest.raises(ValueError, match="outside Discrete"):
         envs.step(np.full(4, -1, np.int32))
+    with pytest.raises(ValueError, match="expected 4 seeds, one per env, got 3"):
+        envs.reset(seed=[1, 2, 3])
+    with pytest.raises(ValueError, match=r"seed\[1\] must be in \[0, 2\*\*64\), got -2"):
+        envs.reset(seed=[1, -2, 3, 4])
+    with pytest.raises(ValueError, match="seed must be >= 0"):
+        envs.reset(seed=-1)
     with pytest.raises(TypeError, match="seed"):
-        envs.reset(seed=[1, 2, 3, 4])
+        envs.reset(seed=1.5)
+    with pytest.raises(TypeError, match=r"seed\[0\] must be an int"):
+        envs.reset(seed=[0.5, 1, 2, 3])
     envs.close()
     envs.close()  # idempotent
     with pytest.raises(RuntimeError, match="closed"):
@@ -316,3 +324,31 @@ def test_final_obs_entries_behave_as_none_and_infos_are_fresh():
             assert not np.shares_memory(a["final_info"]["episode"][key], b["final_info"]["episode"][key])
     from gymnasium.utils.env_checker import data_equivalence
     assert data_equivalence(kept[0], copy.deepcopy(kept[0]))
+
+
+def test_per_env_seed_lists():
+    """Gymnasium's convention: a list gives env i seed[i], an int s means [s, s+1, ...]; env i's
+    trajectory depends only on its own seed (and index); None entries draw fresh seeds."""
+    n = 5
+    rng = np.random.default_rng(3)
+    actions = [rng.integers(0, 2, n) for _ in range(120)]
+
+    def run(seed):
+        envs = cugym.make_vec("CartPole-v1", n)
+        first, _ = envs.reset(seed=seed)
+        return np.stack([first] + [envs.step(a)[0] for a in actions])
+
+    same = run(10)
+    np.testing.assert_array_equal(run([10, 11, 12, 13, 14]), same)
+    np.testing.assert_array_equal(run(np.arange(10, 15)), same)
+    moved = run([10, 99, 12, 7, 14])   # envs 1 and 3 get other seeds: the rest are unchanged
+    np.testing.assert_array_equal(moved[:, [0, 2, 4]], same[:, [0, 2, 4]])
+    assert not np.array_equal(moved[:, 1], same[:, 1]) and not np.array_equal(moved[:, 3], same[:, 3])
+    fresh = run([10, None, 12, None, 14])
+    np.testing.assert_array_equal(fresh[:, [0, 2, 4]], same[:, [0, 2, 4]])
+    # unseeded resets after a list go on reproducibly
+    a, b = cugym.make_vec("CartPole-v1", n), cugym.make_vec("CartPole-v1", n)
+    a.reset(seed=[4, 8, 15, 16, 23])
+    b.reset(seed=[4, 8, 15, 16, 23])
+    assert a.np_random_seed == (4, 8, 15, 16, 23)
+    np.testing.assert_array_equal(a.reset()[0], b.reset()[0])
