@@ -81,7 +81,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             namespace prefix is accepted.
         num_envs: envs stepped together.
         device: ``"cpu"``, ``"cuda"`` or ``"auto"`` (CUDA when a GPU is usable).
-        seed: seed of the first ``reset()`` when it is given none.
+        seed: seed of the first ``reset()`` when it is given none (an int or one per env, as in
+            ``reset``).
         autoreset_mode: ``AutoresetMode.SAME_STEP`` (default, native), ``NEXT_STEP`` or
             ``DISABLED`` (or their string values).
         render_mode: ``None`` or ``"rgb_array"``.
@@ -111,6 +112,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self._mode = _autoreset_mode(autoreset_mode)
         self._env = _cugym._VectorEnv(env_id, int(num_envs), device)
+        if self._env.device != "cpu" and self._mode == AutoresetMode.NEXT_STEP:
+            raise ValueError("autoreset_mode NEXT_STEP needs device='cpu' (its deferred resets are kept on the host); "
+                             "use SAME_STEP on CUDA")
         self._env.configure(_NATIVE_MODES[self._mode], bool(episode_statistics))
         self.env_id = env_id
         self.device = self._env.device
@@ -125,7 +129,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._discrete = spec["action_space"]["kind"] == "discrete"
         self._cpu = self.device == "cpu"
-        self._base_seed = seed
+        self._base_seed = None if seed is None else _checked_seed(seed, self.num_envs)
         self._unseeded_resets = 0
         self._reset_done = False
         self._spec = spec
