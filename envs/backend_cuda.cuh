@@ -19,15 +19,17 @@ template <class Env>
 struct ResetFunctor {
   BatchArrays<Env> a;
   typename Env::Params params;
-  __device__ void operator()(int64_t i) const { ResetEnv<Env>(a, params, i); }
+  uint64_t seed;
+  __device__ void operator()(int64_t i) const { ResetEnv<Env>(a, params, seed, i); }
 };
 
 template <class Env>
 struct ResetDoneFunctor {
   BatchArrays<Env> a;
   typename Env::Params params;
+  uint64_t seed;
   const uint8_t* mask;
-  __device__ void operator()(int64_t i) const { ResetIfDone<Env>(a, params, mask, i); }
+  __device__ void operator()(int64_t i) const { ResetIfDone<Env>(a, params, seed, mask, i); }
 };
 
 template <class Env>
@@ -62,15 +64,15 @@ struct CudaBackend {
   }
 
   template <class Env>
-  static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, int64_t first, int64_t count,
-                    void* stream) {
-    ForEach(first, count, detail::ResetFunctor<Env>{a, params}, stream);
+  static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed, int64_t first,
+                    int64_t count, void* stream) {
+    ForEach(first, count, detail::ResetFunctor<Env>{a, params, seed}, stream);
   }
 
   template <class Env>
-  static void ResetDone(const detail::BatchArrays<Env>& a, const typename Env::Params& params, const uint8_t* mask,
-                        int64_t n, void* stream) {
-    ForEach(0, n, detail::ResetDoneFunctor<Env>{a, params, mask}, stream);
+  static void ResetDone(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
+                        const uint8_t* mask, int64_t n, void* stream) {
+    ForEach(0, n, detail::ResetDoneFunctor<Env>{a, params, seed, mask}, stream);
   }
 
   template <class Env>

@@ -16,7 +16,7 @@ namespace detail {
 template <class Env>
 struct BatchArrays {
   typename Env::State* states;
-  const uint64_t* seeds;   // each env's seed: env i draws from (seeds[i], i, counter)
+  const uint64_t* seeds;   // each env's seed after ResetSeeds; null: every env has the batch's seed
   uint32_t* rng_counters;  // next Philox counter of each env's kEnv stream
   int32_t* elapsed;        // steps in the current episode
   float* running_return;   // return of the current episode so far
@@ -30,11 +30,11 @@ struct BatchArrays {
 };
 
 // What one step needs besides the arrays. `actions` is null for random actions, which are then
-// drawn from the kActions stream keyed by `seed` and the step's index (StepKey).
+// drawn from the kActions stream keyed by the step's index (StepKey).
 template <class Env>
 struct StepArgs {
   typename Env::Params params;
-  uint64_t seed;      // keys the random actions only; the envs' own draws use BatchArrays::seeds
+  uint64_t seed;      // the batch's seed: random actions, and the envs' draws where seeds is null
   int32_t max_steps;  // 0: never truncate
   bool autoreset;
   const typename Env::Action* actions;
@@ -53,10 +53,18 @@ CUGYM_HD CUGYM_FORCEINLINE void RandomAction(uint32_t action_key, int64_t i, typ
   }
 }
 
+// Env i's seed: its own (BatchArrays::seeds) or the batch's. Env i draws from (seed, i, counter).
+// The CPU back end steps with a null `seeds` in a loop of its own, where this folds to `seed`.
+template <class Env>
+CUGYM_HD CUGYM_FORCEINLINE uint64_t EnvSeed(const BatchArrays<Env>& a, uint64_t seed, int64_t i) {
+  return a.seeds != nullptr ? a.seeds[i] : seed;
+}
+
 // Starts env i's next episode: draws its initial state and writes its observation.
 template <class Env>
-CUGYM_HD CUGYM_FORCEINLINE void ResetEnv(const BatchArrays<Env>& a, const typename Env::Params& params, int64_t i) {
-  Rng rng(a.seeds[i], static_cast<uint64_t>(i), a.rng_counters[i]);
+CUGYM_HD CUGYM_FORCEINLINE void ResetEnv(const BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
+                                         int64_t i) {
+  Rng rng(EnvSeed(a, seed, i), static_cast<uint64_t>(i), a.rng_counters[i]);
   typename Env::State state = Env::Reset(params, rng);
   a.rng_counters[i] = rng.counter();
   a.states[i] = state;
@@ -69,10 +77,10 @@ CUGYM_HD CUGYM_FORCEINLINE void ResetEnv(const BatchArrays<Env>& a, const typena
 // the state reached. Branch-free apart from the env's own code, so CPU loops vectorize; the
 // caller passes everything loop-invariant by value.
 template <class Env>
-CUGYM_HD CUGYM_FORCEINLINE void StepCore(const BatchArrays<Env>& a, const typename Env::Params& params,
+CUGYM_HD CUGYM_FORCEINLINE void StepCore(const BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
                                          int32_t max_steps, int64_t i, const typename Env::Action* action) {
   typename Env::State state = a.states[i];
-  Rng rng(a.seeds[i], static_cast<uint64_t>(i), a.rng_counters[i]);
+  Rng rng(EnvSeed(a, seed, i), static_cast<uint64_t>(i), a.rng_counters[i]);
   StepResult result = Env::Step(params, state, action, rng);
   a.rng_counters[i] = rng.counter();
   a.states[i] = state;
@@ -97,16 +105,16 @@ CUGYM_HD CUGYM_FORCEINLINE void FinishEpisode(const BatchArrays<Env>& a, const S
   for (int k = 0; k < Env::kObsDim; ++k) a.final_obs[i * Env::kObsDim + k] = a.obs[i * Env::kObsDim + k];
   a.done_return[i] = a.running_return[i];
   a.done_length[i] = a.elapsed[i];
-  if (args.autoreset) ResetEnv<Env>(a, args.params, i);
+  if (args.autoreset) ResetEnv<Env>(a, args.params, args.seed, i);
 }
 
 // Starts env i's next episode if mask[i] is set (with a null mask: if it ended), and clears its
 // flags and reward. With autoreset off this is how an ended env starts again.
 template <class Env>
 CUGYM_HD CUGYM_FORCEINLINE void ResetIfDone(const BatchArrays<Env>& a, const typename Env::Params& params,
-                                            const uint8_t* mask, int64_t i) {
+                                            uint64_t seed, const uint8_t* mask, int64_t i) {
   if (mask != nullptr ? mask[i] == 0 : !Done(a.terminated, a.truncated, i)) return;
-  ResetEnv<Env>(a, params, i);
+  ResetEnv<Env>(a, params, seed, i);
   a.terminated[i] = 0;
   a.truncated[i] = 0;
   a.rewards[i] = 0.0f;
@@ -120,7 +128,7 @@ template <class Env>
 CUGYM_HD void RandomRollout(const BatchArrays<Env>& a, const StepArgs<Env>& args, int64_t i, uint64_t first_step,
                             int64_t steps) {
   typename Env::State state = a.states[i];
-  const uint64_t seed = a.seeds[i];
+  const uint64_t seed = EnvSeed(a, args.seed, i);
   uint32_t counter = a.rng_counters[i];
   int32_t elapsed = a.elapsed[i];
   float running_return = a.running_return[i];
@@ -169,7 +177,7 @@ CUGYM_HD void StepOneEnv(const BatchArrays<Env>& a, const StepArgs<Env>& args, i
     return;
   }
   for (int64_t t = 0; t < steps; ++t) {
-    StepCore<Env>(a, args.params, args.max_steps, i, args.actions + i * Env::kActionDim);
+    StepCore<Env>(a, args.params, args.seed, args.max_steps, i, args.actions + i * Env::kActionDim);
     FinishEpisode<Env>(a, args, i);
   }
 }

@@ -81,22 +81,19 @@ class BatchedEnv final : public VectorEnv {
   Device device() const override { return device_; }
   int64_t num_envs() const override { return n_; }
 
-  void Reset(uint64_t seed) override { ResetSeeds(std::vector<uint64_t>(static_cast<std::size_t>(n_), seed)); }
+  void Reset(uint64_t seed) override {
+    uniform_seeds_ = true;
+    Restart(seed);
+  }
 
   void ResetSeeds(const std::vector<uint64_t>& seeds) override {
     if (static_cast<int64_t>(seeds.size()) != n_)
       throw std::invalid_argument("ResetSeeds: expected " + std::to_string(n_) + " seeds, got " +
                                   std::to_string(seeds.size()));
-    seeds_.FromHost(seeds.data(), seeds.size());
-    seed_ = seeds[0];
+    // Equal seeds are Reset's case: the steps then need no per-env seed (arrays().seeds is null).
     uniform_seeds_ = std::all_of(seeds.begin(), seeds.end(), [&](uint64_t s) { return s == seeds[0]; });
-    step_index_ = 0;
-    rng_counters_.Zero();
-    ZeroBytes(device_, Out(outputs_.terminated, terminated_), n_ * sizeof(uint8_t));
-    ZeroBytes(device_, Out(outputs_.truncated, truncated_), n_ * sizeof(uint8_t));
-    ZeroBytes(device_, Out(outputs_.rewards, rewards_), n_ * sizeof(float));
-    Backend::template Reset<Env>(arrays(), params_, 0, n_, stream_);
-    reset_done_ = true;
+    if (!uniform_seeds_) seeds_.FromHost(seeds.data(), seeds.size());
+    Restart(seeds[0]);
   }
 
   void Step(const int32_t* actions) override {
@@ -124,12 +121,12 @@ class BatchedEnv final : public VectorEnv {
   void set_autoreset(bool on) override { autoreset_ = on; }
   void ResetDone() override {
     if (!reset_done_) throw std::logic_error("VectorEnv: call Reset before ResetDone");
-    Backend::template ResetDone<Env>(arrays(), params_, nullptr, n_, stream_);
+    Backend::template ResetDone<Env>(arrays(), params_, seed_, nullptr, n_, stream_);
   }
   void ResetMasked(const uint8_t* mask) override {
     if (!reset_done_) throw std::logic_error("VectorEnv: call Reset before ResetMasked");
     if (mask == nullptr) throw std::invalid_argument("ResetMasked: null mask");
-    Backend::template ResetDone<Env>(arrays(), params_, mask, n_, stream_);
+    Backend::template ResetDone<Env>(arrays(), params_, seed_, mask, n_, stream_);
   }
   void SetOutputs(const StepOutputs& outputs) override { outputs_ = outputs; }
   bool autoreset() const override { return autoreset_; }
@@ -200,9 +197,22 @@ class BatchedEnv final : public VectorEnv {
     return redirected != nullptr ? redirected : const_cast<T*>(own.data());
   }
 
+  // Reset's work once the seeds are set: `seed` is the batch's (random actions; every env's
+  // where uniform_seeds_).
+  void Restart(uint64_t seed) {
+    seed_ = seed;
+    step_index_ = 0;
+    rng_counters_.Zero();
+    ZeroBytes(device_, Out(outputs_.terminated, terminated_), n_ * sizeof(uint8_t));
+    ZeroBytes(device_, Out(outputs_.truncated, truncated_), n_ * sizeof(uint8_t));
+    ZeroBytes(device_, Out(outputs_.rewards, rewards_), n_ * sizeof(float));
+    Backend::template Reset<Env>(arrays(), params_, seed_, 0, n_, stream_);
+    reset_done_ = true;
+  }
+
   detail::BatchArrays<Env> arrays() {
     return {states_.data(),
-            seeds_.data(),
+            uniform_seeds_ ? nullptr : seeds_.data(),
             rng_counters_.data(),
             elapsed_.data(),
             running_return_.data(),
@@ -229,7 +239,7 @@ class BatchedEnv final : public VectorEnv {
   int64_t n_;
   typename Env::Params params_;
   uint64_t seed_ = 0;          // keys the random-action stream (the first env's seed)
-  bool uniform_seeds_ = true;  // every env has seed_ (Reset rather than ResetSeeds)
+  bool uniform_seeds_ = true;  // every env has seed_ (seeds_ unused)
   uint64_t step_index_ = 0;    // steps since Reset: keys the random-action stream
   bool reset_done_ = false;
   bool autoreset_ = true;

@@ -73,7 +73,7 @@ std::string CpuActions::Expected() const {
 
 const void* CpuActions::Get(nb::handle actions) {
   ArrayInfo a;
-  nb::object contiguous;
+  contiguous_ = nb::object();
   if (!NumpyArrayInfo(actions, &a))
     throw nb::type_error(("actions must be a NumPy array of shape " + Expected()).c_str());
   const Space& space = spec_.action_space;
@@ -93,10 +93,11 @@ const void* CpuActions::Get(nb::handle actions) {
     throw nb::type_error(
         (spec_.id + " has Box actions: expected floats of shape " + Expected() + ", got dtype " + DtypeName(actions))
             .c_str());
-  if (!a.c_contiguous_aligned) {  // rare: a slice or a byte-swapped array
-    contiguous = nb::module_::import_("numpy").attr("ascontiguousarray")(actions);
-    NumpyArrayInfo(contiguous, &a);
-    actions = contiguous;
+  if (!a.c_contiguous_aligned) {  // rare: a slice or a byte-swapped array; kept until the next call
+    contiguous_ = nb::module_::import_("numpy").attr("ascontiguousarray")(
+        actions, actions.attr("dtype").attr("newbyteorder")("="));
+    NumpyArrayInfo(contiguous_, &a);
+    actions = contiguous_;
   }
   if (!discrete) {
     if (a.kind == 'f' && a.itemsize == 4) return a.data;

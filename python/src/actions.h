@@ -32,6 +32,7 @@ class CpuActions {
   int64_t n_;
   std::vector<int32_t> discrete_;
   std::vector<float> box_;
+  nanobind::object contiguous_;  // a C-contiguous copy of the last actions, when they were not
 };
 
 }  // namespace cugym::python

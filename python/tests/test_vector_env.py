@@ -278,7 +278,8 @@ def test_integer_action_dtypes_and_views_step_alike():
     """The C++ step converts any integer dtype (CleanRL passes int64) and non-contiguous arrays."""
     results = []
     for make_actions in (lambda a: a.astype(np.int32), lambda a: a.astype(np.int64), lambda a: a.astype(np.uint8),
-                         lambda a: np.repeat(a, 2)[::2], lambda a: a.tolist()):
+                         lambda a: np.repeat(a, 2)[::2], lambda a: np.repeat(a.astype(np.int32), 2)[::2],
+                         lambda a: a.astype(">i4"), lambda a: a.tolist()):
         envs = cugym.make_vec("CartPole-v1", 5)
         envs.reset(seed=9)
         rng = np.random.default_rng(1)

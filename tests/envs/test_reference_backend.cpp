@@ -16,14 +16,14 @@ using testing::StepWith;
 // What CudaBackend does, as a plain loop over envs.
 struct ReferenceBackend {
   template <class Env>
-  static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, int64_t first, int64_t count,
-                    void*) {
-    for (int64_t i = first; i < first + count; ++i) detail::ResetEnv<Env>(a, params, i);
+  static void Reset(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed, int64_t first,
+                    int64_t count, void*) {
+    for (int64_t i = first; i < first + count; ++i) detail::ResetEnv<Env>(a, params, seed, i);
   }
   template <class Env>
-  static void ResetDone(const detail::BatchArrays<Env>& a, const typename Env::Params& params, const uint8_t* mask,
-                        int64_t n, void*) {
-    for (int64_t i = 0; i < n; ++i) detail::ResetIfDone<Env>(a, params, mask, i);
+  static void ResetDone(const detail::BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
+                        const uint8_t* mask, int64_t n, void*) {
+    for (int64_t i = 0; i < n; ++i) detail::ResetIfDone<Env>(a, params, seed, mask, i);
   }
   template <class Env>
   static void Observe(const detail::BatchArrays<Env>& a, const typename Env::Params& params, int64_t first,
