@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # bench_python.py - Python-side env steps per second of cugym's Gymnasium vector env (CartPole-v1,
 # CPU, SAME_STEP with its full info dict), beside `cugym bench` (C++, mode step), EnvPool's Python
-# API and Gymnasium's own vector CartPole, all measured in the same run. Developer tool only.
+# API and Gymnasium's own vector CartPole, all measured in the same run. Also cugym's loop without
+# per-env info objects (NEXT_STEP, episode_statistics=False: the info is empty or one mask), which
+# shows what Gymnasium's SAME_STEP layout (one array per ended env) costs. Developer tool only.
 #
 #   python bench/bench_python.py [--cugym build/cli/cugym] [--sizes 16,1024,65536] [--write docs/benchmarks.md]
 #
@@ -70,10 +72,13 @@ def main():
 
     peers = {
         "cugym Python": lambda n: cugym.make_vec("CartPole-v1", n, device="cpu"),
+        "no info": lambda n: cugym.make_vec("CartPole-v1", n, device="cpu", autoreset_mode="NextStep",
+                                            episode_statistics=False),
         "Gymnasium": lambda n: gymnasium.make_vec("CartPole-v1", num_envs=n),
     }
     if envpool is not None:
         peers["EnvPool"] = lambda n: envpool.make_gymnasium("CartPole-v1", num_envs=n, seed=0)
+    load_before = os.getloadavg()
     rows = []
     for n in [int(x) for x in args.sizes.split(",")]:
         row = {"n": n, "C++": cpp_rate(args.cugym, n)}
@@ -83,12 +88,12 @@ def main():
         print(json.dumps(row), flush=True)
 
     names = ["C++", "cugym Python"] + (["EnvPool"] if envpool is not None else []) + ["Gymnasium"]
-    lines = ["| N | cugym C++ (`cugym bench`) | cugym Python | Python / C++ | " +
-             " | ".join(f"{x} | cugym Python / {x}" for x in names[2:]) + " |",
-             "|---:|---:|---:|---:|" + "---:|---:|" * (len(names) - 2)]
+    lines = ["| N | cugym C++ (`cugym bench`) | cugym Python | Python / C++ | cugym Python, no info | "
+             "no info / C++ | " + " | ".join(f"{x} | cugym Python / {x}" for x in names[2:]) + " |",
+             "|---:|---:|---:|---:|---:|---:|" + "---:|---:|" * (len(names) - 2)]
     for r in rows:
         cells = [f"{r['n']:,}", f"{r['C++']:,.0f}", f"{r['cugym Python']:,.0f}",
-                 f"{r['cugym Python'] / r['C++']:.2f}"]
+                 f"{r['cugym Python'] / r['C++']:.2f}", f"{r['no info']:,.0f}", f"{r['no info'] / r['C++']:.2f}"]
         for x in names[2:]:
             cells += [f"{r[x]:,.0f}", f"{r['cugym Python'] / r[x]:.1f}x"]
         lines.append("| " + " | ".join(cells) + " |")
@@ -96,7 +101,8 @@ def main():
     if envpool is not None:
         versions += f", envpool {envpool.__version__}"
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    lines += ["", f"Machine: {cpu}, {os.cpu_count()} logical cores; {versions}; {datetime.date.today()}.",
+    load = f"load average {load_before[0]:.1f} before the run, {os.getloadavg()[0]:.1f} after (1-minute)"
+    lines += ["", f"Machine: {cpu}, {os.cpu_count()} logical cores, {load}; {versions}; {datetime.date.today()}.",
               f"Command: `python bench/bench_python.py --write docs/benchmarks.md` (median of {args.repeats} runs of "
               f"~{args.seconds} s each; C++: `cugym bench --env CartPole-v1 --num-envs N --steps max(100, 2e8/N) "
               f"--device cpu`, mode step)."]

@@ -6,7 +6,13 @@
 # to its "model saved" line, so without the Python and torch start-up), the process time, and
 # the greedy mean. Once the model is saved the run is stopped: dqn.py's own evaluation (10
 # episodes at epsilon 0.05, recording a video) is not needed. CPU only, OMP_NUM_THREADS=1 as in
-# CleanRL's benchmark/dqn.sh. Developer tool in a venv of its own, never a dependency of cugym;
+# CleanRL's benchmark/dqn.sh. With --envs cugym, the same dqn.py runs with only its env
+# construction changed: the `envs = gym.vector.SyncVectorEnv(...)` statement becomes
+# `envs = cugym_gym029.make_vec(args.env_id, args.num_envs, seed=args.seed)` (bench/cugym_gym029.py:
+# cugym's CartPole behind Gymnasium 0.29's vector API), in a patched copy that the script prints
+# as a diff; the model is still evaluated on Gymnasium's CartPole-v1. That needs the cugym
+# package in the same venv: `/tmp/cleanrl/bin/pip install --no-deps .` from the repository root.
+# Developer tool in a venv of its own, never a dependency of cugym;
 # the cleanrl 1.2.0 wheel needs Python < 3.11, and its pinned dependencies (gym 0.23, SB3 1.2,
 # wandb, ...) are its poetry project's, not dqn.py's, so it goes in with --no-deps:
 #
@@ -14,11 +20,13 @@
 #   /tmp/cleanrl/bin/pip install torch "numpy<2" gymnasium==0.29.1 stable-baselines3 tensorboard
 #   /tmp/cleanrl/bin/pip install --no-deps cleanrl==1.2.0
 #   /tmp/cleanrl/bin/python bench/cleanrl_cartpole.py [--seeds 1 2 3] [--total-timesteps 500000]
-#                           [--script path/to/cleanrl/dqn.py] [--json FILE]
+#                           [--envs gymnasium|cugym] [--script path/to/cleanrl/dqn.py] [--json FILE]
 import argparse
+import difflib
 import importlib
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,15 +38,48 @@ import torch
 
 import peer_eval
 
+BENCH = os.path.dirname(os.path.abspath(__file__))
+# dqn.py's env construction (cleanrl 1.2.0 and CleanRL's main branch alike), and what replaces it.
+SYNC_VECTOR_ENV = re.compile(r"^( *)envs = gym\.vector\.SyncVectorEnv\(\n.*?^\1\)\n", re.S | re.M)
+CUGYM_ENVS = ("{0}import cugym_gym029  # cugym: the only change, env construction\n"
+              "{0}envs = cugym_gym029.make_vec(args.env_id, args.num_envs, seed=args.seed)\n")
 
-def train(script, seed, total_steps, threads):
+
+def dqn_source(script):
+    """Path of the dqn.py to run: --script, or the installed cleanrl package's."""
+    return script or importlib.util.find_spec("cleanrl.dqn").origin
+
+
+def with_cugym_envs(source_path, work):
+    """A copy of dqn.py in `work` whose env construction is cugym's; prints the change as a diff."""
+    text = open(source_path).read()
+    patched, count = SYNC_VECTOR_ENV.subn(lambda m: CUGYM_ENVS.format(m.group(1)), text)
+    if count != 1:
+        raise RuntimeError(f"{source_path}: expected one `envs = gym.vector.SyncVectorEnv(...)`, found {count}")
+    path = os.path.join(work, "dqn_cugym.py")
+    with open(path, "w") as f:
+        f.write(patched)
+    diff = difflib.unified_diff(text.splitlines(True), patched.splitlines(True), source_path, path, n=0)
+    print("".join(diff), file=sys.stderr)
+    return path
+
+
+def train(script, seed, total_steps, threads, envs="gymnasium"):
     """Runs dqn.py; returns (path of the saved model, loop seconds, process seconds, work dir)."""
     work = tempfile.mkdtemp(prefix="cleanrl-")
-    cmd = [sys.executable, script] if script else [sys.executable, "-m", "cleanrl.dqn"]
+    paths = []
+    if envs == "cugym":
+        script_path = with_cugym_envs(dqn_source(script), work)
+        paths.append(BENCH)
+        cmd = [sys.executable, script_path]
+    else:
+        cmd = [sys.executable, script] if script else [sys.executable, "-m", "cleanrl.dqn"]
     cmd += ["--seed", str(seed), "--total-timesteps", str(total_steps), "--save-model"]
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), PYTHONUNBUFFERED="1", CUDA_VISIBLE_DEVICES="")
     if script:  # a checkout: its cleanrl_utils package sits beside cleanrl/
-        env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(script)))
+        paths.append(os.path.dirname(os.path.dirname(os.path.abspath(script))))
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")])
     start = time.perf_counter()
     first = model = None
     tail = []
@@ -85,13 +126,15 @@ def main():
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--total-timesteps", type=int, default=500000)
     p.add_argument("--script", help="a dqn.py to run instead of the installed cleanrl.dqn")
+    p.add_argument("--envs", choices=["gymnasium", "cugym"], default="gymnasium",
+                   help="cugym: dqn.py with only its env construction changed to cugym's (bench/cugym_gym029.py)")
     p.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS for the run")
     p.add_argument("--json", help="also write the rows here")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     rows = []
     for seed in a.seeds:
-        model, loop, process, work = train(a.script, seed, a.total_timesteps, a.threads)
+        model, loop, process, work = train(a.script, seed, a.total_timesteps, a.threads, a.envs)
         rows.append({"seed": seed, "train_seconds": loop, "process_seconds": process,
                      "process": f"{process:.1f} s", "greedy_mean": evaluate(a.script, model)})
         print(f"seed {seed}: {rows[-1]}", file=sys.stderr, flush=True)

@@ -5,9 +5,12 @@
 # episode whose return exceeds --first-return (MountainCar's -200: the first time the flag was
 # reached), and the mean greedy return over 100 episodes (bench/peer_eval.py; the same start
 # states for every seed). Developer tool (pip install stable-baselines3 in a venv of its own),
-# never a dependency of cugym.
+# never a dependency of cugym. --envs cugym trains on cugym's env through cugym.sb3.CugymVecEnv
+# (one env, as the zoo row; the cugym package installed in the same venv) instead of
+# Monitor(gym.make(env)); the greedy evaluation stays on Gymnasium's env.
 #
-#   python3 bench/sb3_zoo.py [--env CartPole-v1] [--seeds 1 2 3] [--first-return -200] [--json FILE]
+#   python3 bench/sb3_zoo.py [--env CartPole-v1] [--seeds 1 2 3] [--first-return -200] [--envs gymnasium|cugym]
+#                            [--json FILE]
 import argparse
 import sys
 import time
@@ -54,15 +57,19 @@ def main():
     p.add_argument("--env", default="CartPole-v1", choices=sorted(ZOO))
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--first-return", type=float, help="also report the first training episode above this return")
+    p.add_argument("--envs", choices=["gymnasium", "cugym"], default="gymnasium",
+                   help="cugym: train on cugym's env through cugym.sb3.CugymVecEnv")
     p.add_argument("--json", help="also write the rows here")
     a = p.parse_args()
     torch.set_num_threads(1)
+    if a.envs == "cugym":
+        from cugym.sb3 import CugymVecEnv
     row = dict(ZOO[a.env])
     steps, threshold = row.pop("n_timesteps"), row.pop("threshold")
     rows = []
     for seed in a.seeds:
-        model = DQN("MlpPolicy", Monitor(gym.make(a.env)), policy_kwargs=dict(net_arch=[256, 256]), seed=seed,
-                    verbose=0, **row)
+        env = CugymVecEnv(a.env, num_envs=1) if a.envs == "cugym" else Monitor(gym.make(a.env))
+        model = DQN("MlpPolicy", env, policy_kwargs=dict(net_arch=[256, 256]), seed=seed, verbose=0, **row)
         first = FirstEpisodeAbove(a.first_return) if a.first_return is not None else None
         start = time.perf_counter()
         model.learn(steps, callback=first)

@@ -16,7 +16,8 @@ namespace cugym {
 
 // Bumped whenever a header a plugin compiles against changes layout or meaning
 // (Registry, EnvEntry, EnvSpec, VectorEnv, Canvas, the env contract).
-constexpr uint32_t kPluginAbi = 2;  // 2: VectorEnv gained set_stream, snapshots, ResetMasked, SetOutputs; host envs
+constexpr uint32_t kPluginAbi = 3;  // 3: per-env seeds (VectorEnv::ResetSeeds, BatchArrays::seeds); 2: VectorEnv gained
+                                    // set_stream, snapshots, ResetMasked, SetOutputs; host envs
 constexpr const char* kPluginEntryName = "cugym_plugin_entry";
 
 enum PluginStatus : int { kPluginOk = 0, kPluginAbiMismatch = 1, kPluginRegisterFailed = 2 };

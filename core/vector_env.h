@@ -34,6 +34,7 @@ struct VectorEnvSnapshot {
   std::vector<uint32_t> rng_counters;
   std::vector<int32_t> elapsed;
   std::vector<float> running_returns;
+  std::vector<uint64_t> env_seeds;  // each env's seed after ResetSeeds; empty: all `seed`
 };
 
 // Caller-owned arrays for a VectorEnv's per-step outputs (see VectorEnv::SetOutputs); a null
@@ -70,6 +71,11 @@ class VectorEnv {
 
   // Starts a new episode in every env; env i draws from (seed, i).
   virtual void Reset(uint64_t seed) = 0;
+  // Starts a new episode in every env with a seed of its own: env i draws from (seeds[i], i), in
+  // this episode and every later one, so Reset(s) is ResetSeeds with all seeds s. `seeds` holds
+  // num_envs values (std::invalid_argument otherwise). Random actions (StepRandom) stay keyed by
+  // seeds[0].
+  virtual void ResetSeeds(const std::vector<uint64_t>& seeds) = 0;
   // One step of every env. `actions` is a device pointer: num_envs int32 for a Discrete
   // action space, num_envs * action_dim float32 for a Box. The wrong kind throws.
   virtual void Step(const int32_t* actions) = 0;

@@ -69,34 +69,48 @@ struct CpuBackend {
   template <class Env>
   static void Step(const detail::BatchArrays<Env>& arrays, const detail::StepArgs<Env>& args, int64_t n,
                    uint64_t first_step, int64_t steps, void* /*stream*/) {
-    using Action = typename Env::Action;
     ForChunks(
         0, n,
         [&](int64_t begin, int64_t end) {
-          // Loop invariants as locals: GCC vectorizes nothing that reloads them through a pointer.
-          const detail::BatchArrays<Env> a = arrays;
-          const typename Env::Params params = args.params;
-          const uint64_t seed = args.seed;
-          const int32_t max_steps = args.max_steps;
-          const Action* actions = args.actions;
-          for (int64_t t = 0; t < steps; ++t) {
-            if (actions != nullptr) {
-              CUGYM_IVDEP
-              for (int64_t i = begin; i < end; ++i)
-                detail::StepCore<Env>(a, params, seed, max_steps, i, actions + i * Env::kActionDim);
-            } else {
-              const uint32_t key = StepKey(seed, RngStream::kActions, first_step + t);
-              CUGYM_IVDEP
-              for (int64_t i = begin; i < end; ++i) {
-                Action action[Env::kActionDim];
-                detail::RandomAction<Env>(key, i, action);
-                detail::StepCore<Env>(a, params, seed, max_steps, i, action);
-              }
-            }
-            for (int64_t i = begin; i < end; ++i) detail::FinishEpisode<Env>(a, args, i);
+          if (arrays.seeds != nullptr) {
+            StepChunk<Env>(arrays, args, first_step, steps, begin, end);
+          } else {  // every env has the batch's seed: a copy whose null seeds the compiler sees
+            detail::BatchArrays<Env> uniform = arrays;
+            uniform.seeds = nullptr;
+            StepChunk<Env>(uniform, args, first_step, steps, begin, end);
           }
         },
         steps > 1 ? kMinChunkManySteps : kMinChunkOneStep);
+  }
+
+ private:
+  // `steps` steps of envs [begin, end).
+  template <class Env>
+  static CUGYM_FORCEINLINE void StepChunk(const detail::BatchArrays<Env>& arrays, const detail::StepArgs<Env>& args,
+                                          uint64_t first_step, int64_t steps, int64_t begin, int64_t end) {
+    using Action = typename Env::Action;
+    // Loop invariants as locals: GCC vectorizes nothing that reloads them through a pointer.
+    const detail::BatchArrays<Env> a = arrays;
+    const typename Env::Params params = args.params;
+    const uint64_t seed = args.seed;
+    const int32_t max_steps = args.max_steps;
+    const Action* actions = args.actions;
+    for (int64_t t = 0; t < steps; ++t) {
+      if (actions != nullptr) {
+        CUGYM_IVDEP
+        for (int64_t i = begin; i < end; ++i)
+          detail::StepCore<Env>(a, params, seed, max_steps, i, actions + i * Env::kActionDim);
+      } else {
+        const uint32_t key = StepKey(seed, RngStream::kActions, first_step + t);
+        CUGYM_IVDEP
+        for (int64_t i = begin; i < end; ++i) {
+          Action action[Env::kActionDim];
+          detail::RandomAction<Env>(key, i, action);
+          detail::StepCore<Env>(a, params, seed, max_steps, i, action);
+        }
+      }
+      for (int64_t i = begin; i < end; ++i) detail::FinishEpisode<Env>(a, args, i);
+    }
   }
 };
 

@@ -16,6 +16,7 @@ namespace detail {
 template <class Env>
 struct BatchArrays {
   typename Env::State* states;
+  const uint64_t* seeds;   // each env's seed after ResetSeeds; null: every env has the batch's seed
   uint32_t* rng_counters;  // next Philox counter of each env's kEnv stream
   int32_t* elapsed;        // steps in the current episode
   float* running_return;   // return of the current episode so far
@@ -33,7 +34,7 @@ struct BatchArrays {
 template <class Env>
 struct StepArgs {
   typename Env::Params params;
-  uint64_t seed;
+  uint64_t seed;      // the batch's seed: random actions, and the envs' draws where seeds is null
   int32_t max_steps;  // 0: never truncate
   bool autoreset;
   const typename Env::Action* actions;
@@ -52,11 +53,18 @@ CUGYM_HD CUGYM_FORCEINLINE void RandomAction(uint32_t action_key, int64_t i, typ
   }
 }
 
+// Env i's seed: its own (BatchArrays::seeds) or the batch's. Env i draws from (seed, i, counter).
+// The CPU back end steps with a null `seeds` in a loop of its own, where this folds to `seed`.
+template <class Env>
+CUGYM_HD CUGYM_FORCEINLINE uint64_t EnvSeed(const BatchArrays<Env>& a, uint64_t seed, int64_t i) {
+  return a.seeds != nullptr ? a.seeds[i] : seed;
+}
+
 // Starts env i's next episode: draws its initial state and writes its observation.
 template <class Env>
 CUGYM_HD CUGYM_FORCEINLINE void ResetEnv(const BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
                                          int64_t i) {
-  Rng rng(seed, static_cast<uint64_t>(i), a.rng_counters[i]);
+  Rng rng(EnvSeed(a, seed, i), static_cast<uint64_t>(i), a.rng_counters[i]);
   typename Env::State state = Env::Reset(params, rng);
   a.rng_counters[i] = rng.counter();
   a.states[i] = state;
@@ -72,7 +80,7 @@ template <class Env>
 CUGYM_HD CUGYM_FORCEINLINE void StepCore(const BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
                                          int32_t max_steps, int64_t i, const typename Env::Action* action) {
   typename Env::State state = a.states[i];
-  Rng rng(seed, static_cast<uint64_t>(i), a.rng_counters[i]);
+  Rng rng(EnvSeed(a, seed, i), static_cast<uint64_t>(i), a.rng_counters[i]);
   StepResult result = Env::Step(params, state, action, rng);
   a.rng_counters[i] = rng.counter();
   a.states[i] = state;
@@ -120,6 +128,7 @@ template <class Env>
 CUGYM_HD void RandomRollout(const BatchArrays<Env>& a, const StepArgs<Env>& args, int64_t i, uint64_t first_step,
                             int64_t steps) {
   typename Env::State state = a.states[i];
+  const uint64_t seed = EnvSeed(a, args.seed, i);
   uint32_t counter = a.rng_counters[i];
   int32_t elapsed = a.elapsed[i];
   float running_return = a.running_return[i];
@@ -128,7 +137,7 @@ CUGYM_HD void RandomRollout(const BatchArrays<Env>& a, const StepArgs<Env>& args
   for (int64_t t = 0; t < steps; ++t) {
     typename Env::Action action[Env::kActionDim];
     RandomAction<Env>(StepKey(args.seed, RngStream::kActions, first_step + t), i, action);
-    Rng rng(args.seed, static_cast<uint64_t>(i), counter);
+    Rng rng(seed, static_cast<uint64_t>(i), counter);
     result = Env::Step(args.params, state, action, rng);
     counter = rng.counter();
     elapsed += 1;
@@ -139,7 +148,7 @@ CUGYM_HD void RandomRollout(const BatchArrays<Env>& a, const StepArgs<Env>& args
       a.done_return[i] = running_return;
       a.done_length[i] = elapsed;
       if (args.autoreset) {
-        Rng reset_rng(args.seed, static_cast<uint64_t>(i), counter);
+        Rng reset_rng(seed, static_cast<uint64_t>(i), counter);
         state = Env::Reset(args.params, reset_rng);
         counter = reset_rng.counter();
         elapsed = 0;

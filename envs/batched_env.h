@@ -4,6 +4,7 @@
 // instantiate envs (one per back end), never by users of the library.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -27,19 +28,19 @@ namespace detail {
 }
 }  // namespace detail
 
-// Device bytes per env: state, counters and every per-env output.
+// Device bytes per env: state, seed, counters and every per-env output.
 template <class Env>
 constexpr int64_t BytesPerEnv() {
-  return static_cast<int64_t>(sizeof(typename Env::State) + 3 * sizeof(uint32_t) + 3 * sizeof(float) +
-                              2 * sizeof(uint8_t) + 2 * Env::kObsDim * sizeof(float) + sizeof(int32_t) +
-                              Env::kActionDim * sizeof(typename Env::Action));
+  return static_cast<int64_t>(sizeof(typename Env::State) + sizeof(uint64_t) + 3 * sizeof(uint32_t) +
+                              3 * sizeof(float) + 2 * sizeof(uint8_t) + 2 * Env::kObsDim * sizeof(float) +
+                              sizeof(int32_t) + Env::kActionDim * sizeof(typename Env::Action));
 }
 
-// Bytes one step moves per env in phase 1 (done envs add a reset): state read and written,
-// three 32-bit counters read and written, observation, reward and two flags written.
+// Bytes one step moves per env in phase 1 (done envs add a reset): state read and written, the
+// seed read, three 32-bit counters read and written, observation, reward and two flags written.
 template <class Env>
 constexpr int64_t StepTrafficBytes() {
-  return static_cast<int64_t>(2 * sizeof(typename Env::State) + 3 * 2 * sizeof(uint32_t) +
+  return static_cast<int64_t>(2 * sizeof(typename Env::State) + sizeof(uint64_t) + 3 * 2 * sizeof(uint32_t) +
                               Env::kObsDim * sizeof(float) + sizeof(float) + 2 * sizeof(uint8_t));
 }
 
@@ -55,6 +56,7 @@ class BatchedEnv final : public VectorEnv {
         n_(num_envs),
         params_(params),
         states_(device, num_envs),
+        seeds_(device, num_envs),
         rng_counters_(device, num_envs),
         elapsed_(device, num_envs),
         running_return_(device, num_envs),
@@ -71,6 +73,7 @@ class BatchedEnv final : public VectorEnv {
     done_length_.Zero();
     elapsed_.Zero();
     rng_counters_.Zero();
+    seeds_.Zero();
     states_.Zero();
   }
 
@@ -79,14 +82,18 @@ class BatchedEnv final : public VectorEnv {
   int64_t num_envs() const override { return n_; }
 
   void Reset(uint64_t seed) override {
-    seed_ = seed;
-    step_index_ = 0;
-    rng_counters_.Zero();
-    ZeroBytes(device_, Out(outputs_.terminated, terminated_), n_ * sizeof(uint8_t));
-    ZeroBytes(device_, Out(outputs_.truncated, truncated_), n_ * sizeof(uint8_t));
-    ZeroBytes(device_, Out(outputs_.rewards, rewards_), n_ * sizeof(float));
-    Backend::template Reset<Env>(arrays(), params_, seed, 0, n_, stream_);
-    reset_done_ = true;
+    uniform_seeds_ = true;
+    Restart(seed);
+  }
+
+  void ResetSeeds(const std::vector<uint64_t>& seeds) override {
+    if (static_cast<int64_t>(seeds.size()) != n_)
+      throw std::invalid_argument("ResetSeeds: expected " + std::to_string(n_) + " seeds, got " +
+                                  std::to_string(seeds.size()));
+    // Equal seeds are Reset's case: the steps then need no per-env seed (arrays().seeds is null).
+    uniform_seeds_ = std::all_of(seeds.begin(), seeds.end(), [&](uint64_t s) { return s == seeds[0]; });
+    if (!uniform_seeds_) seeds_.FromHost(seeds.data(), seeds.size());
+    Restart(seeds[0]);
   }
 
   void Step(const int32_t* actions) override {
@@ -155,6 +162,7 @@ class BatchedEnv final : public VectorEnv {
 
   bool SaveSnapshot(VectorEnvSnapshot* snapshot) const override {
     snapshot->seed = seed_;
+    snapshot->env_seeds = uniform_seeds_ ? std::vector<uint64_t>() : seeds_.ToHost();
     snapshot->steps = step_index_;
     snapshot->states = GetStates(0, n_);
     snapshot->rng_counters = rng_counters_.ToHost();
@@ -170,7 +178,14 @@ class BatchedEnv final : public VectorEnv {
       throw std::invalid_argument("LoadSnapshot: the snapshot is not of " + std::to_string(n_) + " " + spec_.id +
                                   " envs (" + std::to_string(s.states.size()) + " state floats, " +
                                   std::to_string(s.rng_counters.size()) + " counters)");
-    Reset(s.seed);  // flags, rewards and the rest start clean; then the saved state on top
+    if (!s.env_seeds.empty() && s.env_seeds.size() != n)
+      throw std::invalid_argument("LoadSnapshot: " + std::to_string(s.env_seeds.size()) + " env seeds for " +
+                                  std::to_string(n_) + " envs");
+    // Flags, rewards and the rest start clean; then the saved state on top.
+    if (s.env_seeds.empty())
+      Reset(s.seed);
+    else
+      ResetSeeds(s.env_seeds);
     SetStates(0, n_, s.states);
     rng_counters_.FromHost(s.rng_counters.data(), n);
     elapsed_.FromHost(s.elapsed.data(), n);
@@ -184,8 +199,22 @@ class BatchedEnv final : public VectorEnv {
     return redirected != nullptr ? redirected : const_cast<T*>(own.data());
   }
 
+  // Reset's work once the seeds are set: `seed` is the batch's (random actions; every env's
+  // where uniform_seeds_).
+  void Restart(uint64_t seed) {
+    seed_ = seed;
+    step_index_ = 0;
+    rng_counters_.Zero();
+    ZeroBytes(device_, Out(outputs_.terminated, terminated_), n_ * sizeof(uint8_t));
+    ZeroBytes(device_, Out(outputs_.truncated, truncated_), n_ * sizeof(uint8_t));
+    ZeroBytes(device_, Out(outputs_.rewards, rewards_), n_ * sizeof(float));
+    Backend::template Reset<Env>(arrays(), params_, seed_, 0, n_, stream_);
+    reset_done_ = true;
+  }
+
   detail::BatchArrays<Env> arrays() {
     return {states_.data(),
+            uniform_seeds_ ? nullptr : seeds_.data(),
             rng_counters_.data(),
             elapsed_.data(),
             running_return_.data(),
@@ -211,13 +240,15 @@ class BatchedEnv final : public VectorEnv {
   Device device_;
   int64_t n_;
   typename Env::Params params_;
-  uint64_t seed_ = 0;
-  uint64_t step_index_ = 0;  // steps since Reset: keys the random-action stream
+  uint64_t seed_ = 0;          // keys the random-action stream (the first env's seed)
+  bool uniform_seeds_ = true;  // every env has seed_ (seeds_ unused)
+  uint64_t step_index_ = 0;    // steps since Reset: keys the random-action stream
   bool reset_done_ = false;
   bool autoreset_ = true;
   void* stream_ = nullptr;  // CUDA: a cudaStream_t (nullptr: the per-thread default stream)
   StepOutputs outputs_;     // caller-owned output arrays (SetOutputs); null fields: our own
   Buffer<State> states_;
+  Buffer<uint64_t> seeds_;
   Buffer<uint32_t> rng_counters_;
   Buffer<int32_t> elapsed_;
   Buffer<float> running_return_;

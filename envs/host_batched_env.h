@@ -110,6 +110,7 @@ class HostBatchedEnv final : public VectorEnv {
         host_(device, layout_.bytes),
         host_actions_(device, static_cast<std::size_t>(num_envs) * Env::kActionDim * sizeof(Action)),
         worlds_(new typename Env::World[num_envs]),
+        seeds_(num_envs, 0),
         counters_(num_envs, 0),
         elapsed_(num_envs, 0),
         running_return_(num_envs, 0.0f),
@@ -125,9 +126,15 @@ class HostBatchedEnv final : public VectorEnv {
   int64_t num_envs() const override { return n_; }
   int threads() const { return pool_.threads(); }
 
-  void Reset(uint64_t seed) override {
+  void Reset(uint64_t seed) override { ResetSeeds(std::vector<uint64_t>(static_cast<std::size_t>(n_), seed)); }
+
+  void ResetSeeds(const std::vector<uint64_t>& seeds) override {
+    if (static_cast<int64_t>(seeds.size()) != n_)
+      throw std::invalid_argument("ResetSeeds: expected " + std::to_string(n_) + " seeds, got " +
+                                  std::to_string(seeds.size()));
     WaitForCopies();
-    seed_ = seed;
+    seeds_ = seeds;
+    seed_ = seeds[0];
     step_index_ = 0;
     std::fill(counters_.begin(), counters_.end(), 0u);
     std::memset(Out<uint8_t>(layout_.terminated), 0, n_);
@@ -306,7 +313,7 @@ class HostBatchedEnv final : public VectorEnv {
   }
 
   void ResetEnv(int64_t i) {
-    Rng rng(seed_, static_cast<uint64_t>(i), counters_[i]);
+    Rng rng(seeds_[i], static_cast<uint64_t>(i), counters_[i]);
     Env::Reset(params_, worlds_[i], rng);
     counters_[i] = rng.counter();
     elapsed_[i] = 0;
@@ -316,7 +323,7 @@ class HostBatchedEnv final : public VectorEnv {
 
   // One step of env i, then, if its episode ended, final_obs, statistics and (autoreset) reset.
   void StepEnv(int64_t i, const Action* action) {
-    Rng rng(seed_, static_cast<uint64_t>(i), counters_[i]);
+    Rng rng(seeds_[i], static_cast<uint64_t>(i), counters_[i]);
     const StepResult result = Env::Step(params_, worlds_[i], action, rng);
     counters_[i] = rng.counter();
     const int32_t elapsed = ++elapsed_[i];
@@ -343,11 +350,12 @@ class HostBatchedEnv final : public VectorEnv {
   detail::HostBlock host_actions_;
   Buffer<uint8_t> device_block_;  // the outputs on the GPU (Device::kCuda only)
   std::unique_ptr<typename Env::World[]> worlds_;
+  std::vector<uint64_t> seeds_;     // env i draws from (seeds_[i], i, counters_[i])
   std::vector<uint32_t> counters_;  // next Philox counter of each env's kEnv stream
   std::vector<int32_t> elapsed_;
   std::vector<float> running_return_;
   ThreadPool pool_;
-  uint64_t seed_ = 0;
+  uint64_t seed_ = 0;        // keys the random-action stream (the first env's seed)
   uint64_t step_index_ = 0;  // steps since Reset: keys the random-action stream
   bool reset_done_ = false;
   bool autoreset_ = true;

@@ -26,7 +26,7 @@ class SingleEnv(gymnasium.Env):
         return obs[0], {}
 
     def step(self, action):
-        if self._vec._ended is not None and self._vec._ended.any():
+        if self._vec._env.has_ended:
             raise RuntimeError(f"{self._vec.env_id}: the episode has ended; call reset()")
         a = np.asarray(action)
         if self._vec._discrete:

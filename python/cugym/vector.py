@@ -10,8 +10,6 @@ next step overwrites, and nothing is copied after the step. Autoreset modes:
   (their actions are ignored, reward 0, flags False).
 - DISABLED: ended envs stay ended until ``reset(options={"reset_mask": mask})``.
 """
-import time
-
 import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode
@@ -23,6 +21,8 @@ from ._spaces import single_spaces
 _MODES = {m.value.lower(): m for m in AutoresetMode}
 _MODES.update({m.name.lower(): m for m in AutoresetMode})
 _DEFAULT_RENDER_ENVS = 16
+_NATIVE_MODES = {AutoresetMode.SAME_STEP: "same_step", AutoresetMode.NEXT_STEP: "next_step",
+                 AutoresetMode.DISABLED: "disabled"}
 
 
 def _autoreset_mode(mode):
@@ -35,9 +35,42 @@ def _autoreset_mode(mode):
     return _MODES[key]
 
 
-def _mix_seed(seed, count):
-    """The seed of the count-th unseeded reset after `seed` (splitmix64's increment)."""
-    return (seed + count * 0x9E3779B97F4A7C15) % (1 << 64)
+def _random_seed():
+    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+
+
+def _mixed(seed, count):
+    """The seed (an int, or a tuple per env) of the count-th unseeded reset after `seed`:
+    splitmix64's increment."""
+    if isinstance(seed, int):
+        return (seed + count * 0x9E3779B97F4A7C15) % (1 << 64)
+    return tuple((s + count * 0x9E3779B97F4A7C15) % (1 << 64) for s in seed)
+
+
+def _checked_seed(seed, num_envs):
+    """An int seed, or a tuple of num_envs int seeds (None entries drawn at random); TypeError or
+    ValueError with the reason otherwise."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        if seed < 0:
+            raise ValueError(f"seed must be >= 0, got {seed}")
+        if seed >= 1 << 64:
+            raise ValueError(f"seed must be below 2**64, got {seed}")
+        return int(seed)
+    if isinstance(seed, (str, bytes, dict, set)) or not hasattr(seed, "__len__"):
+        raise TypeError(f"seed must be an int, a list of {num_envs} ints (one per env) or None, got {seed!r}")
+    seeds = list(seed.tolist() if isinstance(seed, np.ndarray) else seed)
+    if len(seeds) != num_envs:
+        raise ValueError(f"seed: expected {num_envs} seeds, one per env, got {len(seeds)}")
+    for i, s in enumerate(seeds):
+        if s is None:
+            seeds[i] = _random_seed()
+        elif isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"seed[{i}] must be an int or None, got {s!r}")
+        elif s < 0 or s >= 1 << 64:
+            raise ValueError(f"seed[{i}] must be in [0, 2**64), got {s}")
+        else:
+            seeds[i] = int(s)
+    return tuple(seeds)
 
 
 class VectorEnv(gymnasium.vector.VectorEnv):
@@ -48,7 +81,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             namespace prefix is accepted.
         num_envs: envs stepped together.
         device: ``"cpu"``, ``"cuda"`` or ``"auto"`` (CUDA when a GPU is usable).
-        seed: seed of the first ``reset()`` when it is given none.
+        seed: seed of the first ``reset()`` when it is given none (an int or one per env, as in
+            ``reset``).
         autoreset_mode: ``AutoresetMode.SAME_STEP`` (default, native), ``NEXT_STEP`` or
             ``DISABLED`` (or their string values).
         render_mode: ``None`` or ``"rgb_array"``.
@@ -78,7 +112,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self._mode = _autoreset_mode(autoreset_mode)
         self._env = _cugym._VectorEnv(env_id, int(num_envs), device)
-        self._env.set_autoreset(self._mode == AutoresetMode.SAME_STEP)
+        if self._env.device != "cpu" and self._mode == AutoresetMode.NEXT_STEP:
+            raise ValueError("autoreset_mode NEXT_STEP needs device='cpu' (its deferred resets are kept on the host); "
+                             "use SAME_STEP on CUDA")
+        self._env.configure(_NATIVE_MODES[self._mode], bool(episode_statistics))
         self.env_id = env_id
         self.device = self._env.device
         self.num_envs = int(num_envs)
@@ -92,12 +129,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._discrete = spec["action_space"]["kind"] == "discrete"
         self._cpu = self.device == "cpu"
-        self._base_seed = seed
+        self._base_seed = None if seed is None else _checked_seed(seed, self.num_envs)
         self._unseeded_resets = 0
         self._reset_done = False
-        self._pending = None       # NEXT_STEP: envs to reset on the next step
-        self._ended = None         # DISABLED: envs that ended and were not reset
-        self._episode_start = None
         self._spec = spec
         self._episode_statistics = bool(episode_statistics)
 
@@ -106,11 +140,12 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     def reset(self, *, seed=None, options=None):
         """Starts new episodes and returns ``(obs, {})``.
 
-        ``seed``: an int; env i then draws from (seed, i), so each env's trajectory depends only
-        on the seed and its index, as Gymnasium's seed + i convention gives. ``None``: the
-        constructor's seed the first time (a random one if none was given), then fresh seeds.
-        ``options={"reset_mask": mask}`` resets only the envs where the bool mask is True
-        (``seed`` must then be None).
+        ``seed``: an int ``s`` or a list of ``num_envs`` ints (Gymnasium's convention: env i gets
+        ``seed[i]``, and an int ``s`` means ``[s, s + 1, ..., s + num_envs - 1]``); a ``None`` entry
+        gives that env a fresh random seed. Env i's trajectory then depends only on its seed and
+        its index. Seeds must be >= 0. ``None``: the constructor's seed the first time (a random
+        one if none was given), then seeds derived from the last ones. ``options={"reset_mask":
+        mask}`` resets only the envs where the bool mask is True (``seed`` must then be None).
         """
         self._check_open()
         mask = None if options is None else options.get("reset_mask")
@@ -118,118 +153,51 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             return self._reset_masked(mask, seed)
         if seed is None:
             if self._base_seed is None:
-                self._base_seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+                self._base_seed = _random_seed()
             if self._reset_done:
                 self._unseeded_resets += 1
-            seed = _mix_seed(self._base_seed, self._unseeded_resets)
+            seed = _mixed(self._base_seed, self._unseeded_resets)
         else:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise TypeError(f"seed must be an int or None (one seed for the batch: env i draws from "
-                                f"(seed, i)), got {seed!r}")
-            if seed < 0:
-                raise ValueError(f"seed must be >= 0, got {seed}")
-            self._base_seed, self._unseeded_resets = int(seed), 0
-        self._np_random_seed = int(seed)
-        obs = self._env.reset(int(seed))
+            self._base_seed, self._unseeded_resets = _checked_seed(seed, self.num_envs), 0
+            seed = self._base_seed
+        if isinstance(seed, int):
+            obs = self._env.reset(seed)
+        else:
+            # env i draws from (key_i, i); key_i = seed_i - i makes [s, s+1, ...] the same as s.
+            keys = (np.array(seed, np.uint64) - np.arange(self.num_envs, dtype=np.uint64)).astype(np.uint64)
+            obs = self._env.reset_seeds(keys)
+        self._np_random_seed = seed if isinstance(seed, int) else tuple(seed)
         self._reset_done = True
-        self._pending = None
-        self._ended = np.zeros(self.num_envs, bool) if self._mode == AutoresetMode.DISABLED else None
-        self._episode_start = np.full(self.num_envs, time.perf_counter())
         return obs, {}
 
     def _reset_masked(self, mask, seed):
         if seed is not None:
             raise ValueError("reset(seed=..., options={'reset_mask': ...}): cugym seeds the whole batch; "
                              "reset the masked envs without a seed")
-        if not self._reset_done:
-            raise RuntimeError("call reset() without a reset_mask first")
         mask = np.asarray(mask)
         if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
             raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},), "
                              f"got {mask.dtype} {mask.shape}")
         if not mask.any():
             raise ValueError("reset_mask must have at least one True")
-        obs = self._env.reset_masked(np.ascontiguousarray(mask), True)
-        if self._ended is not None:
-            self._ended &= ~mask
-        if self._pending is not None:
-            self._pending &= ~mask
-        self._episode_start[mask] = time.perf_counter()
-        return obs, {}
+        return self._env.reset_masked(np.ascontiguousarray(mask)), {}
 
     def step(self, actions):
-        """One step of every env: ``(obs, rewards, terminations, truncations, infos)``."""
-        self._check_open()
-        if not self._reset_done:
-            raise RuntimeError("call reset() before step()")
-        if self._ended is not None and self._ended.any():
-            ended = np.flatnonzero(self._ended)
-            raise RuntimeError(f"autoreset is DISABLED and envs {ended[:8].tolist()}"
-                               f"{'...' if ended.size > 8 else ''} have ended: reset them with "
-                               f"reset(options={{'reset_mask': mask}}) before stepping")
-        obs, rewards, terminated, truncated = self._env.step(self._actions(actions))
-        if not self._cpu:
-            return obs, rewards, terminated, truncated, {}
-        if self._mode == AutoresetMode.NEXT_STEP and self._pending is not None:
-            pending = self._pending
-            self._pending = None
-            self._env.reset_masked(pending, False)  # in place: obs rows, reward 0, flags False
-            self._episode_start[pending] = time.perf_counter()
-        done = terminated | truncated
-        if not done.any():
-            return obs, rewards, terminated, truncated, {}
-        idx = np.flatnonzero(done)
-        final_obs_rows, returns, lengths = self._env.finished(idx)
-        now = time.perf_counter()
-        episode = self._episode_info(done, idx, returns, lengths, now)
-        self._episode_start[idx] = now
-        stats = {"episode": episode, "_episode": done} if self._episode_statistics else {}
-        if self._mode == AutoresetMode.SAME_STEP:
-            final_obs = np.full(self.num_envs, None, dtype=object)
-            for j, i in enumerate(idx):
-                final_obs[i] = final_obs_rows[j]
-            infos = {"final_obs": final_obs, "_final_obs": done, "final_info": stats, "_final_info": done}
-        else:
-            infos = stats
-            if self._mode == AutoresetMode.NEXT_STEP:
-                self._pending = done
-            else:
-                self._ended |= done
-        return obs, rewards, terminated, truncated, infos
+        """One step of every env: ``(obs, rewards, terminations, truncations, infos)``.
 
-    def _episode_info(self, done, idx, returns, lengths, now):
-        """Gymnasium's layout for per-env {"r", "l", "t"} stacked over the batch (zeros elsewhere)."""
-        r = np.zeros(self.num_envs, np.float64)
-        r[idx] = returns
-        length = np.zeros(self.num_envs, np.int64)
-        length[idx] = lengths
-        t = np.zeros(self.num_envs, np.float64)
-        t[idx] = np.round(now - self._episode_start[idx], 6)
-        return {"r": r, "l": length, "t": t, "_r": done, "_l": done, "_t": done}
+        The C++ step checks and converts the actions, steps, and builds the info dict of the
+        autoreset mode (on the CPU), so a NumPy action array costs one call."""
+        if type(actions) is not np.ndarray:
+            actions = self._actions(actions)
+        return self._env.step(actions)
 
     def _actions(self, actions):
-        """Actions as the C++ step takes them: int32 (n,) or float32 (n, dim), C-contiguous.
-        NumPy arrays, lists and scalars of the right kind are converted; device arrays (torch,
-        JAX, CuPy: anything with __dlpack__) are passed as they are and checked in C++."""
-        if type(actions) is np.ndarray:
-            a = actions
-        elif hasattr(actions, "__dlpack__") and not isinstance(actions, np.generic):
-            if self._cpu and hasattr(actions, "__array__"):
-                a = np.asarray(actions)  # a CPU tensor: a view when it can be
-            else:
-                return actions
-        else:
-            a = np.asarray(actions)
-        want = np.int32 if self._discrete else np.float32
-        if a.dtype != want or not a.flags.c_contiguous:
-            if self._discrete and a.dtype.kind not in "iu":
-                raise TypeError(f"{self.env_id} has {self.single_action_space} actions: expected integers of shape "
-                                f"({self.num_envs},), got dtype {a.dtype}")
-            if not self._discrete and a.dtype.kind not in "fiu":
-                raise TypeError(f"{self.env_id} has {self.single_action_space} actions: expected floats, got dtype "
-                                f"{a.dtype}")
-            a = np.ascontiguousarray(a, dtype=want)
-        return a
+        """Actions that are not a NumPy array: on the CPU converted with np.asarray (lists, scalars,
+        CPU tensors: a view when it can be); on CUDA device arrays (torch, JAX, CuPy: anything with
+        __dlpack__) are passed as they are. The C++ step checks dtype and shape either way."""
+        if not self._cpu and hasattr(actions, "__dlpack__") and not isinstance(actions, np.generic):
+            return actions
+        return np.asarray(actions)
 
     # -- rendering and the rest -----------------------------------------------------------------
 

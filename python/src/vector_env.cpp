@@ -1,22 +1,28 @@
 // Python bindings of cugym's VectorEnv: each call hands its results out as new arrays that the
 // C++ step itself filled (VectorEnv::SetOutputs), NumPy on the CPU and DLPack-capable device
-// arrays on CUDA, with the GIL released while the envs step. Argument checks raise Python
-// exceptions naming what was wrong; the Python layer (cugym/vector.py) builds Gymnasium's API
-// on top.
+// arrays on CUDA, with the GIL released while the envs step. On the CPU a step also builds
+// Gymnasium's info dict for its autoreset mode (final_obs, final_info, episode statistics) in one
+// pass over the envs that ended, and keeps the modes' bookkeeping, so cugym/vector.py's step is
+// one call. Argument checks raise Python exceptions naming what was wrong.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "core/memory.h"
 #include "core/raster_canvas.h"
+#include "python/src/actions.h"
 #include "python/src/module.h"
+#include "python/src/numpy_arrays.h"
 
 namespace nb = nanobind;
 
@@ -32,15 +38,19 @@ nb::capsule OwnerOf(void* block, Device device) {
 
 int DlpackDevice(Device device) { return device == Device::kCuda ? nb::device::cuda::value : nb::device::cpu::value; }
 
-// A new C-contiguous array viewing `data` (owned by `owner`): NumPy on the CPU, an object with
-// __dlpack__ / __dlpack_device__ on CUDA.
+// A new C-contiguous device array viewing `data` (owned by `owner`): an object with __dlpack__ /
+// __dlpack_device__. CPU arrays are NumPy's own (numpy_arrays.h).
 template <class T>
-nb::object Export(T* data, std::initializer_list<size_t> shape, nb::handle owner, Device device) {
-  if (device == Device::kCpu) return nb::ndarray<nb::numpy, T>(data, shape, owner).cast();
-  return nb::ndarray<nb::array_api, T>(data, shape, owner, {}, nb::dtype<T>(), DlpackDevice(device), 0).cast();
+nb::object ExportDevice(T* data, std::initializer_list<size_t> shape, nb::handle owner) {
+  return nb::ndarray<nb::array_api, T>(data, shape, owner, {}, nb::dtype<T>(), nb::device::cuda::value, 0).cast();
 }
 
 std::size_t RoundUp(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+double Seconds() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// Gymnasium's autoreset modes; the env keeps their bookkeeping (CPU only, see Step).
+enum class Autoreset { kSameStep, kNextStep, kDisabled };
 
 class PyVectorEnv {
  public:
@@ -48,67 +58,139 @@ class PyVectorEnv {
       : env_(MakeVectorEnv(GlobalRegistry(), id, num_envs, ResolveDevice(device))),
         spec_(env_->spec()),
         n_(num_envs),
-        device_(env_->device()) {}
+        device_(env_->device()),
+        actions_(spec_, num_envs),
+        pending_(static_cast<size_t>(num_envs)),
+        ended_(static_cast<size_t>(num_envs)),
+        episode_start_(static_cast<size_t>(num_envs)) {}
 
   std::string device() const { return DeviceName(device_); }
   int64_t num_envs() const { return n_; }
-  void set_autoreset(bool on) { Live().set_autoreset(on); }
+
+  // mode: "same_step", "next_step" or "disabled"; statistics: add Gymnasium's "episode" keys.
+  void Configure(const std::string& mode, bool statistics) {
+    if (mode == "same_step") {
+      mode_ = Autoreset::kSameStep;
+    } else if (mode == "next_step") {
+      mode_ = Autoreset::kNextStep;
+    } else if (mode == "disabled") {
+      mode_ = Autoreset::kDisabled;
+    } else {
+      throw nb::value_error(("autoreset mode must be same_step, next_step or disabled, got " + mode).c_str());
+    }
+    statistics_ = statistics;
+    // NEXT_STEP also steps with autoreset off: the step after an env ended resets it.
+    Live().set_autoreset(mode_ == Autoreset::kSameStep);
+  }
 
   // Starts every env; returns the observations.
   nb::object Reset(uint64_t seed) {
+    VectorEnv& env = Live();
     Outputs out = Allocate();
     {
       nb::gil_scoped_release release;
-      Live().Reset(seed);
+      env.Reset(seed);
+      if (device_ == Device::kCuda) Synchronize(device_);
     }
+    Restarted();
     return out.obs;
   }
 
-  // One step with `actions` (checked against the action space); returns
-  // (obs, rewards, terminated, truncated), new arrays.
-  nb::tuple Step(nb::ndarray<nb::ro> actions) {
+  // Starts every env with a seed of its own (VectorEnv::ResetSeeds: env i draws from (seeds[i],
+  // i)); returns the observations.
+  nb::object ResetSeeds(nb::ndarray<const uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> seeds) {
     VectorEnv& env = Live();
-    const Space& space = spec_.action_space;
-    CheckActions(actions, space);
+    if (seeds.shape(0) != static_cast<size_t>(n_))
+      throw nb::value_error(
+          ("expected " + std::to_string(n_) + " seeds, one per env, got " + std::to_string(seeds.shape(0))).c_str());
+    const std::vector<uint64_t> keys(seeds.data(), seeds.data() + n_);
     Outputs out = Allocate();
     {
       nb::gil_scoped_release release;
-      if (space.is_discrete())
-        env.Step(static_cast<const int32_t*>(actions.data()));
-      else
-        env.Step(static_cast<const float*>(actions.data()));
-      // DLPack consumers may read on any stream: the step's work must be done first.
+      env.ResetSeeds(keys);
       if (device_ == Device::kCuda) Synchronize(device_);
     }
-    return nb::make_tuple(out.obs, out.rewards, out.terminated, out.truncated);
+    Restarted();
+    return out.obs;
   }
 
-  // Resets the envs where `mask` is true, as Gymnasium's reset(options={"reset_mask": mask}).
-  // fresh: returns a new obs array for all envs (the others keep their current observation);
-  // else writes into the last call's arrays (obs rows, rewards and flags of the masked envs: the
-  // NEXT_STEP autoreset) and returns None.
-  nb::object ResetMasked(nb::ndarray<nb::ro> mask, bool fresh) {
+  // One step with `actions`; returns (obs, rewards, terminated, truncated, infos), all new. On the
+  // CPU `actions` is a NumPy array (CpuActions converts and checks it) and infos has Gymnasium's
+  // layout for the autoreset mode, built here in one pass over the ended envs; on CUDA it is any
+  // DLPack array on the device and infos is empty.
+  nb::tuple Step(nb::handle actions) {
     VectorEnv& env = Live();
+    if (!reset_done_) throw std::runtime_error("call reset() before step()");
+    if (any_ended_) ThrowEnded();
+    const bool discrete = spec_.action_space.is_discrete();
+    if (device_ == Device::kCpu) {
+      const void* a = actions_.Get(actions);
+      Outputs out = Allocate();
+      {
+        nb::gil_scoped_release release;
+        if (discrete)
+          env.Step(static_cast<const int32_t*>(a));
+        else
+          env.Step(static_cast<const float*>(a));
+        if (any_pending_) env.ResetMasked(pending_.data());  // NEXT_STEP: obs rows, reward 0, flags 0
+      }
+      return nb::make_tuple(out.obs, out.rewards, out.terminated, out.truncated, CpuInfos(out));
+    }
+    nb::ndarray<nb::ro> a;
+    if (!nb::try_cast(actions, a))
+      throw nb::type_error(("actions must be a DLPack array on the GPU of shape " + actions_.Expected()).c_str());
+    CheckDeviceActions(a);
+    Outputs out = Allocate();
+    {
+      nb::gil_scoped_release release;
+      if (discrete)
+        env.Step(static_cast<const int32_t*>(a.data()));
+      else
+        env.Step(static_cast<const float*>(a.data()));
+      // DLPack consumers may read on any stream: the step's work must be done first.
+      Synchronize(device_);
+    }
+    return nb::make_tuple(out.obs, out.rewards, out.terminated, out.truncated, nb::dict());
+  }
+
+  // Resets the envs where `mask` is true, as Gymnasium's reset(options={"reset_mask": mask}), and
+  // returns a new obs array for all envs (the others keep their current observation).
+  nb::object ResetMasked(nb::ndarray<nb::ro> mask) {
+    VectorEnv& env = Live();
+    if (!reset_done_) throw std::runtime_error("call reset() without a reset_mask first");
     if (mask.ndim() != 1 || mask.shape(0) != static_cast<size_t>(n_) || mask.dtype() != nb::dtype<bool>() ||
-        mask.device_type() != nb::device::cpu::value || (mask.ndim() == 1 && mask.stride(0) != 1))
+        mask.device_type() != nb::device::cpu::value || mask.stride(0) != 1)
       throw nb::value_error(
           ("reset_mask must be a contiguous NumPy bool array of shape (" + std::to_string(n_) + ",)").c_str());
+    const uint8_t* m = static_cast<const uint8_t*>(mask.data());
     const float* previous_obs = env.obs();
-    Outputs out;
-    if (fresh) out = Allocate(/*point_env_at_them=*/false);
+    Outputs out = Allocate(/*point_env_at_them=*/false);
     {
       nb::gil_scoped_release release;
       Buffer<uint8_t> device_mask(device_, static_cast<size_t>(n_));
-      device_mask.FromHost(static_cast<const uint8_t*>(mask.data()), static_cast<size_t>(n_));
-      if (fresh) {
-        CopyBytes(out.obs_ptr, device_, previous_obs, device_, sizeof(float) * n_ * spec_.obs_dim());
-        env.SetOutputs(out.pointers);
-      }
+      device_mask.FromHost(m, static_cast<size_t>(n_));
+      CopyBytes(out.obs_ptr, device_, previous_obs, device_, sizeof(float) * n_ * spec_.obs_dim());
+      env.SetOutputs(out.pointers);
+      last_outputs_ = out.owner;
       env.ResetMasked(device_mask.data());
       if (device_ == Device::kCuda) Synchronize(device_);
     }
-    return fresh ? out.obs : nb::none();
+    const double now = Seconds();
+    for (int64_t i = 0; i < n_; ++i)
+      if (m[i]) {
+        pending_[i] = ended_[i] = 0;
+        episode_start_[i] = now;
+      }
+    pending_idx_.erase(
+        std::remove_if(pending_idx_.begin(), pending_idx_.end(), [&](int64_t i) { return pending_[i] == 0; }),
+        pending_idx_.end());
+    any_pending_ = !pending_idx_.empty();
+    any_ended_ = std::find(ended_.begin(), ended_.end(), 1) != ended_.end();
+    return out.obs;
   }
+
+  // DISABLED: whether some env has ended and waits for a masked reset.
+  bool has_ended() const { return any_ended_; }
 
   // Indices of the envs whose terminated or truncated flag is set (flags copied to the host).
   nb::object DoneIndices() {
@@ -170,6 +252,7 @@ class PyVectorEnv {
   void Close() {
     if (env_) env_->SetOutputs({});
     env_.reset();
+    last_outputs_ = nb::object();
   }
   bool closed() const { return env_ == nullptr; }
 
@@ -177,8 +260,139 @@ class PyVectorEnv {
   struct Outputs {
     StepOutputs pointers;
     float* obs_ptr = nullptr;
-    nb::object obs, rewards, terminated, truncated;
+    nb::object owner, obs, rewards, terminated, truncated;
   };
+
+  // The info dict of a CPU step whose outputs are `out` (see Step), and the autoreset bookkeeping.
+  nb::object CpuInfos(const Outputs& out) {
+    const double now = Seconds();
+    if (any_pending_) {  // their new episodes started in this step
+      for (int64_t i : pending_idx_) {
+        episode_start_[i] = now;
+        pending_[i] = 0;
+      }
+      pending_idx_.clear();
+      any_pending_ = false;
+    }
+    const uint8_t* term = out.pointers.terminated;
+    const uint8_t* trunc = out.pointers.truncated;
+    const int64_t k = EndedEnvs(term, trunc);
+    if (k == 0) return nb::dict();
+    if (mode_ == Autoreset::kNextStep) {
+      pending_idx_.assign(done_idx_.begin(), done_idx_.begin() + k);
+      for (int64_t i : pending_idx_) pending_[i] = 1;
+      any_pending_ = true;
+    } else if (mode_ == Autoreset::kDisabled) {
+      for (int64_t j = 0; j < k; ++j) ended_[done_idx_[j]] = 1;
+      any_ended_ = true;
+    }
+    // One block: final observation rows (SAME_STEP), then r, l, t over all envs (statistics),
+    // then the done mask. Gymnasium's layout has zeros in r, l, t where an env did not end.
+    const bool same_step = mode_ == Autoreset::kSameStep;
+    const size_t n = static_cast<size_t>(n_), obs_dim = static_cast<size_t>(spec_.obs_dim());
+    const size_t rows_bytes = same_step ? RoundUp(sizeof(float) * k * obs_dim) : 0;
+    const size_t stats_bytes = statistics_ ? 3 * RoundUp(8 * n) : 0;
+    HostBlock host = NewHostBlock(rows_bytes + stats_bytes + n);
+    char* block = static_cast<char*>(host.data);
+    const nb::object& owner = host.owner;
+    float* rows = reinterpret_cast<float*>(block);
+    double* r = reinterpret_cast<double*>(block + rows_bytes);
+    int64_t* l = reinterpret_cast<int64_t*>(block + rows_bytes + RoundUp(8 * n));
+    double* t = reinterpret_cast<double*>(block + rows_bytes + 2 * RoundUp(8 * n));
+    bool* done = reinterpret_cast<bool*>(block + rows_bytes + stats_bytes);
+    std::memset(done, 0, n);
+    if (statistics_) std::memset(r, 0, stats_bytes);
+    const VectorEnv& env = *env_;
+    const float* final_obs = env.final_obs();
+    const float* returns = env.episode_returns();
+    const int32_t* lengths = env.episode_lengths();
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t i = done_idx_[j];
+      done[i] = true;
+      if (same_step)  // a few floats: a loop, not memcpy's string instructions
+        for (size_t d = 0; d < obs_dim; ++d) rows[j * obs_dim + d] = final_obs[i * obs_dim + d];
+      if (statistics_) {
+        r[i] = returns[i];
+        l[i] = lengths[i];
+        t[i] = std::round((now - episode_start_[i]) * 1e6) / 1e6;  // Gymnasium rounds to 6 places
+      }
+      episode_start_[i] = now;
+    }
+    const Keys& key = Keys::Get();
+    nb::object done_array = ArrayView(done, {n_}, NpType::kBool, owner);
+    nb::dict stats;
+    if (statistics_) {
+      nb::dict episode;
+      episode[key.r] = ArrayView(r, {n_}, NpType::kFloat64, owner);
+      episode[key.l] = ArrayView(l, {n_}, NpType::kInt64, owner);
+      episode[key.t] = ArrayView(t, {n_}, NpType::kFloat64, owner);
+      episode[key.mask_r] = done_array;
+      episode[key.mask_l] = done_array;
+      episode[key.mask_t] = done_array;
+      stats[key.episode] = episode;
+      stats[key.mask_episode] = done_array;
+    }
+    if (!same_step) return std::move(stats);
+    nb::dict infos;
+    infos[key.final_obs] = ObjectArrayOfRows(n_, done_idx_.data(), k, rows, spec_.obs_dim(), owner);
+    infos[key.mask_final_obs] = done_array;
+    infos[key.final_info] = stats;
+    infos[key.mask_final_info] = done_array;
+    return std::move(infos);
+  }
+
+  // Writes the indices of the envs whose terminated or truncated flag is set to done_idx_ and
+  // returns how many there are. Ended envs are few: eight flags at a time are skipped when clear.
+  int64_t EndedEnvs(const uint8_t* term, const uint8_t* trunc) {
+    done_idx_.resize(static_cast<size_t>(n_));
+    int64_t k = 0, i = 0;
+    for (; i + 8 <= n_; i += 8) {
+      uint64_t a, b;
+      std::memcpy(&a, term + i, 8);
+      std::memcpy(&b, trunc + i, 8);
+      if ((a | b) == 0) continue;
+      for (int64_t j = i; j < i + 8; ++j) {
+        done_idx_[k] = j;
+        k += (term[j] | trunc[j]) != 0;
+      }
+    }
+    for (; i < n_; ++i) {
+      done_idx_[k] = i;
+      k += (term[i] | trunc[i]) != 0;
+    }
+    return k;
+  }
+
+  // The info dict's keys, made once.
+  struct Keys {
+    nb::str r{"r"}, l{"l"}, t{"t"}, mask_r{"_r"}, mask_l{"_l"}, mask_t{"_t"}, episode{"episode"},
+        mask_episode{"_episode"}, final_obs{"final_obs"}, mask_final_obs{"_final_obs"}, final_info{"final_info"},
+        mask_final_info{"_final_info"};
+    static const Keys& Get() {
+      static const Keys* keys = new Keys;  // never destroyed: Python may be gone by then
+      return *keys;
+    }
+  };
+
+  [[noreturn]] void ThrowEnded() const {
+    std::string list;
+    int shown = 0;
+    for (int64_t i = 0; i < n_ && shown < 8; ++i)
+      if (ended_[i]) list += (shown++ ? ", " : "") + std::to_string(i);
+    const bool more = std::count(ended_.begin(), ended_.end(), 1) > shown;
+    throw std::runtime_error("autoreset is DISABLED and envs [" + list + (more ? ", ..." : "") +
+                             "] have ended: reset them with reset(options={'reset_mask': mask}) before stepping");
+  }
+
+  // After a full reset: no env pending or ended, every episode starts now.
+  void Restarted() {
+    reset_done_ = true;
+    std::fill(pending_.begin(), pending_.end(), 0);
+    pending_idx_.clear();
+    std::fill(ended_.begin(), ended_.end(), 0);
+    any_pending_ = any_ended_ = false;
+    std::fill(episode_start_.begin(), episode_start_.end(), Seconds());
+  }
 
   std::vector<uint8_t> ToHostBytes(const uint8_t* flags) const {
     std::vector<uint8_t> host(static_cast<size_t>(n_));
@@ -187,35 +401,56 @@ class PyVectorEnv {
   }
 
   VectorEnv& Live() {
-    if (!env_) throw nb::value_error("this cugym env is closed");
+    if (!env_) throw std::runtime_error("this cugym " + spec_.id + " env is closed");
     return *env_;
   }
 
-  // New output arrays for one call, in one block; by default the env writes into them next.
+  // New output arrays for one call, in one block; by default the env writes into them next. The
+  // env keeps a reference to the block it writes into, so its outputs stay valid for calls that
+  // read them later (done_indices, finished, a masked reset) even when Python dropped the arrays.
   Outputs Allocate(bool point_env_at_them = true) {
     const size_t n = static_cast<size_t>(n_), obs_dim = static_cast<size_t>(spec_.obs_dim());
     const size_t obs_bytes = RoundUp(sizeof(float) * n * obs_dim), reward_bytes = RoundUp(sizeof(float) * n),
                  flag_bytes = RoundUp(n);
-    char* block = static_cast<char*>(AllocateBytes(device_, obs_bytes + reward_bytes + 2 * flag_bytes));
-    nb::capsule owner = OwnerOf(block, device_);
+    const size_t bytes = obs_bytes + reward_bytes + 2 * flag_bytes;
     Outputs out;
+    char* block;
+    if (device_ == Device::kCpu) {
+      HostBlock host = NewHostBlock(bytes);
+      block = static_cast<char*>(host.data);
+      out.owner = std::move(host.owner);
+    } else {
+      block = static_cast<char*>(AllocateBytes(device_, bytes));
+      out.owner = OwnerOf(block, device_);
+    }
     out.obs_ptr = reinterpret_cast<float*>(block);
     out.pointers = {out.obs_ptr, reinterpret_cast<float*>(block + obs_bytes),
                     reinterpret_cast<uint8_t*>(block + obs_bytes + reward_bytes),
                     reinterpret_cast<uint8_t*>(block + obs_bytes + reward_bytes + flag_bytes)};
-    out.obs = Export(out.pointers.obs, {n, obs_dim}, owner, device_);
-    out.rewards = Export(out.pointers.rewards, {n}, owner, device_);
-    out.terminated = Export(reinterpret_cast<bool*>(out.pointers.terminated), {n}, owner, device_);
-    out.truncated = Export(reinterpret_cast<bool*>(out.pointers.truncated), {n}, owner, device_);
-    if (point_env_at_them) env_->SetOutputs(out.pointers);
+    const int64_t d = spec_.obs_dim();
+    if (device_ == Device::kCpu) {
+      out.obs = ArrayView(out.pointers.obs, {n_, d}, NpType::kFloat32, out.owner);
+      out.rewards = ArrayView(out.pointers.rewards, {n_}, NpType::kFloat32, out.owner);
+      out.terminated = ArrayView(out.pointers.terminated, {n_}, NpType::kBool, out.owner);
+      out.truncated = ArrayView(out.pointers.truncated, {n_}, NpType::kBool, out.owner);
+    } else {
+      out.obs = ExportDevice(out.pointers.obs, {n, obs_dim}, out.owner);
+      out.rewards = ExportDevice(out.pointers.rewards, {n}, out.owner);
+      out.terminated = ExportDevice(reinterpret_cast<bool*>(out.pointers.terminated), {n}, out.owner);
+      out.truncated = ExportDevice(reinterpret_cast<bool*>(out.pointers.truncated), {n}, out.owner);
+    }
+    if (point_env_at_them) {
+      env_->SetOutputs(out.pointers);
+      last_outputs_ = out.owner;
+    }
     return out;
   }
 
-  void CheckActions(const nb::ndarray<nb::ro>& a, const Space& space) const {
+  // Device actions (CUDA): a DLPack array on the env's device, int32 (n,) or float32 (n, dim).
+  void CheckDeviceActions(const nb::ndarray<nb::ro>& a) const {
+    const Space& space = spec_.action_space;
     const bool discrete = space.is_discrete();
-    const std::string want = discrete
-                                 ? "(" + std::to_string(n_) + ",) int32"
-                                 : "(" + std::to_string(n_) + ", " + std::to_string(space.flat_size()) + ") float32";
+    const std::string want = actions_.Expected();
     if (a.device_type() != DlpackDevice(device_))
       throw nb::value_error(("actions must be on the env's device (" + std::string(DeviceName(device_)) + ")").c_str());
     const bool shape_ok = discrete
@@ -228,22 +463,11 @@ class PyVectorEnv {
     got += a.ndim() == 1 ? ",)" : ")";
     if (!shape_ok) throw nb::value_error(("actions must have shape " + want + ", got shape " + got).c_str());
     if (a.dtype() != (discrete ? nb::dtype<int32_t>() : nb::dtype<float>()))
-      throw nb::type_error(("actions must be " + want + " (the Python layer converts NumPy arrays)").c_str());
+      throw nb::type_error(("actions on the GPU must be " + want).c_str());
     int64_t expected_stride = 1;
     for (size_t d = a.ndim(); d-- > 0;) {
       if (a.shape(d) > 1 && a.stride(d) != expected_stride) throw nb::value_error("actions must be C-contiguous");
       expected_stride *= static_cast<int64_t>(a.shape(d));
-    }
-    if (discrete && device_ == Device::kCpu) {
-      const int32_t* p = static_cast<const int32_t*>(a.data());
-      bool ok = true;
-      for (int64_t i = 0; i < n_; ++i) ok &= static_cast<uint32_t>(p[i]) < static_cast<uint64_t>(space.n);
-      if (!ok)
-        for (int64_t i = 0; i < n_; ++i)
-          if (p[i] < 0 || p[i] >= space.n)
-            throw nb::value_error(("action " + std::to_string(p[i]) + " of env " + std::to_string(i) +
-                                   " is outside Discrete(" + std::to_string(space.n) + ")")
-                                      .c_str());
     }
   }
 
@@ -251,21 +475,35 @@ class PyVectorEnv {
   EnvSpec spec_;
   int64_t n_;
   Device device_;
+  CpuActions actions_;
+  Autoreset mode_ = Autoreset::kSameStep;
+  bool statistics_ = true;
+  bool reset_done_ = false;
+  std::vector<uint8_t> pending_;      // NEXT_STEP: envs that ended in the last step, reset in the next
+  std::vector<int64_t> pending_idx_;  // their indices
+  std::vector<uint8_t> ended_;        // DISABLED: envs that ended and were not reset
+  bool any_pending_ = false, any_ended_ = false;
+  std::vector<double> episode_start_;  // seconds (steady clock) when each env's episode began
+  std::vector<int64_t> done_idx_;
+  nb::object last_outputs_;  // the block the env writes into (see Allocate)
 };
 
 }  // namespace
 
 void BindVectorEnv(nb::module_& m) {
+  ImportNumpy();
   nb::class_<PyVectorEnv>(m, "_VectorEnv")
       .def(nb::init<const std::string&, int64_t, const std::string&>(), nb::arg("env_id"), nb::arg("num_envs"),
            nb::arg("device"))
       .def_prop_ro("device", &PyVectorEnv::device)
       .def_prop_ro("num_envs", &PyVectorEnv::num_envs)
       .def_prop_ro("closed", &PyVectorEnv::closed)
-      .def("set_autoreset", &PyVectorEnv::set_autoreset)
+      .def("configure", &PyVectorEnv::Configure, nb::arg("mode"), nb::arg("statistics"))
+      .def_prop_ro("has_ended", &PyVectorEnv::has_ended)
       .def("reset", &PyVectorEnv::Reset, nb::arg("seed"))
+      .def("reset_seeds", &PyVectorEnv::ResetSeeds, nb::arg("seeds"))
       .def("step", &PyVectorEnv::Step, nb::arg("actions"))
-      .def("reset_masked", &PyVectorEnv::ResetMasked, nb::arg("mask"), nb::arg("fresh"))
+      .def("reset_masked", &PyVectorEnv::ResetMasked, nb::arg("mask"))
       .def("done_indices", &PyVectorEnv::DoneIndices)
       .def("finished", &PyVectorEnv::Finished, nb::arg("indices"))
       .def("render", &PyVectorEnv::Render, nb::arg("index"))

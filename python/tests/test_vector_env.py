@@ -196,8 +196,16 @@ def test_bad_input_raises_clear_errors():
         envs.step(np.zeros(5, np.int32))
     with pytest.raises(ValueError, match="outside Discrete"):
         envs.step(np.full(4, -1, np.int32))
+    with pytest.raises(ValueError, match="expected 4 seeds, one per env, got 3"):
+        envs.reset(seed=[1, 2, 3])
+    with pytest.raises(ValueError, match=r"seed\[1\] must be in \[0, 2\*\*64\), got -2"):
+        envs.reset(seed=[1, -2, 3, 4])
+    with pytest.raises(ValueError, match="seed must be >= 0"):
+        envs.reset(seed=-1)
     with pytest.raises(TypeError, match="seed"):
-        envs.reset(seed=[1, 2, 3, 4])
+        envs.reset(seed=1.5)
+    with pytest.raises(TypeError, match=r"seed\[0\] must be an int"):
+        envs.reset(seed=[0.5, 1, 2, 3])
     envs.close()
     envs.close()  # idempotent
     with pytest.raises(RuntimeError, match="closed"):
@@ -264,3 +272,84 @@ def test_gymnasium_wrappers_numpy_to_torch():
     assert isinstance(obs, torch.Tensor)
     obs, rew, term, trunc, _ = envs.step(torch.ones(4, dtype=torch.int64))
     assert obs.shape == (4, 4)
+
+
+def test_integer_action_dtypes_and_views_step_alike():
+    """The C++ step converts any integer dtype (CleanRL passes int64) and non-contiguous arrays."""
+    results = []
+    for make_actions in (lambda a: a.astype(np.int32), lambda a: a.astype(np.int64), lambda a: a.astype(np.uint8),
+                         lambda a: np.repeat(a, 2)[::2], lambda a: np.repeat(a.astype(np.int32), 2)[::2],
+                         lambda a: a.astype(">i4"), lambda a: a.tolist()):
+        envs = cugym.make_vec("CartPole-v1", 5)
+        envs.reset(seed=9)
+        rng = np.random.default_rng(1)
+        trace = [envs.step(make_actions(rng.integers(0, 2, 5)))[0] for _ in range(40)]
+        results.append(np.stack(trace))
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])
+    envs = cugym.make_vec("CartPole-v1", 3)
+    envs.reset(seed=0)
+    with pytest.raises(ValueError, match="action 7 of env 1 is outside Discrete"):
+        envs.step(np.array([0, 7, 1], np.int64))
+    with pytest.raises(ValueError, match="outside Discrete"):
+        envs.step(np.array([0, 1, 2**40], np.uint64))
+    with pytest.raises(TypeError, match="got dtype bool"):
+        envs.step(np.ones(3, bool))
+
+
+def test_final_obs_entries_behave_as_none_and_infos_are_fresh():
+    """final_obs holds None (NumPy reads the C++ step's empty entries as None) where an env did not
+    end, in every way a user reads it; successive infos share no memory (Gymnasium's check)."""
+    import copy
+    import pickle
+    envs = cugym.make_vec("CartPole-v1", 8)
+    envs.reset(seed=0)
+    kept = []
+    for _ in range(200):
+        *_, infos = envs.step(np.ones(8, np.int32))
+        if "final_obs" in infos:
+            kept.append(infos)
+    assert len(kept) >= 3
+    for infos in kept:
+        fo, ended = infos["final_obs"], infos["_final_obs"]
+        assert not ended.all()
+        for view in (fo, fo.copy(), copy.deepcopy(fo), pickle.loads(pickle.dumps(fo)), np.array(fo.tolist(), object)):
+            assert all(view[i] is None for i in np.flatnonzero(~ended))
+            assert all(isinstance(view[i], np.ndarray) for i in np.flatnonzero(ended))
+        assert all(x is None for x in fo[~ended]) and sum(x is None for x in fo.tolist()) == (~ended).sum()
+    for a, b in zip(kept, kept[1:]):
+        ra = [x for x in a["final_obs"] if x is not None]
+        rb = [x for x in b["final_obs"] if x is not None]
+        assert not any(np.shares_memory(x, y) for x in ra for y in rb)
+        for key in ("r", "l", "t"):
+            assert not np.shares_memory(a["final_info"]["episode"][key], b["final_info"]["episode"][key])
+    from gymnasium.utils.env_checker import data_equivalence
+    assert data_equivalence(kept[0], copy.deepcopy(kept[0]))
+
+
+def test_per_env_seed_lists():
+    """Gymnasium's convention: a list gives env i seed[i], an int s means [s, s+1, ...]; env i's
+    trajectory depends only on its own seed (and index); None entries draw fresh seeds."""
+    n = 5
+    rng = np.random.default_rng(3)
+    actions = [rng.integers(0, 2, n) for _ in range(120)]
+
+    def run(seed):
+        envs = cugym.make_vec("CartPole-v1", n)
+        first, _ = envs.reset(seed=seed)
+        return np.stack([first] + [envs.step(a)[0] for a in actions])
+
+    same = run(10)
+    np.testing.assert_array_equal(run([10, 11, 12, 13, 14]), same)
+    np.testing.assert_array_equal(run(np.arange(10, 15)), same)
+    moved = run([10, 99, 12, 7, 14])   # envs 1 and 3 get other seeds: the rest are unchanged
+    np.testing.assert_array_equal(moved[:, [0, 2, 4]], same[:, [0, 2, 4]])
+    assert not np.array_equal(moved[:, 1], same[:, 1]) and not np.array_equal(moved[:, 3], same[:, 3])
+    fresh = run([10, None, 12, None, 14])
+    np.testing.assert_array_equal(fresh[:, [0, 2, 4]], same[:, [0, 2, 4]])
+    # unseeded resets after a list go on reproducibly
+    a, b = cugym.make_vec("CartPole-v1", n), cugym.make_vec("CartPole-v1", n)
+    a.reset(seed=[4, 8, 15, 16, 23])
+    b.reset(seed=[4, 8, 15, 16, 23])
+    assert a.np_random_seed == (4, 8, 15, 16, 23)
+    np.testing.assert_array_equal(a.reset()[0], b.reset()[0])

@@ -1,0 +1,38 @@
+// Actions handed to a CPU step from Python: NumPy arrays of any integer (Discrete) or real (Box)
+// dtype, checked against the action space and converted where the step needs another dtype,
+// with one clear Python exception for anything else.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/spec.h"
+
+namespace cugym::python {
+
+// Checks and, where needed, converts the actions of one CPU step of `num_envs` envs of `spec`.
+class CpuActions {
+ public:
+  CpuActions(const EnvSpec& spec, int64_t num_envs) : spec_(spec), n_(num_envs) {}
+
+  // A pointer to num_envs int32 (Discrete) or num_envs * action_dim float32 (Box) actions: the
+  // array's own data when it already is that, else this object's converted copy (valid until
+  // the next call). TypeError for a wrong kind of dtype or a non-NumPy object, ValueError for a
+  // wrong shape or an action outside a Discrete space.
+  const void* Get(nanobind::handle actions);
+
+  // "(n,) int32" or "(n, d) float32": what the step takes.
+  std::string Expected() const;
+
+ private:
+  const EnvSpec& spec_;
+  int64_t n_;
+  std::vector<int32_t> discrete_;
+  std::vector<float> box_;
+  nanobind::object contiguous_;  // a C-contiguous copy of the last actions, when they were not
+};
+
+}  // namespace cugym::python
