@@ -232,6 +232,35 @@ TEST(DqnAgent, AnInterruptedRunResumesExactly) {
   EXPECT_EQ(refilled.global_step(), config.total_steps);
 }
 
+}  // namespace
+}  // namespace cugym
+
+// OpenBLAS's own: a process on a machine with another core count starts with another count.
+extern "C" void openblas_set_num_threads(int num_threads);
+
+namespace cugym {
+namespace {
+
+// The CPU back end runs a DQN's small GEMMs on one thread whatever OpenBLAS was started with, so
+// a run gives the same bits on any number of cores (OpenBLAS splits a GEMM's sums by thread
+// count: the shipped CartPole config's 120-84 dueling network trained differently on 1 and 2).
+TEST(DqnAgent, TheBlasThreadCountDoesNotChangeACpuRun) {
+  const ScratchDir dir("cugym_dqn_threads");
+  const ShippedConfig* shipped = FindShippedConfig("CartPole-v1");
+  DqnConfig config;
+  config.Apply(ParseToml(shipped->toml, shipped->path));
+  config.total_steps = 4000;
+  config.eval_episodes = 0;
+  config.stop_at_threshold = false;
+  std::string rows[2];
+  for (int threads : {1, 2}) {
+    openblas_set_num_threads(threads);
+    rows[threads - 1] = Rows(config, dir / (std::to_string(threads) + ".safetensors"));
+  }
+  EXPECT_EQ(rows[0], rows[1]);
+  EXPECT_EQ(FileBytes(dir / "1.safetensors"), FileBytes(dir / "2.safetensors"));
+}
+
 TEST(DqnAgent, SameSeedSameMetricsAndWeightsOnTheCpu) {
   const ScratchDir dir("cugym_dqn_determinism");
   const std::string a = Rows(SmallRun(3), dir / "a.safetensors");
