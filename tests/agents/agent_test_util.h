@@ -1,4 +1,5 @@
-// Shared by the agent suites: the built-in envs' registry and a scratch folder per test.
+// Shared by the agent suites: the built-in envs' registry, a scratch folder per test, a quiet
+// training run.
 #pragma once
 
 #include <unistd.h>
@@ -6,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "agents/dqn.h"
 #include "core/registry.h"
 #include "envs/builtin.h"
 
@@ -32,5 +34,10 @@ struct ScratchDir {
   std::filesystem::path operator/(const std::string& file) const { return path / file; }
   std::filesystem::path path;
 };
+
+// Trains to total_steps with no logging, no stop and no checkpoints.
+inline void TrainQuietly(DqnAgent& agent) {
+  agent.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
+}
 
 }  // namespace cugym::testing

@@ -26,11 +26,7 @@ namespace fs = std::filesystem;
 
 using testing::Builtins;
 using testing::ScratchDir;
-
-// Trains to total_steps with no logging, no stop and no checkpoints.
-void TrainQuietly(DqnAgent& agent) {
-  agent.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
-}
+using testing::TrainQuietly;
 
 std::string ConfigError(const std::string& toml) {
   try {

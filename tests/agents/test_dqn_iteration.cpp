@@ -22,10 +22,7 @@ namespace fs = std::filesystem;
 
 using testing::Builtins;
 using testing::ScratchDir;
-
-void TrainQuietly(DqnAgent& agent) {
-  agent.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
-}
+using testing::TrainQuietly;
 
 // FNV-1a over a checkpoint's tensors (both networks, Adam, the envs' state, the exploration holds,
 // and the stored rows of the replay memory and the episode ring: the rest was never written) and
