@@ -193,6 +193,9 @@ CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b,
     const float total = tree.nodes[1];
     const double slice = static_cast<double>(total) / static_cast<double>(batch_size);
     row = FindPrioritized(tree, (static_cast<double>(j) + static_cast<double>(U32ToUnitFloat(hi))) * slice);
+    // The descent never enters a child of zero mass, so it ends on a stored row; this only
+    // keeps a damaged tree (say, restored from a hand-edited checkpoint) inside the memory.
+    if (row >= size) row = size - 1;
     b.rows[j] = row;
     b.weights[j] = tree.nodes[tree.leaves + row] / total;
   }
