@@ -14,9 +14,11 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "nn/backend.h"
 #include "nn/backend_impl.h"
+#include "nn/small_gemm.h"
 
 // OpenBLAS extensions (declared here too: Debian's cblas.h may be the netlib one).
 extern "C" {
@@ -76,7 +78,13 @@ class CpuBackend final : public Backend {
   void DoGemm(Op op_a, ConstColMajorView a, Op op_b, ConstColMajorView b, float alpha, float beta,
               ColMajorView c) override {
     const int64_t k = op_a == Op::kN ? a.cols() : a.rows();
-    UseBlasThreadsFor(c.rows() * c.cols() * k);
+    const int64_t multiply_adds = c.rows() * c.cols() * k;
+    if (internal::kHaveSmallGemm && multiply_adds < kThreadedGemm) {
+      internal::SmallGemm(op_a == Op::kT, op_b == Op::kT, c.rows(), c.cols(), k, alpha, a.data(), b.data(), beta,
+                          c.data(), gemm_pack_);
+      return;
+    }
+    UseBlasThreadsFor(multiply_adds);
     cblas_sgemm(CblasColMajor, op_a == Op::kN ? CblasNoTrans : CblasTrans, op_b == Op::kN ? CblasNoTrans : CblasTrans,
                 BlasInt(c.rows()), BlasInt(c.cols()), static_cast<int>(k), alpha, a.data(), BlasInt(a.ld()), b.data(),
                 BlasInt(b.ld()), beta, c.data(), BlasInt(c.ld()));
@@ -204,8 +212,8 @@ class CpuBackend final : public Backend {
     float* v = state.exp_avg_sq.data();
     for (int64_t i = 0; i < n; ++i) {
       const float gi = g[i] * coef;
-      m[i] += w1 * (gi - m[i]);  // PyTorch: exp_avg.lerp_(grad, 1 - beta1)
-      v[i] = v[i] * b2 + w2 * gi * gi;
+      m[i] = internal::FlushSubnormal(m[i] + w1 * (gi - m[i]));  // PyTorch: exp_avg.lerp_(grad, 1 - beta1)
+      v[i] = internal::FlushSubnormal(v[i] * b2 + w2 * gi * gi);
       p[i] -= step_size * m[i] / (std::sqrt(v[i]) / bc2_sqrt + eps);
     }
   }
@@ -231,6 +239,8 @@ class CpuBackend final : public Backend {
     const float* s = source.data();
     for (int64_t i = 0; i < target.size(); ++i) t[i] = tau * s[i] + keep * t[i];
   }
+
+  std::vector<float> gemm_pack_;  // SmallGemm's scratch
 };
 
 }  // namespace

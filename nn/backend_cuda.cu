@@ -215,8 +215,8 @@ __global__ void AdamKernel(AdamArgs o, float* p, const float* g, float* m, float
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const float gi = g[i] * coef;
     float mi = m[i];
-    mi += o.w1 * (gi - mi);
-    const float vi = v[i] * o.b2 + o.w2 * gi * gi;
+    mi = internal::FlushSubnormal(mi + o.w1 * (gi - mi));
+    const float vi = internal::FlushSubnormal(v[i] * o.b2 + o.w2 * gi * gi);
     m[i] = mi;
     v[i] = vi;
     p[i] -= step_size * mi / (sqrtf(vi) / bc2_sqrt + o.eps);

@@ -84,4 +84,19 @@ run train --resume "$tmp/long" --total-steps 50000 --set eval_episodes=2 --devic
 { [ $? -eq 0 ] && grep -q "resuming" "$tmp/err" && [ -s "$tmp/long/model.safetensors" ]; } || fail "resume: $(cat "$tmp/out" "$tmp/err")"
 [ "$(tail -1 "$tmp/long/metrics.csv" | cut -d, -f1)" = "50000" ] || fail "resume did not reach 50000: $(tail -1 "$tmp/long/metrics.csv")"
 
+# The same run whichever kernels OpenBLAS picks for this CPU (OPENBLAS_CORETYPE; Prescott's SSE3
+# kernels run anywhere): the CPU back end's small GEMMs are its own fused multiply-add chains, so
+# a run does not depend on the BLAS kernel a CPU model gets. Without them Prescott's and Haswell's
+# kernels train the shipped CartPole config to different weights within 3,000 steps.
+cores=(Prescott)
+grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && cores+=(Haswell)
+grep -qw avx512f /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo && cores+=(SkylakeX)
+for core in "${cores[@]}"; do
+  OPENBLAS_CORETYPE=$core run train --env CartPole-v1 --device cpu --out "$tmp/core-$core" --total-steps 3000 \
+    --set eval_episodes=0 || fail "train with OPENBLAS_CORETYPE=$core: $(cat "$tmp/err")"
+  cmp -s "$tmp/core-Prescott/model.safetensors" "$tmp/core-$core/model.safetensors" ||
+    fail "OPENBLAS_CORETYPE=$core trained other weights than Prescott's kernels"
+done
+[ ${#cores[@]} -gt 1 ] || echo "note: this CPU runs only OpenBLAS's Prescott kernels; nothing to compare"
+
 summary

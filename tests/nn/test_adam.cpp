@@ -143,6 +143,23 @@ TEST_P(AdamTest, LinearLrDecayReachesZeroAtTheLastUpdate) {
   EXPECT_NEAR(expected, -0.5f, 1e-6);  // (0.4 + 0.3 + 0.2 + 0.1) / 2, then nothing more
 }
 
+TEST_P(AdamTest, MomentsThatDecayBelowTheNormalRangeBecomeZero) {
+  // A parameter whose gradient stops: its first moment falls by 0.9 per step. Unflushed it would
+  // stick at a few subnormal ulps (0.1 of them rounds to 0), slowing every later CPU step.
+  AdamOptions o;
+  o.lr = 1e-3;
+  Adam adam(backend_, 2, o);
+  Buffer<float> params = ToDevice(device(), std::vector<float>{1, 1}),
+                grads = ToDevice(device(), std::vector<float>{1e-10f, 1.0f});
+  adam.Step(AsVector(params), AsVector(grads));
+  grads.FromHost(std::vector<float>{0.0f, 1.0f}.data(), 2);
+  for (int t = 0; t < 1000; ++t) adam.Step(AsVector(params), AsVector(grads));
+  const std::vector<float> m = ToHost(adam.exp_avg()), v = ToHost(adam.exp_avg_sq());
+  EXPECT_EQ(m[0], 0.0f);
+  EXPECT_GT(v[0], 0.0f) << "1e-20 * 0.999^1000 is still a normal float";
+  EXPECT_FLOAT_EQ(m[1], 1.0f);
+}
+
 TEST_P(AdamTest, ResetAndBadOptions) {
   Adam adam(backend_, 3);
   Buffer<float> params = ToDevice(device(), std::vector<float>{1, 2, 3}),
