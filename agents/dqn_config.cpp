@@ -153,6 +153,7 @@ const std::map<std::string, Key>& Keys() {
       CUGYM_INT_KEY(keep_checkpoints),
       CUGYM_INT_KEY(eval_episodes),
       CUGYM_INT_KEY(eval_interval),
+      CUGYM_FLOAT_KEY(stop_margin),
   };
   return keys;
 }
@@ -227,6 +228,7 @@ void DqnConfig::Validate() const {
   Require(keep_checkpoints > 0, "keep_checkpoints", "must be > 0", s(keep_checkpoints));
   Require(eval_episodes >= 0 && eval_episodes <= 100000, "eval_episodes", "must be in 0..100000", s(eval_episodes));
   Require(eval_interval > 0, "eval_interval", "must be > 0 (eval_episodes = 0 turns evaluation off)", s(eval_interval));
+  Require(stop_margin >= 0 && stop_margin <= 10, "stop_margin", "must be in [0, 10] standard errors", s(stop_margin));
 }
 
 const ShippedConfig* FindShippedConfig(const std::string& env_id) {

@@ -50,6 +50,9 @@ struct DqnConfig {
   int64_t eval_episodes = 100;     // greedy episodes per evaluation, during training and at the end (0: none)
   int64_t eval_interval = 10000;   // env steps between evaluations during training (> 0)
   bool stop_at_threshold = false;  // end the run at the first evaluation that reaches the env's threshold
+  // With stop_at_threshold: the evaluation's mean must clear the threshold by this many standard
+  // errors (std / sqrt(episodes)); 0 stops at the first mean that reaches it.
+  double stop_margin = 0.0;
 
   // Applies every key of `table`; throws std::invalid_argument naming an unknown key or a value
   // of the wrong type.

@@ -67,12 +67,13 @@ std::ofstream OpenLog(const fs::path& path, const std::string& header) {
   return out;
 }
 
-// The evaluations of a run: the best (ties to the later) and the first that reached the env's
-// threshold.
+// The evaluations of a run: the best (ties to the later), the first that reached the env's
+// threshold, and whether one cleared it by `stop_margin` standard errors of its mean (where a run
+// with stop_at_threshold ends).
 class EvalTracker {
  public:
-  explicit EvalTracker(const EnvSpec& spec)
-      : has_threshold_(spec.has_reward_threshold), threshold_(spec.reward_threshold) {}
+  EvalTracker(const EnvSpec& spec, double stop_margin)
+      : has_threshold_(spec.has_reward_threshold), threshold_(spec.reward_threshold), stop_margin_(stop_margin) {}
 
   // Returns true when this evaluation is the best so far.
   bool Add(int64_t step, double wall_time, const EvalResult& r) {
@@ -80,6 +81,8 @@ class EvalTracker {
       threshold_step_ = step;
       threshold_seconds_ = wall_time;
     }
+    const double standard_error = r.episodes > 0 ? r.std_return / std::sqrt(static_cast<double>(r.episodes)) : 0.0;
+    if (has_threshold_ && r.mean_return - stop_margin_ * standard_error >= threshold_) cleared_ = true;
     if (best_step_ >= 0 && r.mean_return < best_.mean_return) return false;
     best_ = r;
     best_step_ = step;
@@ -121,6 +124,7 @@ class EvalTracker {
     json.Raw("threshold_seconds", threshold_step_ >= 0 ? JsonNumber(threshold_seconds_) : "null");
   }
   bool reached() const { return threshold_step_ >= 0; }
+  bool cleared() const { return cleared_; }
   int64_t best_step() const { return best_step_; }
   const EvalResult& best() const { return best_; }
   int64_t threshold_step() const { return threshold_step_; }
@@ -130,6 +134,8 @@ class EvalTracker {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   bool has_threshold_;
   double threshold_;
+  double stop_margin_;
+  bool cleared_ = false;
   EvalResult best_;
   int64_t best_step_ = -1;
   int64_t threshold_step_ = -1;
@@ -219,7 +225,7 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
                                 "eval_seconds");
   // The evaluations so far (a resumed run reads them back): the best and the first to reach the
   // threshold.
-  EvalTracker tracker(registry.Get(config.env_id).spec);
+  EvalTracker tracker(registry.Get(config.env_id).spec, config.stop_margin);
   tracker.Replay(run_dir / "evals.csv");
 
   auto write_checkpoint = [&] {
@@ -251,12 +257,12 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
           << "," << r.episodes << "," << Number(e.eval_seconds) << "\n";
     evals.flush();
     if (tracker.Add(e.global_step, e.wall_time, r)) agent.SaveModel(best_model.string());
-    return config.stop_at_threshold && tracker.reached();
+    return config.stop_at_threshold && tracker.cleared();
   };
 
   bool stopped = false;
   // A run that already ended at the threshold (resumed from its last checkpoint) trains no more.
-  const bool done = config.stop_at_threshold && tracker.reached();
+  const bool done = config.stop_at_threshold && tracker.cleared();
   if (!done)
     agent.Train(
         log_row, [&] { return stopped = stopped || stop(); }, [&] { write_checkpoint(); }, on_eval);

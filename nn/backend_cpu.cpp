@@ -1,11 +1,10 @@
-// CPU back end: OpenBLAS sgemm and plain loops the compiler vectorizes (AVX2/AVX-512 with
-// -march=native). At the sizes the agents use (batch 128, layers of ~100) every element-wise pass is a
-// few microseconds; the GEMMs are the cost (e.g. 128 x 120 x 84: 2.6 MFLOP, ~25 us at ~100
-// GFLOP/s), so OpenBLAS's own threads are the only parallelism, and only for large GEMMs: below
-// kThreadedGemm multiply-adds one thread, because OpenBLAS splits a GEMM's sums differently for
-// another thread count, and one thread gives the same bits on any number of cores. It costs speed
-// where a second core is idle: CartPole's shipped config trained about 20% slower than with two
-// threads on a 2-core Xeon.
+// CPU back end: plain loops the compiler vectorizes (AVX2/AVX-512 with -march=native), and for the
+// GEMMs, the cost at these sizes, SmallGemm (nn/small_gemm.h) below kThreadedGemm multiply-adds and
+// OpenBLAS sgemm with its own threads above. SmallGemm's products are the same bits on every CPU
+// with FMA and on any core count, where OpenBLAS's depend on the kernel it picks for the CPU model
+// and on its thread count; it is also as fast as OpenBLAS's best kernels on these shapes (docs/nn.md).
+// Builds without FMA use OpenBLAS throughout, small GEMMs on one thread (the same bits on any
+// number of cores).
 #include <cblas.h>
 
 #include <algorithm>

@@ -109,7 +109,7 @@ void Kernel(const float* p, int64_t ldp, Strided q, int64_t k, int rows, float a
 using KernelFn = void (*)(const float*, int64_t, Strided, int64_t, int, float, float, float*, int64_t, int64_t);
 
 template <int vecs>
-constexpr KernelFn kKernels[kCols + 1] = {nullptr,          Kernel<vecs, 1>, Kernel<vecs, 2>, Kernel<vecs, 3>,
+constexpr KernelFn kKernels[kCols + 1] = {nullptr,         Kernel<vecs, 1>, Kernel<vecs, 2>, Kernel<vecs, 3>,
                                           Kernel<vecs, 4>, Kernel<vecs, 5>, Kernel<vecs, 6>};
 
 // The work of D = P Q with `rows` rows in the lanes, in lane multiply-adds (idle lanes included),
@@ -123,8 +123,8 @@ int64_t Cost(int64_t rows, int64_t cols, int64_t k, bool in_place, bool scatter)
 
 }  // namespace
 
-void SmallGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-               const float* b, float beta, float* c, std::vector<float>& pack) {
+void SmallGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, const float* b,
+               float beta, float* c, std::vector<float>& pack) {
   if (m <= 0 || n <= 0) return;
   // op_a(a)(i, l) = a[i * ars + l * acs]; op_b(b)(l, j) = b[l * brs + j * bcs].
   const int64_t ars = trans_a ? k : 1, acs = trans_a ? 1 : m;

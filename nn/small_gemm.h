@@ -23,7 +23,7 @@ constexpr bool kHaveSmallGemm =
 // c = alpha * op_a(a) * op_b(b) + beta * c, column-major with dense leading dimensions (BLAS's sgemm
 // with lda = rows of a, and so on): op_a(a) is m x k, op_b(b) k x n, c m x n. beta == 0 ignores what
 // c held (NaN included), as BLAS does. `pack` is scratch, grown as needed.
-void SmallGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-               const float* b, float beta, float* c, std::vector<float>& pack);
+void SmallGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, const float* b,
+               float beta, float* c, std::vector<float>& pack);
 
 }  // namespace cugym::nn::internal

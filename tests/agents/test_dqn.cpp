@@ -108,6 +108,7 @@ TEST(DqnConfig, ShippedConfigsAreTheFilesAndCartPolesAreTheDefaults) {
   defaults.prioritized_replay = true;
   defaults.eval_interval = 5000;
   defaults.stop_at_threshold = true;
+  defaults.stop_margin = 2.0;
   EXPECT_EQ(cartpole.ToToml(), defaults.ToToml()) << "DqnConfig's defaults are configs/cartpole.toml's";
 }
 
@@ -470,8 +471,9 @@ TEST_P(ShippedConfigLearning, ReachesTheThreshold) {
       Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
   const EvalResult r = EvaluateModel(Builtins(), run.model, 100, 10, 2024, Device::kCpu, 0.0);
   EXPECT_GE(r.mean_return, threshold) << shipped->path;
-  if (config.stop_at_threshold) {
-    EXPECT_EQ(run.threshold_step, run.global_step) << "the run ended at the threshold";
+  if (config.stop_at_threshold && run.global_step < config.total_steps) {
+    EXPECT_GE(run.global_step, run.threshold_step) << "the run ended at an evaluation that reached the threshold";
+    EXPECT_GE(run.threshold_step, 0);
   }
 }
 

@@ -109,5 +109,43 @@ TEST(TrainRun, EvaluationsDoNotChangeTheTraining) {
   EXPECT_EQ(Lines(b / "evals.csv").size(), 1u);  // the header only
 }
 
+TEST(TrainRun, StopMarginWantsTheMeanClearOfTheThresholdByStandardErrors) {
+  // A run interrupted at step 1000, whose evaluation there is rewritten to a mean of 480 with std
+  // 50 over 100 episodes: 5 above CartPole's 475, one standard error. Resumed with the early stop,
+  // it ends at once for margins up to 1 and trains on for 2.
+  const ScratchDir scratch("cugym_train_run_margin");
+  DqnConfig config = Small(4);
+  config.stop_at_threshold = true;
+  config.checkpoint_interval = 1000;
+  const fs::path first = scratch / "first";
+  TrainRunOptions options;
+  options.run_dir = first.string();
+  std::ostringstream notes;
+  bool at_1000 = false;
+  const TrainRunResult interrupted = RunTraining(
+      Builtins(), config, options, [&](const DqnProgress& p) { at_1000 = at_1000 || p.global_step >= 1000; },
+      [&] { return at_1000; }, notes);
+  ASSERT_TRUE(interrupted.interrupted);
+  ASSERT_EQ(interrupted.global_step, 1000);
+  {
+    std::ofstream evals(first / "evals.csv", std::ios::trunc);
+    evals << "global_step,wall_time,mean_return,std_return,min_return,max_return,episodes,eval_seconds\n"
+          << "1000,0.5,480,50,300,500,100,0.01\n";
+  }
+  for (double margin : {0.0, 1.0, 2.0}) {
+    const fs::path dir = scratch / ("margin_" + std::to_string(margin));
+    fs::copy(first, dir, fs::copy_options::recursive);
+    config.stop_margin = margin;
+    options.run_dir = dir.string();
+    options.resume = true;
+    const TrainRunResult r = RunTraining(
+        Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
+    EXPECT_EQ(r.threshold_step, 1000) << "the time to threshold is the first mean at 475, whatever the margin";
+    EXPECT_EQ(r.global_step, margin <= 1.0 ? 1000 : config.total_steps) << "margin " << margin;
+  }
+  config.stop_margin = -1;
+  EXPECT_THROW(config.Validate(), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace cugym
