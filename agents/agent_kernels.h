@@ -87,6 +87,17 @@ struct PriorityTree {
   int64_t beta_updates = 1;  // ... linearly over this many minibatches (then 1)
 };
 
+// Sizes `t` for a replay of `capacity` rows: leaves the smallest power of two >= capacity, depth
+// its log2.
+inline void SizePriorityTree(PriorityTree& t, int64_t capacity) {
+  t.leaves = 1;
+  t.depth = 0;
+  while (t.leaves < capacity) {
+    t.leaves *= 2;
+    ++t.depth;
+  }
+}
+
 // (|error| + eps)^alpha through core's Log2/Exp2, so CPU and GPU give the same bits.
 CUGYM_HD inline float LeafPriority(float error, float alpha, float eps) {
   const double base = static_cast<double>(error < 0.0f ? -error : error) + static_cast<double>(eps);

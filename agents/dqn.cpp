@@ -121,11 +121,10 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   next_q_ = Buffer<float>(device, b);
   targets_ = Buffer<float>(device, b);
   if (config_.prioritized_replay) {
-    tree_leaves_ = 1;
-    while (tree_leaves_ < cap) {
-      tree_leaves_ *= 2;
-      ++tree_depth_;
-    }
+    agent::PriorityTree sized;
+    agent::SizePriorityTree(sized, cap);
+    tree_leaves_ = sized.leaves;
+    tree_depth_ = sized.depth;
     priority_nodes_ = Buffer<float>(device, 2 * tree_leaves_);
     max_priority_ = Buffer<float>(device, 1);
     min_prob_ = Buffer<float>(device, 1);
@@ -532,9 +531,7 @@ void DqnAgent::SaveCheckpoint(const std::string& path) const {
     tensors.push_back(IntTensor("replay.ends", replay_ends_.ToHost()));
     if (config_.prioritized_replay) {
       // The leaves (one priority per row); the inner nodes are their sums, rebuilt on loading.
-      const std::vector<float> nodes = priority_nodes_.ToHost();
-      tensors.push_back(FloatTensor(
-          "replay.priorities", std::vector<float>(nodes.begin() + tree_leaves_, nodes.begin() + tree_leaves_ + cap)));
+      tensors.push_back(FloatTensor("replay.priorities", priority_nodes_.ToHost(tree_leaves_, cap)));
       extra["cugym.replay.max_priority"] = MetadataNumber(max_priority_.ToHost()[0]);
     }
   }

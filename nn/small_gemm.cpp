@@ -5,9 +5,10 @@
 // The product is computed as D = P Q with P's rows in the vector lanes, either as C = op_a(a)
 // op_b(b) or as C^T = op_b(b)^T op_a(a)^T (D's entries then go to C transposed). Lanes need P with
 // unit stride down its columns; the orientation that has it is taken (both do for the weight
-// gradient: the one that fills the lanes better), and P is copied into panels otherwise (the
-// forward pass: a m*k or n*k copy against m*n*k multiply-adds) and for a last, partial tile. Q is
-// read in place, one scalar per multiply-add column.
+// gradient: Cost picks the one that fills the lanes better), and P is copied into panels
+// otherwise (the forward pass: an m*k or n*k copy, transposed kLanes x kLanes at a time in
+// registers, against m*n*k multiply-adds) and for a last, partial tile. Q is read in place, one
+// scalar per multiply-add column.
 //
 // The vectors are GCC's generic vector type: its lanes are D's rows, so the compiler may map them
 // onto any hardware width without changing a single sum. `acc += a * b` must become one fused
@@ -134,7 +135,7 @@ void SmallGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
   const bool normal_in_place = !trans_a, transposed_in_place = trans_b;
   const bool transposed = Cost(n, m, k, transposed_in_place, true) < Cost(m, n, k, normal_in_place, false);
   const int64_t rows = transposed ? n : m, cols = transposed ? m : n;
-  Strided p = transposed ? Strided{b, bcs, brs} : Strided{a, ars, acs};
+  const Strided p = transposed ? Strided{b, bcs, brs} : Strided{a, ars, acs};
   const Strided q = transposed ? Strided{a, acs, ars} : Strided{b, brs, bcs};
   const int64_t drs = transposed ? m : 1, dcs = transposed ? 1 : m;
 

@@ -109,10 +109,7 @@ struct Batch {
 // priority 1, as DqnAgent starts it.
 struct Tree {
   Tree(Device device, int64_t capacity, float alpha, float beta0, int64_t beta_updates) {
-    while (view.leaves < capacity) {
-      view.leaves *= 2;
-      ++view.depth;
-    }
+    SizePriorityTree(view, capacity);
     nodes = Buffer<float>(device, 2 * view.leaves);
     nodes.Zero();
     const float one = 1.0f;
