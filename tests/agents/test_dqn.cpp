@@ -238,9 +238,10 @@ extern "C" void openblas_set_num_threads(int num_threads);
 namespace cugym {
 namespace {
 
-// The CPU back end runs a DQN's small GEMMs on one thread whatever OpenBLAS was started with, so
-// a run gives the same bits on any number of cores (OpenBLAS splits a GEMM's sums by thread
-// count: the shipped CartPole config's 120-84 dueling network trained differently on 1 and 2).
+// The CPU back end runs a DQN's small GEMMs on one thread whatever OpenBLAS was started with (its
+// own SmallGemm, or OpenBLAS on one thread in a build without FMA), so a run gives the same bits on
+// any number of cores (OpenBLAS splits a GEMM's sums by thread count: the shipped CartPole
+// config's 120-84 dueling network trained differently on 1 and 2).
 TEST(DqnAgent, TheBlasThreadCountDoesNotChangeACpuRun) {
   const ScratchDir dir("cugym_dqn_threads");
   const ShippedConfig* shipped = FindShippedConfig("CartPole-v1");
