@@ -1,10 +1,11 @@
 // CPU back end: plain loops the compiler vectorizes (AVX2/AVX-512 with -march=native), and for the
-// GEMMs, the cost at these sizes, SmallGemm (nn/small_gemm.h) below kThreadedGemm multiply-adds and
-// OpenBLAS sgemm with its own threads above. SmallGemm's products are the same bits on every CPU
-// with FMA and on any core count, where OpenBLAS's depend on the kernel it picks for the CPU model
-// and on its thread count; it is also as fast as OpenBLAS's best kernels on these shapes (docs/nn.md).
-// Builds without FMA use OpenBLAS throughout, small GEMMs on one thread (the same bits on any
-// number of cores).
+// GEMMs, the cost at these sizes, SmallGemm (nn/small_gemm.h) below kSmallGemm multiply-adds (every
+// layer of the shipped networks: a 256 x 256 layer at batch 128 is half of it) and OpenBLAS sgemm
+// with its own threads above. SmallGemm's products are the same bits on every CPU with FMA and on
+// any core count, where OpenBLAS's depend on the kernel it picks for the CPU model and on its
+// thread count; on one core it is as fast as OpenBLAS's best kernels on these shapes (docs/nn.md).
+// Builds without FMA use OpenBLAS throughout, GEMMs below kThreadedGemm on one thread (the same
+// bits on any number of cores).
 #include <cblas.h>
 
 #include <algorithm>
@@ -29,7 +30,8 @@ void openblas_set_num_threads(int num_threads);
 namespace cugym::nn {
 namespace {
 
-constexpr int64_t kThreadedGemm = int64_t{1} << 22;
+constexpr int64_t kSmallGemm = int64_t{1} << 24;
+constexpr int64_t kThreadedGemm = int64_t{1} << 22;  // builds without SmallGemm
 
 // OpenBLAS's thread count is global to the process; this is the count it started with (its
 // default, or OPENBLAS_NUM_THREADS), read before the first GEMM changes it.
@@ -78,7 +80,7 @@ class CpuBackend final : public Backend {
               ColMajorView c) override {
     const int64_t k = op_a == Op::kN ? a.cols() : a.rows();
     const int64_t multiply_adds = c.rows() * c.cols() * k;
-    if (internal::kHaveSmallGemm && multiply_adds < kThreadedGemm) {
+    if (internal::kHaveSmallGemm && multiply_adds < kSmallGemm) {
       internal::SmallGemm(op_a == Op::kT, op_b == Op::kT, c.rows(), c.cols(), k, alpha, a.data(), b.data(), beta,
                           c.data(), gemm_pack_);
       return;
