@@ -447,8 +447,8 @@ TEST(DqnCuda, EvaluationAgreesWithTheCpu) {
 }
 
 // Label slow: the shipped configs reach Gymnasium's thresholds for seed 1 (greedy mean over 100
-// episodes; CartPole-v1 475 with the defaults in about 3 s, Acrobot-v1 -100 in about 2 s,
-// MountainCar-v0 -110 in about 35 s on a 2-core CPU; docs/benchmarks.md has more seeds).
+// episodes; CartPole-v1 475, Acrobot-v1 -100 and MountainCar-v0 -110, about 7 s for the three on
+// a 2-core CPU; docs/benchmarks.md has more seeds).
 struct LearningCase {
   const char* env_id;
   double threshold;
