@@ -121,16 +121,20 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   next_q_ = Buffer<float>(device, b);
   targets_ = Buffer<float>(device, b);
   if (config_.prioritized_replay) {
-    agent::PriorityTree sized;
-    agent::SizePriorityTree(sized, cap);
-    tree_leaves_ = sized.leaves;
-    tree_depth_ = sized.depth;
-    priority_nodes_ = Buffer<float>(device, 2 * tree_leaves_);
+    agent::SizePriorityTree(tree_, cap);
+    priority_nodes_ = Buffer<float>(device, 2 * tree_.leaves);
     max_priority_ = Buffer<float>(device, 1);
     min_prob_ = Buffer<float>(device, 1);
     batch_weights_ = Buffer<float>(device, b);
     td_errors_ = Buffer<float>(device, b);
     batch_rows_ = Buffer<int64_t>(device, b);
+    tree_.nodes = priority_nodes_.data();
+    tree_.max_leaf = max_priority_.data();
+    tree_.min_prob = min_prob_.data();
+    tree_.alpha = static_cast<float>(config_.per_alpha);
+    tree_.eps = static_cast<float>(config_.per_eps);
+    tree_.beta0 = static_cast<float>(config_.per_beta);
+    tree_.beta_updates = std::max<int64_t>(PlannedUpdates(config_), 1);
     ResetPriorities();
   }
   prev_obs_ = Buffer<float>(device, n * obs_dim_);
@@ -214,26 +218,10 @@ void DqnAgent::CollectKernels(bool greedy) {
   env_->Step(actions_.data());
   ops_->AddTransitions(replay_arrays(), n, prev_obs_.data(), actions_.data(), env_->rewards(), env_->obs(),
                        env_->final_obs(), env_->terminated(), env_->truncated());
-  const agent::PriorityTree tree = priority_tree();
-  if (tree.nodes != nullptr) ops_->PrioritizeNewRows(replay_arrays(), tree, n);
+  if (tree_.nodes != nullptr) ops_->PrioritizeNewRows(replay_arrays(), tree_, n);
   ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(), n,
                         episode_ring());
   ops_->AdvanceSteps(counters_dev_.data(), n);
-}
-
-agent::PriorityTree DqnAgent::priority_tree() {
-  agent::PriorityTree tree;
-  if (!config_.prioritized_replay) return tree;
-  tree.nodes = priority_nodes_.data();
-  tree.max_leaf = max_priority_.data();
-  tree.min_prob = min_prob_.data();
-  tree.leaves = tree_leaves_;
-  tree.depth = tree_depth_;
-  tree.alpha = static_cast<float>(config_.per_alpha);
-  tree.eps = static_cast<float>(config_.per_eps);
-  tree.beta0 = static_cast<float>(config_.per_beta);
-  tree.beta_updates = std::max<int64_t>(PlannedUpdates(config_), 1);
-  return tree;
 }
 
 void DqnAgent::ResetPriorities() {
@@ -244,12 +232,11 @@ void DqnAgent::ResetPriorities() {
 
 void DqnAgent::UpdateKernels() {
   const int64_t b = config_.batch_size;
-  const agent::PriorityTree tree = priority_tree();
   const agent::Minibatch batch{batch_obs_.data(),     batch_next_obs_.data(),  batch_actions_.data(),
                                batch_rewards_.data(), batch_bootstrap_.data(), batch_rows_.data(),
                                batch_weights_.data()};
   ops_->Sample(replay_arrays(), batch, b, config_.seed, static_cast<int>(config_.n_step),
-               static_cast<float>(config_.gamma), tree);
+               static_cast<float>(config_.gamma), tree_);
   const auto next_obs = Rows(batch_next_obs_.data(), b, obs_dim_, device_);
   if (config_.double_dqn) {
     learner_->Act(next_obs, Vec(next_actions_.data(), b, device_));
@@ -259,17 +246,14 @@ void DqnAgent::UpdateKernels() {
     learner_->TargetMaxQ(next_obs, Vec(next_q_.data(), b, device_));
   }
   ops_->TdTargets(batch_rewards_.data(), batch_bootstrap_.data(), next_q_.data(), targets_.data(), b);
-  if (tree.nodes == nullptr) {
-    learner_->TrainStep(Rows(batch_obs_.data(), b, obs_dim_, device_),
-                        Vec<const int32_t>(batch_actions_.data(), b, device_),
-                        Vec<const float>(targets_.data(), b, device_));
-    return;
-  }
+  // With prioritized replay the loss is weighted and the TD errors come back as new priorities.
+  const bool prioritized = tree_.nodes != nullptr;
   learner_->TrainStep(Rows(batch_obs_.data(), b, obs_dim_, device_),
                       Vec<const int32_t>(batch_actions_.data(), b, device_),
                       Vec<const float>(targets_.data(), b, device_),
-                      Vec<const float>(batch_weights_.data(), b, device_), Vec(td_errors_.data(), b, device_));
-  ops_->UpdatePriorities(tree, batch_rows_.data(), td_errors_.data(), b);
+                      prioritized ? Vec<const float>(batch_weights_.data(), b, device_) : nn::VectorView<const float>(),
+                      prioritized ? Vec(td_errors_.data(), b, device_) : nn::VectorView<float>());
+  if (prioritized) ops_->UpdatePriorities(tree_, batch_rows_.data(), td_errors_.data(), b);
 }
 
 // On CUDA, where the whole iteration is not one graph (RunIteration), the gradient step
@@ -531,7 +515,7 @@ void DqnAgent::SaveCheckpoint(const std::string& path) const {
     tensors.push_back(IntTensor("replay.ends", replay_ends_.ToHost()));
     if (config_.prioritized_replay) {
       // The leaves (one priority per row); the inner nodes are their sums, rebuilt on loading.
-      tensors.push_back(FloatTensor("replay.priorities", priority_nodes_.ToHost(tree_leaves_, cap)));
+      tensors.push_back(FloatTensor("replay.priorities", priority_nodes_.ToHost(tree_.leaves, cap)));
       extra["cugym.replay.max_priority"] = MetadataNumber(max_priority_.ToHost()[0]);
     }
   }
@@ -632,12 +616,12 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
   replay_size_dev_.FromHost(&replay_size_, 1);
   if (config_.prioritized_replay) {
     // Inner nodes recomputed from the leaves bottom up: the bits the running tree held.
-    std::vector<float> nodes(2 * tree_leaves_, 0.0f);
+    std::vector<float> nodes(2 * tree_.leaves, 0.0f);
     const std::vector<float> leaves = tensor("replay.priorities", cap)->ToF32();
-    std::copy(leaves.begin(), leaves.end(), nodes.begin() + tree_leaves_);
+    std::copy(leaves.begin(), leaves.end(), nodes.begin() + tree_.leaves);
     agent::PriorityTree host;
     host.nodes = nodes.data();
-    for (int64_t node = tree_leaves_ - 1; node >= 1; --node) agent::RefreshNode(host, node);
+    for (int64_t node = tree_.leaves - 1; node >= 1; --node) agent::RefreshNode(host, node);
     priority_nodes_.FromHost(nodes.data(), nodes.size());
     const float max_priority = static_cast<float>(real("cugym.replay.max_priority"));
     max_priority_.FromHost(&max_priority, 1);

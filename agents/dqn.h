@@ -119,8 +119,7 @@ class DqnAgent {
   agent::EpisodeRing episode_ring();
   agent::ExploreHold explore_hold();
   agent::EpsilonSchedule epsilon_schedule() const;
-  agent::PriorityTree priority_tree();  // nodes == nullptr without prioritized_replay
-  void ResetPriorities();               // every leaf 0, the largest priority 1
+  void ResetPriorities();  // every leaf 0, the largest priority 1
   DqnProgress ReadProgress(double interval_seconds, int64_t interval_steps);
 
   DqnConfig config_;
@@ -140,12 +139,11 @@ class DqnAgent {
   Buffer<int32_t> replay_actions_;
   Buffer<float> batch_obs_, batch_next_obs_, batch_rewards_, batch_bootstrap_, next_q_, targets_;
   Buffer<int32_t> batch_actions_, next_actions_;
-  // Prioritized replay: the sum tree (2 x tree_leaves_), its largest leaf and the minibatch's
+  // Prioritized replay: the sum tree (2 x tree_.leaves), its largest leaf and the minibatch's
   // least draw probability; each sample's row, importance weight and TD error.
   Buffer<float> priority_nodes_, max_priority_, min_prob_, batch_weights_, td_errors_;
   Buffer<int64_t> batch_rows_;
-  int64_t tree_leaves_ = 0;
-  int tree_depth_ = 0;
+  agent::PriorityTree tree_;  // views of the buffers above, set once; nodes == nullptr without PER
   Buffer<float> prev_obs_;
   Buffer<int32_t> actions_;
   Buffer<int32_t> held_actions_, hold_left_;  // [n] ez-greedy holds (exploration_hold_mu > 0)
