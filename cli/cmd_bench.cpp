@@ -1,10 +1,12 @@
-// `cugym bench`: env steps per second of a batched env under a random policy drawn on the device.
+// `cugym bench`: env steps per second of a batched env under a random policy, drawn on the device
+// (modes step and fused) or handed in as action arrays (mode actions, as agents and Python do).
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -25,7 +27,9 @@ int RunBench(const Registry& registry, int argc, char** argv) {
              {"--mode", "M",
               "step: one Step() call per step, as an agent loop makes; fused: all T steps in "
               "one call (one launch or parallel region; on the GPU each env's state stays in "
-              "registers and only the last step's outputs are written)",
+              "registers and only the last step's outputs are written); actions: one Step(actions) "
+              "call per step with an action array from memory (random ones made before timing, a "
+              "few arrays used in turn), as an agent or the Python package steps",
               "step"},
              {"--repeats", "R", "timed repeats; the median is reported", "5"},
              {"--seed", "S", "seed of the env and the random actions", "0"},
@@ -33,8 +37,9 @@ int RunBench(const Registry& registry, int argc, char** argv) {
             argc, argv, 2);
   if (args.help()) {
     std::cout << args.Usage(
-        "Steps N envs for T steps with uniformly random actions drawn on the device,\n"
-        "autoreset on, and reports env steps per second (N*T/seconds), the median of\n"
+        "Steps N envs for T steps with uniformly random actions (drawn on the device, or\n"
+        "given as arrays with --mode actions), autoreset on, and reports env steps per second (N*T/seconds), the "
+        "median of\n"
         "R repeats after one untimed warm-up repeat.");
     return 0;
   }
@@ -45,17 +50,47 @@ int RunBench(const Registry& registry, int argc, char** argv) {
   const std::string mode = args.String("--mode");
   if (steps <= 0) throw std::invalid_argument("--steps must be positive, got " + std::to_string(steps));
   if (repeats <= 0) throw std::invalid_argument("--repeats must be positive, got " + std::to_string(repeats));
-  if (mode != "step" && mode != "fused")
-    throw std::invalid_argument("--mode must be step or fused, got '" + mode + "'");
+  if (mode != "step" && mode != "fused" && mode != "actions")
+    throw std::invalid_argument("--mode must be step, fused or actions, got '" + mode + "'");
   const uint64_t seed = args.Seed("--seed");
   registry.Get(id);  // unknown ids fail before the device is touched
   const Device device = PickDevice(args.String("--device"));
   std::unique_ptr<VectorEnv> env = MakeVectorEnv(registry, id, num_envs, device);
 
   env->Reset(seed);
+  // Mode actions: `pool` random action arrays on the device (at most 64 MiB of them), made here.
+  const Space& space = env->spec().action_space;
+  const int64_t per_step = num_envs * space.flat_size();
+  const int64_t pool = mode == "actions" ? std::clamp<int64_t>((int64_t{1} << 24) / per_step, 1, 64) : 0;
+  Buffer<int32_t> discrete(device, space.is_discrete() ? static_cast<size_t>(pool * per_step) : 0);
+  Buffer<float> box(device, space.is_discrete() ? 0 : static_cast<size_t>(pool * per_step));
+  if (pool > 0) {
+    std::mt19937_64 rng(seed);
+    if (space.is_discrete()) {
+      std::vector<int32_t> host(static_cast<size_t>(pool * per_step));
+      for (int32_t& a : host) a = static_cast<int32_t>(rng() % static_cast<uint64_t>(space.n));
+      discrete.FromHost(host.data(), host.size());
+    } else {
+      std::vector<float> host(static_cast<size_t>(pool * per_step));
+      std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+      for (size_t k = 0; k < host.size(); ++k) {
+        const size_t d = k % static_cast<size_t>(space.flat_size());
+        host[k] = space.low[d] + (space.high[d] - space.low[d]) * unit(rng);
+      }
+      box.FromHost(host.data(), host.size());
+    }
+  }
   auto run = [&] {
     if (mode == "fused") {
       env->StepRandom(steps);
+    } else if (mode == "actions") {
+      for (int64_t t = 0; t < steps; ++t) {
+        const int64_t offset = (t % pool) * per_step;
+        if (space.is_discrete())
+          env->Step(discrete.data() + offset);
+        else
+          env->Step(box.data() + offset);
+      }
     } else {
       for (int64_t t = 0; t < steps; ++t) env->StepRandom(1);
     }

@@ -19,6 +19,11 @@ expect 0 'usage: cugym bench' -- bench --help
 expect 0 '"env": "CartPole-v1", "device": "cpu".*"num_envs": 64.*"steps_per_second": [0-9.e+]+' -- \
   bench --env CartPole-v1 --num-envs 64 --steps 20 --repeats 1 --device cpu --json
 expect 0 'env steps/s' -- bench --num-envs 7 --steps 10 --repeats 2 --device cpu --mode fused
+expect 0 '"mode": "actions".*"steps_per_second": [0-9.e+]+' -- \
+  bench --env Acrobot-v1 --num-envs 9 --steps 70 --repeats 1 --device cpu --mode actions --json
+expect 0 '"mode": "actions".*"steps_per_second": [0-9.e+]+' -- \
+  bench --env Pendulum-v1 --num-envs 5 --steps 3 --repeats 1 --device cpu --mode actions --json
+expect 2 "--mode must be step, fused or actions, got 'random'" -- bench --device cpu --mode random
 expect 0 'device auto chose (cpu|cuda)' -- bench --num-envs 8 --steps 5 --repeats 1
 expect 0 'PASS' -- replay --env CartPole-v1 --trace "$trace" --device cpu
 expect 0 '"rows": [0-9]+.*"terminated_mismatches": 0.*"pass": true' -- replay --env CartPole-v1 --trace "$trace" --device cpu --json
