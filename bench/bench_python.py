@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
 # bench_python.py - Python-side env steps per second of cugym's Gymnasium vector env (CartPole-v1,
-# CPU, SAME_STEP with its full info dict), beside `cugym bench` (C++, mode step), EnvPool's Python
-# API and Gymnasium's own vector CartPole, all measured in the same run. Also cugym's loop without
-# per-env info objects (NEXT_STEP, episode_statistics=False: the info is empty or one mask), which
-# shows what Gymnasium's SAME_STEP layout (one array per ended env) costs. Developer tool only.
+# CPU) beside `cugym bench` (C++), EnvPool's Python API and Gymnasium's own vector CartPole, all
+# measured in the same run. cugym's Python loop is measured in three forms: SAME_STEP with its full
+# info dict (Gymnasium's layout: one final_obs array per ended env, final_info, episode
+# statistics), NEXT_STEP with the episode statistics (the mode EnvPool and Gymnasium's vector
+# CartPole use: no per-env arrays), and NEXT_STEP without statistics (an empty or one-mask info).
+# C++ is timed in mode step (random actions drawn inside the step) and mode actions (an action
+# array handed to each Step call, as the Python loop does); ratios are to mode step, the faster of
+# the two or the same within noise since the given-action step was fixed. Developer tool only.
 #
 #   python bench/bench_python.py [--cugym build/cli/cugym] [--sizes 16,1024,65536] [--write docs/benchmarks.md]
 #
 # Needs the cugym package installed (pip install .) and gymnasium; EnvPool is measured when it
-# imports (pip install envpool, in its own venv with cugym installed too). Every Python loop
-# steps with a fixed pool of pre-generated random int32 action arrays, so env stepping is timed,
-# not sampling. --write replaces the block between <!-- BEGIN python-cpu --> and
-# <!-- END python-cpu -->.
+# imports (pip install envpool). Every Python loop steps with a fixed pool of pre-generated random
+# int32 action arrays, so env stepping is timed, not sampling. The Python loops are timed in
+# alternating rounds (this VM's speed drifts by tens of percent over minutes) and each figure is
+# the median over the rounds; the C++ figures are the better of one run before and one after.
+# --write replaces the block between <!-- BEGIN python-cpu --> and <!-- END python-cpu -->.
 import argparse
 import datetime
 import json
@@ -26,31 +31,38 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN, END = "<!-- BEGIN python-cpu -->", "<!-- END python-cpu -->"
 
 
-def loop_rate(env, n, seconds, actions):
-    env.reset(seed=0)
-    for t in range(3):
-        env.step(actions[t % len(actions)])
+def timed_rate(step, n, seconds, actions):
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         for _ in range(8):
-            env.step(actions[steps % len(actions)])
+            step(actions[steps % len(actions)])
             steps += 1
     return n * steps / (time.perf_counter() - start)
 
 
-def median_rate(make, n, seconds, repeats):
+def python_rates(peers, n, seconds, repeats):
+    """Median steps/s of each peer over `repeats` rounds, the peers taking turns in each round."""
     rng = np.random.default_rng(0)
     actions = [rng.integers(0, 2, n).astype(np.int32) for _ in range(max(2, min(64, 2**22 // n)))]
-    env = make(n)
-    rates = sorted(loop_rate(env, n, seconds, actions) for _ in range(repeats))
-    env.close()
-    return rates[len(rates) // 2]
+    envs = {name: make(n) for name, make in peers.items()}
+    for env in envs.values():
+        env.reset(seed=0)
+        for t in range(3):
+            env.step(actions[t % len(actions)])
+    rates = {name: [] for name in envs}
+    for _ in range(repeats):
+        for name, env in envs.items():
+            rates[name].append(timed_rate(env.step, n, seconds, actions))
+    for env in envs.values():
+        env.close()
+    return {name: sorted(r)[len(r) // 2] for name, r in rates.items()}
 
 
-def cpp_rate(binary, n):
+def cpp_rate(binary, n, mode):
     steps = max(100, int(2e8 // n))
     out = subprocess.run([binary, "bench", "--env", "CartPole-v1", "--num-envs", str(n), "--steps", str(steps),
-                          "--device", "cpu", "--json"], capture_output=True, text=True, check=True).stdout
+                          "--device", "cpu", "--mode", mode, "--json"], capture_output=True, text=True,
+                         check=True).stdout
     return float(json.loads(out.strip().splitlines()[-1])["steps_per_second"])
 
 
@@ -58,8 +70,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--cugym", default=os.path.join(ROOT, "build", "cli", "cugym"))
     p.add_argument("--sizes", default="16,1024,65536")
-    p.add_argument("--seconds", type=float, default=0.8)
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seconds", type=float, default=0.3)
+    p.add_argument("--repeats", type=int, default=9)
     p.add_argument("--write")
     args = p.parse_args()
 
@@ -71,7 +83,8 @@ def main():
         envpool = None
 
     peers = {
-        "cugym Python": lambda n: cugym.make_vec("CartPole-v1", n, device="cpu"),
+        "SAME_STEP": lambda n: cugym.make_vec("CartPole-v1", n, device="cpu"),
+        "NEXT_STEP": lambda n: cugym.make_vec("CartPole-v1", n, device="cpu", autoreset_mode="NextStep"),
         "no info": lambda n: cugym.make_vec("CartPole-v1", n, device="cpu", autoreset_mode="NextStep",
                                             episode_statistics=False),
         "Gymnasium": lambda n: gymnasium.make_vec("CartPole-v1", num_envs=n),
@@ -81,21 +94,25 @@ def main():
     load_before = os.getloadavg()
     rows = []
     for n in [int(x) for x in args.sizes.split(",")]:
-        row = {"n": n, "C++": cpp_rate(args.cugym, n)}
-        for name, make in peers.items():
-            row[name] = median_rate(make, n, args.seconds, args.repeats)
+        before = {m: cpp_rate(args.cugym, n, m) for m in ("step", "actions")}
+        row = {"n": n, **python_rates(peers, n, args.seconds, args.repeats)}
+        for m in ("step", "actions"):
+            row["C++ " + m] = max(before[m], cpp_rate(args.cugym, n, m))
         rows.append(row)
         print(json.dumps(row), flush=True)
 
-    names = ["C++", "cugym Python"] + (["EnvPool"] if envpool is not None else []) + ["Gymnasium"]
-    lines = ["| N | cugym C++ (`cugym bench`) | cugym Python | Python / C++ | cugym Python, no info | "
-             "no info / C++ | " + " | ".join(f"{x} | cugym Python / {x}" for x in names[2:]) + " |",
-             "|---:|---:|---:|---:|---:|---:|" + "---:|---:|" * (len(names) - 2)]
+    others = (["EnvPool"] if envpool is not None else []) + ["Gymnasium"]
+    lines = ["| N | C++ `cugym bench` | C++ `--mode actions` | Python SAME_STEP, full info | / C++ | "
+             "Python NEXT_STEP, episode statistics | / C++ | Python NEXT_STEP, no info | / C++ | " +
+             " | ".join(f"{x} | SAME_STEP / {x} | NEXT_STEP / {x}" for x in others) + " |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|---:|---:|" * len(others)]
     for r in rows:
-        cells = [f"{r['n']:,}", f"{r['C++']:,.0f}", f"{r['cugym Python']:,.0f}",
-                 f"{r['cugym Python'] / r['C++']:.2f}", f"{r['no info']:,.0f}", f"{r['no info'] / r['C++']:.2f}"]
-        for x in names[2:]:
-            cells += [f"{r[x]:,.0f}", f"{r['cugym Python'] / r[x]:.1f}x"]
+        cpp = r["C++ step"]
+        cells = [f"{r['n']:,}", f"{cpp:,.0f}", f"{r['C++ actions']:,.0f}"]
+        for name in ("SAME_STEP", "NEXT_STEP", "no info"):
+            cells += [f"{r[name]:,.0f}", f"{r[name] / cpp:.2f}"]
+        for x in others:
+            cells += [f"{r[x]:,.0f}", f"{r['SAME_STEP'] / r[x]:.1f}x", f"{r['NEXT_STEP'] / r[x]:.1f}x"]
         lines.append("| " + " | ".join(cells) + " |")
     versions = f"Python {platform.python_version()}, numpy {np.__version__}, gymnasium {gymnasium.__version__}"
     if envpool is not None:
@@ -103,9 +120,10 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     load = f"load average {load_before[0]:.1f} before the run, {os.getloadavg()[0]:.1f} after (1-minute)"
     lines += ["", f"Machine: {cpu}, {os.cpu_count()} logical cores, {load}; {versions}; {datetime.date.today()}.",
-              f"Command: `python bench/bench_python.py --write docs/benchmarks.md` (median of {args.repeats} runs of "
-              f"~{args.seconds} s each; C++: `cugym bench --env CartPole-v1 --num-envs N --steps max(100, 2e8/N) "
-              f"--device cpu`, mode step)."]
+              f"Command: `python bench/bench_python.py --write docs/benchmarks.md` (Python: median of {args.repeats} "
+              f"alternating rounds of ~{args.seconds} s each; C++: `cugym bench --env CartPole-v1 --num-envs N "
+              f"--steps max(100, 2e8/N) --device cpu --mode step|actions`, the better of a run before and "
+              f"one after the Python rounds, each the median of 5 repeats)."]
     table = "\n".join(lines)
     print(table)
     if args.write:

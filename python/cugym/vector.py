@@ -128,12 +128,13 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._discrete = spec["action_space"]["kind"] == "discrete"
-        self._cpu = self.device == "cpu"
         self._base_seed = None if seed is None else _checked_seed(seed, self.num_envs)
         self._unseeded_resets = 0
         self._reset_done = False
         self._spec = spec
         self._episode_statistics = bool(episode_statistics)
+        if type(self).step is VectorEnv.step:
+            self.step = self._env.step  # the same call without this class's Python frame (see step)
 
     # -- reset and step -------------------------------------------------------------------------
 
@@ -185,19 +186,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     def step(self, actions):
         """One step of every env: ``(obs, rewards, terminations, truncations, infos)``.
 
-        The C++ step checks and converts the actions, steps, and builds the info dict of the
-        autoreset mode (on the CPU), so a NumPy action array costs one call."""
-        if type(actions) is not np.ndarray:
-            actions = self._actions(actions)
+        The C++ step takes the actions as they come (a NumPy array as it is; lists, scalars and
+        CPU tensors through ``np.asarray``; on CUDA any DLPack array on the device), checks them,
+        steps, and builds the info dict of the autoreset mode (on the CPU). An env of this class
+        binds ``step`` to that call directly, so a step costs one call from Python."""
         return self._env.step(actions)
-
-    def _actions(self, actions):
-        """Actions that are not a NumPy array: on the CPU converted with np.asarray (lists, scalars,
-        CPU tensors: a view when it can be); on CUDA device arrays (torch, JAX, CuPy: anything with
-        __dlpack__) are passed as they are. The C++ step checks dtype and shape either way."""
-        if not self._cpu and hasattr(actions, "__dlpack__") and not isinstance(actions, np.generic):
-            return actions
-        return np.asarray(actions)
 
     # -- rendering and the rest -----------------------------------------------------------------
 

@@ -74,8 +74,12 @@ std::string CpuActions::Expected() const {
 const void* CpuActions::Get(nb::handle actions) {
   ArrayInfo a;
   contiguous_ = nb::object();
-  if (!NumpyArrayInfo(actions, &a))
-    throw nb::type_error(("actions must be a NumPy array of shape " + Expected()).c_str());
+  if (!NumpyArrayInfo(actions, &a)) {  // a list, a scalar, a CPU tensor: through np.asarray (a view if it can)
+    contiguous_ = nb::module_::import_("numpy").attr("asarray")(actions);
+    if (!NumpyArrayInfo(contiguous_, &a))
+      throw nb::type_error(("actions must be an array of shape " + Expected()).c_str());
+    actions = contiguous_;
+  }
   const Space& space = spec_.action_space;
   const bool discrete = space.is_discrete();
   const int64_t dim = space.flat_size();

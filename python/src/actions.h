@@ -20,8 +20,9 @@ class CpuActions {
 
   // A pointer to num_envs int32 (Discrete) or num_envs * action_dim float32 (Box) actions: the
   // array's own data when it already is that, else this object's converted copy (valid until
-  // the next call). TypeError for a wrong kind of dtype or a non-NumPy object, ValueError for a
-  // wrong shape or an action outside a Discrete space.
+  // the next call). Anything else NumPy can read (a list, a scalar, a CPU tensor) goes through
+  // np.asarray first. TypeError for a wrong kind of dtype, ValueError for a wrong shape or an
+  // action outside a Discrete space.
   const void* Get(nanobind::handle actions);
 
   // "(n,) int32" or "(n, d) float32": what the step takes.
@@ -32,7 +33,7 @@ class CpuActions {
   int64_t n_;
   std::vector<int32_t> discrete_;
   std::vector<float> box_;
-  nanobind::object contiguous_;  // a C-contiguous copy of the last actions, when they were not
+  nanobind::object contiguous_;  // the last actions as a C-contiguous NumPy array, when they were not one
 };
 
 }  // namespace cugym::python

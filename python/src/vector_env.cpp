@@ -502,7 +502,7 @@ void BindVectorEnv(nb::module_& m) {
       .def_prop_ro("has_ended", &PyVectorEnv::has_ended)
       .def("reset", &PyVectorEnv::Reset, nb::arg("seed"))
       .def("reset_seeds", &PyVectorEnv::ResetSeeds, nb::arg("seeds"))
-      .def("step", &PyVectorEnv::Step, nb::arg("actions"))
+      .def("step", &PyVectorEnv::Step, nb::arg("actions").none())
       .def("reset_masked", &PyVectorEnv::ResetMasked, nb::arg("mask"))
       .def("done_indices", &PyVectorEnv::DoneIndices)
       .def("finished", &PyVectorEnv::Finished, nb::arg("indices"))

@@ -295,6 +295,29 @@ def test_integer_action_dtypes_and_views_step_alike():
         envs.step(np.array([0, 1, 2**40], np.uint64))
     with pytest.raises(TypeError, match="got dtype bool"):
         envs.step(np.ones(3, bool))
+    with pytest.raises(ValueError, match=r"shape \(3,\) int32, got shape \(\)"):
+        envs.step(None)
+    with pytest.raises(TypeError, match="got dtype <U1"):
+        envs.step(["a", "b", "c"])
+
+
+def test_step_is_the_native_call_unless_a_subclass_overrides_it():
+    """make_vec's envs bind step to the C++ call; a subclass's own step is still the one called."""
+    envs = cugym.make_vec("CartPole-v1", 2)
+    assert "step" in vars(envs)
+
+    class Counting(cugym.VectorEnv):
+        calls = 0
+
+        def step(self, actions):
+            Counting.calls += 1
+            return super().step(actions)
+
+    envs = Counting("CartPole-v1", 2)
+    assert "step" not in vars(envs)
+    envs.reset(seed=0)
+    obs = envs.step(np.zeros(2, np.int32))[0]
+    assert Counting.calls == 1 and obs.shape == (2, 4)
 
 
 def test_final_obs_entries_behave_as_none_and_infos_are_fresh():
