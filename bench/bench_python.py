@@ -6,8 +6,8 @@
 # statistics), NEXT_STEP with the episode statistics (the mode EnvPool and Gymnasium's vector
 # CartPole use: no per-env arrays), and NEXT_STEP without statistics (an empty or one-mask info).
 # C++ is timed in mode step (random actions drawn inside the step) and mode actions (an action
-# array handed to each Step call, as the Python loop does); ratios are to mode step, the faster of
-# the two or the same within noise since the given-action step was fixed. Developer tool only.
+# array handed to each Step call, as the Python loop does); ratios are to mode step, the issue's
+# reference (the two modes run within noise of each other). Developer tool only.
 #
 #   python bench/bench_python.py [--cugym build/cli/cugym] [--sizes 16,1024,65536] [--write docs/benchmarks.md]
 #

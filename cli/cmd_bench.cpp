@@ -38,9 +38,8 @@ int RunBench(const Registry& registry, int argc, char** argv) {
   if (args.help()) {
     std::cout << args.Usage(
         "Steps N envs for T steps with uniformly random actions (drawn on the device, or\n"
-        "given as arrays with --mode actions), autoreset on, and reports env steps per second (N*T/seconds), the "
-        "median of\n"
-        "R repeats after one untimed warm-up repeat.");
+        "given as arrays with --mode actions), autoreset on, and reports env steps per\n"
+        "second (N*T/seconds), the median of R repeats after one untimed warm-up repeat.");
     return 0;
   }
   const std::string id = args.String("--env");
