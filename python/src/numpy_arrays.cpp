@@ -7,10 +7,7 @@
 #include <nanobind/stl/string.h>
 #include <numpy/arrayobject.h>
 
-#include <cstdlib>
-#include <mutex>
-#include <new>
-#include <vector>
+#include <cstring>
 
 namespace nb = nanobind;
 
@@ -31,116 +28,141 @@ int TypeNum(NpType type) {
       return NPY_FLOAT32;
     case NpType::kFloat64:
       return NPY_FLOAT64;
+    case NpType::kObject:
+      return NPY_OBJECT;
   }
   return NPY_VOID;
 }
 
-// A view of `data` with `descr` (a reference the call steals) and `owner` as its base.
-PyObject* NewView(PyArray_Descr* descr, int ndim, npy_intp* dims, void* data, PyObject* owner) {
-  PyObject* array = PyArray_NewFromDescr(&PyArray_Type, descr, ndim, dims, nullptr, data, NPY_ARRAY_CARRAY, nullptr);
-  if (array == nullptr) return nullptr;
-  Py_INCREF(owner);
-  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(array), owner) < 0) {
-    Py_DECREF(array);
-    return nullptr;
+// Whether `obj` is an array of dtype type_num and this C-contiguous shape that owns its data and
+// that nothing but its one holder refers to, unchanged since it was made (see ArrayPool).
+bool Recyclable(PyObject* obj, int type_num, const std::vector<int64_t>& shape) {
+  if (Py_REFCNT(obj) != 1 || Py_TYPE(obj) != &PyArray_Type) return false;
+  auto* array = reinterpret_cast<PyArrayObject*>(obj);
+  constexpr int kFlags = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE | NPY_ARRAY_OWNDATA;
+  if ((PyArray_FLAGS(array) & (kFlags | NPY_ARRAY_WRITEBACKIFCOPY)) != kFlags) return false;
+  if (reinterpret_cast<PyArrayObject_fields*>(obj)->weakreflist != nullptr) return false;
+  const PyArray_Descr* descr = PyArray_DESCR(array);
+  if (descr->type_num != type_num || !PyArray_ISNOTSWAPPED(array) || PyDataType_HASFIELDS(descr)) return false;
+  if (PyArray_NDIM(array) != static_cast<int>(shape.size())) return false;
+  npy_intp stride = PyArray_ITEMSIZE(array);
+  for (int d = static_cast<int>(shape.size()); d-- > 0;) {
+    if (PyArray_DIM(array, d) != shape[d] || PyArray_STRIDE(array, d) != stride) return false;
+    stride *= shape[d];
   }
+  return true;
+}
+
+PyObject* NewArray(int type_num, const std::vector<int64_t>& shape) {
+  npy_intp dims[NPY_MAXDIMS];
+  for (size_t d = 0; d < shape.size(); ++d) dims[d] = static_cast<npy_intp>(shape[d]);
+  // Object arrays come zero-filled from NumPy (their entries are NULL until set).
+  PyObject* array = PyArray_SimpleNew(static_cast<int>(shape.size()), dims, type_num);
+  if (array == nullptr) throw nb::python_error();
   return array;
 }
 
-// The pool behind NewHostBlock: free blocks by size class (powers of two), a few per class. Each
-// block starts with a header that records its class; the data follows, 64-byte aligned.
-class BlockPool {
- public:
-  static constexpr std::size_t kHeader = 64;
-  static constexpr int kKeepPerClass = 4;
-
-  static BlockPool& Get() {
-    static BlockPool* pool = new BlockPool;  // never destroyed: arrays may outlive everything else
-    return *pool;
-  }
-
-  void* Take(std::size_t bytes) {
-    int size_class = 6;
-    while ((std::size_t{1} << size_class) < bytes) ++size_class;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      std::vector<char*>& free = free_[size_class];
-      if (!free.empty()) {
-        char* block = free.back();
-        free.pop_back();
-        return block + kHeader;
-      }
-    }
-    char* block = static_cast<char*>(std::aligned_alloc(64, kHeader + (std::size_t{1} << size_class)));
-    if (block == nullptr) throw std::bad_alloc();
-    *reinterpret_cast<int*>(block) = size_class;
-    return block + kHeader;
-  }
-
-  void Give(void* data) noexcept {
-    char* block = static_cast<char*>(data) - kHeader;
-    const int size_class = *reinterpret_cast<int*>(block);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      std::vector<char*>& free = free_[size_class];
-      if (free.size() < kKeepPerClass) {
-        free.push_back(block);  // capacity reserved below: no allocation here
-        return;
-      }
-    }
-    std::free(block);
-  }
-
- private:
-  BlockPool() {
-    for (auto& free : free_) free.reserve(kKeepPerClass);
-  }
-  std::mutex mutex_;
-  std::vector<char*> free_[64];
-};
-
 }  // namespace
 
-HostBlock NewHostBlock(std::size_t bytes) {
-  HostBlock block;
-  block.data = BlockPool::Get().Take(bytes);
-  block.owner = nb::capsule(block.data, [](void* p) noexcept { BlockPool::Get().Give(p); });
-  return block;
+ArrayPool::ArrayPool(NpType type, std::vector<int64_t> shape)
+    : type_num_(TypeNum(type)), shape_(std::move(shape)), ring_(8) {}
+
+ArrayPool::~ArrayPool() { Clear(); }
+
+void ArrayPool::Clear() {
+  while (count_ > 0) {  // popped before released: an object array's entries may run any code
+    PyObject* array = ring_[head_].array;
+    head_ = (head_ + 1) % ring_.size();
+    --count_;
+    Py_DECREF(array);
+  }
+}
+
+nb::object ArrayPool::Take(uint64_t round) {
+  PyObject* array = nullptr;
+  while (count_ > 0) {
+    const Entry front = ring_[head_];
+    const bool recyclable = Recyclable(front.array, type_num_, shape_);
+    if (!recyclable && Py_REFCNT(front.array) != 1 && front.round + 1 >= round)
+      break;  // handed out just now: likely back soon
+    head_ = (head_ + 1) % ring_.size();
+    --count_;
+    if (recyclable) {
+      array = front.array;
+      break;
+    }
+    Py_DECREF(front.array);  // kept by someone, or changed in place: theirs now
+  }
+  if (array == nullptr) array = NewArray(type_num_, shape_);
+  if (count_ == ring_.size()) {  // full: unroll into a ring twice the size
+    std::vector<Entry> grown(2 * ring_.size());
+    for (std::size_t j = 0; j < count_; ++j) grown[j] = ring_[(head_ + j) % ring_.size()];
+    ring_ = std::move(grown);
+    head_ = 0;
+  }
+  ring_[(head_ + count_) % ring_.size()] = {array, round};
+  ++count_;
+  Py_INCREF(array);
+  return nb::steal(array);
+}
+
+FinalObsPool::FinalObsPool(int64_t num_envs, int64_t obs_dim)
+    : n_(num_envs), row_shape_{obs_dim}, objects_(NpType::kObject, {num_envs}) {}
+
+FinalObsPool::~FinalObsPool() {
+  for (PyObject* row : free_rows_) Py_DECREF(row);
+}
+
+void FinalObsPool::Harvest(PyObject** items) {
+  std::vector<PyObject*> others;  // released after the loop: their destructors may run any code
+  auto take = [&](int64_t i) {
+    PyObject* item = items[i];
+    items[i] = nullptr;
+    if (Recyclable(item, NPY_FLOAT32, row_shape_))
+      free_rows_.push_back(item);  // the object array's reference, now ours
+    else
+      others.push_back(item);
+  };
+  // Most entries are NULL (envs that did not end): eight are tested at a time.
+  int64_t i = 0;
+  for (; i + 8 <= n_; i += 8) {
+    uintptr_t any = 0;
+    for (int j = 0; j < 8; ++j) any |= reinterpret_cast<uintptr_t>(items[i + j]);
+    if (any != 0)
+      for (int j = 0; j < 8; ++j)
+        if (items[i + j] != nullptr) take(i + j);
+  }
+  for (; i < n_; ++i)
+    if (items[i] != nullptr) take(i);
+  for (PyObject* item : others) Py_DECREF(item);
+}
+
+nb::object FinalObsPool::Make(const float* final_obs, const int64_t* idx, int64_t k, uint64_t round) {
+  nb::object array = objects_.Take(round);
+  PyObject** items = static_cast<PyObject**>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(array.ptr())));
+  Harvest(items);
+  const int64_t obs_dim = row_shape_[0];
+  for (int64_t j = 0; j < k; ++j) {
+    PyObject* row;
+    if (!free_rows_.empty()) {
+      row = free_rows_.back();  // the most recently used: warm in cache
+      free_rows_.pop_back();
+    } else {
+      row = NewArray(NPY_FLOAT32, row_shape_);
+    }
+    float* x = static_cast<float*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(row)));
+    const float* last = final_obs + idx[j] * obs_dim;
+    for (int64_t d = 0; d < obs_dim; ++d) x[d] = last[d];  // a few floats: no memcpy call
+    items[idx[j]] = row;                                   // our reference, now the object array's
+  }
+  return array;
 }
 
 void ImportNumpy() {
   if (_import_array() < 0) throw nb::python_error();
 }
 
-nb::object ArrayView(void* data, std::initializer_list<int64_t> shape, NpType type, nb::handle owner) {
-  npy_intp dims[4];
-  int ndim = 0;
-  for (int64_t d : shape) dims[ndim++] = static_cast<npy_intp>(d);
-  PyObject* array = NewView(PyArray_DescrFromType(TypeNum(type)), ndim, dims, data, owner.ptr());
-  if (array == nullptr) throw nb::python_error();
-  return nb::steal(array);
-}
-
-nb::object ObjectArrayOfRows(int64_t n, const int64_t* idx, int64_t k, float* rows, int64_t row_size,
-                             nb::handle owner) {
-  npy_intp dims[1] = {static_cast<npy_intp>(n)};
-  nb::object result = nb::steal(PyArray_SimpleNew(1, dims, NPY_OBJECT));
-  if (!result.is_valid()) throw nb::python_error();
-  PyObject** items = static_cast<PyObject**>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(result.ptr())));
-  PyArray_Descr* float32 = PyArray_DescrFromType(NPY_FLOAT32);
-  npy_intp row_dims[1] = {static_cast<npy_intp>(row_size)};
-  for (int64_t j = 0; j < k; ++j) {
-    Py_INCREF(float32);
-    PyObject* row = NewView(float32, 1, row_dims, rows + j * row_size, owner.ptr());
-    if (row == nullptr) {
-      Py_DECREF(float32);
-      throw nb::python_error();
-    }
-    items[idx[j]] = row;
-  }
-  Py_DECREF(float32);
-  return result;
-}
+void* ArrayData(nb::handle array) { return PyArray_DATA(reinterpret_cast<PyArrayObject*>(array.ptr())); }
 
 bool NumpyArrayInfo(nb::handle obj, ArrayInfo* info) {
   if (!PyArray_Check(obj.ptr())) return false;

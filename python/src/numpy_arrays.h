@@ -1,45 +1,90 @@
 // NumPy arrays made with NumPy's own C API, for the hot path of a CPU step: a step hands out a
-// dozen arrays (and one small row view per env that ended), and NumPy's constructors cost a
-// fraction of a generic buffer-protocol or DLPack export. The only file that includes NumPy's
-// headers is numpy_arrays.cpp; this header carries no NumPy types.
+// dozen arrays (and one small row array per env that ended), and NumPy's constructors cost more
+// than the step of a thousand envs when each array is made anew. The only file that includes
+// NumPy's headers is numpy_arrays.cpp; this header carries no NumPy types.
 #pragma once
 
 #include <nanobind/nanobind.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace cugym::python {
 
-enum class NpType { kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64 };
-
-// A host memory block for one call's arrays and the Python object that owns it (give it as the
-// arrays' `owner`). Blocks come from a small pool: when the last array viewing a block dies, the
-// block is kept for a later call of about the same size instead of going back to malloc, which
-// spares a step's large allocations (and, for big batches, their page faults). A block is reused
-// only after every array viewing it is gone, so arrays that are alive never share memory.
-struct HostBlock {
-  void* data = nullptr;
-  nanobind::object owner;
-};
-HostBlock NewHostBlock(std::size_t bytes);
+enum class NpType { kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64, kObject };
 
 // Loads NumPy's C API; call once when the module is imported (raises ImportError without NumPy).
 void ImportNumpy();
 
-// A new C-contiguous, writable NumPy array over `data`, which `owner` keeps alive (the array holds
-// a reference to it).
-nanobind::object ArrayView(void* data, std::initializer_list<int64_t> shape, NpType type, nanobind::handle owner);
+// C-contiguous NumPy arrays of one dtype and shape that own their data, handed out again once
+// nothing but the pool refers to them: NumPy's own rule for reusing a temporary (a reference
+// count of one). An array is recycled only when no Python object, view or buffer export holds it
+// (a view of an array that owns its data holds a reference to it), so arrays that a caller keeps
+// never change and arrays alive at once never share memory; only a raw pointer kept past the
+// array's life (`a.ctypes.data`) can see a recycled array's new contents, as it could see malloc
+// reuse a freed one. An array whose shape, strides, dtype or flags were changed in place, or that
+// has a weak reference, is never recycled.
+//
+// Take(round): `round` counts the caller's calls (each step one more). The array handed out
+// longest ago comes back first; one still held after a round has passed is left to its holder
+// (the pool forgets it), so a caller that keeps every array costs the pool only the check.
+// Needs the GIL, as does destroying the pool.
+class ArrayPool {
+ public:
+  ArrayPool(NpType type, std::vector<int64_t> shape);
+  ArrayPool(const ArrayPool&) = delete;
+  ArrayPool& operator=(const ArrayPool&) = delete;
+  ~ArrayPool();
 
-// A new object array of n entries: None, except at each of the k env indices idx[j], where it
-// holds a new float32 array of shape (row_size,) viewing rows + j * row_size (kept alive by
-// `owner`). Gymnasium's final_obs layout. The None entries are NULL pointers, which NumPy reads
-// as None everywhere (indexing, iteration, tolist, pickling, copies): filling and later clearing
-// n references to None would cost more than the rest of a step's info dict.
-nanobind::object ObjectArrayOfRows(int64_t n, const int64_t* idx, int64_t k, float* rows, int64_t row_size,
-                                   nanobind::handle owner);
+  // An array no other object refers to. Contents: whatever was last written (a recycled object
+  // array keeps its entries); a new array's are uninitialized, except that a new object array's
+  // entries are NULL, which NumPy reads as None everywhere (indexing, iteration, tolist,
+  // pickling, copies).
+  nanobind::object Take(uint64_t round);
+  // Forgets every array (the ones still held elsewhere live on).
+  void Clear();
+
+ private:
+  struct Entry {
+    PyObject* array;  // an owned reference
+    uint64_t round;   // when it was last handed out
+  };
+  int type_num_;
+  std::vector<int64_t> shape_;
+  std::vector<Entry> ring_;  // oldest first from head_, count_ of them (a ring: no allocation per Take)
+  std::size_t head_ = 0, count_ = 0;
+};
+
+// Gymnasium's final_obs for a SAME_STEP step of n envs: an object array of n entries, NULL (None)
+// except at the envs that ended, each a float32 array of obs_dim holding its last observation.
+// The object arrays are recycled as ArrayPool's are, and so are the row arrays in them: a
+// recycled object array's rows that nothing else holds are kept for the next one, the others are
+// left to their holders. Needs the GIL, as does destroying it.
+class FinalObsPool {
+ public:
+  FinalObsPool(int64_t num_envs, int64_t obs_dim);
+  FinalObsPool(const FinalObsPool&) = delete;
+  FinalObsPool& operator=(const FinalObsPool&) = delete;
+  ~FinalObsPool();
+
+  // final_obs: [num_envs, obs_dim] (the env's); idx: the k envs that ended, in any order.
+  nanobind::object Make(const float* final_obs, const int64_t* idx, int64_t k, uint64_t round);
+
+ private:
+  // Empties a recycled object array, keeping its rows that nothing else holds.
+  void Harvest(PyObject** items);
+
+  int64_t n_;
+  std::vector<int64_t> row_shape_;  // {obs_dim}
+  ArrayPool objects_;
+  std::vector<PyObject*> free_rows_;  // owned references to row arrays nothing else refers to
+};
+
+// The data of a NumPy array (`array` must be one).
+void* ArrayData(nanobind::handle array);
 
 // What a step needs to know of a NumPy array passed as actions; false if `obj` is not a NumPy
 // array (an exact np.ndarray or a subclass).

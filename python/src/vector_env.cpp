@@ -1,6 +1,7 @@
-// Python bindings of cugym's VectorEnv: each call hands its results out as new arrays that the
-// C++ step itself filled (VectorEnv::SetOutputs), NumPy on the CPU and DLPack-capable device
-// arrays on CUDA, with the GIL released while the envs step. On the CPU a step also builds
+// Python bindings of cugym's VectorEnv: each call hands its results out as arrays new to the
+// caller that the C++ step itself filled (VectorEnv::SetOutputs), NumPy on the CPU (recycled from
+// earlier calls once nothing refers to them, numpy_arrays.h) and DLPack-capable device arrays on
+// CUDA, with the GIL released while the envs step. On the CPU a step also builds
 // Gymnasium's info dict for its autoreset mode (final_obs, final_info, episode statistics) in one
 // pass over the envs that ended, and keeps the modes' bookkeeping, so cugym/vector.py's step is
 // one call. Argument checks raise Python exceptions naming what was wrong.
@@ -62,7 +63,9 @@ class PyVectorEnv {
         actions_(spec_, num_envs),
         pending_(static_cast<size_t>(num_envs)),
         ended_(static_cast<size_t>(num_envs)),
-        episode_start_(static_cast<size_t>(num_envs)) {}
+        episode_start_(static_cast<size_t>(num_envs)) {
+    if (device_ == Device::kCpu) pools_ = std::make_unique<Pools>(num_envs, spec_.obs_dim());
+  }
 
   std::string device() const { return DeviceName(device_); }
   int64_t num_envs() const { return n_; }
@@ -169,9 +172,9 @@ class PyVectorEnv {
       nb::gil_scoped_release release;
       Buffer<uint8_t> device_mask(device_, static_cast<size_t>(n_));
       device_mask.FromHost(m, static_cast<size_t>(n_));
-      CopyBytes(out.obs_ptr, device_, previous_obs, device_, sizeof(float) * n_ * spec_.obs_dim());
+      CopyBytes(out.pointers.obs, device_, previous_obs, device_, sizeof(float) * n_ * spec_.obs_dim());
       env.SetOutputs(out.pointers);
-      last_outputs_ = out.owner;
+      last_outputs_ = out;
       env.ResetMasked(device_mask.data());
       if (device_ == Device::kCuda) Synchronize(device_);
     }
@@ -252,15 +255,28 @@ class PyVectorEnv {
   void Close() {
     if (env_) env_->SetOutputs({});
     env_.reset();
-    last_outputs_ = nb::object();
+    last_outputs_ = Outputs();
+    pools_.reset();
   }
   bool closed() const { return env_ == nullptr; }
 
  private:
   struct Outputs {
     StepOutputs pointers;
-    float* obs_ptr = nullptr;
-    nb::object owner, obs, rewards, terminated, truncated;
+    nb::object obs, rewards, terminated, truncated;
+  };
+
+  // The CPU's recycled arrays, one pool per dtype and shape (see ArrayPool).
+  struct Pools {
+    Pools(int64_t n, int64_t obs_dim)
+        : obs(NpType::kFloat32, {n, obs_dim}),
+          rewards(NpType::kFloat32, {n}),
+          flags(NpType::kBool, {n}),
+          doubles(NpType::kFloat64, {n}),
+          ints(NpType::kInt64, {n}),
+          final_obs(n, obs_dim) {}
+    ArrayPool obs, rewards, flags, doubles, ints;
+    FinalObsPool final_obs;
   };
 
   // The info dict of a CPU step whose outputs are `out` (see Step), and the autoreset bookkeeping.
@@ -286,46 +302,49 @@ class PyVectorEnv {
       for (int64_t j = 0; j < k; ++j) ended_[done_idx_[j]] = 1;
       any_ended_ = true;
     }
-    // One block: final observation rows (SAME_STEP), then r, l, t over all envs (statistics),
-    // then the done mask. Gymnasium's layout has zeros in r, l, t where an env did not end.
+    // Gymnasium's layout: the done mask, and r, l, t over all envs with zeros where an env did
+    // not end; SAME_STEP adds final_obs, None except for one row array per ended env.
     const bool same_step = mode_ == Autoreset::kSameStep;
-    const size_t n = static_cast<size_t>(n_), obs_dim = static_cast<size_t>(spec_.obs_dim());
-    const size_t rows_bytes = same_step ? RoundUp(sizeof(float) * k * obs_dim) : 0;
-    const size_t stats_bytes = statistics_ ? 3 * RoundUp(8 * n) : 0;
-    HostBlock host = NewHostBlock(rows_bytes + stats_bytes + n);
-    char* block = static_cast<char*>(host.data);
-    const nb::object& owner = host.owner;
-    float* rows = reinterpret_cast<float*>(block);
-    double* r = reinterpret_cast<double*>(block + rows_bytes);
-    int64_t* l = reinterpret_cast<int64_t*>(block + rows_bytes + RoundUp(8 * n));
-    double* t = reinterpret_cast<double*>(block + rows_bytes + 2 * RoundUp(8 * n));
-    bool* done = reinterpret_cast<bool*>(block + rows_bytes + stats_bytes);
+    const size_t n = static_cast<size_t>(n_);
+    Pools& pool = *pools_;
+    nb::object done_array = pool.flags.Take(round_);
+    bool* done = static_cast<bool*>(ArrayData(done_array));
     std::memset(done, 0, n);
-    if (statistics_) std::memset(r, 0, stats_bytes);
+    nb::object r_array, l_array, t_array, final_obs_array;
+    double *r = nullptr, *t = nullptr;
+    int64_t* l = nullptr;
+    if (statistics_) {
+      r_array = pool.doubles.Take(round_);
+      l_array = pool.ints.Take(round_);
+      t_array = pool.doubles.Take(round_);
+      r = static_cast<double*>(ArrayData(r_array));
+      l = static_cast<int64_t*>(ArrayData(l_array));
+      t = static_cast<double*>(ArrayData(t_array));
+      std::memset(r, 0, 8 * n);
+      std::memset(l, 0, 8 * n);
+      std::memset(t, 0, 8 * n);
+    }
     const VectorEnv& env = *env_;
-    const float* final_obs = env.final_obs();
+    if (same_step) final_obs_array = pool.final_obs.Make(env.final_obs(), done_idx_.data(), k, round_);
     const float* returns = env.episode_returns();
     const int32_t* lengths = env.episode_lengths();
     for (int64_t j = 0; j < k; ++j) {
       const int64_t i = done_idx_[j];
       done[i] = true;
-      if (same_step)  // a few floats: a loop, not memcpy's string instructions
-        for (size_t d = 0; d < obs_dim; ++d) rows[j * obs_dim + d] = final_obs[i * obs_dim + d];
       if (statistics_) {
         r[i] = returns[i];
         l[i] = lengths[i];
-        t[i] = std::round((now - episode_start_[i]) * 1e6) / 1e6;  // Gymnasium rounds to 6 places
+        t[i] = std::rint((now - episode_start_[i]) * 1e6) / 1e6;  // np.round(x, 6), as Gymnasium
       }
       episode_start_[i] = now;
     }
     const Keys& key = Keys::Get();
-    nb::object done_array = ArrayView(done, {n_}, NpType::kBool, owner);
     nb::dict stats;
     if (statistics_) {
       nb::dict episode;
-      episode[key.r] = ArrayView(r, {n_}, NpType::kFloat64, owner);
-      episode[key.l] = ArrayView(l, {n_}, NpType::kInt64, owner);
-      episode[key.t] = ArrayView(t, {n_}, NpType::kFloat64, owner);
+      episode[key.r] = r_array;
+      episode[key.l] = l_array;
+      episode[key.t] = t_array;
       episode[key.mask_r] = done_array;
       episode[key.mask_l] = done_array;
       episode[key.mask_t] = done_array;
@@ -334,7 +353,7 @@ class PyVectorEnv {
     }
     if (!same_step) return std::move(stats);
     nb::dict infos;
-    infos[key.final_obs] = ObjectArrayOfRows(n_, done_idx_.data(), k, rows, spec_.obs_dim(), owner);
+    infos[key.final_obs] = final_obs_array;
     infos[key.mask_final_obs] = done_array;
     infos[key.final_info] = stats;
     infos[key.mask_final_info] = done_array;
@@ -342,19 +361,23 @@ class PyVectorEnv {
   }
 
   // Writes the indices of the envs whose terminated or truncated flag is set to done_idx_ and
-  // returns how many there are. Ended envs are few: eight flags at a time are skipped when clear.
+  // returns how many there are. Ended envs are few and scattered, so a branch per env or per word
+  // would mispredict often: the flags (0 or 1) of 64 envs become one 64-bit mask without a
+  // branch (eight bytes read as a word, a multiply gathering their low bits into one byte), and
+  // only its set bits are visited.
   int64_t EndedEnvs(const uint8_t* term, const uint8_t* trunc) {
     done_idx_.resize(static_cast<size_t>(n_));
     int64_t k = 0, i = 0;
-    for (; i + 8 <= n_; i += 8) {
-      uint64_t a, b;
-      std::memcpy(&a, term + i, 8);
-      std::memcpy(&b, trunc + i, 8);
-      if ((a | b) == 0) continue;
-      for (int64_t j = i; j < i + 8; ++j) {
-        done_idx_[k] = j;
-        k += (term[j] | trunc[j]) != 0;
+    for (; i + 64 <= n_; i += 64) {
+      uint64_t set = 0;
+      for (int w = 0; w < 8; ++w) {
+        uint64_t a, b;
+        std::memcpy(&a, term + i + 8 * w, 8);
+        std::memcpy(&b, trunc + i + 8 * w, 8);
+        // Little-endian: byte j is env i + 8w + j; the multiply moves bit 8j to bit 56 + j.
+        set |= ((((a | b) & 0x0101010101010101u) * 0x0102040810204080u) >> 56) << (8 * w);
       }
+      for (; set != 0; set &= set - 1) done_idx_[k++] = i + __builtin_ctzll(set);
     }
     for (; i < n_; ++i) {
       done_idx_[k] = i;
@@ -405,43 +428,40 @@ class PyVectorEnv {
     return *env_;
   }
 
-  // New output arrays for one call, in one block; by default the env writes into them next. The
-  // env keeps a reference to the block it writes into, so its outputs stay valid for calls that
-  // read them later (done_indices, finished, a masked reset) even when Python dropped the arrays.
+  // New output arrays for one call; by default the env writes into them next. On the CPU they
+  // come from the pools (recycled once nothing else holds them), on CUDA from one device block.
+  // last_outputs_ keeps the arrays the env writes into, so its outputs stay valid for calls that
+  // read them later (done_indices, finished, a masked reset) even when Python dropped the arrays,
+  // and a pool never hands them out while the env points at them.
   Outputs Allocate(bool point_env_at_them = true) {
-    const size_t n = static_cast<size_t>(n_), obs_dim = static_cast<size_t>(spec_.obs_dim());
-    const size_t obs_bytes = RoundUp(sizeof(float) * n * obs_dim), reward_bytes = RoundUp(sizeof(float) * n),
-                 flag_bytes = RoundUp(n);
-    const size_t bytes = obs_bytes + reward_bytes + 2 * flag_bytes;
+    ++round_;
     Outputs out;
-    char* block;
     if (device_ == Device::kCpu) {
-      HostBlock host = NewHostBlock(bytes);
-      block = static_cast<char*>(host.data);
-      out.owner = std::move(host.owner);
+      Pools& pool = *pools_;
+      out.obs = pool.obs.Take(round_);
+      out.rewards = pool.rewards.Take(round_);
+      out.terminated = pool.flags.Take(round_);
+      out.truncated = pool.flags.Take(round_);
+      out.pointers = {static_cast<float*>(ArrayData(out.obs)), static_cast<float*>(ArrayData(out.rewards)),
+                      static_cast<uint8_t*>(ArrayData(out.terminated)),
+                      static_cast<uint8_t*>(ArrayData(out.truncated))};
     } else {
-      block = static_cast<char*>(AllocateBytes(device_, bytes));
-      out.owner = OwnerOf(block, device_);
-    }
-    out.obs_ptr = reinterpret_cast<float*>(block);
-    out.pointers = {out.obs_ptr, reinterpret_cast<float*>(block + obs_bytes),
-                    reinterpret_cast<uint8_t*>(block + obs_bytes + reward_bytes),
-                    reinterpret_cast<uint8_t*>(block + obs_bytes + reward_bytes + flag_bytes)};
-    const int64_t d = spec_.obs_dim();
-    if (device_ == Device::kCpu) {
-      out.obs = ArrayView(out.pointers.obs, {n_, d}, NpType::kFloat32, out.owner);
-      out.rewards = ArrayView(out.pointers.rewards, {n_}, NpType::kFloat32, out.owner);
-      out.terminated = ArrayView(out.pointers.terminated, {n_}, NpType::kBool, out.owner);
-      out.truncated = ArrayView(out.pointers.truncated, {n_}, NpType::kBool, out.owner);
-    } else {
-      out.obs = ExportDevice(out.pointers.obs, {n, obs_dim}, out.owner);
-      out.rewards = ExportDevice(out.pointers.rewards, {n}, out.owner);
-      out.terminated = ExportDevice(reinterpret_cast<bool*>(out.pointers.terminated), {n}, out.owner);
-      out.truncated = ExportDevice(reinterpret_cast<bool*>(out.pointers.truncated), {n}, out.owner);
+      const size_t n = static_cast<size_t>(n_), obs_dim = static_cast<size_t>(spec_.obs_dim());
+      const size_t obs_bytes = RoundUp(sizeof(float) * n * obs_dim), reward_bytes = RoundUp(sizeof(float) * n),
+                   flag_bytes = RoundUp(n);
+      char* block = static_cast<char*>(AllocateBytes(device_, obs_bytes + reward_bytes + 2 * flag_bytes));
+      nb::capsule owner = OwnerOf(block, device_);
+      out.pointers = {reinterpret_cast<float*>(block), reinterpret_cast<float*>(block + obs_bytes),
+                      reinterpret_cast<uint8_t*>(block + obs_bytes + reward_bytes),
+                      reinterpret_cast<uint8_t*>(block + obs_bytes + reward_bytes + flag_bytes)};
+      out.obs = ExportDevice(out.pointers.obs, {n, obs_dim}, owner);
+      out.rewards = ExportDevice(out.pointers.rewards, {n}, owner);
+      out.terminated = ExportDevice(reinterpret_cast<bool*>(out.pointers.terminated), {n}, owner);
+      out.truncated = ExportDevice(reinterpret_cast<bool*>(out.pointers.truncated), {n}, owner);
     }
     if (point_env_at_them) {
       env_->SetOutputs(out.pointers);
-      last_outputs_ = out.owner;
+      last_outputs_ = out;
     }
     return out;
   }
@@ -485,7 +505,9 @@ class PyVectorEnv {
   bool any_pending_ = false, any_ended_ = false;
   std::vector<double> episode_start_;  // seconds (steady clock) when each env's episode began
   std::vector<int64_t> done_idx_;
-  nb::object last_outputs_;  // the block the env writes into (see Allocate)
+  Outputs last_outputs_;          // the arrays the env writes into (see Allocate)
+  std::unique_ptr<Pools> pools_;  // CPU only
+  uint64_t round_ = 0;            // calls that handed out arrays (ArrayPool::Take)
 };
 
 }  // namespace

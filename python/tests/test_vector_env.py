@@ -376,3 +376,120 @@ def test_per_env_seed_lists():
     b.reset(seed=[4, 8, 15, 16, 23])
     assert a.np_random_seed == (4, 8, 15, 16, 23)
     np.testing.assert_array_equal(a.reset()[0], b.reset()[0])
+
+
+def _trajectory(envs, actions, keep):
+    """Steps `envs` through `actions` and returns copies of everything each step gave; `keep(out)`
+    decides what of each step's results the caller holds on to (and may alter) meanwhile."""
+    envs.reset(seed=11)
+    copies, held = [], []
+    for a in actions:
+        out = envs.step(a)
+        obs, rew, term, trunc, infos = out
+        assert all(x.flags.writeable and x.flags.c_contiguous for x in out[:4])
+        fo = infos.get("final_obs")
+        copies.append((obs.copy(), rew.copy(), term.copy(), trunc.copy(),
+                       None if fo is None else [None if x is None else x.copy() for x in fo],
+                       {k: v.copy() for k, v in infos.get("final_info", {}).get("episode", {}).items()}))
+        held.append(keep(out))
+        del out, obs, rew, term, trunc, infos, fo
+    return copies, held
+
+
+@pytest.mark.parametrize("mode", ["SameStep", "NextStep"])
+def test_recycled_results_never_change_what_a_caller_holds(mode):
+    """Results are recycled once nothing refers to them (ArrayPool): whatever the caller keeps,
+    alters or views, every step's results are the same values, a kept array never changes, and
+    arrays changed in place (shape, dtype, flags, weak references) or entries put into final_obs
+    never come back in later results."""
+    import weakref
+    n = 64
+    rng = np.random.default_rng(5)
+    actions = [rng.integers(0, 2, n).astype(np.int32) for _ in range(120)]
+    reference, _ = _trajectory(cugym.make_vec("CartPole-v1", n, autoreset_mode=mode), actions, lambda out: None)
+
+    def meddle(out):
+        obs, rew, term, trunc, infos = out
+        t = len(meddle.calls)
+        meddle.calls.append(t)
+        kept = []
+        if t % 5 == 0:
+            kept.append((obs, obs.copy()))                     # a whole array, checked below
+        if t % 5 == 1:
+            kept.append((obs[3:7, 1:], obs[3:7, 1:].copy()))   # only a view of one
+        if t % 5 == 2:
+            kept.append((memoryview(rew), rew.copy()))         # a buffer export
+        if t % 5 == 4:
+            obs.shape = (n * 4,)                               # changed in place, then dropped
+            rew.dtype = np.int32
+            term.flags.writeable = False
+            meddle.weak.append((weakref.ref(trunc), trunc.copy()))
+        fo = infos.get("final_obs")
+        if fo is not None and t % 3 == 0:
+            ended = np.flatnonzero(infos["_final_obs"])
+            kept.append((fo[ended[0]], fo[ended[0]].copy()))   # one row, not the dict
+            fo[ended[-1]] = "not an array"                     # the object array altered, then dropped
+            if len(ended) > 2:
+                fo[ended[1]].shape = (2, 2)                    # a row changed in place
+        if fo is None and t % 3 == 1:
+            kept.append((infos, None))                         # an info dict kept whole
+        return kept
+
+    meddle.calls, meddle.weak = [], []
+    envs = cugym.make_vec("CartPole-v1", n, autoreset_mode=mode)
+    got, held = _trajectory(envs, actions, meddle)
+    for ref, out in zip(reference, got):
+        for a, b in zip(ref[:4], out[:4]):
+            np.testing.assert_array_equal(a, b)
+            assert a.dtype == b.dtype
+        if ref[4] is None:
+            assert out[4] is None
+        else:
+            assert [x is None for x in ref[4]] == [x is None for x in out[4]]
+            for a, b in zip(ref[4], out[4]):
+                if a is not None:
+                    np.testing.assert_array_equal(a, b)
+                    assert b.shape == (4,) and b.dtype == np.float32
+        assert ref[5].keys() == out[5].keys()
+        for k in ref[5]:
+            if k == "t":  # wall time: zero where no episode ended
+                np.testing.assert_array_equal(ref[5][k] == 0, out[5][k] == 0)
+            else:
+                np.testing.assert_array_equal(ref[5][k], out[5][k])
+    for kept in held:
+        for view, copy in kept:
+            if copy is not None:
+                np.testing.assert_array_equal(np.asarray(view), copy)
+    for w, copy in meddle.weak:  # never recycled: freed, or alive and unchanged
+        if w() is not None:
+            np.testing.assert_array_equal(w(), copy)
+    *_, infos = envs.step(actions[0])
+    envs.close()
+    for kept in held:  # the arrays outlive the env
+        for view, copy in kept:
+            if copy is not None:
+                np.testing.assert_array_equal(np.asarray(view), copy)
+
+
+def test_results_dropped_by_the_caller_are_recycled():
+    """A step whose results nobody kept gives their arrays to a later step instead of allocating
+    new ones: the data of a few arrays cycles, even while the caller allocates arrays of the same
+    size (which would take memory freed to the allocator)."""
+    n = 256
+    for mode in ("SameStep", "NextStep"):
+        envs = cugym.make_vec("CartPole-v1", n, autoreset_mode=mode)
+        envs.reset(seed=0)
+        addresses, rows, blockers = set(), set(), []
+        for t in range(40):
+            obs, rew, term, trunc, infos = envs.step(np.ones(n, np.int32))
+            addresses.add(obs.ctypes.data)
+            if "final_obs" in infos:
+                rows.update(x.ctypes.data for x in infos["final_obs"] if x is not None)
+            del obs, rew, term, trunc, infos
+            blockers.append(np.empty((n, 4), np.float32))
+            blockers.append(np.empty(4, np.float32))
+        assert len(addresses) <= 4, (mode, len(addresses))
+        if mode == "SameStep":
+            assert 0 < len(rows) <= 2 * n
+            assert len(rows) < 40 * 4
+        envs.close()
