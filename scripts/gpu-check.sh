@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# GPU check for a machine with an NVIDIA GPU (no network needed, installs nothing), in two parts
-# that each fit one call of at most 8 minutes on the lent H200 machine (16 cores):
+# GPU check for a machine with an NVIDIA GPU (no network needed, installs nothing outside the
+# repository), in three parts that each fit one call of at most 8 minutes on the lent H200
+# machine (16 cores):
 #   scripts/gpu-check.sh build [--slow]  probe, CUDA build for sm_90 into build-gpu (no SDL2/Box2D),
 #                                        then ctest -j with CUGYM_REQUIRE_GPU=1 (a CUDA case that
 #                                        skips is a failure); --slow adds the slow learning tests
 #   scripts/gpu-check.sh bench           reuses build-gpu (builds cugym and the nn bench if absent):
 #                                        env steps/s beside the bandwidth bound, nn updates/s, and
 #                                        the shipped DQN configs trained on cuda over seeds, judged
-#   scripts/gpu-check.sh all             both, one after the other
+#   scripts/gpu-check.sh python          the Python package built with CUDA for sm_90 by this machine's
+#                                        python3 (pip, no build isolation, no index: nanobind,
+#                                        scikit-build-core, numpy there; gymnasium there or carried
+#                                        as wheels in .whl/), then python/tests with
+#                                        CUGYM_REQUIRE_GPU=1 (test_cuda.py: DLPack with PyTorch,
+#                                        CuPy and JAX, the CPU's bits, stream ordering)
+#   scripts/gpu-check.sh all             build, bench and python, one after the other
+#   scripts/gpu-check.sh wheels          on the development machine (PyPI): downloads the pure-Python
+#                                        wheels the python part needs into .whl/ (gymnasium,
+#                                        farama-notifications); carry .whl in the device call
 # Options: --dry-run  print the probe and every command a part would run, run none of them
 #          --rehearse no GPU needed: cpu wherever cuda, 1/64 of the env counts, fewer seeds; checks
 #                     the script itself (its parsing and judging) on a machine without a GPU
@@ -27,6 +37,10 @@
 #          CartPole on the CPU together, each cut off at 150 s: 1-5 minutes. Expected: 3-5
 #          minutes, at most 7 (plus a minute to build cugym where the build part did not run).
 #          --rehearse on the 2-core machine: 2 minutes for both parts.
+#   python: pip build of the extension with CUDA (core, envs, nn, agents and the bindings; no
+#          tests, no CLI): about 1 minute on 16 cores; pytest python/tests: under a minute
+#          (importing PyTorch and JAX is most of it). --rehearse builds CPU-only and runs
+#          test_cuda.py on the CPU back end (CUGYM_CUDA_TESTS_ON_CPU=1): 4 minutes on 2 cores.
 set -uo pipefail
 export LC_ALL=C  # '.' decimal point in printf
 
@@ -39,11 +53,11 @@ dry=0
 rehearse=0
 for arg in "$@"; do
   case "$arg" in
-    build|bench|all) part="$arg" ;;
+    build|bench|python|all|wheels) part="$arg" ;;
     --slow) slow=1 ;;
     --dry-run) dry=1 ;;
     --rehearse) rehearse=1 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown argument '$arg' (try --help)" >&2; exit 64 ;;
   esac
 done
@@ -252,17 +266,74 @@ part_bench() {
     --bar "mountain_car-$dev:-110:0" --bar "cartpole-cpu:475:0"
 }
 
+# The wheels the python part installs from .whl/ (pure Python, so any platform's pip fetches them).
+python_wheels=(gymnasium==1.4.0 farama-notifications==0.0.4)
+
+part_wheels() {
+  banner "wheels for the python part (into .whl/)"
+  run python3 -m pip download -q --no-deps --only-binary=:all: -d "$root/.whl" "${python_wheels[@]}" ||
+    { echo "gpu-check: pip download failed (this needs PyPI: run it on the development machine)"; return 4; }
+  [ "$dry" -eq 1 ] || ls -1 "$root/.whl"
+}
+
+part_python() {
+  banner "python part: probe"
+  probe || return $?
+  local dir="$root/build-gpu-python" site="$root/build-gpu-python/site"
+  if [ -d "$root/.whl" ] && ls "$root"/.whl/*.whl >/dev/null 2>&1; then
+    run python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" \
+      "$root"/.whl/*.whl || { echo "gpu-check: installing .whl/ failed"; return 4; }
+  fi
+  export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+  echo "+ python3 -c 'import nanobind, scikit_build_core, numpy, gymnasium, pytest'"
+  if [ "$dry" -eq 0 ] && ! python3 -c 'import nanobind, scikit_build_core, numpy, gymnasium, pytest'; then
+    echo "gpu-check: missing: a Python package the python part needs (gymnasium: run scripts/gpu-check.sh wheels here and carry .whl)"
+    return 4
+  fi
+  banner "pip install . (CUDA for sm_${CUGYM_GPU_ARCH:-90}, into $site)"
+  local cuda=ON t0=$SECONDS
+  [ "$rehearse" -eq 0 ] || cuda=OFF
+  if ! CUGYM_CUDA=$cuda CMAKE_BUILD_PARALLEL_LEVEL="$cores" run python3 -m pip install -q --no-build-isolation \
+      --no-deps --no-index --upgrade --target "$site" "-Cbuild-dir=$dir/build" \
+      "-Ccmake.define.CMAKE_CUDA_ARCHITECTURES=${CUGYM_GPU_ARCH:-90}" "$root"; then
+    echo "gpu-check: BUILD FAILED (pip install .)"
+    return 1
+  fi
+  local build_s=$((SECONDS - t0))
+  banner "pytest python/tests"
+  local log="$dir/pytest-gpu.log" rc=0 env_args=(CUGYM_REQUIRE_GPU=1)
+  [ "$rehearse" -eq 0 ] || env_args=(CUGYM_CUDA_TESTS_ON_CPU=1)
+  t0=$SECONDS
+  local cmd=(env "${env_args[@]}" python3 -m pytest -q -rs -p no:cacheprovider "$root/python/tests")
+  [ "$rehearse" -eq 0 ] || cmd=(env "${env_args[@]}" python3 -m pytest -q -rs -p no:cacheprovider "$root/python/tests/test_cuda.py")
+  echo "+ (cd $dir && ${cmd[*]})"
+  [ "$dry" -eq 0 ] || return 0
+  (cd "$dir" && "${cmd[@]}") 2>&1 | tee "$log" || rc=$?
+  [ -z "${OUT:-}" ] || cp "$log" "$OUT/pytest-gpu.log"
+  banner "summary: python part (paste into docs/benchmarks.md)"
+  echo "python part: pip build ${build_s} s, pytest $((SECONDS - t0)) s: $(grep -E '[0-9]+ (passed|failed)' "$log" | tail -n 1)"
+  if [ "$rc" -ne 0 ]; then
+    echo "gpu-check: PYTHON TESTS FAILED (pytest exit $rc)"
+    return 2
+  fi
+}
+
 main() {
   local status=0
   case "$part" in
     build) part_build || status=$? ;;
     bench) part_bench || status=$? ;;
+    python) part_python || status=$? ;;
+    wheels) part_wheels || status=$? ;;
     all)
       part_build || status=$?
       if [ "$status" -eq 0 ] || [ "$status" -eq 2 ]; then
-        local bench_status=0
-        part_bench || bench_status=$?
-        [ "$status" -ne 0 ] || status=$bench_status
+        local next_status=0
+        part_bench || next_status=$?
+        [ "$status" -ne 0 ] || status=$next_status
+        next_status=0
+        part_python || next_status=$?
+        [ "$status" -ne 0 ] || status=$next_status
       fi
       ;;
   esac

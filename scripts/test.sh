@@ -6,7 +6,8 @@
 #   3. asan: CPU-only RelWithDebInfo build with ASan+UBSan into build-ci-asan, then ctest
 #   4. python: `pip install .` (CPU only) into a fresh venv in build-ci-python, the example
 #      plugin built against the cuda configuration's install, then pytest python/tests and
-#      bench/test_dqn_seeds.py
+#      bench/test_dqn_seeds.py, and python/tests/test_cuda.py again on the CPU back end
+#      (CUGYM_CUDA_TESTS_ON_CPU=1)
 # ctest skips tests labelled `slow` unless CUGYM_SLOW_TESTS=1.
 #   scripts/test.sh --quick   only the first configuration that can run (cuda, else asan)
 # Exits non-zero if any step fails; ends with one summary line per configuration.
@@ -19,7 +20,7 @@ quick=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -121,6 +122,11 @@ run_python() {
   (cd "$dir" && "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests" \
      "$root/bench/test_dqn_seeds.py") || rc=$?
   unset CUGYM_TEST_PLUGIN
+  # The GPU tests' logic on the CPU back end (they skip above without a GPU; test_cuda.py).
+  if [ "$rc" -eq 0 ]; then
+    (cd "$dir" && CUGYM_CUDA_TESTS_ON_CPU=1 "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider \
+       "$root/python/tests/test_cuda.py") || rc=$?
+  fi
   if [ "$rc" -eq 0 ]; then
     summary+=("python: PASS (pytest${plugin_note}) [$dir]")
   elif [ "$rc" -eq 5 ]; then
