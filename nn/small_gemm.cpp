@@ -11,15 +11,22 @@
 // scalar per multiply-add column.
 //
 // The vectors are GCC's generic vector type: its lanes are D's rows, so the compiler may map them
-// onto any hardware width without changing a single sum. `acc += a * b` must become one fused
-// multiply-add per lane; this file is compiled with -ffp-contract=fast (nn/CMakeLists.txt), and the
-// unit tests compare every entry with a scalar std::fma chain, bit for bit.
+// onto any hardware width without changing a single sum. Each multiply-add is an explicit fused
+// one (Fma below): GCC's contraction of `acc += a * b` under -ffp-contract=fast is not a promise,
+// and GCC 12 left some kernels as a multiply and an add with AVX2. The unit tests compare every
+// entry with a scalar std::fma chain, bit for bit.
 #include "nn/small_gemm.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
+
+#if defined(__FMA__) || defined(__AVX512F__)
+#include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 namespace cugym::nn::internal {
 namespace {
@@ -39,6 +46,23 @@ constexpr int kVecs = 4;  // 24 accumulators of AArch64's 32 vector registers
 constexpr int kCols = 6;
 constexpr int kTileRows = kVecs * kLanes;
 typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
+
+// a * b + c in every lane, rounded once.
+inline Vec Fma(Vec a, Vec b, Vec c) {
+#if defined(__AVX512F__)
+  return reinterpret_cast<Vec>(
+      _mm512_fmadd_ps(reinterpret_cast<__m512>(a), reinterpret_cast<__m512>(b), reinterpret_cast<__m512>(c)));
+#elif defined(__FMA__)
+  return reinterpret_cast<Vec>(
+      _mm256_fmadd_ps(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(b), reinterpret_cast<__m256>(c)));
+#elif defined(__aarch64__)
+  return reinterpret_cast<Vec>(
+      vfmaq_f32(reinterpret_cast<float32x4_t>(c), reinterpret_cast<float32x4_t>(a), reinterpret_cast<float32x4_t>(b)));
+#else  // no vector FMA (kHaveSmallGemm is false: the back end does not call SmallGemm)
+  for (int i = 0; i < kLanes; ++i) c[i] = std::fma(a[i], b[i], c[i]);
+  return c;
+#endif
+}
 
 // A strided matrix: element (i, j) at data[i * rs + j * cs].
 struct Strided {
@@ -100,8 +124,8 @@ void Kernel(const float* p, int64_t ldp, Strided q, int64_t k, int rows, float a
     for (int v = 0; v < vecs; ++v) std::memcpy(&a[v], p + l * ldp + v * kLanes, sizeof(Vec));
     const float* b = q.data + l * q.rs;
     for (int j = 0; j < cols; ++j) {
-      const float bj = b[j * q.cs];
-      for (int v = 0; v < vecs; ++v) acc[j][v] += a[v] * bj;
+      const Vec bj = Vec{} + b[j * q.cs];
+      for (int v = 0; v < vecs; ++v) acc[j][v] = Fma(a[v], bj, acc[j][v]);
     }
   }
   for (int j = 0; j < cols; ++j) Store<vecs>(acc[j], rows, alpha, beta, out + j * cs, rs);
