@@ -13,9 +13,10 @@
 #
 # Needs the cugym package installed (pip install .) and gymnasium; EnvPool is measured when it
 # imports (pip install envpool). Every Python loop steps with a fixed pool of pre-generated random
-# int32 action arrays, so env stepping is timed, not sampling. The Python loops are timed in
-# alternating rounds (this VM's speed drifts by tens of percent over minutes) and each figure is
-# the median over the rounds; the C++ figures are the better of one run before and one after.
+# int32 action arrays, so env stepping is timed, not sampling. This VM's speed drifts by tens of
+# percent over minutes, so everything is timed in rounds: in each, every Python loop and then
+# `cugym bench` in both modes, back to back. Rates are medians over the rounds, and a ratio is the
+# median of the rounds' ratios, so it compares figures taken seconds apart.
 # --write replaces the block between <!-- BEGIN python-cpu --> and <!-- END python-cpu -->.
 import argparse
 import datetime
@@ -29,6 +30,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN, END = "<!-- BEGIN python-cpu -->", "<!-- END python-cpu -->"
+LOOPS = ("SAME_STEP", "NEXT_STEP", "no info")  # cugym's Python loops (the peers' names in main)
 
 
 def timed_rate(step, n, seconds, actions):
@@ -40,8 +42,18 @@ def timed_rate(step, n, seconds, actions):
     return n * steps / (time.perf_counter() - start)
 
 
-def python_rates(peers, n, seconds, repeats):
-    """Median steps/s of each peer over `repeats` rounds, the peers taking turns in each round."""
+def cpp_rate(binary, n, mode, seconds):
+    """One `cugym bench` run of about `seconds` (after its warm-up repeat), in steps/s."""
+    steps = max(100, int(seconds * 2e8 // n))
+    out = subprocess.run([binary, "bench", "--env", "CartPole-v1", "--num-envs", str(n), "--steps", str(steps),
+                          "--device", "cpu", "--mode", mode, "--repeats", "1", "--json"], capture_output=True,
+                         text=True, check=True).stdout
+    return float(json.loads(out.strip().splitlines()[-1])["steps_per_second"])
+
+
+def rounds(peers, binary, n, seconds, repeats):
+    """Steps/s of each Python peer and of C++ (modes step and actions) in `repeats` rounds, every
+    one of them timed once per round, back to back: {name: [rate per round]}."""
     rng = np.random.default_rng(0)
     actions = [rng.integers(0, 2, n).astype(np.int32) for _ in range(max(2, min(64, 2**22 // n)))]
     envs = {name: make(n) for name, make in peers.items()}
@@ -49,21 +61,20 @@ def python_rates(peers, n, seconds, repeats):
         env.reset(seed=0)
         for t in range(3):
             env.step(actions[t % len(actions)])
-    rates = {name: [] for name in envs}
+    rates = {name: [] for name in [*envs, "C++ step", "C++ actions"]}
     for _ in range(repeats):
         for name, env in envs.items():
             rates[name].append(timed_rate(env.step, n, seconds, actions))
+        for mode in ("step", "actions"):
+            rates["C++ " + mode].append(cpp_rate(binary, n, mode, seconds))
     for env in envs.values():
         env.close()
-    return {name: sorted(r)[len(r) // 2] for name, r in rates.items()}
+    return rates
 
 
-def cpp_rate(binary, n, mode):
-    steps = max(100, int(2e8 // n))
-    out = subprocess.run([binary, "bench", "--env", "CartPole-v1", "--num-envs", str(n), "--steps", str(steps),
-                          "--device", "cpu", "--mode", mode, "--json"], capture_output=True, text=True,
-                         check=True).stdout
-    return float(json.loads(out.strip().splitlines()[-1])["steps_per_second"])
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else 0.5 * (xs[len(xs) // 2 - 1] + xs[len(xs) // 2])
 
 
 def main():
@@ -71,7 +82,7 @@ def main():
     p.add_argument("--cugym", default=os.path.join(ROOT, "build", "cli", "cugym"))
     p.add_argument("--sizes", default="16,1024,65536")
     p.add_argument("--seconds", type=float, default=0.3)
-    p.add_argument("--repeats", type=int, default=9)
+    p.add_argument("--repeats", type=int, default=11)
     p.add_argument("--write")
     args = p.parse_args()
 
@@ -94,15 +105,16 @@ def main():
     load_before = os.getloadavg()
     rows = []
     for n in [int(x) for x in args.sizes.split(",")]:
-        before = {m: cpp_rate(args.cugym, n, m) for m in ("step", "actions")}
-        row = {"n": n, **python_rates(peers, n, args.seconds, args.repeats)}
-        for m in ("step", "actions"):
-            row["C++ " + m] = max(before[m], cpp_rate(args.cugym, n, m))
+        rates = rounds(peers, args.cugym, n, args.seconds, args.repeats)
+        row = {"n": n, **{name: median(r) for name, r in rates.items()}}
+        # Ratios: the median over rounds of each round's ratio (figures taken seconds apart).
+        row["ratios"] = {f"{a} / {b}": median([x / y for x, y in zip(rates[a], rates[b])])
+                         for a in LOOPS for b in rates if b != a}
         rows.append(row)
         print(json.dumps(row), flush=True)
 
     others = (["EnvPool"] if envpool is not None else []) + ["Gymnasium"]
-    loops = ("SAME_STEP", "NEXT_STEP", "no info")
+    loops = LOOPS
     lines = ["| N | C++ `cugym bench` | C++ `--mode actions` | Python SAME_STEP, full info | "
              "Python NEXT_STEP, episode statistics | Python NEXT_STEP, no info | " + " | ".join(others) + " |",
              "|---:|---:|---:|---:|---:|---:|" + "---:|" * len(others)]
@@ -113,11 +125,12 @@ def main():
               " | ".join(f"SAME_STEP / {x} | NEXT_STEP / {x}" for x in others) + " |",
               "|---:|" + "---:|---:|" * (len(loops) + len(others))]
     for r in rows:
+        q = r["ratios"]
         cells = [f"{r['n']:,}"]
         for x in loops:
-            cells += [f"{r[x] / r['C++ step']:.2f}", f"{r[x] / r['C++ actions']:.2f}"]
+            cells += [f"{q[x + ' / C++ step']:.2f}", f"{q[x + ' / C++ actions']:.2f}"]
         for x in others:
-            cells += [f"{r['SAME_STEP'] / r[x]:.1f}x", f"{r['NEXT_STEP'] / r[x]:.1f}x"]
+            cells += [f"{q['SAME_STEP / ' + x]:.1f}x", f"{q['NEXT_STEP / ' + x]:.1f}x"]
         lines.append("| " + " | ".join(cells) + " |")
     versions = f"Python {platform.python_version()}, numpy {np.__version__}, gymnasium {gymnasium.__version__}"
     if envpool is not None:
@@ -125,10 +138,11 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     load = f"load average {load_before[0]:.1f} before the run, {os.getloadavg()[0]:.1f} after (1-minute)"
     lines += ["", f"Machine: {cpu}, {os.cpu_count()} logical cores, {load}; {versions}; {datetime.date.today()}.",
-              f"Command: `python bench/bench_python.py --write docs/benchmarks.md` (Python: median of {args.repeats} "
-              f"alternating rounds of ~{args.seconds} s each; C++: `cugym bench --env CartPole-v1 --num-envs N "
-              f"--steps max(100, 2e8/N) --device cpu --mode step|actions`, the better of a run before and "
-              f"one after the Python rounds, each the median of 5 repeats)."]
+              f"Command: `python bench/bench_python.py --write docs/benchmarks.md`: {args.repeats} rounds, in each "
+              f"every Python loop for ~{args.seconds} s and then `cugym bench --env CartPole-v1 --num-envs N "
+              f"--steps max(100, {args.seconds:g} * 2e8 / N) --device cpu --mode step|actions --repeats 1` "
+              f"(after its warm-up repeat), back to back; rates are medians over the rounds, ratios the "
+              f"medians of each round's ratio."]
     table = "\n".join(lines)
     print(table)
     if args.write:

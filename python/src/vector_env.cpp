@@ -18,6 +18,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "core/memory.h"
 #include "core/raster_canvas.h"
@@ -168,13 +169,15 @@ class PyVectorEnv {
     const uint8_t* m = static_cast<const uint8_t*>(mask.data());
     const float* previous_obs = env.obs();
     Outputs out = Allocate(/*point_env_at_them=*/false);
+    // Python references change hands only with the GIL held; `previous` keeps the arrays that
+    // previous_obs points into alive until the copy is done.
+    const Outputs previous = std::exchange(last_outputs_, out);
     {
       nb::gil_scoped_release release;
       Buffer<uint8_t> device_mask(device_, static_cast<size_t>(n_));
       device_mask.FromHost(m, static_cast<size_t>(n_));
       CopyBytes(out.pointers.obs, device_, previous_obs, device_, sizeof(float) * n_ * spec_.obs_dim());
       env.SetOutputs(out.pointers);
-      last_outputs_ = out;
       env.ResetMasked(device_mask.data());
       if (device_ == Device::kCuda) Synchronize(device_);
     }
