@@ -14,6 +14,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/flag_mask.h"
 #include "envs/batched_env.h"
 
 namespace cugym {
@@ -88,28 +89,14 @@ struct CpuBackend {
 
  private:
   // Calls fn(i) for the i in [begin, end) where x[i] | y[i] is nonzero, in order. Set flags are
-  // few and scattered (envs that ended, a reset mask), so a branch per flag or per word would
-  // mispredict often: the flags of 64 envs become one 64-bit mask without a branch, and only its
-  // set bits are visited.
+  // few and scattered (envs that ended, a reset mask): 64 at a time become a bit mask
+  // (core/flag_mask.h), and only its set bits are visited.
   template <class Fn>
   static CUGYM_FORCEINLINE void ForEachSet(const uint8_t* x, const uint8_t* y, int64_t begin, int64_t end,
                                            const Fn& fn) {
-    constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7Fu, kHigh = 0x8080808080808080u;
     int64_t i = begin;
-    for (; i + 64 <= end; i += 64) {
-      uint64_t set = 0;
-      for (int w = 0; w < 8; ++w) {
-        uint64_t wx, wy;
-        std::memcpy(&wx, x + i + 8 * w, 8);
-        std::memcpy(&wy, y + i + 8 * w, 8);
-        const uint64_t v = wx | wy;
-        // Bit 7 of each byte: whether the byte is nonzero; the multiply gathers those eight bits
-        // (byte j, env i + 8w + j on a little-endian host, to bit 56 + j).
-        const uint64_t nonzero = (((v & kLow7) + kLow7) | v) & kHigh;
-        set |= (((nonzero >> 7) * 0x0102040810204080u) >> 56) << (8 * w);
-      }
-      for (; set != 0; set &= set - 1) fn(i + __builtin_ctzll(set));
-    }
+    for (; i + 64 <= end; i += 64)
+      for (uint64_t set = NonzeroMask64(x + i, y + i); set != 0; set &= set - 1) fn(i + __builtin_ctzll(set));
     for (; i < end; ++i)
       if (x[i] | y[i]) fn(i);
   }

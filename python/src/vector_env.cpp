@@ -20,6 +20,7 @@
 #include <string>
 #include <utility>
 
+#include "core/flag_mask.h"
 #include "core/memory.h"
 #include "core/raster_canvas.h"
 #include "python/src/actions.h"
@@ -364,24 +365,14 @@ class PyVectorEnv {
   }
 
   // Writes the indices of the envs whose terminated or truncated flag is set to done_idx_ and
-  // returns how many there are. Ended envs are few and scattered, so a branch per env or per word
-  // would mispredict often: the flags (0 or 1) of 64 envs become one 64-bit mask without a
-  // branch (eight bytes read as a word, a multiply gathering their low bits into one byte), and
-  // only its set bits are visited.
+  // returns how many there are: 64 envs at a time as a bit mask (core/flag_mask.h), whose set bits
+  // are the few that ended.
   int64_t EndedEnvs(const uint8_t* term, const uint8_t* trunc) {
     done_idx_.resize(static_cast<size_t>(n_));
     int64_t k = 0, i = 0;
-    for (; i + 64 <= n_; i += 64) {
-      uint64_t set = 0;
-      for (int w = 0; w < 8; ++w) {
-        uint64_t a, b;
-        std::memcpy(&a, term + i + 8 * w, 8);
-        std::memcpy(&b, trunc + i + 8 * w, 8);
-        // Little-endian: byte j is env i + 8w + j; the multiply moves bit 8j to bit 56 + j.
-        set |= ((((a | b) & 0x0101010101010101u) * 0x0102040810204080u) >> 56) << (8 * w);
-      }
-      for (; set != 0; set &= set - 1) done_idx_[k++] = i + __builtin_ctzll(set);
-    }
+    for (; i + 64 <= n_; i += 64)
+      for (uint64_t set = NonzeroMask64(term + i, trunc + i); set != 0; set &= set - 1)
+        done_idx_[k++] = i + __builtin_ctzll(set);
     for (; i < n_; ++i) {
       done_idx_[k] = i;
       k += (term[i] | trunc[i]) != 0;
