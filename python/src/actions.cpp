@@ -25,7 +25,7 @@ int64_t ToDiscrete(const void* src, int64_t count, int32_t num_actions, int32_t*
   const T* s = static_cast<const T*>(src);
   const U limit = static_cast<U>(num_actions);
   U outside = 0;
-  for (int64_t i = 0; i < count; ++i) outside |= static_cast<U>(static_cast<S>(s[i]) >= limit);
+  for (int64_t i = 0; i < count; ++i) outside |= static_cast<U>(static_cast<U>(static_cast<S>(s[i])) >= limit);
   if (outside == 0) {
     if (dst != nullptr)
       for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<int32_t>(s[i]);

@@ -8,6 +8,7 @@
 #include <numpy/arrayobject.h>
 
 #include <cstring>
+#include <utility>
 
 namespace nb = nanobind;
 
