@@ -25,6 +25,7 @@ import os
 import platform
 import subprocess
 import time
+from statistics import median
 
 import numpy as np
 
@@ -72,11 +73,6 @@ def rounds(peers, binary, n, seconds, repeats):
     return rates
 
 
-def median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if len(xs) % 2 else 0.5 * (xs[len(xs) // 2 - 1] + xs[len(xs) // 2])
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--cugym", default=os.path.join(ROOT, "build", "cli", "cugym"))
@@ -114,20 +110,19 @@ def main():
         print(json.dumps(row), flush=True)
 
     others = (["EnvPool"] if envpool is not None else []) + ["Gymnasium"]
-    loops = LOOPS
     lines = ["| N | C++ `cugym bench` | C++ `--mode actions` | Python SAME_STEP, full info | "
              "Python NEXT_STEP, episode statistics | Python NEXT_STEP, no info | " + " | ".join(others) + " |",
              "|---:|---:|---:|---:|---:|---:|" + "---:|" * len(others)]
     for r in rows:
-        cells = [f"{r['n']:,}"] + [f"{r[x]:,.0f}" for x in ("C++ step", "C++ actions", *loops, *others)]
+        cells = [f"{r['n']:,}"] + [f"{r[x]:,.0f}" for x in ("C++ step", "C++ actions", *LOOPS, *others)]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "| N | " + " | ".join(f"{x} / C++ step | {x} / C++ actions" for x in loops) + " | " +
+    lines += ["", "| N | " + " | ".join(f"{x} / C++ step | {x} / C++ actions" for x in LOOPS) + " | " +
               " | ".join(f"SAME_STEP / {x} | NEXT_STEP / {x}" for x in others) + " |",
-              "|---:|" + "---:|---:|" * (len(loops) + len(others))]
+              "|---:|" + "---:|---:|" * (len(LOOPS) + len(others))]
     for r in rows:
         q = r["ratios"]
         cells = [f"{r['n']:,}"]
-        for x in loops:
+        for x in LOOPS:
             cells += [f"{q[x + ' / C++ step']:.2f}", f"{q[x + ' / C++ actions']:.2f}"]
         for x in others:
             cells += [f"{q['SAME_STEP / ' + x]:.1f}x", f"{q['NEXT_STEP / ' + x]:.1f}x"]

@@ -19,10 +19,6 @@ int TypeNum(NpType type) {
   switch (type) {
     case NpType::kBool:
       return NPY_BOOL;
-    case NpType::kUInt8:
-      return NPY_UINT8;
-    case NpType::kInt32:
-      return NPY_INT32;
     case NpType::kInt64:
       return NPY_INT64;
     case NpType::kFloat32:

@@ -13,7 +13,7 @@
 
 namespace cugym::python {
 
-enum class NpType { kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64, kObject };
+enum class NpType { kBool, kInt64, kFloat32, kFloat64, kObject };
 
 // Loads NumPy's C API; call once when the module is imported (raises ImportError without NumPy).
 void ImportNumpy();
