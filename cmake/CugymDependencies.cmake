@@ -1,5 +1,6 @@
 # Finds cugym's optional dependencies quietly: CUDA, Thrust (CCCL), OpenMP, SDL2, Box2D.
 # Each optional one is AUTO (use it when found), ON (required) or OFF.
+include(${CMAKE_CURRENT_LIST_DIR}/CugymCudaToolkit.cmake)
 
 function(cugym_option_state name found)
   if(${name} STREQUAL "ON" AND NOT ${found})
@@ -16,7 +17,7 @@ if(NOT CUGYM_CUDA STREQUAL "OFF")
     enable_language(CUDA)
     set(CMAKE_CUDA_STANDARD 17)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
-    find_package(CUDAToolkit REQUIRED)
+    cugym_find_cuda_toolkit(REQUIRED)
     set(CUGYM_HAVE_CUDA ON)
   elseif(CUGYM_CUDA STREQUAL "ON")
     message(FATAL_ERROR "CUGYM_CUDA=ON but no CUDA compiler was found (set CMAKE_CUDA_COMPILER)")
@@ -29,7 +30,7 @@ endif()
 # The CUDA toolkit's CCCL headers when a toolkit is installed (even with CUGYM_CUDA=OFF),
 # else a system Thrust (Debian: libthrust-dev).
 if(NOT CUGYM_HAVE_CUDA)
-  find_package(CUDAToolkit QUIET)
+  cugym_find_cuda_toolkit(QUIET)
 endif()
 find_path(CUGYM_THRUST_INCLUDE_DIR thrust/version.h
   HINTS ${CUDAToolkit_INCLUDE_DIRS}/cccl ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include/cccl

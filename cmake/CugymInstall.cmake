@@ -21,5 +21,5 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/cugymConfig.cmake.in
   ${PROJECT_BINARY_DIR}/cugymConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cugym)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/cugymConfigVersion.cmake COMPATIBILITY ExactVersion)
 install(FILES ${PROJECT_BINARY_DIR}/cugymConfig.cmake ${PROJECT_BINARY_DIR}/cugymConfigVersion.cmake
-              ${PROJECT_SOURCE_DIR}/cmake/CugymPlugin.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/CugymPlugin.cmake ${PROJECT_SOURCE_DIR}/cmake/CugymCudaToolkit.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cugym)

@@ -3,11 +3,16 @@
 markdown to paste into docs/benchmarks.md.
 
   gpu_check_report.py ctest LOG --build-seconds S --ctest-seconds S
-  gpu_check_report.py bench --env-jsonl F --nn-jsonl F --dqn-dir D --bar GROUP:THRESHOLD:NEED ...
+  gpu_check_report.py sanitizer LOG --seconds S
+  gpu_check_report.py speed --env-jsonl F --nn-jsonl F
+  gpu_check_report.py dqn --dqn-dir D --limit S --bar GROUP:THRESHOLD:NEED ...
 
-Exit status of `bench`: 3 when a benchmark failed, a training crashed or fell back from the CUDA
-graph, or a group reached its threshold in fewer than NEED seeds (NEED 0: reported, not judged);
-else 0. Standard library only (the GPU machine has no network).
+Exit status: `ctest` 2 when no result line was found; `sanitizer` 2 when a tool reported an error
+or a case failed under it (an unusable sanitizer and a run cut off are reported, not failed);
+`speed` 3 when a benchmark failed; `dqn` 3 when a training crashed or fell back from the CUDA
+graph, or a group reached its threshold in fewer than NEED seeds (NEED 0: reported, not judged,
+and a run cut off at the time limit is no failure there); else 0. Standard library only (the GPU
+machine has no network).
 """
 import argparse
 import csv
@@ -109,8 +114,19 @@ def last_wall_time(metrics):
     return float(rows[-1]["wall_time"]) if rows and rows[-1]["wall_time"] else math.nan
 
 
+TIMEOUT_EXIT = 124  # timeout(1)'s status for a command it cut off
+
+
+def exit_status(path):
+    try:
+        return int(open(path).read().strip())
+    except (OSError, ValueError):
+        return None
+
+
 def dqn_runs(dqn_dir, group):
-    """(seed, eval mean return or None, train seconds, problem or None) for each run of a group."""
+    """(seed, eval mean return or None, train seconds, problem or None, cut off) for each run of a
+    group; a run cut off at the time limit has no problem unless something else went wrong."""
     runs = []
     pattern = re.compile(re.escape(group) + r"-(\d+)\.log$")
     for name in sorted(os.listdir(dqn_dir) if os.path.isdir(dqn_dir) else []):
@@ -122,35 +138,49 @@ def dqn_runs(dqn_dir, group):
         log = open(os.path.join(dqn_dir, name), errors="replace").read()
         problem = None
         ret = None
+        status = exit_status(os.path.join(dqn_dir, name[: -len(".log")] + ".rc"))
+        cut_off = status == TIMEOUT_EXIT
         if GRAPH_FALLBACK in log:
             problem = "fell back from the CUDA graph"
+        elif status not in (None, 0, TIMEOUT_EXIT):
+            tail = log.strip().splitlines()[-1:] or ["no output"]
+            problem = f"exit {status} ({tail[0][:120]})"
         try:
             ret = json.load(open(os.path.join(run, "eval.json")))["mean_return"]
         except (OSError, ValueError, KeyError):
-            tail = log.strip().splitlines()[-1:] or ["no output"]
-            problem = problem or f"no eval.json ({tail[0][:120]})"
-        runs.append((seed, ret, last_wall_time(os.path.join(run, "metrics.csv")), problem))
+            if not cut_off:
+                tail = log.strip().splitlines()[-1:] or ["no output"]
+                problem = problem or f"no eval.json ({tail[0][:120]})"
+        runs.append((seed, ret, last_wall_time(os.path.join(run, "metrics.csv")), problem, cut_off))
     return sorted(runs)
 
 
-def bench_summary(args):
+def speed_summary(args):
     bad = 0
     print("Env steps per second, random actions (cugym bench; the bound is the copy bandwidth over the bytes")
     print("an env step must read and write):\n")
     bad += env_table(read_jsonl(args.env_jsonl))
     print("\nDQN gradient updates per second (cugym_bench_nn):\n")
     bad += nn_table(read_jsonl(args.nn_jsonl))
-    print("\nDQN, shipped configs (greedy evaluation over 100 episodes at the end of training):\n")
+    print(f"\nspeed verdict: {'FAIL' if bad else 'pass'} ({bad} problem(s))")
+    return 3 if bad else 0
+
+
+def dqn_summary(args):
+    bad = 0
+    print(f"DQN, shipped configs (greedy evaluation over 100 episodes at the end of training; each run cut off at "
+          f"{args.limit} s):\n")
     print("| run | seeds | reached | bar | eval mean returns by seed | median train s | verdict |")
     print("|---|---:|---:|---|---|---:|---|")
     for bar in args.bar:
         group, threshold, need = bar.rsplit(":", 2)
         threshold, need = float(threshold), int(need)
         runs = dqn_runs(args.dqn_dir, group)
-        reached = sum(1 for _, r, _, p in runs if r is not None and r >= threshold and p is None)
-        problems = [f"seed {s}: {p}" for s, _, _, p in runs if p]
-        times = [t for _, _, t, _ in runs if math.isfinite(t)]
-        returns = ", ".join(f"{s}: {fmt(r, '.1f')}" for s, r, _, _ in runs)
+        reached = sum(1 for _, r, _, p, _ in runs if r is not None and r >= threshold and p is None)
+        problems = [f"seed {s}: {p}" for s, _, _, p, _ in runs if p]
+        cut = [s for s, _, _, p, c in runs if c and not p]
+        times = [t for _, _, t, _, _ in runs if math.isfinite(t)]
+        returns = ", ".join(f"{s}: {'cut off' if c and r is None else fmt(r, '.1f')}" for s, r, _, _, c in runs)
         verdict = "reported"
         if not runs:
             verdict = "FAIL (no runs)"
@@ -158,13 +188,56 @@ def bench_summary(args):
             verdict = "FAIL (" + "; ".join(problems) + ")"
         elif need > 0:
             verdict = "pass" if reached >= need else f"FAIL (fewer than {need})"
+        if cut and not verdict.startswith("FAIL"):
+            verdict += f" ({len(cut)} cut off at {args.limit} s)"
         if verdict.startswith("FAIL"):
             bad += 1
         bar_text = f">= {threshold:g} in {need}" if need > 0 else f">= {threshold:g}, not judged"
         print(f"| {group} | {len(runs)} | {reached} | {bar_text} | {returns} | "
               f"{fmt(statistics.median(times) if times else math.nan, '.1f')} | {verdict} |")
-    print(f"\nbench verdict: {'FAIL' if bad else 'pass'} ({bad} problem(s))")
+    print(f"\ndqn verdict: {'FAIL' if bad else 'pass'} ({bad} problem(s))")
     return 3 if bad else 0
+
+
+SANITIZER_UNUSABLE = re.compile(r"Device not supported|Unable to find injection library|not supported on this|"
+                                r"Target application terminated before first instrumented API call")
+
+
+def sanitizer_summary(args):
+    """Each run of sanitize() in gpu-check.sh is a '=== sanitizer-TOOL-NAME' block ending with
+    'sanitizer exit N'."""
+    text = open(args.log, errors="replace").read() if os.path.exists(args.log) else ""
+    blocks = re.split(r"^=== ", text, flags=re.M)
+    head, runs = blocks[0], blocks[1:]
+    print(f"compute-sanitizer: {len(runs)} run(s), {args.seconds} s")
+    if not runs:
+        print("  " + (head.strip() or "sanitizer: not run"))
+        return 0
+    bad = 0
+    for block in runs:
+        name = block.splitlines()[0].strip().removeprefix("sanitizer-")
+        m = re.search(r"^sanitizer exit (\d+)\s*$", block, re.M)
+        status = int(m.group(1)) if m else None
+        errors = re.search(r"ERROR SUMMARY: (\d+) errors?", block)
+        # racecheck: "RACECHECK SUMMARY: 3 hazards displayed (2 errors, 1 warnings)": the errors count
+        hazards = re.search(r"RACECHECK SUMMARY: (\d+) hazards? displayed(?: \((\d+) errors?)?", block)
+        found = int(errors.group(1)) if errors else 0
+        if hazards:
+            found += int(hazards.group(2) if hazards.group(2) is not None else hazards.group(1))
+        if status == 0 and found == 0:
+            verdict = "pass"
+        elif SANITIZER_UNUSABLE.search(block) and found == 0:
+            verdict = "not usable here (" + SANITIZER_UNUSABLE.search(block).group(0) + ")"
+        elif status == TIMEOUT_EXIT and found == 0:
+            verdict = "cut off at 90 s, nothing found before"
+        else:
+            bad += 1
+            why = f"{found} error(s)/hazard(s)" if found else f"exit {status}"
+            verdict = f"FAIL ({why})"
+        tests = re.search(r"\[  PASSED  \] (\d+) tests?", block)
+        print(f"  {name}: {verdict}" + (f", {tests.group(1)} test(s) passed" if tests else ""))
+    print(f"sanitizer verdict: {'FAIL' if bad else 'pass'} ({bad} problem(s))")
+    return 2 if bad else 0
 
 
 def main():
@@ -174,13 +247,19 @@ def main():
     p.add_argument("log")
     p.add_argument("--build-seconds", type=int, required=True)
     p.add_argument("--ctest-seconds", type=int, required=True)
-    p = sub.add_parser("bench")
+    p = sub.add_parser("sanitizer")
+    p.add_argument("log")
+    p.add_argument("--seconds", type=int, required=True)
+    p = sub.add_parser("speed")
     p.add_argument("--env-jsonl", required=True)
     p.add_argument("--nn-jsonl", required=True)
+    p = sub.add_parser("dqn")
     p.add_argument("--dqn-dir", required=True)
+    p.add_argument("--limit", type=int, required=True, help="seconds after which a run was cut off")
     p.add_argument("--bar", action="append", default=[], help="GROUP:THRESHOLD:NEED, e.g. cartpole-cuda:475:3")
     args = parser.parse_args()
-    return ctest_summary(args) if args.what == "ctest" else bench_summary(args)
+    summaries = {"ctest": ctest_summary, "sanitizer": sanitizer_summary, "speed": speed_summary, "dqn": dqn_summary}
+    return summaries[args.what](args)
 
 
 if __name__ == "__main__":

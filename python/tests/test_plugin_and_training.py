@@ -48,6 +48,8 @@ def test_train_writes_the_cli_run_folder(tmp_path):
     assert policy(np.zeros((3000, 4), np.float32)).shape == (3000,)  # a bigger batch
     with pytest.raises(ValueError, match="exists and is not empty"):
         cugym.train(env_id="CartPole-v1", out=run, total_steps=100, progress=False)
+    # The device is left at "auto": on a GPU machine this resumes the CPU run's checkpoint on CUDA,
+    # so nothing here compares bits with the CPU.
     resumed = cugym.train(resume=run, total_steps=4000, eval_episodes=0, progress=False)
     assert resumed["resumed"] and resumed["global_step"] == 4000
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# scripts/gpu-check.sh without a GPU: usage errors, the dry-run plans of both parts, a clean
-# "no GPU" exit, and the report's verdicts on made-up results (a solved config, a miss, a crash,
-# a fallback from the CUDA graph).
+# scripts/gpu-check.sh without a GPU: usage errors, the dry-run plans of every part, a clean
+# "no GPU" exit naming every missing piece in one line, and the report's verdicts on made-up
+# results (a solved config, a miss, a crash, a fallback from the CUDA graph, a run cut off, the
+# sanitizer's errors and an unusable sanitizer).
 #   test_gpu_check.sh SOURCE_DIR
 set -u
 src="$1"
@@ -23,55 +24,120 @@ check() {
   fi
 }
 
-check 64 "say which part" --
+check 64 "say which parts" --
 check 64 "unknown argument '--fast'" -- build --fast
+check 64 "unknown argument 'bench'" -- bench
 check 0 '\+ CUGYM_REQUIRE_GPU=1 ctest .*-j [0-9]+' -- build --dry-run
-check 0 'CMAKE_CUDA_ARCHITECTURES=90 -DCUGYM_CUDA=ON -DCUGYM_SDL2=OFF -DCUGYM_BOX2D=OFF' -- build --dry-run
-check 0 'cugym train --config configs/acrobot.toml --device cuda --seed 8' -- bench --dry-run
-check 0 'bench --env CartPole-v1 --device cuda --num-envs 16777216 --steps 50 --mode fused --json' -- bench --dry-run
-check 0 "dry run of 'all'" -- all --dry-run
+check 0 'CMAKE_CUDA_ARCHITECTURES=90 -DCUGYM_CUDA=ON -DCUGYM_SDL2=OFF -DCUGYM_BOX2D=(ON|OFF)' -- build --dry-run
+check 0 'compute-sanitizer --tool racecheck --error-exitcode 99 build-gpu/tests/cugym_agent_tests' -- build --dry-run
+check 0 'bench --env CartPole-v1 --device cuda --num-envs 16777216 --steps 50 --mode fused --json' -- speed --dry-run
+check 0 'cugym train --config configs/acrobot.toml --device cuda --seed 8' -- dqn --dry-run
+check 0 'pip install .*--no-build-isolation --no-deps --no-index' -- python --dry-run
+check 0 'apt-get download googletest libopenblas0-pthread' -- deps --dry-run
+check 0 "dry run of 'build speed dqn python'" -- all --dry-run
+# The two device calls, in the order they print: tests first, Python last.
+cugym_run build speed --dry-run
+if ! grep -n -e 'ctest' -e 'cugym bench' "$tmp/out" | head -n 1 | grep -q ctest; then fail "build speed: ctest is not first"; fi
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
   check 4 'no GPU here' -- build
-  check 4 'no GPU here' -- bench
+  check 4 'no GPU here' -- speed dqn
+  # One line names every missing piece: here at least the GPU.
+  cugym_run dqn
+  if [ "$(grep -c '^gpu-check: missing: ' "$tmp/out")" -ne 1 ] || ! grep -q '^gpu-check: missing: .*a GPU (nvidia-smi lists none)' "$tmp/out"; then
+    fail "dqn without a GPU: want one 'missing:' line naming the GPU:"; sed 's/^/    /' "$tmp/out"
+  fi
+  # A failed probe stops the call: the python part after it does not run.
+  cugym_run build python
+  if grep -q 'python part: probe' "$tmp/out"; then fail "build python: the python part ran after a failed probe"; fi
 fi
 
-# The report on made-up runs: cartpole-cuda 2 of 3 at 475, acrobot-cuda one crash, mountain_car
-# one graph fallback.
 report() { checks=$((checks + 1)); python3 "$src/scripts/gpu_check_report.py" "$@" >"$tmp/out" 2>&1; }
+
+# dqn on made-up runs: cartpole-cuda 2 of 3 at 475 and one cut off; acrobot-cuda one crash;
+# mountain_car-cuda one graph fallback; cartpole-cpu one run cut off (reported only).
 dqn="$tmp/dqn"
 mkdir -p "$dqn"
-make_run() {  # make_run GROUP SEED RETURN [LOG LINE]
+make_run() {  # make_run GROUP SEED RETURN [LOG LINE [EXIT STATUS]]
   mkdir -p "$dqn/$1-$2"
   echo "{\"mean_return\": $3}" >"$dqn/$1-$2/eval.json"
   printf 'global_step,wall_time,episodic_return\n1000,2.5,10\n60000,4.5,20\n' >"$dqn/$1-$2/metrics.csv"
   echo "${4:-trained}" >"$dqn/$1-$2.log"
+  echo "${5:-0}" >"$dqn/$1-$2.rc"
 }
 make_run cartpole-cuda 1 500
 make_run cartpole-cuda 2 480.5
 make_run cartpole-cuda 3 131
+mkdir -p "$dqn/cartpole-cuda-4" && echo "step 40000" >"$dqn/cartpole-cuda-4.log" && echo 124 >"$dqn/cartpole-cuda-4.rc"
 make_run acrobot-cuda 1 -80
-echo "terminate called after throwing" >"$dqn/acrobot-cuda-2.log"
+echo "terminate called after throwing" >"$dqn/acrobot-cuda-2.log" && echo 134 >"$dqn/acrobot-cuda-2.rc"
 make_run mountain_car-cuda 1 -101 "cugym train: CUDA graph capture failed (x); running updates eagerly"
+mkdir -p "$dqn/cartpole-cpu-1" && echo "step 9000" >"$dqn/cartpole-cpu-1.log" && echo 124 >"$dqn/cartpole-cpu-1.rc"
+
+dqn_report() { report dqn --dqn-dir "$dqn" --limit 120 "$@"; }
+dqn_report --bar cartpole-cuda:475:2
+if [ $? -ne 0 ] || ! grep -q '| cartpole-cuda | 4 | 2 | >= 475 in 2 | 1: 500.0, 2: 480.5, 3: 131.0, 4: cut off | 4.5 | pass (1 cut off at 120 s) |' "$tmp/out"; then
+  fail "dqn report: a passing bar with a run cut off:"; sed 's/^/    /' "$tmp/out"
+fi
+dqn_report --bar cartpole-cuda:475:3
+if [ $? -ne 3 ] || ! grep -q 'FAIL (fewer than 3)' "$tmp/out"; then
+  fail "dqn report: a missed bar must exit 3 (a run cut off does not count as reached):"; sed 's/^/    /' "$tmp/out"
+fi
+dqn_report --bar acrobot-cuda:-100:1
+if [ $? -ne 3 ] || ! grep -q 'seed 2: exit 134 (terminate called after throwing)' "$tmp/out"; then
+  fail "dqn report: a crashed seed must fail its group:"; sed 's/^/    /' "$tmp/out"
+fi
+dqn_report --bar mountain_car-cuda:-110:0
+if [ $? -ne 3 ] || ! grep -q 'seed 1: fell back from the CUDA graph' "$tmp/out"; then
+  fail "dqn report: a graph fallback must fail even an unjudged group:"; sed 's/^/    /' "$tmp/out"
+fi
+dqn_report --bar cartpole-cpu:475:0
+if [ $? -ne 0 ] || ! grep -q '| cartpole-cpu | 1 | 0 | >= 475, not judged | 1: cut off | - | reported (1 cut off at 120 s) |' "$tmp/out"; then
+  fail "dqn report: a run cut off in an unjudged group is reported, not failed:"; sed 's/^/    /' "$tmp/out"
+fi
+
+# speed: the bound beside a CUDA env row, the nn row; a failed benchmark exits 3.
 echo '{"env": "CartPole-v1", "device": "cuda", "hardware": "H", "num_envs": 1048576, "mode": "step", "steps_per_second": 2.75e10, "bytes_per_step": 78, "model_gbytes_per_second": 2145}' >"$tmp/env.jsonl"
 echo '{"bench": "nn_update", "net": "4-120-84-2", "batch": 128, "loss": "mse", "max_grad_norm": 0, "device": "cuda", "mode": "graph", "hardware": "H", "updates_per_second": 40000.0, "note": ""}' >"$tmp/nn.jsonl"
+report speed --env-jsonl "$tmp/env.jsonl" --nn-jsonl "$tmp/nn.jsonl"
+if [ $? -ne 0 ] || ! grep -q '| 5.513e+10 | 50% |' "$tmp/out" || ! grep -q '| 40000 | 25.0 |' "$tmp/out"; then
+  fail "speed report: the bound and the nn row:"; sed 's/^/    /' "$tmp/out"
+fi
+echo '{"env": "Acrobot-v1", "device": "cuda", "num_envs": 1048576, "mode": "step", "failed": "exit 134"}' >>"$tmp/env.jsonl"
+report speed --env-jsonl "$tmp/env.jsonl" --nn-jsonl "$tmp/nn.jsonl"
+if [ $? -ne 3 ] || ! grep -q 'FAILED (exit 134)' "$tmp/out"; then
+  fail "speed report: a failed benchmark must exit 3:"; sed 's/^/    /' "$tmp/out"
+fi
 
-report bench --env-jsonl "$tmp/env.jsonl" --nn-jsonl "$tmp/nn.jsonl" --dqn-dir "$dqn" --bar cartpole-cuda:475:2
-if [ $? -ne 0 ] || ! grep -q '| cartpole-cuda | 3 | 2 | >= 475 in 2 | 1: 500.0, 2: 480.5, 3: 131.0 | 4.5 | pass |' "$tmp/out" ||
-   ! grep -q '| 5.513e+10 | 50% |' "$tmp/out" || ! grep -q '| 40000 | 25.0 |' "$tmp/out"; then
-  fail "report: a passing bar, the bound and the nn row:"; sed 's/^/    /' "$tmp/out"
+# sanitizer: a clean run passes, an unusable sanitizer and a cut-off run are reported, an error
+# or a case failing under the tool fails.
+san() {  # san NAME EXIT LINES...: one block of sanitize()'s log
+  local name=$1 status=$2
+  shift 2
+  echo "=== sanitizer-$name"; printf '%s\n' "$@"; echo "sanitizer exit $status"
+}
+{ san memcheck-nn 0 '[  PASSED  ] 3 tests.' '========= ERROR SUMMARY: 0 errors'
+  san racecheck-envs 99 '========= Error: Device not supported' '========= ERROR SUMMARY: 0 errors'
+  san memcheck-agents 124 '[ RUN      ] DqnCuda.GraphReplayGivesTheEagerWeights'; } >"$tmp/san.log"
+report sanitizer "$tmp/san.log" --seconds 5
+if [ $? -ne 0 ] || ! grep -q 'memcheck-nn: pass, 3 test(s) passed' "$tmp/out" ||
+   ! grep -q 'racecheck-envs: not usable here (Device not supported)' "$tmp/out" ||
+   ! grep -q 'memcheck-agents: cut off at 90 s' "$tmp/out"; then
+  fail "sanitizer report: pass, unusable, cut off:"; sed 's/^/    /' "$tmp/out"
 fi
-report bench --env-jsonl "$tmp/env.jsonl" --nn-jsonl "$tmp/nn.jsonl" --dqn-dir "$dqn" --bar cartpole-cuda:475:3
-if [ $? -ne 3 ] || ! grep -q 'FAIL (fewer than 3)' "$tmp/out"; then
-  fail "report: a missed bar must exit 3:"; sed 's/^/    /' "$tmp/out"
+{ san memcheck-envs 99 '========= Invalid __global__ write of size 4 bytes' '========= ERROR SUMMARY: 1 error'
+  san racecheck-nn 99 '========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)'
+  san memcheck-agents 1 '[  FAILED  ] 1 test, listed below:' '========= ERROR SUMMARY: 0 errors'; } >"$tmp/san.log"
+report sanitizer "$tmp/san.log" --seconds 5
+if [ $? -ne 2 ] || ! grep -q 'memcheck-envs: FAIL (1 error(s)/hazard(s))' "$tmp/out" ||
+   ! grep -q 'racecheck-nn: FAIL (2 error(s)/hazard(s))' "$tmp/out" || ! grep -q 'memcheck-agents: FAIL (exit 1)' "$tmp/out"; then
+  fail "sanitizer report: errors, hazards and a failing case must fail:"; sed 's/^/    /' "$tmp/out"
 fi
-report bench --env-jsonl "$tmp/env.jsonl" --nn-jsonl "$tmp/nn.jsonl" --dqn-dir "$dqn" --bar acrobot-cuda:-100:1
-if [ $? -ne 3 ] || ! grep -q 'seed 2: no eval.json (terminate called after throwing)' "$tmp/out"; then
-  fail "report: a crashed seed must fail its group:"; sed 's/^/    /' "$tmp/out"
+echo "sanitizer: not run (--rehearse: no GPU)" >"$tmp/san.log"
+report sanitizer "$tmp/san.log" --seconds 0
+if [ $? -ne 0 ] || ! grep -q 'sanitizer: not run (--rehearse: no GPU)' "$tmp/out"; then
+  fail "sanitizer report: a sanitizer that did not run is reported:"; sed 's/^/    /' "$tmp/out"
 fi
-report bench --env-jsonl "$tmp/env.jsonl" --nn-jsonl "$tmp/nn.jsonl" --dqn-dir "$dqn" --bar mountain_car-cuda:-110:0
-if [ $? -ne 3 ] || ! grep -q 'seed 1: fell back from the CUDA graph' "$tmp/out"; then
-  fail "report: a graph fallback must fail even an unjudged group:"; sed 's/^/    /' "$tmp/out"
-fi
+
 printf '  5 - a.test (Failed)\n  7 - b.test/cuda (Skipped)\n50%% tests passed, 1 tests failed out of 2\n' >"$tmp/ctest.log"
 report ctest "$tmp/ctest.log" --build-seconds 3 --ctest-seconds 4
 if ! grep -q 'ctest: 2 tests, 0 passed, 1 failed, 1 skipped' "$tmp/out" || ! grep -q 'failed: a.test' "$tmp/out"; then

@@ -2,7 +2,9 @@
 # Exact resume with a shipped config as it is (configs/acrobot.toml, on the CPU): a run stopped
 # by SIGINT twice and resumed, and a run killed (SIGKILL) after its first periodic checkpoint and
 # resumed, end with the model of the run that never stopped, bit for bit, and their metrics.csv
-# has the same rows (but for the wall-clock columns), none missing and none twice.
+# has the same rows (but for the wall-clock columns), none missing and none twice. Every train and
+# resume names --device cpu: the default, auto, would resume on CUDA on a GPU machine and compare
+# those bits with the CPU's.
 #   test_resume.sh CUGYM SOURCE_DIR
 set -u
 cugym="$1"
@@ -31,8 +33,8 @@ train --out "$tmp/full" >"$tmp/log" 2>&1 || fail "the uninterrupted run failed: 
 
 checks=$((checks + 1))
 interrupt_after 0.7 train --device cpu --config "$config" --out "$tmp/int" || fail "interrupted run exited non-zero"
-interrupt_after 0.7 train --resume "$tmp/int" || fail "first resume exited non-zero"
-"$cugym" train --resume "$tmp/int" >>"$tmp/log" 2>&1 || fail "second resume failed: $(tail -n 2 "$tmp/log")"
+interrupt_after 0.7 train --resume "$tmp/int" --device cpu || fail "first resume exited non-zero"
+"$cugym" train --resume "$tmp/int" --device cpu >>"$tmp/log" 2>&1 || fail "second resume failed: $(tail -n 2 "$tmp/log")"
 stops=$(grep -c '^interrupted at step' "$tmp/log")
 echo "test_resume: the SIGINT run stopped $stops time(s) before finishing"
 if ! cmp -s "$tmp/full/model.safetensors" "$tmp/int/model.safetensors"; then fail "SIGINT: another model"; fi
@@ -51,7 +53,7 @@ sleep 0.3
 kill -KILL "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 echo "test_resume: killed with $(($(wc -l <"$tmp/kill/metrics.csv") - 1)) rows written"
-"$cugym" train --resume "$tmp/kill" >>"$tmp/log" 2>&1 || fail "resume after SIGKILL failed: $(tail -n 2 "$tmp/log")"
+"$cugym" train --resume "$tmp/kill" --device cpu >>"$tmp/log" 2>&1 || fail "resume after SIGKILL failed: $(tail -n 2 "$tmp/log")"
 if ! cmp -s "$tmp/full/model.safetensors" "$tmp/kill/model.safetensors"; then fail "SIGKILL: another model"; fi
 if [ "$(rows "$tmp/full")" != "$(rows "$tmp/kill")" ]; then
   fail "SIGKILL: other metrics rows"; diff <(rows "$tmp/full") <(rows "$tmp/kill") | head -n 10
