@@ -2,9 +2,11 @@
 and JAX without a host round trip, actions from any of them, the CPU back end's bits, stream
 ordering, device-side agent loops and bad input. Every test skips without a usable GPU (and each
 framework's tests without that framework); with CUGYM_REQUIRE_GPU=1 (scripts/gpu-check.sh python)
-a missing GPU is a failure instead. With CUGYM_CUDA_TESTS_ON_CPU=1 (scripts/test.sh) the same tests
-run on the CPU back end with NumPy as the framework, less the checks of device-only behaviour, so
+every such skip is a failure instead: a missing GPU, and a framework that is absent or cannot
+see it (test_gpu_required.py shows it). With CUGYM_CUDA_TESTS_ON_CPU=1 (scripts/test.sh) the same
+tests run on the CPU back end with NumPy as the framework, less the checks of device-only behaviour, so
 CI runs their logic on every change."""
+import importlib
 import os
 
 import numpy as np
@@ -15,25 +17,39 @@ import cugym
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX must leave the GPU's memory to the others
 
 REHEARSE = os.environ.get("CUGYM_CUDA_TESTS_ON_CPU") == "1"
+REQUIRED = os.environ.get("CUGYM_REQUIRE_GPU") == "1"
 DEVICE = "cpu" if REHEARSE else "cuda"
 KDL_DEVICE = 1 if REHEARSE else 2  # DLPack's device type of host memory / CUDA memory
+
+
+def unavailable(reason):
+    """Skips the current test for `reason`, or fails it under CUGYM_REQUIRE_GPU=1: on the GPU
+    machine a case that cannot run is a broken check, not a pass."""
+    if REQUIRED:
+        pytest.fail(f"CUGYM_REQUIRE_GPU=1, but this case cannot run: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def framework_module(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        unavailable(f"{name} cannot be imported: {e}")
 
 
 @pytest.fixture(autouse=True)
 def gpu():
     if not REHEARSE and not cugym.cuda_available():
-        if os.environ.get("CUGYM_REQUIRE_GPU") == "1":
-            pytest.fail("CUGYM_REQUIRE_GPU=1, but cugym sees no usable GPU: " + cugym._cugym.cuda_unavailable_reason())
-        pytest.skip("no usable GPU (or a CPU-only build): " + cugym._cugym.cuda_unavailable_reason())
+        unavailable("no usable GPU (or a CPU-only build): " + cugym._cugym.cuda_unavailable_reason())
 
 
 class Torch:
     name = "torch"
 
     def __init__(self):
-        self.torch = pytest.importorskip("torch")
+        self.torch = framework_module("torch")
         if not self.torch.cuda.is_available():
-            pytest.skip("torch sees no GPU")
+            unavailable("torch sees no GPU")
 
     def to_device(self, a):
         return self.torch.from_numpy(np.ascontiguousarray(a)).cuda()
@@ -52,11 +68,11 @@ class CuPy:
     name = "cupy"
 
     def __init__(self):
-        self.cp = pytest.importorskip("cupy")
+        self.cp = framework_module("cupy")
         try:
             self.cp.cuda.runtime.getDeviceCount()
         except Exception as e:  # noqa: BLE001 - any CUDA error means no GPU for CuPy
-            pytest.skip(f"cupy sees no GPU: {e}")
+            unavailable(f"cupy sees no GPU: {e}")
 
     def to_device(self, a):
         return self.cp.asarray(np.ascontiguousarray(a))
@@ -75,11 +91,11 @@ class Jax:
     name = "jax"
 
     def __init__(self):
-        self.jax = pytest.importorskip("jax")
+        self.jax = framework_module("jax")
         import jax.numpy as jnp
         self.jnp = jnp
         if not any(d.platform == "gpu" for d in self.jax.devices()):
-            pytest.skip("jax sees no GPU")
+            unavailable("jax sees no GPU")
         self.gpu = next(d for d in self.jax.devices() if d.platform == "gpu")
 
     def to_device(self, a):
@@ -120,7 +136,7 @@ def any_framework():
             return f()
         except pytest.skip.Exception:
             continue
-    pytest.skip("none of torch, cupy, jax can use the GPU")
+    unavailable("none of torch, cupy, jax can use the GPU")
 
 
 def actions_for(env_id, n, steps, seed=0):
