@@ -290,6 +290,13 @@ void DqnAgent::CaptureFailed(const std::exception& e) {
   std::fprintf(stderr, "cugym train: CUDA graph capture failed (%s); running updates eagerly\n", e.what());
 }
 
+void DqnAgent::DropGraphs() {
+  update_graph_.reset();
+  warmed_up_ = false;
+  iteration_graph_.reset();
+  iteration_warmed_up_ = false;
+}
+
 DqnAgent::IterationPlan DqnAgent::PlanIteration() {
   const int64_t n = config_.num_envs;
   const int64_t step = global_step_ + n, stored = std::min(replay_size_ + n, config_.buffer_size);
@@ -552,6 +559,7 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
   const bool exact = meta.count("cugym.update_debt") > 0;  // written since checkpoints resume exactly
   const bool has_env = exact && file.Find("env.states") != nullptr;
   const bool has_replay = exact && meta.count("cugym.replay.position") > 0;
+  DropGraphs();  // before anything they captured changes
   learner_->Load(file, path);
   global_step_ = global_step;
   vector_steps_ = vector_steps;

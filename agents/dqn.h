@@ -90,6 +90,8 @@ class DqnAgent {
   // = false), learning waits until the buffer has been refilled with min(learning_starts,
   // buffer_size) new transitions; a checkpoint without the envs' state (written before cugym
   // kept it) restarts their episodes. Either way the run is then no longer the uninterrupted one.
+  // CUDA graphs captured before are dropped (DropGraphs): the restored run captures its own, and
+  // an agent that loads a checkpoint trains on as a new agent that loads it would.
   void LoadCheckpoint(const std::string& path);
   // The online network with the env and training step in its metadata: all eval/watch/record need.
   void SaveModel(const std::string& path) const;
@@ -109,6 +111,11 @@ class DqnAgent {
   bool IterationGraphFits(const IterationPlan& plan) const;
   bool CaptureIterationGraph();
   void CaptureFailed(const std::exception& e);
+  // Drops the captured graphs and their warm-ups, so the next iterations warm up and capture
+  // again. A graph replays the pointers and host values of its capture (the env's seed, its
+  // per-env seed array or none, every argument read on the host), which LoadCheckpoint replaces.
+  // A failed capture stays failed: everything then runs eagerly for the rest of the process.
+  void DropGraphs();
   // Act, explore, copy the observations, step the envs, store the transitions and finished
   // episodes, advance the device's counters: all on the back end's stream, no host values that
   // change between iterations.

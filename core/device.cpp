@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "core/error.h"
+
 #ifdef CUGYM_HAVE_CUDA
 #include <cuda_runtime.h>
 #endif
@@ -49,6 +51,35 @@ std::string CudaDeviceName() {
   return prop.name;
 #else
   return "";
+#endif
+}
+
+int CudaCurrentDevice() {
+#ifdef CUGYM_HAVE_CUDA
+  int id = 0;
+  CUGYM_CUDA_CHECK(cudaGetDevice(&id));
+  return id;
+#else
+  throw std::runtime_error("the current CUDA device asked of a cugym built without CUDA");
+#endif
+}
+
+ScopedCudaDevice::ScopedCudaDevice(Device device, int id) {
+  if (device != Device::kCuda) return;
+#ifdef CUGYM_HAVE_CUDA
+  const int current = CudaCurrentDevice();
+  if (current == id) return;
+  CUGYM_CUDA_CHECK(cudaSetDevice(id));
+  previous_ = current;
+#else
+  (void)id;
+  throw std::runtime_error("a CUDA device asked of a cugym built without CUDA");
+#endif
+}
+
+ScopedCudaDevice::~ScopedCudaDevice() {
+#ifdef CUGYM_HAVE_CUDA
+  if (previous_ >= 0) cudaSetDevice(previous_);  // destructors never throw; it was current a moment ago
 #endif
 }
 

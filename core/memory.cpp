@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -113,6 +114,53 @@ void Synchronize(Device device) {
   CUGYM_CUDA_CHECK(cudaDeviceSynchronize());
 #else
   NoCuda();
+#endif
+}
+
+void SynchronizeStream(Device device, void* stream) {
+  if (device == Device::kCpu) return;
+#ifdef CUGYM_HAVE_CUDA
+  CUGYM_CUDA_CHECK(cudaStreamSynchronize(stream != nullptr ? static_cast<cudaStream_t>(stream) : cudaStreamPerThread));
+#else
+  (void)stream;
+  NoCuda();
+#endif
+}
+
+void CheckBlockingStream(Device device, void* stream) {
+  if (device == Device::kCpu || stream == nullptr) return;
+#ifdef CUGYM_HAVE_CUDA
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (s == cudaStreamLegacy || s == cudaStreamPerThread) return;
+  unsigned int flags = 0;
+  CUGYM_CUDA_CHECK(cudaStreamGetFlags(s, &flags));
+  if ((flags & cudaStreamNonBlocking) != 0) {
+    char address[32];
+    std::snprintf(address, sizeof(address), "%p", stream);
+    throw std::invalid_argument(std::string("CUDA stream ") + address +
+                                " was created with cudaStreamNonBlocking; cugym needs a blocking stream "
+                                "(cudaStreamCreate, or cudaStreamDefault flags): its synchronous copies run on the "
+                                "legacy default stream and are ordered with the stream's work only through it");
+  }
+#else
+  NoCuda();
+#endif
+}
+
+Stream::Stream(Device device) {
+  if (device == Device::kCpu) return;
+#ifdef CUGYM_HAVE_CUDA
+  cudaStream_t s = nullptr;
+  CUGYM_CUDA_CHECK(cudaStreamCreate(&s));
+  handle_ = s;
+#else
+  NoCuda();
+#endif
+}
+
+Stream::~Stream() {
+#ifdef CUGYM_HAVE_CUDA
+  if (handle_ != nullptr) cudaStreamDestroy(static_cast<cudaStream_t>(handle_));  // never throws; a failure leaks
 #endif
 }
 

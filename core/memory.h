@@ -20,8 +20,21 @@ void ZeroBytes(Device device, void* ptr, std::size_t bytes);
 // Memory that can still be allocated on `device`: MemAvailable for the host, cudaMemGetInfo's
 // free bytes for CUDA. Used to refuse a request before allocating.
 std::size_t AvailableBytes(Device device);
-// Waits until all work queued on `device` is done (a no-op on the CPU).
+// Waits until all work queued on `device` is done (a no-op on the CPU), other users' streams
+// included (PyTorch's, say): prefer SynchronizeStream where the work is on one stream.
 void Synchronize(Device device);
+// Waits until the work queued on `stream` (a cudaStream_t; nullptr: the per-thread default stream)
+// is done. A no-op on the CPU.
+void SynchronizeStream(Device device, void* stream);
+// Throws std::invalid_argument, naming the stream, when `stream` (a cudaStream_t) was created with
+// cudaStreamNonBlocking. cugym's synchronous copies and fills (CopyBytes, ZeroBytes, Buffer's
+// ToHost/FromHost: cudaMemcpy and cudaMemset) run on the legacy default stream, and reach the
+// kernels and asynchronous copies queued on a caller's stream in the right order only through the
+// legacy stream's implicit synchronisation with blocking streams; a non-blocking stream would let
+// a host read overtake the kernel that writes it, or a pinned buffer be rewritten while a copy
+// from it is in flight. nullptr, cudaStreamLegacy and cudaStreamPerThread are blocking. Does
+// nothing for Device::kCpu.
+void CheckBlockingStream(Device device, void* stream);
 
 // Page-locked host memory (cudaMallocHost), from which copies to the GPU run asynchronously;
 // 64-byte aligned or better. Throws std::runtime_error without CUDA. Zero bytes gives nullptr.
@@ -32,6 +45,27 @@ void FreePinned(void* ptr) noexcept;
 // Synchronize, or a later synchronous copy, waits for it. Either side may be the GPU; host memory
 // must be pinned for the copy to be truly asynchronous. For the CPU: a plain memcpy.
 void CopyBytesAsync(void* dst, const void* src, std::size_t bytes, Device device, void* stream);
+
+// A CUDA stream of cugym's own (cudaStreamCreate: a blocking stream, see CheckBlockingStream), for
+// a caller that must not share the per-thread default stream with others; a null handle on the
+// CPU. Move-only; destroyed with cudaStreamDestroy, which lets work still queued on it finish.
+class Stream {
+ public:
+  Stream() = default;
+  explicit Stream(Device device);
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  Stream(Stream&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Stream& operator=(Stream&& other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
+  void* get() const { return handle_; }  // a cudaStream_t; nullptr on the CPU
+
+ private:
+  void* handle_ = nullptr;
+};
 
 template <class T>
 class Buffer {

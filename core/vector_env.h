@@ -121,7 +121,11 @@ class VectorEnv {
   // CUDA: the stream (a cudaStream_t) every kernel of this env is queued on, so its steps are
   // ordered with the caller's work (the agent's network) without host synchronisation and can be
   // captured into the caller's CUDA graphs. nullptr (the default) is CUDA's per-thread default
-  // stream, never the legacy one. Envs that step on the host ignore it.
+  // stream, never the legacy one. The stream must be blocking (cudaStreamCreate, not
+  // cudaStreamNonBlocking; std::invalid_argument otherwise, see CheckBlockingStream): the env's
+  // synchronous copies (GetStates, SetStates, snapshots, a host-stepped env's actions) run on the
+  // legacy default stream and meet the stream's kernels in order only through it. Envs on the
+  // CPU ignore it, whatever its value.
   virtual void set_stream(void* stream) { (void)stream; }
   // Whether Step(actions) only queues device work on that stream (no host work, waits or
   // host-read values), so a caller may capture it into a CUDA graph and replay it. Replays do

@@ -117,7 +117,10 @@ class BatchedEnv final : public VectorEnv {
     RunSteps(nullptr, steps);
   }
 
-  void set_stream(void* stream) override { stream_ = stream; }
+  void set_stream(void* stream) override {
+    CheckBlockingStream(device_, stream);
+    stream_ = stream;
+  }
   // One launch on the stream per Step, reading only device arrays and the fixed StepArgs.
   bool step_capturable() const override { return true; }
   void set_autoreset(bool on) override { autoreset_ = on; }

@@ -201,7 +201,10 @@ class HostBatchedEnv final : public VectorEnv {
     ResetWhere([&](int64_t i) { return host_mask[i] != 0; });
   }
 
-  void set_stream(void* stream) override { stream_ = stream; }
+  void set_stream(void* stream) override {
+    CheckBlockingStream(device_, stream);
+    stream_ = stream;
+  }
   void SetOutputs(const StepOutputs& outputs) override {
     outputs_ = outputs;
     PublishOutputs();  // the new arrays hold the current outputs too

@@ -64,7 +64,43 @@ std::string ShapeText(const ArrayInfo& a, nb::handle array) {
   return "(" + std::to_string(a.shape[0]) + ", " + std::to_string(a.shape[1]) + ")";
 }
 
+std::string DeviceText(DlpackDevice where) {
+  const std::string id = std::to_string(where.id);
+  switch (where.type) {
+    case 1:
+      return "cpu";
+    case 2:
+      return "cuda:" + id;
+    case 3:
+      return "cuda_host (pinned host memory)";
+    case 13:
+      return "cuda_managed:" + id;
+    default:
+      return "DLPack device type " + std::to_string(where.type) + " id " + id;
+  }
+}
+
 }  // namespace
+
+DlpackDevice DlpackDeviceOf(nb::handle obj) {
+  nb::object pair = obj.attr("__dlpack_device__")();
+  nb::tuple t;
+  DlpackDevice where;
+  // DLPack producers give (IntEnum, int); both cast as ints.
+  if (!nb::try_cast(pair, t) || t.size() != 2 || !nb::try_cast(nb::handle(t[0]), where.type) ||
+      !nb::try_cast(nb::handle(t[1]), where.id))
+    throw nb::type_error(("__dlpack_device__() must return (device_type, device_id), got " + ToText(pair)).c_str());
+  return where;
+}
+
+void CheckArrayDevice(const char* what, DlpackDevice where, const char* owner, Device device, int cuda_id) {
+  const bool ok = device == Device::kCpu ? where.type == 1 : where.type == 2 && where.id == cuda_id;
+  if (ok) return;
+  const std::string mine = device == Device::kCpu ? "cpu" : "cuda:" + std::to_string(cuda_id);
+  throw nb::value_error((std::string(what) + " are on device " + DeviceText(where) + ", but this " + owner +
+                         " is on device " + mine + ": move them to " + mine + " first")
+                            .c_str());
+}
 
 std::string CpuActions::Expected() const {
   if (spec_.action_space.is_discrete()) return "(" + std::to_string(n_) + ",) int32";
@@ -75,6 +111,9 @@ const void* CpuActions::Get(nb::handle actions) {
   ArrayInfo a;
   contiguous_ = nb::object();
   if (!NumpyArrayInfo(actions, &a)) {  // a list, a scalar, a CPU tensor: through np.asarray (a view if it can)
+    // A GPU array is refused naming its device, before NumPy fails to read it.
+    if (nb::hasattr(actions, "__dlpack_device__"))
+      CheckArrayDevice("actions", DlpackDeviceOf(actions), "env", Device::kCpu, 0);
     contiguous_ = nb::module_::import_("numpy").attr("asarray")(actions);
     if (!NumpyArrayInfo(contiguous_, &a))
       throw nb::type_error(("actions must be an array of shape " + Expected()).c_str());

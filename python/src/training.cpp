@@ -13,6 +13,7 @@
 #include "agents/policy.h"
 #include "agents/train_run.h"
 #include "core/memory.h"
+#include "python/src/actions.h"
 #include "python/src/module.h"
 
 namespace nb = nanobind;
@@ -182,6 +183,7 @@ class PyPolicy {
  public:
   PyPolicy(const std::string& path, const std::string& env_id, const std::string& device)
       : path_(path), device_(ResolveDevice(device)) {
+    if (device_ == Device::kCuda) cuda_device_ = CudaCurrentDevice();  // where the network is made
     Build(256, env_id);
   }
   const std::string& env_id() const { return policy_->env_id(); }
@@ -189,14 +191,14 @@ class PyPolicy {
   int64_t obs_dim() const { return obs_dim_; }
 
   nb::object Act(nb::ndarray<const float, nb::ndim<2>, nb::c_contig> obs) {
-    const int dev = device_ == Device::kCuda ? nb::device::cuda::value : nb::device::cpu::value;
-    if (obs.device_type() != dev)
-      throw nb::value_error(("observations must be on the policy's device (" + device() + ")").c_str());
+    CheckArrayDevice("observations", {obs.device_type(), static_cast<int64_t>(obs.device_id())}, "policy", device_,
+                     cuda_device_);
     if (obs.shape(1) != static_cast<size_t>(obs_dim_))
       throw nb::value_error(("observations must have shape (n, " + std::to_string(obs_dim_) + ") for " + env_id() +
                              ", got (" + std::to_string(obs.shape(0)) + ", " + std::to_string(obs.shape(1)) + ")")
                                 .c_str());
     const int64_t n = static_cast<int64_t>(obs.shape(0));
+    ScopedCudaDevice on_device(device_, cuda_device_);
     if (n > max_batch_) Build(std::max<int64_t>(n, 2 * max_batch_), env_id());
     void* block = AllocateBytes(device_, sizeof(int32_t) * std::max<int64_t>(n, 1));
     nb::capsule owner = device_ == Device::kCuda
@@ -205,11 +207,12 @@ class PyPolicy {
     if (n > 0) {
       nb::gil_scoped_release release;
       policy_->Act(obs.data(), static_cast<int32_t*>(block), n);
-      Synchronize(device_);
+      // All of Act is on the network's stream: the device's other streams are not waited for.
+      SynchronizeStream(device_, policy_->native_stream());
     }
     if (device_ == Device::kCpu) return nb::ndarray<nb::numpy, int32_t>(block, {static_cast<size_t>(n)}, owner).cast();
     return nb::ndarray<nb::array_api, int32_t>(block, {static_cast<size_t>(n)}, owner, {}, nb::dtype<int32_t>(),
-                                               nb::device::cuda::value, 0)
+                                               nb::device::cuda::value, cuda_device_)
         .cast();
   }
 
@@ -222,6 +225,7 @@ class PyPolicy {
 
   std::string path_;
   Device device_;
+  int cuda_device_ = 0;  // CUDA: the GPU the network lives on
   std::unique_ptr<GreedyPolicy> policy_;
   int64_t obs_dim_ = 0;
   int64_t max_batch_ = 0;

@@ -39,13 +39,11 @@ nb::capsule OwnerOf(void* block, Device device) {
   return nb::capsule(block, [](void* p) noexcept { FreeBytes(Device::kCpu, p); });
 }
 
-int DlpackDevice(Device device) { return device == Device::kCuda ? nb::device::cuda::value : nb::device::cpu::value; }
-
-// A new C-contiguous device array viewing `data` (owned by `owner`): an object with __dlpack__ /
-// __dlpack_device__. CPU arrays are NumPy's own (numpy_arrays.h).
+// A new C-contiguous device array viewing `data` (owned by `owner`) on CUDA device `cuda_id`: an
+// object with __dlpack__ / __dlpack_device__. CPU arrays are NumPy's own (numpy_arrays.h).
 template <class T>
-nb::object ExportDevice(T* data, std::initializer_list<size_t> shape, nb::handle owner) {
-  return nb::ndarray<nb::array_api, T>(data, shape, owner, {}, nb::dtype<T>(), nb::device::cuda::value, 0).cast();
+nb::object ExportDevice(T* data, std::initializer_list<size_t> shape, nb::handle owner, int cuda_id) {
+  return nb::ndarray<nb::array_api, T>(data, shape, owner, {}, nb::dtype<T>(), nb::device::cuda::value, cuda_id).cast();
 }
 
 std::size_t RoundUp(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
@@ -66,7 +64,14 @@ class PyVectorEnv {
         pending_(static_cast<size_t>(num_envs)),
         ended_(static_cast<size_t>(num_envs)),
         episode_start_(static_cast<size_t>(num_envs)) {
-    if (device_ == Device::kCpu) pools_ = std::make_unique<Pools>(num_envs, spec_.obs_dim());
+    if (device_ == Device::kCpu) {
+      pools_ = std::make_unique<Pools>(num_envs, spec_.obs_dim());
+      return;
+    }
+    // The GPU the env's memory was just allocated on; every later call makes it current again.
+    cuda_device_ = CudaCurrentDevice();
+    stream_ = Stream(device_);
+    env_->set_stream(stream_.get());
   }
 
   std::string device() const { return DeviceName(device_); }
@@ -91,11 +96,12 @@ class PyVectorEnv {
   // Starts every env; returns the observations.
   nb::object Reset(uint64_t seed) {
     VectorEnv& env = Live();
+    ScopedCudaDevice on_device(device_, cuda_device_);
     Outputs out = Allocate();
     {
       nb::gil_scoped_release release;
       env.Reset(seed);
-      if (device_ == Device::kCuda) Synchronize(device_);
+      WaitForEnv();
     }
     Restarted();
     return out.obs;
@@ -109,11 +115,12 @@ class PyVectorEnv {
       throw nb::value_error(
           ("expected " + std::to_string(n_) + " seeds, one per env, got " + std::to_string(seeds.shape(0))).c_str());
     const std::vector<uint64_t> keys(seeds.data(), seeds.data() + n_);
+    ScopedCudaDevice on_device(device_, cuda_device_);
     Outputs out = Allocate();
     {
       nb::gil_scoped_release release;
       env.ResetSeeds(keys);
-      if (device_ == Device::kCuda) Synchronize(device_);
+      WaitForEnv();
     }
     Restarted();
     return out.obs;
@@ -122,7 +129,7 @@ class PyVectorEnv {
   // One step with `actions`; returns (obs, rewards, terminated, truncated, infos), all new. On the
   // CPU `actions` is a NumPy array (CpuActions converts and checks it) and infos has Gymnasium's
   // layout for the autoreset mode, built here in one pass over the ended envs; on CUDA it is any
-  // DLPack array on the device and infos is empty.
+  // DLPack array on the env's GPU (ImportDeviceActions) and infos is empty.
   nb::tuple Step(nb::handle actions) {
     VectorEnv& env = Live();
     if (!reset_done_) throw std::runtime_error("call reset() before step()");
@@ -141,9 +148,8 @@ class PyVectorEnv {
       }
       return nb::make_tuple(out.obs, out.rewards, out.terminated, out.truncated, CpuInfos(out));
     }
-    nb::ndarray<nb::ro> a;
-    if (!nb::try_cast(actions, a))
-      throw nb::type_error(("actions must be a DLPack array on the GPU of shape " + actions_.Expected()).c_str());
+    ScopedCudaDevice on_device(device_, cuda_device_);
+    const nb::ndarray<nb::ro> a = ImportDeviceActions(actions);
     CheckDeviceActions(a);
     Outputs out = Allocate();
     {
@@ -152,14 +158,20 @@ class PyVectorEnv {
         env.Step(static_cast<const int32_t*>(a.data()));
       else
         env.Step(static_cast<const float*>(a.data()));
-      // DLPack consumers may read on any stream: the step's work must be done first.
-      Synchronize(device_);
+      // DLPack consumers may read on any stream (cugym's exports make none wait): the step's work
+      // must be done first. Its work is on the env's stream; the device's other streams
+      // (PyTorch's, say) are not waited for.
+      WaitForEnv();
     }
     return nb::make_tuple(out.obs, out.rewards, out.terminated, out.truncated, nb::dict());
   }
 
   // Resets the envs where `mask` is true, as Gymnasium's reset(options={"reset_mask": mask}), and
-  // returns a new obs array for all envs (the others keep their current observation).
+  // returns a new obs array for all envs (the others keep their current observation, reward and
+  // flags, in new arrays too). All or nothing: everything that can fail (the mask's checks, the
+  // new arrays, the mask's copy to the device, the copies of the current outputs) comes before the
+  // env is pointed at the new arrays, and only a completed reset makes them the env's outputs, so
+  // a refused mask leaves the arrays a caller holds, the env and the bookkeeping as they were.
   nb::object ResetMasked(nb::ndarray<nb::ro> mask) {
     VectorEnv& env = Live();
     if (!reset_done_) throw std::runtime_error("call reset() without a reset_mask first");
@@ -168,20 +180,27 @@ class PyVectorEnv {
       throw nb::value_error(
           ("reset_mask must be a contiguous NumPy bool array of shape (" + std::to_string(n_) + ",)").c_str());
     const uint8_t* m = static_cast<const uint8_t*>(mask.data());
-    const float* previous_obs = env.obs();
+    ScopedCudaDevice on_device(device_, cuda_device_);
     Outputs out = Allocate(/*point_env_at_them=*/false);
-    // Python references change hands only with the GIL held; `previous` keeps the arrays that
-    // previous_obs points into alive until the copy is done.
-    const Outputs previous = std::exchange(last_outputs_, out);
     {
+      // last_outputs_ (the env's current arrays) is left alone until the GIL is back: Python
+      // references change hands only with it held, and it keeps the arrays read here alive.
       nb::gil_scoped_release release;
       Buffer<uint8_t> device_mask(device_, static_cast<size_t>(n_));
       device_mask.FromHost(m, static_cast<size_t>(n_));
-      CopyBytes(out.pointers.obs, device_, previous_obs, device_, sizeof(float) * n_ * spec_.obs_dim());
-      env.SetOutputs(out.pointers);
-      env.ResetMasked(device_mask.data());
-      if (device_ == Device::kCuda) Synchronize(device_);
+      // VectorEnv::ResetMasked rewrites only the masked envs' rows: the new arrays start as whole
+      // copies of the current outputs, never partly stale.
+      CopyOutputs(env, out.pointers);
+      try {
+        env.SetOutputs(out.pointers);
+        env.ResetMasked(device_mask.data());
+        WaitForEnv();
+      } catch (...) {
+        env.SetOutputs(last_outputs_.pointers);  // back to the arrays it wrote before
+        throw;
+      }
     }
+    last_outputs_ = out;
     const double now = Seconds();
     for (int64_t i = 0; i < n_; ++i)
       if (m[i]) {
@@ -202,6 +221,7 @@ class PyVectorEnv {
   // Indices of the envs whose terminated or truncated flag is set (flags copied to the host).
   nb::object DoneIndices() {
     VectorEnv& env = Live();
+    ScopedCudaDevice on_device(device_, cuda_device_);
     const std::vector<uint8_t> term = ToHostBytes(env.terminated()), trunc = ToHostBytes(env.truncated());
     std::vector<int64_t> idx;
     for (int64_t i = 0; i < n_; ++i)
@@ -216,6 +236,7 @@ class PyVectorEnv {
   // episode returns [k], episode lengths [k]) for the k env indices given.
   nb::tuple Finished(nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> indices) {
     VectorEnv& env = Live();
+    ScopedCudaDevice on_device(device_, cuda_device_);
     const size_t k = indices.shape(0);
     const int64_t obs_dim = spec_.obs_dim();
     const size_t bytes = RoundUp(sizeof(float) * k * obs_dim) + RoundUp(sizeof(float) * k) + sizeof(int32_t) * k;
@@ -248,15 +269,21 @@ class PyVectorEnv {
     const size_t w = spec_.render_width, h = spec_.render_height;
     void* block = AllocateBytes(Device::kCpu, w * h * 3);
     nb::capsule owner = OwnerOf(block, Device::kCpu);
+    ScopedCudaDevice on_device(device_, cuda_device_);
     const std::vector<float> state = env.GetStates(i, 1);
     RasterCanvas canvas(static_cast<uint8_t*>(block), static_cast<int>(w), static_cast<int>(h));
     entry.draw(state.data(), canvas);
     return nb::ndarray<nb::numpy, uint8_t>(block, {h, w, 3}, owner).cast();
   }
 
-  std::vector<float> GetStates(int64_t first, int64_t count) { return Live().GetStates(first, count); }
+  std::vector<float> GetStates(int64_t first, int64_t count) {
+    VectorEnv& env = Live();
+    ScopedCudaDevice on_device(device_, cuda_device_);
+    return env.GetStates(first, count);
+  }
 
   void Close() {
+    ScopedCudaDevice on_device(device_, cuda_device_);
     if (env_) env_->SetOutputs({});
     env_.reset();
     last_outputs_ = Outputs();
@@ -448,10 +475,10 @@ class PyVectorEnv {
       out.pointers = {reinterpret_cast<float*>(block), reinterpret_cast<float*>(block + obs_bytes),
                       reinterpret_cast<uint8_t*>(block + obs_bytes + reward_bytes),
                       reinterpret_cast<uint8_t*>(block + obs_bytes + reward_bytes + flag_bytes)};
-      out.obs = ExportDevice(out.pointers.obs, {n, obs_dim}, owner);
-      out.rewards = ExportDevice(out.pointers.rewards, {n}, owner);
-      out.terminated = ExportDevice(reinterpret_cast<bool*>(out.pointers.terminated), {n}, owner);
-      out.truncated = ExportDevice(reinterpret_cast<bool*>(out.pointers.truncated), {n}, owner);
+      out.obs = ExportDevice(out.pointers.obs, {n, obs_dim}, owner, cuda_device_);
+      out.rewards = ExportDevice(out.pointers.rewards, {n}, owner, cuda_device_);
+      out.terminated = ExportDevice(reinterpret_cast<bool*>(out.pointers.terminated), {n}, owner, cuda_device_);
+      out.truncated = ExportDevice(reinterpret_cast<bool*>(out.pointers.truncated), {n}, owner, cuda_device_);
     }
     if (point_env_at_them) {
       env_->SetOutputs(out.pointers);
@@ -460,13 +487,48 @@ class PyVectorEnv {
     return out;
   }
 
-  // Device actions (CUDA): a DLPack array on the env's device, int32 (n,) or float32 (n, dim).
+  // Waits for the env's work: on CUDA its stream (every launch and asynchronous copy of the env;
+  // the synchronous copies before them are ordered by the blocking stream), not the whole device.
+  void WaitForEnv() const {
+    if (device_ == Device::kCuda) SynchronizeStream(device_, stream_.get());
+  }
+
+  // The env's current observations, rewards and flags into the arrays of `to`: on CUDA queued on
+  // the env's stream, ahead of the env's next work there.
+  void CopyOutputs(const VectorEnv& env, const StepOutputs& to) const {
+    const size_t n = static_cast<size_t>(n_);
+    void* s = stream_.get();
+    CopyBytesAsync(to.obs, env.obs(), sizeof(float) * n * spec_.obs_dim(), device_, s);
+    CopyBytesAsync(to.rewards, env.rewards(), sizeof(float) * n, device_, s);
+    CopyBytesAsync(to.terminated, env.terminated(), n, device_, s);
+    CopyBytesAsync(to.truncated, env.truncated(), n, device_, s);
+  }
+
+  // Device actions (CUDA), taken as the DLPack protocol hands them over: their device is checked
+  // first (__dlpack_device__), then __dlpack__(stream=the env's stream) asks the producer to make
+  // that stream wait for the work that writes them, so the step reads them in order whatever
+  // stream they were written on (PyTorch's side streams are non-blocking): the consumer names the
+  // stream it reads on, as the array API's from_dlpack does. nanobind's own import passes no stream.
+  nb::ndarray<nb::ro> ImportDeviceActions(nb::handle actions) const {
+    if (!nb::hasattr(actions, "__dlpack__") || !nb::hasattr(actions, "__dlpack_device__"))
+      throw nb::type_error(("actions must be a DLPack array on the GPU of shape " + actions_.Expected()).c_str());
+    CheckArrayDevice("actions", DlpackDeviceOf(actions), "env", device_, cuda_device_);
+    // DLPack's stream argument on CUDA: the cudaStream_t as an integer (cugym's own stream: never
+    // 0, 1 or 2, the values that name default streams).
+    const auto stream = reinterpret_cast<uintptr_t>(stream_.get());
+    nb::object capsule = actions.attr("__dlpack__")(nb::arg("stream") = stream);
+    nb::ndarray<nb::ro> a;
+    if (!nb::try_cast(capsule, a))
+      throw nb::type_error(("actions' __dlpack__ gave no DLPack tensor; expected " + actions_.Expected()).c_str());
+    return a;
+  }
+
+  // Device actions (CUDA): a DLPack array on the env's GPU, int32 (n,) or float32 (n, dim).
   void CheckDeviceActions(const nb::ndarray<nb::ro>& a) const {
     const Space& space = spec_.action_space;
     const bool discrete = space.is_discrete();
     const std::string want = actions_.Expected();
-    if (a.device_type() != DlpackDevice(device_))
-      throw nb::value_error(("actions must be on the env's device (" + std::string(DeviceName(device_)) + ")").c_str());
+    CheckArrayDevice("actions", {a.device_type(), static_cast<int64_t>(a.device_id())}, "env", device_, cuda_device_);
     const bool shape_ok = discrete
                               ? (a.ndim() == 1 && a.shape(0) == static_cast<size_t>(n_))
                               : (a.ndim() == 2 && a.shape(0) == static_cast<size_t>(n_) &&
@@ -485,10 +547,12 @@ class PyVectorEnv {
     }
   }
 
+  Stream stream_;  // CUDA: the env's own stream, destroyed after the env (declared before it)
   std::unique_ptr<VectorEnv> env_;
   EnvSpec spec_;
   int64_t n_;
   Device device_;
+  int cuda_device_ = 0;  // CUDA: the GPU the env lives on (cudaGetDevice when it was made)
   CpuActions actions_;
   Autoreset mode_ = Autoreset::kSameStep;
   bool statistics_ = true;

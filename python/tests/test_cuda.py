@@ -9,10 +9,9 @@ CI runs their logic on every change."""
 import importlib
 import os
 
+import cugym
 import numpy as np
 import pytest
-
-import cugym
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX must leave the GPU's memory to the others
 
@@ -352,3 +351,126 @@ def test_a_cpu_tensor_on_a_cuda_env_is_refused():
     envs.reset(seed=0)
     with pytest.raises(ValueError, match="device"):
         envs.step(torch.zeros(4, dtype=torch.int32))
+
+
+class _Recorder:
+    """A framework's array seen through DLPack only, recording the `stream` each __dlpack__ call
+    asks for (and NumPy's __array__, the CPU path's way in)."""
+
+    def __init__(self, inner):
+        self.inner, self.streams = inner, []
+
+    def __dlpack_device__(self):
+        return self.inner.__dlpack_device__()
+
+    def __dlpack__(self, **kwargs):
+        self.streams.append(kwargs.get("stream"))
+        return self.inner.__dlpack__(**kwargs)
+
+    def __array__(self, *args, **kwargs):
+        return np.asarray(self.inner)
+
+
+def test_device_actions_are_taken_on_the_envs_stream():
+    """On CUDA the step asks the producer for its actions with __dlpack__(stream=S), S the env's own
+    stream as an integer (never None, -1 or the default streams 0, 1, 2), the same every step, so
+    the producer orders its writes before the step's reads; the results are the CPU's. The CPU
+    path reads host arrays through NumPy, as before, and asks for no stream."""
+    fw = any_framework()
+    n = 16
+    gpu = cugym.make_vec("CartPole-v1", n, device=DEVICE)
+    cpu = cugym.make_vec("CartPole-v1", n, device="cpu")
+    gpu.reset(seed=3)
+    cpu.reset(seed=3)
+    streams = []
+    for a in actions_for("CartPole-v1", n, 20, seed=4):
+        actions = _Recorder(fw.to_device(a))
+        obs_g = gpu.step(actions)[0]
+        obs_c = cpu.step(a)[0]
+        np.testing.assert_array_equal(fw.to_host(fw.from_dlpack(obs_g)), obs_c)
+        streams += actions.streams
+        if REHEARSE:
+            assert actions.streams == []
+        else:
+            assert len(actions.streams) == 1
+            assert isinstance(actions.streams[0], int) and actions.streams[0] not in (-1, 0, 1, 2)
+    assert len(set(streams)) <= 1
+
+
+def test_actions_on_another_gpu_are_refused_and_results_name_their_gpu():
+    """Results carry the DLPack device id of the GPU the env lives on, and actions whose DLPack
+    device is another GPU are refused before anything reads them, naming both devices. With two
+    GPUs, an env made on the second stays there whatever device is current later."""
+    import enum
+    kind = enum.IntEnum("DLDeviceType", {"kDLCPU": 1, "kDLCUDA": 2})
+
+    class Foreign:
+        def __dlpack_device__(self):
+            return (kind.kDLCUDA, 7)
+
+        def __dlpack__(self, **kwargs):
+            raise AssertionError("a refused array was read")
+
+        def __array__(self, *args, **kwargs):
+            raise AssertionError("a refused array was read")
+
+    n = 4
+    envs = cugym.make_vec("CartPole-v1", n, device=DEVICE)
+    obs, _ = envs.reset(seed=0)
+    where = obs.__dlpack_device__()
+    assert where[0] == KDL_DEVICE
+    mine = "cpu" if REHEARSE else f"cuda:{where[1]}"
+    with pytest.raises(ValueError, match=rf"actions are on device cuda:7, but this env is on device {mine}"):
+        envs.step(Foreign())
+    fw = any_framework()
+    envs.step(fw.to_device(np.zeros(n, np.int32)))  # still fine
+    if REHEARSE:
+        return
+    try:
+        import torch
+    except ImportError:
+        return
+    if not torch.cuda.is_available():
+        return
+    assert where[1] == torch.cuda.current_device()
+    if torch.cuda.device_count() < 2:
+        return
+    with torch.cuda.device(1):
+        second = cugym.make_vec("CartPole-v1", n, device=DEVICE)
+        obs, _ = second.reset(seed=0)
+    assert obs.__dlpack_device__()[1] == 1 and torch.from_dlpack(obs).device.index == 1
+    with pytest.raises(ValueError, match="cuda:0.*cuda:1"):
+        second.step(torch.zeros(n, dtype=torch.int32, device="cuda:0"))
+    out = second.step(torch.zeros(n, dtype=torch.int32, device="cuda:1"))  # current device: 0
+    assert torch.from_dlpack(out[0]).device.index == 1
+
+
+def test_masked_reset_on_the_device_keeps_the_other_envs_flags():
+    """DISABLED on the env's device: a masked reset of some of the ended envs leaves the others'
+    flags set in the env's new arrays (done_indices reads them), and a refused mask changes
+    neither the arrays a caller holds nor the envs."""
+    fw = any_framework()
+    n = 8
+    envs = cugym.make_vec("CartPole-v1", n, device=DEVICE, autoreset_mode="Disabled")
+    envs.reset(seed=4)
+    ones = fw.to_device(np.ones(n, np.int32))
+    for _ in range(200):
+        out = envs.step(ones)
+        done = fw.to_host(fw.from_dlpack(out[2])) | fw.to_host(fw.from_dlpack(out[3]))
+        if done.sum() >= 2:
+            break
+    assert done.sum() >= 2
+    held = [fw.to_host(fw.from_dlpack(x)).copy() for x in out[:4]]
+    states = envs._env.get_states(0, n)
+    with pytest.raises(ValueError):
+        envs._env.reset_masked(done.astype(np.uint8))
+    assert envs._env.get_states(0, n) == states
+    np.testing.assert_array_equal(envs._env.done_indices(), np.flatnonzero(done))
+    ended = np.flatnonzero(done)
+    mask = np.zeros(n, bool)
+    mask[ended[0]] = True
+    new_obs, _ = envs.reset(options={"reset_mask": mask})
+    np.testing.assert_array_equal(envs._env.done_indices(), ended[1:])
+    np.testing.assert_array_equal(fw.to_host(fw.from_dlpack(new_obs))[~mask], held[0][~mask])
+    for x, copy in zip(out[:4], held):
+        np.testing.assert_array_equal(fw.to_host(fw.from_dlpack(x)), copy)

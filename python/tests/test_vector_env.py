@@ -1,11 +1,10 @@
 """cugym's VectorEnv against Gymnasium 1.x's documented vector API: spaces, dtypes, autoreset
 modes and info layouts, seeding, fresh arrays, bad input."""
+import cugym
 import gymnasium
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
-
-import cugym
 
 ALL_IDS = cugym.env_ids()
 
@@ -480,7 +479,7 @@ def test_results_dropped_by_the_caller_are_recycled():
         envs = cugym.make_vec("CartPole-v1", n, autoreset_mode=mode)
         envs.reset(seed=0)
         addresses, rows, blockers = set(), set(), []
-        for t in range(40):
+        for _ in range(40):
             obs, rew, term, trunc, infos = envs.step(np.ones(n, np.int32))
             addresses.add(obs.ctypes.data)
             if "final_obs" in infos:
@@ -493,3 +492,125 @@ def test_results_dropped_by_the_caller_are_recycled():
             assert 0 < len(rows) <= 2 * n
             assert len(rows) < 40 * 4
         envs.close()
+
+
+def _ended_twice(envs, n):
+    """Steps a DISABLED batch of CartPoles pushed one way until at least two envs have ended, keeping
+    none of the results (so the arrays of later calls are recycled ones holding older contents);
+    returns the last step's results."""
+    for _ in range(200):
+        out = envs.step(np.ones(n, np.int32))
+        if (out[2] | out[3]).sum() >= 2:
+            return out
+        del out
+    raise AssertionError("fewer than two episodes ended")
+
+
+def test_masked_reset_keeps_the_other_envs_rewards_and_flags():
+    """A masked reset writes new arrays for the env's outputs; the envs outside the mask keep their
+    observation, reward and flags in them (VectorEnv::ResetMasked), so the ended envs that were
+    not reset are still the ones done_indices reports, and the arrays from before are untouched."""
+    n = 8
+    envs = cugym.make_vec("CartPole-v1", n, autoreset_mode=AutoresetMode.DISABLED)
+    envs.reset(seed=4)
+    obs, rew, term, trunc, _ = _ended_twice(envs, n)
+    held = [x.copy() for x in (obs, rew, term, trunc)]
+    ended = np.flatnonzero(term | trunc)
+    mask = np.zeros(n, bool)
+    mask[ended[0]] = True
+    new_obs, _ = envs.reset(options={"reset_mask": mask})
+    np.testing.assert_array_equal(envs._env.done_indices(), ended[1:])
+    np.testing.assert_array_equal(new_obs[~mask], obs[~mask])
+    for x, copy in zip((obs, rew, term, trunc), held):
+        np.testing.assert_array_equal(x, copy)
+    assert envs._env.has_ended  # the others still wait for their reset
+    envs.reset(options={"reset_mask": (term | trunc) & ~mask})
+    assert len(envs._env.done_indices()) == 0 and not envs._env.has_ended
+    envs.step(np.ones(n, np.int32))
+
+
+def test_a_refused_reset_mask_changes_nothing():
+    """Every refused reset_mask (wrong dtype, shape, layout, no True, a seed with it) leaves the
+    arrays a caller holds, the envs' states, their flags and the ended-env bookkeeping as they were:
+    the env then runs on exactly as a twin that never saw the refused calls."""
+    n = 8
+    envs = cugym.make_vec("CartPole-v1", n, autoreset_mode=AutoresetMode.DISABLED)
+    twin = cugym.make_vec("CartPole-v1", n, autoreset_mode=AutoresetMode.DISABLED)
+    envs.reset(seed=6)
+    twin.reset(seed=6)
+    out = _ended_twice(envs, n)
+    _ended_twice(twin, n)
+    held = [x.copy() for x in out[:4]]
+    done = out[2] | out[3]
+    states, indices = envs._env.get_states(0, n), envs._env.done_indices()
+    refusals = [
+        (ValueError, lambda: envs.reset(options={"reset_mask": done.astype(np.int32)})),
+        (ValueError, lambda: envs.reset(options={"reset_mask": np.ones(n + 1, bool)})),
+        (ValueError, lambda: envs.reset(options={"reset_mask": np.zeros(n, bool)})),
+        (ValueError, lambda: envs.reset(seed=1, options={"reset_mask": done})),
+        (ValueError, lambda: envs._env.reset_masked(done.astype(np.uint8))),
+        (ValueError, lambda: envs._env.reset_masked(np.repeat(done, 2)[::2])),
+        (ValueError, lambda: envs._env.reset_masked(done[:, None])),
+        (TypeError, lambda: envs._env.reset_masked(list(done))),
+    ]
+    for error, call in refusals:
+        with pytest.raises(error):
+            call()
+        for x, copy in zip(out[:4], held):
+            np.testing.assert_array_equal(x, copy)
+        assert envs._env.get_states(0, n) == states
+        np.testing.assert_array_equal(envs._env.done_indices(), indices)
+        assert envs._env.has_ended
+    obs, _ = envs.reset(options={"reset_mask": done})
+    twin_obs, _ = twin.reset(options={"reset_mask": done})
+    np.testing.assert_array_equal(obs, twin_obs)
+    actions = np.random.default_rng(1).integers(0, 2, (20, n)).astype(np.int32)
+    for a in actions:
+        if envs._env.has_ended:  # both end alike: reset the same envs
+            mask = np.zeros(n, bool)
+            mask[envs._env.done_indices()] = True
+            envs.reset(options={"reset_mask": mask})
+            twin.reset(options={"reset_mask": mask})
+        for x, y in zip(envs.step(a)[:4], twin.step(a)[:4]):
+            np.testing.assert_array_equal(x, y)
+
+
+class _ForeignArray:
+    """An array-like whose DLPack device is `device` (DLPack's (device type, device id); the type an
+    IntEnum, as PyTorch gives it) and which must never be read."""
+
+    def __init__(self, device):
+        import enum
+        kind = enum.IntEnum("DLDeviceType", {"kDLCPU": 1, "kDLCUDA": 2, "kDLVPI": 9})
+        self.device = (kind(device[0]), device[1])
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("a refused array was read")
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("a refused array was read")
+
+
+def test_actions_on_another_device_are_refused_naming_both():
+    """Actions whose DLPack device is not the env's are refused before anything reads them, with a
+    ValueError that names both devices; host arrays other than NumPy's still step."""
+    envs = cugym.make_vec("CartPole-v1", 4)
+    twin = cugym.make_vec("CartPole-v1", 4)
+    envs.reset(seed=0)
+    twin.reset(seed=0)
+    with pytest.raises(ValueError, match=r"actions are on device cuda:1, but this env is on device cpu"):
+        envs.step(_ForeignArray((2, 1)))
+    with pytest.raises(ValueError, match=r"device DLPack device type 9 id 0.*device cpu"):
+        envs.step(_ForeignArray((9, 0)))
+
+    class HostArray(_ForeignArray):  # host memory (kDLCPU): read through NumPy as before
+        def __array__(self, *args, **kwargs):
+            return np.array([0, 1, 1, 0], np.int32)
+
+    got = envs.step(HostArray((1, 0)))
+    want = twin.step(np.array([0, 1, 1, 0], np.int32))
+    for x, y in zip(got[:4], want[:4]):
+        np.testing.assert_array_equal(x, y)

@@ -129,6 +129,79 @@ TEST(DqnIteration, TheIterationGraphPathGivesTheEagerRunOnTheCpu) {
   }
 }
 
+// A run's checkpoint loaded into an agent that has captured its graph and into a fresh agent, then
+// trained on: the same bits. The checkpoint is of another seed's run, so its envs' seed (a value
+// the captured env step holds) is not the agent's own.
+uint64_t ReloadedAfterCapture(const DqnConfig& config, Device device, const std::string& checkpoint,
+                              const fs::path& out, bool graph_on_cpu) {
+  DqnAgent agent(Builtins(), config, device);
+  agent.set_iteration_graph_on_cpu(graph_on_cpu);
+  TrainQuietly(agent);
+  EXPECT_TRUE(agent.replays_iteration_graph() || agent.replays_update_graph());
+  agent.LoadCheckpoint(checkpoint);
+  // The graphs and their warm-ups are gone: the first iteration after the load runs eagerly, the
+  // next captures again.
+  EXPECT_FALSE(agent.replays_iteration_graph());
+  EXPECT_FALSE(agent.replays_update_graph());
+  const int64_t loaded_at = agent.global_step(), n = config.num_envs;
+  agent.Train([](const DqnProgress&) {}, [&] { return agent.global_step() >= loaded_at + n; }, [] {});
+  EXPECT_FALSE(agent.replays_iteration_graph());
+  agent.Train([](const DqnProgress&) {}, [&] { return agent.global_step() >= loaded_at + 2 * n; }, [] {});
+  if (config.replay_ratio * static_cast<double>(n) == 4.0) {  // a whole-iteration graph config
+    EXPECT_TRUE(agent.replays_iteration_graph());
+  }
+  return RunHash(agent, out);
+}
+
+// LoadCheckpoint drops the captured graphs (DqnAgent::DropGraphs): on the CPU the iteration graph
+// path shows it (a graph that stayed would be replayed right after the load, and its warm-up would
+// not run again), and the reloaded agent trains on as a fresh agent that loads the checkpoint.
+TEST(DqnIteration, LoadCheckpointDropsTheCapturedGraph) {
+  const ScratchDir dir("cugym_dqn_graph_reload_cpu");
+  const DqnConfig config = ShortShipped("CartPole-v1");  // 8 envs, 4 gradient steps per vector step
+  DqnConfig other = config;
+  other.seed = config.seed + 1;
+  const std::string checkpoint = (dir / "other.safetensors").string();
+  {
+    DqnAgent agent(Builtins(), other, Device::kCpu);
+    agent.Train([](const DqnProgress&) {}, [&] { return agent.global_step() >= 1504; }, [] {});
+    agent.SaveCheckpoint(checkpoint);
+  }
+  DqnAgent fresh(Builtins(), config, Device::kCpu);
+  fresh.set_iteration_graph_on_cpu(true);
+  fresh.LoadCheckpoint(checkpoint);
+  const uint64_t expected = RunHash(fresh, dir / "fresh.safetensors");
+  EXPECT_TRUE(fresh.replays_iteration_graph());
+  EXPECT_EQ(ReloadedAfterCapture(config, Device::kCpu, checkpoint, dir / "reloaded.safetensors", true), expected);
+}
+
+// The same on CUDA, where a graph that stayed would replay the env step with the agent's own env
+// seed instead of the checkpoint's: the whole-iteration graph (CartPole) and the per-update graph
+// (0.3 gradient steps per vector step).
+TEST(DqnIterationCuda, LoadCheckpointDropsTheCapturedGraphs) {
+  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
+  const ScratchDir dir("cugym_dqn_graph_reload_cuda");
+  DqnConfig odd = ShortShipped("CartPole-v1");
+  odd.num_envs = 3;
+  odd.replay_ratio = 0.3;
+  for (const DqnConfig& config : {ShortShipped("CartPole-v1"), odd}) {
+    SCOPED_TRACE(config.replay_ratio);
+    DqnConfig other = config;
+    other.seed = config.seed + 1;
+    const std::string checkpoint = (dir / "other.safetensors").string();
+    {
+      DqnAgent agent(Builtins(), other, Device::kCuda);
+      agent.Train([](const DqnProgress&) {}, [&] { return agent.global_step() >= 1504; }, [] {});
+      agent.SaveCheckpoint(checkpoint);
+    }
+    DqnAgent fresh(Builtins(), config, Device::kCuda);
+    fresh.LoadCheckpoint(checkpoint);
+    const uint64_t expected = RunHash(fresh, dir / "fresh.safetensors");
+    EXPECT_TRUE(fresh.replays_iteration_graph() || fresh.replays_update_graph());
+    EXPECT_EQ(ReloadedAfterCapture(config, Device::kCuda, checkpoint, dir / "reloaded.safetensors", false), expected);
+  }
+}
+
 // On CUDA: cartpole.toml and acrobot.toml (4 and 2 gradient steps per vector step, Polyak every
 // 10 and hard copies every 250 env steps, outside the graph), MountainCar (8 Polyak updates and
 // exploration holds inside it), CartPole with 3-step Double DQN, clipping and holds, and with

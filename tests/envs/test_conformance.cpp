@@ -4,10 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 
 #include "tests/envs/env_test_util.h"
+
+#ifdef CUGYM_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 namespace cugym {
 namespace {
@@ -150,6 +156,54 @@ TEST_P(Conformance, ASnapshotContinuesExactly) {
   // Another batch size is refused.
   auto other = MakeVectorEnv(Builtins(), id(), n() + 1, device());
   EXPECT_THROW(other->LoadSnapshot(snapshot), std::invalid_argument);
+}
+
+#ifdef CUGYM_HAVE_CUDA
+// A stream of the test's own (once Create is called), destroyed after its work at the end of the test.
+struct TestStream {
+  void Create(unsigned int flags) { EXPECT_EQ(cudaStreamCreateWithFlags(&s, flags), cudaSuccess); }
+  ~TestStream() {
+    if (s == nullptr) return;
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+  }
+  cudaStream_t s = nullptr;
+};
+#endif
+
+// set_stream takes blocking streams only (VectorEnv::set_stream: the env's synchronous copies are
+// ordered with its stream through the legacy default stream): one made with cudaStreamNonBlocking
+// is refused, naming the flag, and the env steps on where it was; a blocking stream, the default
+// streams and nullptr are taken, and on a blocking stream of its own the env gives the default
+// stream's bits. On the CPU the handle is never used, so any value is ignored.
+TEST_P(Conformance, SetStreamTakesBlockingStreamsOnly) {
+  auto env = Make();
+  auto reference = Make();
+  if (device() == Device::kCpu) {
+    EXPECT_NO_THROW(env->set_stream(reinterpret_cast<void*>(uintptr_t{0x1234})));
+  }
+#ifdef CUGYM_HAVE_CUDA
+  TestStream non_blocking, blocking;
+  if (device() == Device::kCuda) {
+    non_blocking.Create(cudaStreamNonBlocking);
+    blocking.Create(cudaStreamDefault);
+    try {
+      env->set_stream(non_blocking.s);
+      ADD_FAILURE() << "set_stream took a cudaStreamNonBlocking stream";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("cudaStreamNonBlocking"), std::string::npos) << e.what();
+    }
+    for (cudaStream_t s : {cudaStream_t{nullptr}, cudaStreamLegacy, cudaStreamPerThread, blocking.s})
+      EXPECT_NO_THROW(env->set_stream(s));
+  }
+#endif
+  env->Reset(5);
+  reference->Reset(5);
+  env->StepRandom(40);
+  reference->StepRandom(40);
+  EXPECT_EQ(Obs(env->obs()), Obs(reference->obs()));
+  EXPECT_EQ(Host(env->rewards(), n(), device()), Host(reference->rewards(), n(), device()));
+  env.reset();  // before its stream goes
 }
 
 TEST_P(Conformance, PerEnvSeedsKeyEachEnvAlone) {
