@@ -145,6 +145,10 @@ unpack_deps() {
   touch "$deps_root/.unpacked"
 }
 
+prepend_library_path() {
+  case ":${LD_LIBRARY_PATH:-}:" in *":$1:"*) ;; *) export LD_LIBRARY_PATH="$1${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;; esac
+}
+
 # What each missing system package becomes (set by use_deps): CMake arguments, and loader paths.
 dep_cmake_args=()
 gtest_from=""
@@ -164,9 +168,7 @@ use_deps() {
   # cuBLAS for programs run from an install or a pip build, where the loader's cache lacks it.
   local cublas
   cublas="$(cublas_dir)"
-  if [ -n "$cublas" ] && [ "$cublas" != loader ]; then
-    case ":${LD_LIBRARY_PATH:-}:" in *":$cublas:"*) ;; *) export LD_LIBRARY_PATH="$cublas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;; esac
-  fi
+  [ -z "$cublas" ] || [ "$cublas" = loader ] || prepend_library_path "$cublas"
   [ "$from_deps" -eq 1 ] || return 0
   if [ -z "$(deb_unpacker)" ]; then
     openblas_from=""; box2d_from=""; [ "$gtest_from" != deps ] || gtest_from=""
@@ -180,12 +182,12 @@ use_deps() {
   local prefixes=()
   if [ "$openblas_from" = deps ]; then
     dep_cmake_args+=("-DCUGYM_CBLAS_INCLUDE_DIR=$openblas_include" "-DCUGYM_OPENBLAS_LIBRARY=$openblas_lib/libopenblas.so")
-    export LD_LIBRARY_PATH="$openblas_lib:$deps_root/usr/lib/$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    prepend_library_path "$deps_root/usr/lib/$multiarch"  # libgfortran, libquadmath
+    prepend_library_path "$openblas_lib"
   fi
   if [ "$box2d_from" = deps ]; then
     prefixes+=("$deps_root/usr")
-    case ":${LD_LIBRARY_PATH:-}:" in *":$deps_root/usr/lib/$multiarch:"*) ;;
-      *) export LD_LIBRARY_PATH="$deps_root/usr/lib/$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;; esac
+    prepend_library_path "$deps_root/usr/lib/$multiarch"
   fi
   if [ "$gtest_from" = deps ]; then
     prefixes+=("$gtest_prefix")
@@ -237,8 +239,11 @@ EOF
       2>/dev/null || missing+=("Python.h (python3's headers)")
     if [ -n "$(cublas_dir)" ]; then line+=" cublas=$(cublas_dir)"; else line+=" cublas=no"; missing+=("libcublas.so.13"); fi
   else
-    line+=" gtest=${gtest_from:-no} box2d=${box2d_from:-no}"
-    [ -n "$gtest_from" ] || [ "$what" != build ] || missing+=("GoogleTest (libgtest-dev, or $carry)")
+    if [ "$what" = build ]; then
+      line+=" gtest=${gtest_from:-no}"
+      [ -n "$gtest_from" ] || missing+=("GoogleTest (libgtest-dev, or $carry)")
+    fi
+    line+=" box2d=${box2d_from:-no}"
   fi
   echo "$line"
   date -u '+probe: %Y-%m-%d %H:%M:%S UTC'
