@@ -1,4 +1,5 @@
-// `cugym record`: renders K envs offscreen (no display needed) to PNG frames, a PNG, a GIF or an MP4.
+// `cugym record`: renders K envs offscreen (no display and no SDL needed) to PNG frames, a PNG, a
+// GIF or an MP4, on the canvas Python's render() draws with (render/surface.h).
 #include <iostream>
 #include <stdexcept>
 
@@ -52,7 +53,7 @@ int RunRecord(const Registry& registry, int argc, char** argv) {
   for (int64_t frame = 0; frame < max_frames; ++frame) {
     if (frame > 0) viewer.Step();
     viewer.Draw(surface.canvas(), set_viewport, false);
-    writer->Write(surface.Read());
+    writer->Write(surface.image());
     if (episodes > 0 && viewer.finished_episodes() >= episodes) break;
   }
   writer->Finish();

@@ -8,7 +8,7 @@
 #include "cli/common.h"
 #include "cli/viewer.h"
 #include "render/frame_pacer.h"
-#include "render/surface.h"
+#include "render/window.h"
 
 namespace cugym::cli {
 

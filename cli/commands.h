@@ -11,8 +11,9 @@ int RunBench(const Registry& registry, int argc, char** argv);
 int RunReplay(const Registry& registry, int argc, char** argv);
 int RunTrain(const Registry& registry, int argc, char** argv);
 int RunEval(const Registry& registry, int argc, char** argv);
-// Built only where cugym_render is (CUGYM_HAVE_RENDER: SDL2 and libpng found).
+// Built only where render/'s window is (CUGYM_HAVE_WINDOW: SDL2 found).
 int RunWatch(const Registry& registry, int argc, char** argv);
+// Built in every configuration: offscreen, no SDL.
 int RunRecord(const Registry& registry, int argc, char** argv);
 
 }  // namespace cugym::cli

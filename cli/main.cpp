@@ -22,7 +22,7 @@ constexpr const char* kUsage =
     "  bench    env steps per second of a batched env under a random policy\n"
     "  replay   check an env step by step against a reference trace (CSV)\n"
     "  watch    play envs in a window (SDL2 builds)\n"
-    "  record   render envs to PNG frames, a GIF or an MP4 (SDL2 builds)\n"
+    "  record   render envs to PNG frames, a GIF or an MP4\n"
     "\n"
     "every command also takes --plugin PATH (repeatable): a shared library that adds envs\n"
     "(docs/custom-envs.md); cugym --version says what was built\n";
@@ -68,14 +68,14 @@ int main(int argc, char** argv) {
     if (command == "replay") return cugym::cli::RunReplay(registry, argc, argv);
     if (command == "train") return cugym::cli::RunTrain(registry, argc, argv);
     if (command == "eval") return cugym::cli::RunEval(registry, argc, argv);
-    if (command == "watch" || command == "record") {
-#ifdef CUGYM_HAVE_RENDER
-      return command == "watch" ? cugym::cli::RunWatch(registry, argc, argv)
-                                : cugym::cli::RunRecord(registry, argc, argv);
+    if (command == "record") return cugym::cli::RunRecord(registry, argc, argv);
+    if (command == "watch") {
+#ifdef CUGYM_HAVE_WINDOW
+      return cugym::cli::RunWatch(registry, argc, argv);
 #else
       throw std::runtime_error(
-          "this cugym was built without SDL2, so it cannot render (install libsdl2-dev, "
-          "e.g. with scripts/setup.sh, and rebuild)");
+          "this cugym was built without SDL2, so it cannot open a window (install libsdl2-dev, "
+          "e.g. with scripts/setup.sh, and rebuild; `cugym record` works without it)");
 #endif
     }
     std::cerr << "cugym: error: unknown command '" << command

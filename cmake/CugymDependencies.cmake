@@ -42,18 +42,24 @@ endif()
 
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 
-# --- SDL2 and Box2D (used by later modules) -------------------------------------------------
+# --- SDL2 (the window of `cugym watch`) and libpng (reading PNG in tests) --------------------
+# `cugym record` needs neither: it draws with core's RasterCanvas and writes PNG with its own
+# encoder (render/png_encoder.cpp).
 set(CUGYM_HAVE_SDL2 OFF)
 if(NOT CUGYM_SDL2 STREQUAL "OFF")
   find_package(SDL2 QUIET CONFIG)
-  find_package(PNG QUIET)
-  if(SDL2_FOUND AND PNG_FOUND)
+  if(SDL2_FOUND)
     set(CUGYM_HAVE_SDL2 ON)
     find_package(SDL2_ttf QUIET CONFIG)  # optional: heads-up text in `cugym watch`
   else()
-    message(STATUS "cugym: SDL2 or libpng not found, rendering (watch/record) is left out")
+    message(STATUS "cugym: SDL2 not found, `cugym watch` (the window) is left out; `cugym record` is built")
   endif()
   cugym_option_state(CUGYM_SDL2 CUGYM_HAVE_SDL2)
+endif()
+find_package(PNG QUIET)
+set(CUGYM_HAVE_LIBPNG OFF)
+if(PNG_FOUND)
+  set(CUGYM_HAVE_LIBPNG ON)
 endif()
 
 set(CUGYM_HAVE_BOX2D OFF)

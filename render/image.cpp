@@ -1,26 +1,18 @@
-// PNG encoding and decoding through libpng's simplified API.
+// Reading PNG files through libpng's simplified API, where the build found libpng (writing is
+// render/png_encoder.cpp's, in every build).
 #include "render/image.h"
 
-#include <png.h>
-
-#include <cstdio>
 #include <stdexcept>
 
-#include "core/atomic_file.h"
+#ifdef CUGYM_HAVE_LIBPNG
+#include <png.h>
+#endif
 
 namespace cugym {
 
-void WritePng(const std::string& path, const Image& image) {
-  WriteFileAtomically(path, [&](FILE* file) {
-    png_image png{};
-    png.version = PNG_IMAGE_VERSION;
-    png.width = static_cast<png_uint_32>(image.width);
-    png.height = static_cast<png_uint_32>(image.height);
-    png.format = PNG_FORMAT_RGB;
-    if (!png_image_write_to_stdio(&png, file, 0, image.rgb.data(), image.width * 3, nullptr))
-      throw std::runtime_error("cannot write '" + path + "': " + png.message);
-  });
-}
+#ifdef CUGYM_HAVE_LIBPNG
+
+bool CanReadPng() { return true; }
 
 Image ReadPng(const std::string& path) {
   png_image png{};
@@ -38,5 +30,15 @@ Image ReadPng(const std::string& path) {
   }
   return image;
 }
+
+#else
+
+bool CanReadPng() { return false; }
+
+Image ReadPng(const std::string& path) {
+  throw std::runtime_error("cannot read '" + path + "': this cugym was built without libpng");
+}
+
+#endif
 
 }  // namespace cugym

@@ -1,62 +1,35 @@
-// Where frames are drawn: an offscreen image (no display needed) or a window. Both hand out a
-// Canvas with a movable viewport, so several envs can be tiled in one frame. No SDL types here.
+// The offscreen frame `cugym record` draws on: an RGB image and the one offscreen Canvas
+// (core/raster_canvas.h, the rasterizer Python's render() uses too), with a movable viewport so
+// several envs can be tiled in one frame. Needs no SDL and no display.
 #pragma once
 
 #include <memory>
-#include <string>
 
 #include "core/canvas.h"
+#include "core/raster_canvas.h"
 #include "render/image.h"
 
 namespace cugym {
 
 class OffscreenSurface {
  public:
-  // A width x height RGB frame, white until drawn on. `hud_font_size` > 0 loads a font for
-  // Canvas::Text when SDL2_ttf and a font are available.
-  OffscreenSurface(int width, int height, int hud_font_size = 0);
-  ~OffscreenSurface();
+  // A width x height RGB frame, white until drawn on. Throws std::invalid_argument unless both
+  // are positive.
+  OffscreenSurface(int width, int height);
   OffscreenSurface(const OffscreenSurface&) = delete;
   OffscreenSurface& operator=(const OffscreenSurface&) = delete;
 
-  Canvas& canvas();
+  Canvas& canvas() { return *canvas_; }
   // Drawing goes to the w x h rectangle whose top-left pixel is (x, y).
-  void SetViewport(int x, int y, int w, int h);
-  Image Read() const;
+  void SetViewport(int x, int y, int w, int h) { canvas_->SetViewport(x, y, w, h); }
+  // The frame as drawn so far (a view: valid while the surface lives, changed by later drawing).
+  const Image& image() const { return image_; }
+  // A copy of the frame.
+  Image Read() const { return image_; }
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
-// What the user asked for in the window since the last poll.
-struct WindowInput {
-  bool quit = false;          // window closed, q or Esc
-  bool toggle_pause = false;  // space
-  bool single_step = false;   // right arrow
-  bool reset = false;         // r
-  int speed_change = 0;       // +1 per '+', -1 per '-'
-};
-
-class Window {
- public:
-  // Throws std::runtime_error with a one-line reason when no display is available.
-  Window(const std::string& title, int width, int height, int hud_font_size);
-  ~Window();
-  Window(const Window&) = delete;
-  Window& operator=(const Window&) = delete;
-
-  Canvas& canvas();
-  void SetViewport(int x, int y, int w, int h);
-  // Whether Canvas::Text draws (SDL2_ttf and a font); otherwise put the HUD in the title.
-  bool has_text() const;
-  void SetTitle(const std::string& title);
-  void Present();
-  WindowInput Poll();
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  Image image_;
+  std::unique_ptr<RasterCanvas> canvas_;  // draws into image_.rgb, which never reallocates
 };
 
 }  // namespace cugym

@@ -1,11 +1,57 @@
 #!/usr/bin/env bash
 # `cugym record` and `cugym watch` end to end: frame counts, valid PNG/GIF/MP4 files, no
-# overwriting, and a window under a virtual X server whose screenshot is not blank.
+# overwriting, and a window under a virtual X server whose screenshot is not blank. record runs in
+# every build (no SDL needed); the window's checks run where `cugym --version` says SDL2 yes.
 # usage: test_render_cli.sh CUGYM_BINARY
 set -u
 cugym=$1
 source "$(dirname "$0")/common.sh"
 is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]; }
+window=no
+"$cugym" --version | grep -q 'SDL2 yes' && window=yes
+
+# A PNG decoder in Python (zlib only: independent of cugym's encoder and of libpng) that checks
+# every chunk's CRC-32, the zlib stream (its Adler-32 too) and the size.
+#   png.py count FILE R,G,B       prints "WxH N", N the pixels of that colour
+#   png.py window FILE SCREEN.rgb prints the rows of FILE (below the heads-up line) that differ from
+#                                 the window found in a raw 800x600 rgb24 screenshot (non-black box)
+cat >"$tmp/png.py" <<'PY'
+import struct, sys, zlib
+def decode(path):
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "signature"
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        assert zlib.crc32(kind + body) == crc, "CRC of " + kind.decode()
+        if kind == b"IHDR": header = struct.unpack(">IIBBBBB", body)
+        if kind == b"IDAT": idat += body
+        pos += 12 + length
+    w, h, depth, colour, _, _, interlace = header
+    assert (depth, colour, interlace) == (8, 2, 0), header
+    raw = zlib.decompress(idat)
+    assert len(raw) == h * (3 * w + 1), "size"
+    rows = [raw[r * (3 * w + 1):(r + 1) * (3 * w + 1)] for r in range(h)]
+    assert all(row[0] == 0 for row in rows), "filter"  # cugym writes filter type 0
+    return w, h, [row[1:] for row in rows]
+w, h, rows = decode(sys.argv[2])
+if sys.argv[1] == "count":
+    want = bytes(int(v) for v in sys.argv[3].split(","))
+    print("%dx%d %d" % (w, h, sum(1 for row in rows for k in range(0, len(row), 3) if row[k:k + 3] == want)))
+else:
+    screen, sw = open(sys.argv[3], "rb").read(), 800
+    lit = [i // 3 for i in range(0, len(screen), 3) if screen[i:i + 3] != b"\0\0\0"]
+    x0, y0 = min(p % sw for p in lit), min(p // sw for p in lit)
+    assert (max(p % sw for p in lit) - x0 + 1, max(p // sw for p in lit) - y0 + 1) == (w, h), "window size"
+    print(" ".join(str(r) for r in range(30, h)
+                   if screen[((y0 + r) * sw + x0) * 3:((y0 + r) * sw + x0 + w) * 3] != rows[r]))
+PY
+png_pixels() {
+  command -v python3 >/dev/null 2>&1 || { echo skip; return 0; }
+  python3 "$tmp/png.py" count "$1" "$2"
+}
 
 # --max-frames N writes exactly N frames, each a PNG.
 run record --out "$tmp/frames" --max-frames 25 --num-envs 3 --device cpu || fail "record frames: $(cat "$tmp/err")"
@@ -16,6 +62,14 @@ is_png "$tmp/frames/frame_00024.png" || fail "frame_00024.png is not a PNG"
 # A single PNG; then the same path again is refused and the file is kept.
 run record --out "$tmp/one.png" --device cpu || fail "record one.png: $(cat "$tmp/err")"
 is_png "$tmp/one.png" || fail "one.png is not a PNG"
+# The frame decodes (CRCs, zlib stream, size) and shows CartPole's pole (202,152,101).
+checks=$((checks + 1))
+pixels=$(png_pixels "$tmp/one.png" 202,152,101) || fail "one.png does not decode: $pixels"
+case "$pixels" in
+  skip) echo "skip: python3 not installed, PNG contents not decoded" ;;
+  "600x400 "*) [ "${pixels#* }" -gt 500 ] || fail "one.png shows no pole ($pixels)" ;;
+  *) fail "one.png: unexpected size $pixels" ;;
+esac
 before=$(md5sum <"$tmp/one.png")
 run record --out "$tmp/one.png" --device cpu --seed 9
 [ $? -eq 2 ] && grep -q 'use --force' "$tmp/err" || fail "overwrote one.png without --force: $(cat "$tmp/err")"
@@ -35,10 +89,15 @@ run record --out "$tmp/k.png" --num-envs 0 --device cpu
 [ $? -eq 2 ] || fail "--num-envs 0 accepted"
 expect 2 '^cugym record: error: --seed must be >= 0, got -1$' -- record --out "$tmp/neg.png" --seed -1 --device cpu
 [ -e "$tmp/neg.png" ] && fail "record with a negative seed wrote a file"
-expect 2 '^cugym watch: error: --seed must be >= 0, got -1$' -- watch --seed -1 --max-frames 1 --device cpu
-checks=$((checks + 1))
-env -u DISPLAY -u WAYLAND_DISPLAY "$cugym" watch --max-frames 3 --device cpu >"$tmp/out" 2>"$tmp/err"
-[ $? -eq 2 ] && grep -q 'no display.*cugym record' "$tmp/err" || fail "watch without a display: $(cat "$tmp/err")"
+if [ "$window" = yes ]; then
+  expect 2 '^cugym watch: error: --seed must be >= 0, got -1$' -- watch --seed -1 --max-frames 1 --device cpu
+  checks=$((checks + 1))
+  env -u DISPLAY -u WAYLAND_DISPLAY "$cugym" watch --max-frames 3 --device cpu >"$tmp/out" 2>"$tmp/err"
+  [ $? -eq 2 ] && grep -q 'no display.*cugym record' "$tmp/err" || fail "watch without a display: $(cat "$tmp/err")"
+else
+  expect 2 '^cugym watch: error: this cugym was built without SDL2.*cugym record. works without it' -- \
+    watch --max-frames 1 --device cpu
+fi
 
 # A trained model acts (and a model for another env is refused).
 run train --env CartPole-v1 --device cpu --out "$tmp/run" --total-steps 2000 --set learning_starts=500 \
@@ -72,7 +131,7 @@ if "$cugym" list | grep -q LunarLander-v3; then
     run record --env LunarLanderContinuous-v3 --out "$tmp/lunar.gif" --max-frames 20 --device cpu ||
       fail "record LunarLanderContinuous-v3 GIF: $(cat "$tmp/err")"
   fi
-  if command -v xvfb-run >/dev/null 2>&1; then
+  if [ "$window" = yes ] && command -v xvfb-run >/dev/null 2>&1; then
     checks=$((checks + 1))
     ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" xvfb-run -a -s "-screen 0 800x600x24" \
       "$cugym" watch --env LunarLander-v3 --num-envs 2 --max-frames 30 --fps 200 --device cpu >"$tmp/lwatch.out" 2>&1
@@ -84,7 +143,7 @@ fi
 # the cart-pole (the pole's colour is on screen), not a blank screen. Under LeakSanitizer the
 # X11/D-Bus/GL libraries SDL loads for a window leak a few allocations of their own at exit,
 # so leak checking is off for this one run (the offscreen tests keep it).
-if command -v xvfb-run >/dev/null 2>&1 && command -v ffmpeg >/dev/null 2>&1; then
+if [ "$window" = yes ] && command -v xvfb-run >/dev/null 2>&1 && command -v ffmpeg >/dev/null 2>&1; then
   checks=$((checks + 1))
   ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" xvfb-run -a -s "-screen 0 800x600x24" bash -c '
     "$1" watch --model "$2/run/model.safetensors" --num-envs 2 --max-frames 90 --fps 30 --device cpu >"$2/watch.out" 2>&1 & pid=$!
@@ -95,8 +154,23 @@ if command -v xvfb-run >/dev/null 2>&1 && command -v ffmpeg >/dev/null 2>&1; the
   [ $rc -eq 0 ] && grep -q 'watched 90 frames' "$tmp/watch.out" || fail "watch under Xvfb: rc $rc, $(cat "$tmp/watch.out")"
   pole=$(od -An -v -tu1 -w3 "$tmp/screen.rgb" 2>/dev/null | grep -c '^ *202 *152 *101$')
   [ "$pole" -gt 500 ] || fail "the screenshot shows no pole ($pole pole-coloured pixels)"
+
+  # The window shows exactly the frame record writes: watch's first frame (the reset state of
+  # seed 3), held on screen by a slow --fps, against record's PNG of it, pixel for pixel below the
+  # heads-up line (SDL2_ttf's text, drawn only in the window).
+  if command -v python3 >/dev/null 2>&1; then
+    checks=$((checks + 1))
+    "$cugym" record --seed 3 --out "$tmp/first.png" --device cpu >/dev/null 2>&1 || fail "record first.png"
+    ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" xvfb-run -a -s "-screen 0 800x600x24" bash -c '
+      "$1" watch --seed 3 --max-frames 2 --fps 0.5 --device cpu >"$2/watch1.out" 2>&1 & pid=$!
+      sleep 1
+      ffmpeg -loglevel error -f x11grab -draw_mouse 0 -video_size 800x600 -i "$DISPLAY" -frames:v 1 -f rawvideo -pix_fmt rgb24 -y "$2/screen1.rgb"
+      wait $pid' _ "$cugym" "$tmp"
+    differ=$(python3 "$tmp/png.py" window "$tmp/first.png" "$tmp/screen1.rgb" 2>&1)
+    [ $? -eq 0 ] && [ -z "$differ" ] || fail "the window's frame differs from record's (rows: $differ)"
+  fi
 else
-  echo "skip: xvfb-run or ffmpeg not installed, the window was not checked"
+  echo "skip: no SDL2 window in this build, or xvfb-run or ffmpeg not installed: the window was not checked"
 fi
 
 summary

@@ -1,6 +1,7 @@
 // The CPU rasterizer: shapes land on the pixels whose centres they cover, y up, clipped.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <vector>
 
 #include "core/raster_canvas.h"
@@ -39,7 +40,7 @@ TEST(RasterCanvas, PolygonCoversPixelCentresWithYUp) {
   Frame f(10, 10);
   RasterCanvas canvas(f.rgb.data(), f.w, f.h);
   canvas.Clear(kWhite);
-  // The square x in [2, 5], y in [0, 3] (either winding): 3 x 3 pixels. As in SdlCanvas, y maps
+  // The square x in [2, 5], y in [0, 3] (either winding): 3 x 3 pixels. As Gymnasium flips, y maps
   // to the image row height - 1 - y, so y in [0, 3] covers rows 6..8 (row 9 lies below y = 0).
   const Vec2 square[] = {{2, 0}, {5, 0}, {5, 3}, {2, 3}};
   canvas.FillPolygon(square, 4, kRed);
@@ -66,6 +67,27 @@ TEST(RasterCanvas, ShapesOffTheFrameAreClipped) {
   canvas.FillCircle({-50, -50}, 3, kWhite);
   canvas.Line({-10, 4}, {20, 4}, kWhite);
   EXPECT_EQ(f.CountRed(), 8 * 7);  // one row became the white line
+}
+
+TEST(RasterCanvas, ViewportsOffsetAndClip) {
+  Frame f(10, 6);
+  RasterCanvas canvas(f.rgb.data(), f.w, f.h);
+  canvas.Clear(kWhite);
+  canvas.SetViewport(6, 1, 3, 4);  // columns 6..8, rows 1..4
+  EXPECT_EQ(canvas.width(), 3);
+  EXPECT_EQ(canvas.height(), 4);
+  const Vec2 big[] = {{-100, -100}, {100, -100}, {100, 100}, {-100, 100}};
+  canvas.FillPolygon(big, 4, kRed);
+  EXPECT_EQ(f.CountRed(), 12);
+  EXPECT_TRUE(f.Red(6, 1));
+  EXPECT_TRUE(f.Red(8, 4));
+  EXPECT_FALSE(f.Red(5, 1));
+  EXPECT_FALSE(f.Red(6, 5));
+  canvas.Clear(kWhite);
+  canvas.Line({0.5f, 0.5f}, {2.5f, 0.5f}, kRed);  // viewport row 3 - 0.5, floored: image row 1 + 2
+  EXPECT_EQ(f.CountRed(), 3);
+  EXPECT_TRUE(f.Red(6, 3) && f.Red(8, 3));
+  EXPECT_THROW(canvas.SetViewport(8, 0, 3, 1), std::invalid_argument);
 }
 
 TEST(RasterCanvas, CircleAndLine) {

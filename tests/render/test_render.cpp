@@ -81,6 +81,7 @@ TEST(Surface, ViewportsTileFrames) {
 }
 
 TEST(Png, RoundTripsAndRejectsOtherFiles) {
+  if (!CanReadPng()) GTEST_SKIP() << "built without libpng";
   const fs::path dir = fs::temp_directory_path() / "cugym_png_test";
   fs::create_directories(dir);
   Image image{3, 2, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}};
@@ -133,7 +134,7 @@ TEST(Png, AFailedWriteLeavesNothing) {
   const fs::path dir = fs::temp_directory_path() / "cugym_png_fail_test";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  EXPECT_THROW(WritePng((dir / "empty.png").string(), Image{}), std::runtime_error);  // libpng refuses 0x0
+  EXPECT_THROW(WritePng((dir / "empty.png").string(), Image{}), std::runtime_error);  // the encoder refuses 0x0
   WritePng((dir / "ok.png").string(), Image{1, 1, {1, 2, 3}});
   EXPECT_EQ(Listing(dir), "ok.png ");
   fs::remove_all(dir);
