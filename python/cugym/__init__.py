@@ -7,19 +7,30 @@ and cugym's DQN trainer, from Python.
 Every built-in env is registered as ``cugym/<id>`` on import; ``cugym.load_plugin(path)``
 registers the envs of a plugin the same way. See docs/python.md.
 """
+
 from . import _cugym
 from ._registration import env_ids, load_plugin, register_envs
 from .single import SingleEnv, make
 from .training import Policy, load_policy, read_metrics, train
 from .vector import VectorEnv, make_vec
 
-__version__ = "0.1.0"
+__version__ = _cugym.__version__  # project(cugym VERSION ...) in CMakeLists.txt, the one source
 cuda_built = _cugym.cuda_built
 cuda_available = _cugym.cuda_available
 
 register_envs(_cugym.env_ids())
 
 __all__ = [
-    "VectorEnv", "SingleEnv", "Policy", "make_vec", "make", "train", "load_policy", "read_metrics",
-    "load_plugin", "env_ids", "cuda_built", "cuda_available",
+    "VectorEnv",
+    "SingleEnv",
+    "Policy",
+    "make_vec",
+    "make",
+    "train",
+    "load_policy",
+    "read_metrics",
+    "load_plugin",
+    "env_ids",
+    "cuda_built",
+    "cuda_available",
 ]

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/build_info.h"
 #include "core/device.h"
 #include "core/plugin.h"
 #include "envs/builtin.h"
@@ -89,6 +90,7 @@ NB_MODULE(_cugym, m) {
   m.def("cuda_available", &CudaAvailable);
   m.def("cuda_unavailable_reason", &CudaUnavailableReason);
   m.attr("plugin_abi") = kPluginAbi;
+  m.attr("__version__") = GetBuildInfo().version;  // CMakeLists.txt's project(VERSION): the one source
   python::BindVectorEnv(m);
   python::BindTraining(m);
 }
