@@ -58,7 +58,7 @@ def write_section(path, body):
     text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
     b, e = text.find(BEGIN), text.find(END)
     if b >= 0 and e > b:
-        text = text[:b] + block + text[e + len(END):].lstrip("\n")
+        text = text[:b] + block + text[e + len(END) :].lstrip("\n")
     else:
         text = text.rstrip("\n") + "\n\n" + block
     tmp = path + ".tmp"
@@ -80,6 +80,7 @@ def main():
     envs = json.loads(subprocess.run([a.cugym, "list", "--json"], capture_output=True, text=True, check=True).stdout)
     try:
         import gymnasium as gym
+
         gym_version = gym.__version__
     except ImportError:
         gym_version = None
@@ -93,7 +94,7 @@ def main():
             ratio = f"{c / g:.0f}x" if g else ""
             rows.append(f"| {env_id} | {n:,} | {c:,.0f} | {'' if g is None else f'{g:,.0f}'} | {ratio} |")
             print(rows[-1], flush=True)
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
     info = [
         "",
         f"Machine: {cpu}, {os.cpu_count()} cores; gymnasium {gym_version}, numpy {np.__version__}, "

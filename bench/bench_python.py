@@ -46,9 +46,28 @@ def timed_rate(step, n, seconds, actions):
 def cpp_rate(binary, n, mode, seconds):
     """One `cugym bench` run of about `seconds` (after its warm-up repeat), in steps/s."""
     steps = max(100, int(seconds * 2e8 // n))
-    out = subprocess.run([binary, "bench", "--env", "CartPole-v1", "--num-envs", str(n), "--steps", str(steps),
-                          "--device", "cpu", "--mode", mode, "--repeats", "1", "--json"], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            binary,
+            "bench",
+            "--env",
+            "CartPole-v1",
+            "--num-envs",
+            str(n),
+            "--steps",
+            str(steps),
+            "--device",
+            "cpu",
+            "--mode",
+            mode,
+            "--repeats",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return float(json.loads(out.strip().splitlines()[-1])["steps_per_second"])
 
 
@@ -82,8 +101,9 @@ def main():
     p.add_argument("--write")
     args = p.parse_args()
 
-    import gymnasium
     import cugym
+    import gymnasium
+
     try:
         import envpool
     except ImportError:
@@ -92,8 +112,9 @@ def main():
     peers = {
         "SAME_STEP": lambda n: cugym.make_vec("CartPole-v1", n, device="cpu"),
         "NEXT_STEP": lambda n: cugym.make_vec("CartPole-v1", n, device="cpu", autoreset_mode="NextStep"),
-        "no info": lambda n: cugym.make_vec("CartPole-v1", n, device="cpu", autoreset_mode="NextStep",
-                                            episode_statistics=False),
+        "no info": lambda n: cugym.make_vec(
+            "CartPole-v1", n, device="cpu", autoreset_mode="NextStep", episode_statistics=False
+        ),
         "Gymnasium": lambda n: gymnasium.make_vec("CartPole-v1", num_envs=n),
     }
     if envpool is not None:
@@ -104,21 +125,30 @@ def main():
         rates = rounds(peers, args.cugym, n, args.seconds, args.repeats)
         row = {"n": n, **{name: median(r) for name, r in rates.items()}}
         # Ratios: the median over rounds of each round's ratio (figures taken seconds apart).
-        row["ratios"] = {f"{a} / {b}": median([x / y for x, y in zip(rates[a], rates[b])])
-                         for a in LOOPS for b in rates if b != a}
+        row["ratios"] = {
+            f"{a} / {b}": median([x / y for x, y in zip(rates[a], rates[b])]) for a in LOOPS for b in rates if b != a
+        }
         rows.append(row)
         print(json.dumps(row), flush=True)
 
     others = (["EnvPool"] if envpool is not None else []) + ["Gymnasium"]
-    lines = ["| N | C++ `cugym bench` | C++ `--mode actions` | Python SAME_STEP, full info | "
-             "Python NEXT_STEP, episode statistics | Python NEXT_STEP, no info | " + " | ".join(others) + " |",
-             "|---:|---:|---:|---:|---:|---:|" + "---:|" * len(others)]
+    lines = [
+        "| N | C++ `cugym bench` | C++ `--mode actions` | Python SAME_STEP, full info | "
+        "Python NEXT_STEP, episode statistics | Python NEXT_STEP, no info | " + " | ".join(others) + " |",
+        "|---:|---:|---:|---:|---:|---:|" + "---:|" * len(others),
+    ]
     for r in rows:
         cells = [f"{r['n']:,}"] + [f"{r[x]:,.0f}" for x in ("C++ step", "C++ actions", *LOOPS, *others)]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "| N | " + " | ".join(f"{x} / C++ step | {x} / C++ actions" for x in LOOPS) + " | " +
-              " | ".join(f"SAME_STEP / {x} | NEXT_STEP / {x}" for x in others) + " |",
-              "|---:|" + "---:|---:|" * (len(LOOPS) + len(others))]
+    lines += [
+        "",
+        "| N | "
+        + " | ".join(f"{x} / C++ step | {x} / C++ actions" for x in LOOPS)
+        + " | "
+        + " | ".join(f"SAME_STEP / {x} | NEXT_STEP / {x}" for x in others)
+        + " |",
+        "|---:|" + "---:|---:|" * (len(LOOPS) + len(others)),
+    ]
     for r in rows:
         q = r["ratios"]
         cells = [f"{r['n']:,}"]
@@ -130,21 +160,24 @@ def main():
     versions = f"Python {platform.python_version()}, numpy {np.__version__}, gymnasium {gymnasium.__version__}"
     if envpool is not None:
         versions += f", envpool {envpool.__version__}"
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
     load = f"load average {load_before[0]:.1f} before the run, {os.getloadavg()[0]:.1f} after (1-minute)"
-    lines += ["", f"Machine: {cpu}, {os.cpu_count()} logical cores, {load}; {versions}; {datetime.date.today()}.",
-              f"Command: `python bench/bench_python.py --write docs/benchmarks.md`: {args.repeats} rounds, in each "
-              f"every Python loop for ~{args.seconds} s and then `cugym bench --env CartPole-v1 --num-envs N "
-              f"--steps max(100, {args.seconds:g} * 2e8 / N) --device cpu --mode step|actions --repeats 1` "
-              f"(after its warm-up repeat), back to back; rates are medians over the rounds, ratios the "
-              f"medians of each round's ratio."]
+    lines += [
+        "",
+        f"Machine: {cpu}, {os.cpu_count()} logical cores, {load}; {versions}; {datetime.date.today()}.",
+        f"Command: `python bench/bench_python.py --write docs/benchmarks.md`: {args.repeats} rounds, in each "
+        f"every Python loop for ~{args.seconds} s and then `cugym bench --env CartPole-v1 --num-envs N "
+        f"--steps max(100, {args.seconds:g} * 2e8 / N) --device cpu --mode step|actions --repeats 1` "
+        f"(after its warm-up repeat), back to back; rates are medians over the rounds, ratios the "
+        f"medians of each round's ratio.",
+    ]
     table = "\n".join(lines)
     print(table)
     if args.write:
         text = open(args.write).read()
         block = f"{BEGIN}\n{table}\n{END}"
         b, e = text.find(BEGIN), text.find(END)
-        text = text[:b] + block + text[e + len(END):] if b >= 0 and e > b else text.rstrip() + "\n\n" + block + "\n"
+        text = text[:b] + block + text[e + len(END) :] if b >= 0 and e > b else text.rstrip() + "\n\n" + block + "\n"
         open(args.write, "w").write(text)
 
 

@@ -34,15 +34,16 @@ import tempfile
 import time
 
 import gymnasium as gym
-import torch
-
 import peer_eval
+import torch
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 # dqn.py's env construction (cleanrl 1.2.0 and CleanRL's main branch alike), and what replaces it.
 SYNC_VECTOR_ENV = re.compile(r"^( *)envs = gym\.vector\.SyncVectorEnv\(\n.*?^\1\)\n", re.S | re.M)
-CUGYM_ENVS = ("{0}import cugym_gym029  # cugym: the only change, env construction\n"
-              "{0}envs = cugym_gym029.make_vec(args.env_id, args.num_envs, seed=args.seed)\n")
+CUGYM_ENVS = (
+    "{0}import cugym_gym029  # cugym: the only change, env construction\n"
+    "{0}envs = cugym_gym029.make_vec(args.env_id, args.num_envs, seed=args.seed)\n"
+)
 
 
 def dqn_source(script):
@@ -126,8 +127,12 @@ def main():
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--total-timesteps", type=int, default=500000)
     p.add_argument("--script", help="a dqn.py to run instead of the installed cleanrl.dqn")
-    p.add_argument("--envs", choices=["gymnasium", "cugym"], default="gymnasium",
-                   help="cugym: dqn.py with only its env construction changed to cugym's (bench/cugym_gym029.py)")
+    p.add_argument(
+        "--envs",
+        choices=["gymnasium", "cugym"],
+        default="gymnasium",
+        help="cugym: dqn.py with only its env construction changed to cugym's (bench/cugym_gym029.py)",
+    )
     p.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS for the run")
     p.add_argument("--json", help="also write the rows here")
     a = p.parse_args()
@@ -135,8 +140,15 @@ def main():
     rows = []
     for seed in a.seeds:
         model, loop, process, work = train(a.script, seed, a.total_timesteps, a.threads, a.envs)
-        rows.append({"seed": seed, "train_seconds": loop, "process_seconds": process,
-                     "process": f"{process:.1f} s", "greedy_mean": evaluate(a.script, model)})
+        rows.append(
+            {
+                "seed": seed,
+                "train_seconds": loop,
+                "process_seconds": process,
+                "process": f"{process:.1f} s",
+                "greedy_mean": evaluate(a.script, model),
+            }
+        )
         print(f"seed {seed}: {rows[-1]}", file=sys.stderr, flush=True)
         shutil.rmtree(work)
     peer_eval.report(rows, 475.0, a.json, extra_header=[("process time", "process")])

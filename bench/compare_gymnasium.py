@@ -126,16 +126,29 @@ def parse_cugym_json(text):
 
 
 def bench_cugym(binary, n, steps, repeats, timeout, mode):
-    cmd = [binary, "bench", "--env", ENV_ID, "--num-envs", str(n), "--steps", str(steps), "--device", "cpu",
-           "--mode", mode, "--json"]
+    cmd = [
+        binary,
+        "bench",
+        "--env",
+        ENV_ID,
+        "--num-envs",
+        str(n),
+        "--steps",
+        str(steps),
+        "--device",
+        "cpu",
+        "--mode",
+        mode,
+        "--json",
+    ]
     results = []
     for _ in range(repeats):
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise CugymError(f"timed out after {timeout} s: {' '.join(cmd)}")
+            raise CugymError(f"timed out after {timeout} s: {' '.join(cmd)}") from None
         except OSError as e:
-            raise CugymError(f"cannot run {binary}: {e}")
+            raise CugymError(f"cannot run {binary}: {e}") from e
         if p.returncode != 0:
             raise CugymError(
                 f"exit status {p.returncode}: {' '.join(cmd)}\n--- stdout\n{p.stdout.strip()[-2000:]}"
@@ -191,7 +204,7 @@ def write_section(path, body):
         elif b < 0 or e < 0 or e < b or text.count(BEGIN) != 1 or text.count(END) != 1:
             raise SystemExit(f"{path}: the {BEGIN} / {END} markers are unbalanced; fix them by hand")
         else:
-            after = text[e + len(END):]
+            after = text[e + len(END) :]
             if after.startswith("\n"):
                 after = after[1:]
             text = text[:b] + block + after
@@ -254,7 +267,7 @@ def main(argv=None):
         f"gymnasium {gym.__version__}, numpy {np.__version__}; {today}.",
         "",
         f"Env steps per second (N x T / seconds), median of {a.repeats} runs. Gymnasium: "
-        f"`gymnasium.make_vec(\"{ENV_ID}\", num_envs=N)` ({ENV_ID.split('-')[0]}VectorEnv, NumPy), "
+        f'`gymnasium.make_vec("{ENV_ID}", num_envs=N)` ({ENV_ID.split("-")[0]}VectorEnv, NumPy), '
         f"reset(seed=0), warm-up, then ~{a.gym_seconds:g} s of steps per run; random actions are "
         "pre-generated with NumPy outside the timed loop, so env stepping is timed, not sampling.",
     ]

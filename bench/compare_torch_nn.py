@@ -11,6 +11,7 @@ Stable-Baselines3's), zero_grad, backward, Adam(lr=1e-4) step. Same nets, batch 
 shapes on both sides; torch.set_num_threads(os.cpu_count()). Needs `pip install torch` and a
 Release build of cugym_bench_nn.
 """
+
 import argparse
 import copy
 import datetime
@@ -29,9 +30,25 @@ BEGIN, END = "<!-- BEGIN nn-updates -->", "<!-- END nn-updates -->"
 
 
 def cugym_rates(bench, batch, seconds):
-    out = subprocess.run([bench, "--device", "cpu", "--json", "--batch", str(batch), "--seconds", str(seconds),
-                          "--nets", ",".join(NETS), "--losses", ",".join(l for l, _ in LOSSES)],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [
+            bench,
+            "--device",
+            "cpu",
+            "--json",
+            "--batch",
+            str(batch),
+            "--seconds",
+            str(seconds),
+            "--nets",
+            ",".join(NETS),
+            "--losses",
+            ",".join(loss for loss, _ in LOSSES),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     rates, hardware = {}, ""
     for line in out.splitlines():
         if line.startswith("{"):
@@ -86,11 +103,13 @@ def torch_rate(torch, net_name, batch, loss, clip, seconds):
 
 def cpu_busy(interval=0.5):
     """Fraction of all CPU time spent busy over `interval` seconds (from /proc/stat)."""
+
     def sample():
         with open("/proc/stat") as f:
             fields = [int(v) for v in f.readline().split()[1:]]
         idle = fields[3] + fields[4]  # idle + iowait
         return sum(fields), idle
+
     t0, i0 = sample()
     time.sleep(interval)
     t1, i1 = sample()
@@ -152,8 +171,10 @@ def main():
         torch_runs.append(rates)
         print(f"round {r + 1}: cugym {cugym_runs[-1]}\n         torch {torch_runs[-1]}", file=sys.stderr)
 
-    rows = ["| net | batch | loss | cugym CPU updates/s | PyTorch CPU updates/s | ratio |",
-            "|---|---:|---|---:|---:|---:|"]
+    rows = [
+        "| net | batch | loss | cugym CPU updates/s | PyTorch CPU updates/s | ratio |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
     for net in NETS:
         for loss, clip in LOSSES:
             c = max(run[(net, loss)] for run in cugym_runs)
@@ -177,7 +198,7 @@ def main():
             text = f.read()
         block = f"{BEGIN}\n{table}\n{END}"
         if BEGIN in text and END in text:
-            text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+            text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) :]
         else:
             text = text.rstrip("\n") + "\n\n## nn: DQN gradient updates on the CPU, against PyTorch\n\n" + block + "\n"
         with open(args.write, "w") as f:

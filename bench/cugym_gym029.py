@@ -42,12 +42,18 @@ def load_extension():
 
 def _spaces(spec):
     o, a = spec["observation_space"], spec["action_space"]
-    obs = gymnasium.spaces.Box(np.asarray(o["low"], np.float32).reshape(o["shape"]),
-                               np.asarray(o["high"], np.float32).reshape(o["shape"]), dtype=np.float32)
+    obs = gymnasium.spaces.Box(
+        np.asarray(o["low"], np.float32).reshape(o["shape"]),
+        np.asarray(o["high"], np.float32).reshape(o["shape"]),
+        dtype=np.float32,
+    )
     if a["kind"] == "discrete":
         return obs, gymnasium.spaces.Discrete(a["n"])
-    return obs, gymnasium.spaces.Box(np.asarray(a["low"], np.float32).reshape(a["shape"]),
-                                     np.asarray(a["high"], np.float32).reshape(a["shape"]), dtype=np.float32)
+    return obs, gymnasium.spaces.Box(
+        np.asarray(a["low"], np.float32).reshape(a["shape"]),
+        np.asarray(a["high"], np.float32).reshape(a["shape"]),
+        dtype=np.float32,
+    )
 
 
 class VectorEnv029:
@@ -87,12 +93,25 @@ class VectorEnv029:
         final_info = np.full(self.num_envs, None, dtype=object)
         for i in np.flatnonzero(ended):
             # 0.29's single-env RecordEpisodeStatistics gives one-element arrays.
-            final_info[i] = {"episode": {"r": np.array([episode["r"][i]], np.float32),
-                                         "l": np.array([episode["l"][i]], np.int32),
-                                         "t": np.array([episode["t"][i]], np.float32)}}
-        return obs, rewards, terminated, truncated, {
-            "final_observation": infos["final_obs"], "_final_observation": ended,
-            "final_info": final_info, "_final_info": ended}
+            final_info[i] = {
+                "episode": {
+                    "r": np.array([episode["r"][i]], np.float32),
+                    "l": np.array([episode["l"][i]], np.int32),
+                    "t": np.array([episode["t"][i]], np.float32),
+                }
+            }
+        return (
+            obs,
+            rewards,
+            terminated,
+            truncated,
+            {
+                "final_observation": infos["final_obs"],
+                "_final_observation": ended,
+                "final_info": final_info,
+                "_final_info": ended,
+            },
+        )
 
     def close(self):
         if not self.closed:

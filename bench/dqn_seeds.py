@@ -26,7 +26,6 @@ import sys
 import time
 
 import numpy as np
-
 import run_folder
 import seed_stats
 
@@ -87,16 +86,21 @@ def complete(a, run, run_dir):
         if run["threshold"] is None:
             run["threshold"] = run_folder.THRESHOLDS.get(r["env"])
     if run["has_best_model"] and (run["best_episodes"] or 0) < a.best_episodes:
-        run.update(best=evaluate(a.cugym, best, a.device, a.best_episodes)["mean_return"],
-                   best_episodes=a.best_episodes)
+        run.update(
+            best=evaluate(a.cugym, best, a.device, a.best_episodes)["mean_return"], best_episodes=a.best_episodes
+        )
     checkpoints = os.path.join(run_dir, "checkpoints")
     if run["threshold_step"] is None and a.checkpoint_every and os.path.isdir(checkpoints):
         for name in sorted(os.listdir(checkpoints)):
             step = int(re.search(r"step_(\d+)", name).group(1))
-            if run_folder.success(evaluate(a.cugym, os.path.join(checkpoints, name), a.device, 100)["mean_return"],
-                                  run["threshold"]):
-                run.update(threshold_step=step, threshold_seconds=run_folder.wall_time_at(run_dir, step),
-                           threshold_source="checkpoints")
+            if run_folder.success(
+                evaluate(a.cugym, os.path.join(checkpoints, name), a.device, 100)["mean_return"], run["threshold"]
+            ):
+                run.update(
+                    threshold_step=step,
+                    threshold_seconds=run_folder.wall_time_at(run_dir, step),
+                    threshold_source="checkpoints",
+                )
                 break
     if not a.keep_checkpoints and os.path.isdir(checkpoints):
         shutil.rmtree(checkpoints)
@@ -133,6 +137,7 @@ def common_curve(runs):
 
 def plot(variants, threshold, title, path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -144,13 +149,16 @@ def plot(variants, threshold, title, path):
             continue
         grid, values = curve
         low, high = seed_stats.bootstrap_ci(values, seed_stats.iqm)
-        line, = ax.plot(grid, seed_stats.iqm(values, axis=0), label=f"{v['name']} ({len(values)} seeds)")
+        (line,) = ax.plot(grid, seed_stats.iqm(values, axis=0), label=f"{v['name']} ({len(values)} seeds)")
         ax.fill_between(grid, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
         sources |= {r["curve_source"] for r in v["runs"] if r["curve_source"]}
     if threshold is not None:
         ax.axhline(threshold, color="gray", linestyle="--", linewidth=1, label=f"threshold {threshold:g}")
-    what = "greedy evaluation return (evals.csv)" if sources == {"evals.csv"} else \
-        "training episodes' return (metrics.csv: no evals.csv, epsilon-greedy)"
+    what = (
+        "greedy evaluation return (evals.csv)"
+        if sources == {"evals.csv"}
+        else "training episodes' return (metrics.csv: no evals.csv, epsilon-greedy)"
+    )
     ax.set_title(f"{title}: IQM over seeds, 95% bootstrap band\n{what}", fontsize=9)
     ax.set_xlabel("env steps")
     ax.set_ylabel("return")
@@ -176,44 +184,64 @@ def fmt_spread(s, unit=" s", digits=2):
 
 def markdown(result):
     t = result["threshold"]
-    lines = [f"| variant | final >= {t:g} | final IQM [95% CI] | final mean [95% CI] | best >= {t:g} | "
-             f"best IQM [95% CI] | train time | time to {t:g} (reached) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"| variant | final >= {t:g} | final IQM [95% CI] | final mean [95% CI] | best >= {t:g} | "
+        f"best IQM [95% CI] | train time | time to {t:g} (reached) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for v in result["variants"]:
         s = v["summary"]
         best = f"{s['best_successes']}/{s['runs']}" if s["best_successes"] is not None else "-"
         reached = s["threshold_seconds"]["count"] if s["threshold_seconds"] else 0
-        lines.append(f"| {v['name']} | {s['successes']}/{s['runs']} | {fmt_estimate(s['final'], 'iqm')} | "
-                     f"{fmt_estimate(s['final'], 'mean')} | {best} | {fmt_estimate(s['best'], 'iqm')} | "
-                     f"{fmt_spread(s['train_seconds'])} | {fmt_spread(s['threshold_seconds'])} ({reached}) |")
-    lines += ["", "| seed | " + " | ".join(f"{v['name']}: final, best, s to {t:g}" for v in result["variants"]) + " |",
-              "|---:|" + "---:|" * len(result["variants"])]
+        lines.append(
+            f"| {v['name']} | {s['successes']}/{s['runs']} | {fmt_estimate(s['final'], 'iqm')} | "
+            f"{fmt_estimate(s['final'], 'mean')} | {best} | {fmt_estimate(s['best'], 'iqm')} | "
+            f"{fmt_spread(s['train_seconds'])} | {fmt_spread(s['threshold_seconds'])} ({reached}) |"
+        )
+    lines += [
+        "",
+        "| seed | " + " | ".join(f"{v['name']}: final, best, s to {t:g}" for v in result["variants"]) + " |",
+        "|---:|" + "---:|" * len(result["variants"]),
+    ]
     cell = lambda x, f: "-" if x is None else f.format(x)
     for i, seed in enumerate(result["seeds"]):
         runs = [v["runs"][i] for v in result["variants"]]
-        lines.append(f"| {seed} | " + " | ".join(
-            f"{cell(r['final'], '{:.1f}')}, {cell(r['best'], '{:.1f}')}, {cell(r['threshold_seconds'], '{:.2f}')}"
-            for r in runs) + " |")
+        lines.append(
+            f"| {seed} | "
+            + " | ".join(
+                f"{cell(r['final'], '{:.1f}')}, {cell(r['best'], '{:.1f}')}, {cell(r['threshold_seconds'], '{:.2f}')}"
+                for r in runs
+            )
+            + " |"
+        )
     sources = sorted({r["curve_source"] or "none" for v in result["variants"] for r in v["runs"]})
     thresholds = sorted({r["threshold_source"] for v in result["variants"] for r in v["runs"]} - {None})
     threads = result["threads"]
     parallel = f"{result['jobs']} run{'s' if result['jobs'] > 1 else ''} at a time" + (
-        f", each with OPENBLAS_NUM_THREADS={threads} OMP_NUM_THREADS={threads}" if threads else "")
-    best = (f"best.safetensors over {result['best_episodes']} greedy episodes"
-            if any(r["best"] is not None for v in result["variants"] for r in v["runs"])
-            else "none (no run has best.safetensors)")
-    to_threshold = (f"from {', '.join(thresholds)}" if thresholds else
-                    "not recorded (no run reached it in evals.csv, or the build writes no evals.csv: "
-                    "see --checkpoint-every)")
-    lines += ["", f"Command: `{result['command']}` ({parallel}). Each run: `{result['train_command']}`. "
-              f"Final: model.safetensors over {result['final_episodes']} greedy episodes (eval.json); best: {best}. "
-              f"IQM and mean with 95% percentile-bootstrap intervals over seeds ({seed_stats.REPS} resamples, "
-              f"Agarwal et al. 2021). Times are the training loop's wall time (metrics.csv), without process "
-              f"start-up or the final evaluation: median (min / q1 / q3 / max); time to threshold {to_threshold}. "
-              f"Learning curves from {', '.join(sources)}; a run that stopped early (stop_at_threshold) keeps its "
-              f"last evaluation from there on.",
-              f"cugym: {result['cugym_version']}; repository at {result['commit']}. Machine: {result['machine']}; "
-              f"{result['date']}." + (f" {result['note']}" if result["note"] else "")]
+        f", each with OPENBLAS_NUM_THREADS={threads} OMP_NUM_THREADS={threads}" if threads else ""
+    )
+    best = (
+        f"best.safetensors over {result['best_episodes']} greedy episodes"
+        if any(r["best"] is not None for v in result["variants"] for r in v["runs"])
+        else "none (no run has best.safetensors)"
+    )
+    to_threshold = (
+        f"from {', '.join(thresholds)}"
+        if thresholds
+        else "not recorded (no run reached it in evals.csv, or the build writes no evals.csv: see --checkpoint-every)"
+    )
+    lines += [
+        "",
+        f"Command: `{result['command']}` ({parallel}). Each run: `{result['train_command']}`. "
+        f"Final: model.safetensors over {result['final_episodes']} greedy episodes (eval.json); best: {best}. "
+        f"IQM and mean with 95% percentile-bootstrap intervals over seeds ({seed_stats.REPS} resamples, "
+        f"Agarwal et al. 2021). Times are the training loop's wall time (metrics.csv), without process "
+        f"start-up or the final evaluation: median (min / q1 / q3 / max); time to threshold {to_threshold}. "
+        f"Learning curves from {', '.join(sources)}; a run that stopped early (stop_at_threshold) keeps its "
+        f"last evaluation from there on.",
+        f"cugym: {result['cugym_version']}; repository at {result['commit']}. Machine: {result['machine']}; "
+        f"{result['date']}." + (f" {result['note']}" if result["note"] else ""),
+    ]
     return "\n".join(lines)
 
 
@@ -225,7 +253,7 @@ def cugym_version(cugym):
 
 def machine():
     with open("/proc/cpuinfo") as f:
-        cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "?")
+        cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "?")
     return f"{cpu}, {os.cpu_count()} cores"
 
 
@@ -242,7 +270,7 @@ def write_section(path, marker, body):
             text = f.read()
     b, e = text.find(begin), text.find(end)
     block = f"{begin}\n{body.rstrip()}\n{end}\n"
-    text = text[:b] + block + text[e + len(end):].lstrip("\n") if 0 <= b < e else text.rstrip("\n") + "\n\n" + block
+    text = text[:b] + block + text[e + len(end) :].lstrip("\n") if 0 <= b < e else text.rstrip("\n") + "\n\n" + block
     with open(path + ".tmp", "w") as f:
         f.write(text)
     os.replace(path + ".tmp", path)
@@ -250,13 +278,26 @@ def write_section(path, marker, body):
 
 def cleanrl_table(a):
     """CleanRL's dqn.py on the first seed, through bench/cleanrl_cartpole.py in its own python."""
-    p = subprocess.run([a.cleanrl_python, os.path.join(ROOT, "bench", "cleanrl_cartpole.py"), "--script", a.cleanrl,
-                        "--seeds", str(a.seeds[0]), "--total-timesteps", str(a.cleanrl_steps)],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [
+            a.cleanrl_python,
+            os.path.join(ROOT, "bench", "cleanrl_cartpole.py"),
+            "--script",
+            a.cleanrl,
+            "--seeds",
+            str(a.seeds[0]),
+            "--total-timesteps",
+            str(a.cleanrl_steps),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if p.returncode != 0:
         return f"CleanRL dqn.py failed here: {(p.stderr.strip().splitlines() or ['?'])[-1]}"
-    return (f"CleanRL dqn.py with its defaults ({a.cleanrl_steps:,} env steps, seed {a.seeds[0]}), same machine, "
-            f"same run (bench/cleanrl_cartpole.py):\n\n" + p.stdout.strip())
+    return (
+        f"CleanRL dqn.py with its defaults ({a.cleanrl_steps:,} env steps, seed {a.seeds[0]}), same machine, "
+        f"same run (bench/cleanrl_cartpole.py):\n\n" + p.stdout.strip()
+    )
 
 
 def parse_args(argv=None):
@@ -266,18 +307,35 @@ def parse_args(argv=None):
     p.add_argument("--seeds", nargs="+", default=["1-5"], help="seeds and inclusive ranges: 1 2 3, 101-132")
     p.add_argument("--device", default="cpu")
     p.add_argument("--jobs", type=int, default=os.cpu_count(), help="runs at a time (default: cores)")
-    p.add_argument("--threads", type=int, help="OPENBLAS_NUM_THREADS and OMP_NUM_THREADS of each run "
-                                               "(default: 1 when --jobs > 1, else cugym's own choice)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        help="OPENBLAS_NUM_THREADS and OMP_NUM_THREADS of each run "
+        "(default: 1 when --jobs > 1, else cugym's own choice)",
+    )
     p.add_argument("--out", help="folder for the runs and summaries (default runs/dqn_seeds/<config>-<time>)")
     p.add_argument("--threshold", type=float, help="success bar (default: eval.json's, else Gymnasium's)")
     p.add_argument("--set", action="append", default=[], help="KEY=VALUE for every run")
-    p.add_argument("--ablate", action="append", default=[], metavar="KEY=VALUE",
-                   help="also run the seeds with this override (repeatable: one variant each)")
-    p.add_argument("--best-episodes", type=int, default=100,
-                   help="evaluate best.safetensors over this many episodes when eval.json's best has fewer")
-    p.add_argument("--checkpoint-every", type=int, default=0,
-                   help="for builds without evals.csv: checkpoint every N env steps and take the time to threshold "
-                        "from the first checkpoint that reaches it (100 greedy episodes each)")
+    p.add_argument(
+        "--ablate",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="also run the seeds with this override (repeatable: one variant each)",
+    )
+    p.add_argument(
+        "--best-episodes",
+        type=int,
+        default=100,
+        help="evaluate best.safetensors over this many episodes when eval.json's best has fewer",
+    )
+    p.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=0,
+        help="for builds without evals.csv: checkpoint every N env steps and take the time to threshold "
+        "from the first checkpoint that reaches it (100 greedy episodes each)",
+    )
     p.add_argument("--keep-checkpoints", action="store_true")
     p.add_argument("--note", default="", help="sentence appended to the markdown (e.g. that the machine was shared)")
     p.add_argument("--marker", default="dqn-cartpole")
@@ -285,8 +343,11 @@ def parse_args(argv=None):
     p.add_argument("--figure", metavar="PNG", help="also copy the learning-curve PNG here (linked from --write)")
     p.add_argument("--cleanrl", help="CleanRL's dqn.py to run on the first seed for comparison")
     p.add_argument("--cleanrl-steps", type=int, default=500000)
-    p.add_argument("--cleanrl-python", default=sys.executable,
-                   help="python with torch, stable-baselines3, tensorboard and gymnasium 0.29 (bench/cleanrl_cartpole.py)")
+    p.add_argument(
+        "--cleanrl-python",
+        default=sys.executable,
+        help="python with torch, stable-baselines3, tensorboard and gymnasium 0.29 (bench/cleanrl_cartpole.py)",
+    )
     a = p.parse_args(argv)
     a.seeds = seed_list(a.seeds)
     a.config = os.path.abspath(a.config)
@@ -322,8 +383,11 @@ def main(argv=None):
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             v, i, seed = futures[future]
             r = v["runs"][i] = future.result()
-            print(f"[{done}/{len(jobs)}] {v['name']} seed {seed}: final {r['final']}, best {r['best']}, "
-                  f"train {r['train_seconds']} s, to threshold {r['threshold_seconds']} s", flush=True)
+            print(
+                f"[{done}/{len(jobs)}] {v['name']} seed {seed}: final {r['final']}, best {r['best']}, "
+                f"train {r['train_seconds']} s, to threshold {r['threshold_seconds']} s",
+                flush=True,
+            )
 
     threshold = a.threshold if a.threshold is not None else variants[0]["runs"][0]["threshold"]
     if threshold is None:
@@ -333,16 +397,27 @@ def main(argv=None):
         v["summary"] = summarize(v["runs"], threshold)
     relconfig = os.path.relpath(a.config, ROOT)
     result = {
-        "env": env, "config": relconfig, "threshold": threshold, "seeds": a.seeds, "jobs": a.jobs,
+        "env": env,
+        "config": relconfig,
+        "threshold": threshold,
+        "seeds": a.seeds,
+        "jobs": a.jobs,
         "threads": a.threads,
         "command": "python3 bench/dqn_seeds.py " + shlex.join(argv if argv is not None else sys.argv[1:]),
         "train_command": f"cugym train --config {relconfig} --seed S --device {a.device} --out DIR"
-                         + "".join(f" --set {kv}" for kv in a.set)
-                         + (f" --set checkpoint_interval={a.checkpoint_every} --set keep_checkpoints=100000"
-                            if a.checkpoint_every else ""),
-        "final_episodes": variants[0]["runs"][0]["episodes"], "best_episodes": a.best_episodes,
+        + "".join(f" --set {kv}" for kv in a.set)
+        + (
+            f" --set checkpoint_interval={a.checkpoint_every} --set keep_checkpoints=100000"
+            if a.checkpoint_every
+            else ""
+        ),
+        "final_episodes": variants[0]["runs"][0]["episodes"],
+        "best_episodes": a.best_episodes,
         "cugym_version": cugym_version(a.cugym),
-        "commit": commit(), "machine": machine(), "date": datetime.date.today().isoformat(), "note": a.note,
+        "commit": commit(),
+        "machine": machine(),
+        "date": datetime.date.today().isoformat(),
+        "note": a.note,
         "variants": [{k: v[k] for k in ("name", "set", "summary", "runs")} for v in variants],
     }
     png = os.path.join(a.out, "curves.png")

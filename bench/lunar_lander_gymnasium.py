@@ -35,8 +35,10 @@ def episodes(env_id, policy, count):
         returns.append(total)
         lengths.append(steps)
     r = np.array(returns)
-    return (f"[gymnasium] {env_id} {policy}: {count} episodes, return mean {r.mean():.2f} std {r.std():.2f}, "
-            f">= 200 in {100 * np.mean(r >= 200):.1f} %, length mean {np.mean(lengths):.1f}")
+    return (
+        f"[gymnasium] {env_id} {policy}: {count} episodes, return mean {r.mean():.2f} std {r.std():.2f}, "
+        f">= 200 in {100 * np.mean(r >= 200):.1f} %, length mean {np.mean(lengths):.1f}"
+    )
 
 
 def main():
@@ -45,13 +47,17 @@ def main():
     parser.add_argument("--episodes", type=int, default=1000)
     args = parser.parse_args()
     start = time.time()
-    cugym = subprocess.run([args.tests, "--gtest_filter=LunarLanderStatistics.*:LunarLanderGymnasium.*"],
-                           capture_output=True, text=True)
+    cugym = subprocess.run(
+        [args.tests, "--gtest_filter=LunarLanderStatistics.*:LunarLanderGymnasium.*"], capture_output=True, text=True
+    )
     for line in cugym.stdout.splitlines():
         if line.startswith("[lunar]") or "FAILED" in line:
             print(line)
-    for env_id, policy in [("LunarLander-v3", "heuristic"), ("LunarLanderContinuous-v3", "heuristic"),
-                           ("LunarLander-v3", "random")]:
+    for env_id, policy in [
+        ("LunarLander-v3", "heuristic"),
+        ("LunarLanderContinuous-v3", "heuristic"),
+        ("LunarLander-v3", "random"),
+    ]:
         print(episodes(env_id, policy, args.episodes), flush=True)
     print(f"gymnasium {gym.__version__}, numpy {np.__version__}; {time.time() - start:.0f} s")
 

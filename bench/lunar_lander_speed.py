@@ -40,6 +40,7 @@ def timed(step, actions, seconds):
 
 def envpool_rate(env_id, n, threads, seconds, rng):
     import envpool
+
     env = envpool.make_gymnasium(env_id, num_envs=n, batch_size=n, num_threads=threads, seed=0)
     env.reset()
     return n * timed(env.step, random_actions(env_id, n, 64, rng), seconds)
@@ -47,6 +48,7 @@ def envpool_rate(env_id, n, threads, seconds, rng):
 
 def gymnasium_rate(env_id, n, seconds, rng):
     import gymnasium as gym
+
     env = gym.make_vec(env_id, num_envs=n, vectorization_mode="sync")
     env.reset(seed=0)
     return n * timed(env.step, random_actions(env_id, n, 16, rng), seconds)
@@ -54,8 +56,26 @@ def gymnasium_rate(env_id, n, seconds, rng):
 
 def cugym_rate(cugym, env_id, n, seconds):
     steps = max(20, int(seconds * 150000 / n))  # about `seconds` at ~1.5e5 steps/s
-    out = subprocess.run([cugym, "bench", "--env", env_id, "--num-envs", str(n), "--steps", str(steps),
-                          "--repeats", "3", "--device", "cpu", "--json"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            cugym,
+            "bench",
+            "--env",
+            env_id,
+            "--num-envs",
+            str(n),
+            "--steps",
+            str(steps),
+            "--repeats",
+            "3",
+            "--device",
+            "cpu",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)["steps_per_second"]
 
 
@@ -73,8 +93,8 @@ def main():
     for env_id in IDS:
         for n in args.num_envs:
             med = lambda f: statistics.median(f() for _ in range(args.repeats))  # noqa: E731
-            ours = med(lambda: cugym_rate(args.cugym, env_id, n, args.seconds))
-            pool = med(lambda: envpool_rate(env_id, n, threads, args.seconds, rng))
+            ours = med(lambda: cugym_rate(args.cugym, env_id, n, args.seconds))  # noqa: B023 - called here
+            pool = med(lambda: envpool_rate(env_id, n, threads, args.seconds, rng))  # noqa: B023 - called here
             gym = gymnasium_rate(env_id, n, args.seconds, rng)  # one repeat: slowest by far
             print(f"| {env_id} | {n} | {ours:.3g} | {pool:.3g} | {gym:.3g} |", flush=True)
 

@@ -31,12 +31,17 @@ def report(rows, threshold, json_path=None, extra_header=()):
     print("| seed | train time | " + "".join(f"{h} | " for h, _ in extra_header) + "greedy mean (100 ep.) |")
     print("|---:|---:|" + "---:|" * len(extra_header) + "---:|")
     for r in rows:
-        print(f"| {r['seed']} | {r['train_seconds']:.1f} s | " + "".join(f"{r[k]} | " for _, k in extra_header)
-              + f"{r['greedy_mean']:.2f} |")
+        print(
+            f"| {r['seed']} | {r['train_seconds']:.1f} s | "
+            + "".join(f"{r[k]} | " for _, k in extra_header)
+            + f"{r['greedy_mean']:.2f} |"
+        )
     solved = sum(r["greedy_mean"] >= threshold for r in rows)
     times = sorted(r["train_seconds"] for r in rows)
-    print(f"\n{solved} of {len(rows)} seeds >= {threshold:g}; train time median {times[len(times) // 2]:.1f} s "
-          f"(min {times[0]:.1f}, max {times[-1]:.1f})")
+    print(
+        f"\n{solved} of {len(rows)} seeds >= {threshold:g}; train time median {times[len(times) // 2]:.1f} s "
+        f"(min {times[0]:.1f}, max {times[-1]:.1f})"
+    )
     if json_path:
         with open(json_path, "w") as f:
             json.dump({"threshold": threshold, "runs": rows}, f, indent=1)

@@ -8,8 +8,13 @@ import json
 import os
 
 # Gymnasium's reward_threshold (gymnasium/envs/__init__.py), for eval.json files without one.
-THRESHOLDS = {"CartPole-v1": 475.0, "CartPole-v0": 195.0, "Acrobot-v1": -100.0, "MountainCar-v0": -110.0,
-              "LunarLander-v3": 200.0}
+THRESHOLDS = {
+    "CartPole-v1": 475.0,
+    "CartPole-v0": 195.0,
+    "Acrobot-v1": -100.0,
+    "MountainCar-v0": -110.0,
+    "LunarLander-v3": 200.0,
+}
 
 
 def read_rows(path):

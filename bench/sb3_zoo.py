@@ -16,24 +16,56 @@ import sys
 import time
 
 import gymnasium as gym
+import peer_eval
 import torch
 from stable_baselines3 import DQN
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.monitor import Monitor
 
-import peer_eval
-
 # hyperparams/dqn.yml at rl-baselines3-zoo 22e3ff2; every row uses MlpPolicy with net_arch [256, 256].
 ZOO = {
-    "CartPole-v1": dict(n_timesteps=50000, threshold=475.0, learning_rate=2.3e-3, batch_size=64,
-                        buffer_size=100000, learning_starts=1000, gamma=0.99, target_update_interval=10,
-                        train_freq=256, gradient_steps=128, exploration_fraction=0.16, exploration_final_eps=0.04),
-    "MountainCar-v0": dict(n_timesteps=120000, threshold=-110.0, learning_rate=4e-3, batch_size=128,
-                           buffer_size=10000, learning_starts=1000, gamma=0.98, target_update_interval=600,
-                           train_freq=16, gradient_steps=8, exploration_fraction=0.2, exploration_final_eps=0.07),
-    "Acrobot-v1": dict(n_timesteps=100000, threshold=-100.0, learning_rate=6.3e-4, batch_size=128,
-                       buffer_size=50000, learning_starts=0, gamma=0.99, target_update_interval=250,
-                       train_freq=4, gradient_steps=-1, exploration_fraction=0.12, exploration_final_eps=0.1),
+    "CartPole-v1": dict(
+        n_timesteps=50000,
+        threshold=475.0,
+        learning_rate=2.3e-3,
+        batch_size=64,
+        buffer_size=100000,
+        learning_starts=1000,
+        gamma=0.99,
+        target_update_interval=10,
+        train_freq=256,
+        gradient_steps=128,
+        exploration_fraction=0.16,
+        exploration_final_eps=0.04,
+    ),
+    "MountainCar-v0": dict(
+        n_timesteps=120000,
+        threshold=-110.0,
+        learning_rate=4e-3,
+        batch_size=128,
+        buffer_size=10000,
+        learning_starts=1000,
+        gamma=0.98,
+        target_update_interval=600,
+        train_freq=16,
+        gradient_steps=8,
+        exploration_fraction=0.2,
+        exploration_final_eps=0.07,
+    ),
+    "Acrobot-v1": dict(
+        n_timesteps=100000,
+        threshold=-100.0,
+        learning_rate=6.3e-4,
+        batch_size=128,
+        buffer_size=50000,
+        learning_starts=0,
+        gamma=0.99,
+        target_update_interval=250,
+        train_freq=4,
+        gradient_steps=-1,
+        exploration_fraction=0.12,
+        exploration_final_eps=0.1,
+    ),
 }
 
 
@@ -57,8 +89,12 @@ def main():
     p.add_argument("--env", default="CartPole-v1", choices=sorted(ZOO))
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--first-return", type=float, help="also report the first training episode above this return")
-    p.add_argument("--envs", choices=["gymnasium", "cugym"], default="gymnasium",
-                   help="cugym: train on cugym's env through cugym.sb3.CugymVecEnv")
+    p.add_argument(
+        "--envs",
+        choices=["gymnasium", "cugym"],
+        default="gymnasium",
+        help="cugym: train on cugym's env through cugym.sb3.CugymVecEnv",
+    )
     p.add_argument("--json", help="also write the rows here")
     a = p.parse_args()
     torch.set_num_threads(1)
@@ -74,7 +110,8 @@ def main():
         start = time.perf_counter()
         model.learn(steps, callback=first)
         seconds = time.perf_counter() - start
-        returns = peer_eval.evaluate_greedy(a.env, lambda obs: int(model.predict(obs, deterministic=True)[0]))
+        greedy = lambda obs, model=model: int(model.predict(obs, deterministic=True)[0])
+        returns = peer_eval.evaluate_greedy(a.env, greedy)
         rows.append({"seed": seed, "train_seconds": seconds, "greedy_mean": sum(returns) / len(returns)})
         if first:
             rows[-1]["first"] = f"step {first.step:,}" if first.step else "never"

@@ -34,19 +34,42 @@ EVALS_HEADER = "global_step,wall_time,mean_return,std_return,min_return,max_retu
 METRICS_HEADER = "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps"
 
 
-def write_run(run_dir, final=None, best=None, evals=None, metrics=None, threshold="absent", env="CartPole-v1",
-              threshold_step=None, threshold_seconds=None):
+def write_run(
+    run_dir,
+    final=None,
+    best=None,
+    evals=None,
+    metrics=None,
+    threshold="absent",
+    env="CartPole-v1",
+    threshold_step=None,
+    threshold_seconds=None,
+):
     """A run folder as cugym writes it. final None: no eval.json; threshold "absent": an eval.json
     from before the threshold fields; evals / metrics: lists of rows (tuples), None: no file."""
     os.makedirs(run_dir)
     open(os.path.join(run_dir, "model.safetensors"), "w").close()
     if final is not None:
-        ev = {"env": env, "episodes": 100, "mean_return": final, "std_return": 1.0, "min_return": final,
-              "max_return": final, "mean_length": final, "global_step": 60000, "version": "test"}
+        ev = {
+            "env": env,
+            "episodes": 100,
+            "mean_return": final,
+            "std_return": 1.0,
+            "min_return": final,
+            "max_return": final,
+            "mean_length": final,
+            "global_step": 60000,
+            "version": "test",
+        }
         if threshold != "absent":
-            ev.update(threshold=threshold, threshold_step=threshold_step, threshold_seconds=threshold_seconds,
-                      best=None if best is None else {"global_step": 40000, "mean_return": best, "std_return": 0.0,
-                                                      "episodes": 100})
+            ev.update(
+                threshold=threshold,
+                threshold_step=threshold_step,
+                threshold_seconds=threshold_seconds,
+                best=None
+                if best is None
+                else {"global_step": 40000, "mean_return": best, "std_return": 0.0, "episodes": 100},
+            )
         with open(os.path.join(run_dir, "eval.json"), "w") as f:
             json.dump(ev, f)
     if best is not None:
@@ -66,7 +89,7 @@ def evals_rows(returns, every=10000, seconds_per_row=0.5):
     return [(every * (i + 1), seconds_per_row * (i + 1), r, 0, r, r, 10, 0.01) for i, r in enumerate(returns)]
 
 
-FAKE_CUGYM = '''\
+FAKE_CUGYM = """\
     import json, os, sys
     args = sys.argv[1:]
     if args == ["--version"]:
@@ -98,7 +121,7 @@ FAKE_CUGYM = '''\
         with open(os.path.join(out, "metrics.csv"), "w") as f:
             f.write("global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps\\n")
             f.write("60000,3.0,100,100,0.1,1,0.05,20000\\n")
-'''
+"""
 
 
 @unittest.skipIf(np is None, "numpy is not installed")
@@ -158,11 +181,21 @@ class RunFolders(unittest.TestCase):
         return os.path.join(self.dir, name)
 
     def test_a_run_with_every_file(self):
-        write_run(self.path("r"), final=500.0, best=498.0, threshold=475.0, threshold_step=30000,
-                  threshold_seconds=1.25, evals=evals_rows([100, 300, 480, 500]), metrics=metrics_rows([20, 60]))
+        write_run(
+            self.path("r"),
+            final=500.0,
+            best=498.0,
+            threshold=475.0,
+            threshold_step=30000,
+            threshold_seconds=1.25,
+            evals=evals_rows([100, 300, 480, 500]),
+            metrics=metrics_rows([20, 60]),
+        )
         r = run_folder.read_run(self.path("r"))
         self.assertEqual((r["threshold"], r["final"], r["best"], r["best_step"]), (475.0, 500.0, 498.0, 40000))
-        self.assertEqual((r["threshold_step"], r["threshold_seconds"], r["threshold_source"]), (30000, 1.25, "eval.json"))
+        self.assertEqual(
+            (r["threshold_step"], r["threshold_seconds"], r["threshold_source"]), (30000, 1.25, "eval.json")
+        )
         self.assertEqual((r["train_seconds"], r["steps"]), (0.2, 4000))
         self.assertEqual((r["curve_source"], r["curve_returns"]), ("evals.csv", [100, 300, 480, 500]))
 
@@ -190,11 +223,20 @@ class RunFolders(unittest.TestCase):
     def test_time_to_threshold_from_evals_csv_when_eval_json_lacks_it(self):
         write_run(self.path("r"), final=500.0, evals=evals_rows([100, 475, 500]), metrics=metrics_rows([1]))
         r = run_folder.read_run(self.path("r"))
-        self.assertEqual((r["threshold_step"], r["threshold_seconds"], r["threshold_source"]), (20000, 1.0, "evals.csv"))
+        self.assertEqual(
+            (r["threshold_step"], r["threshold_seconds"], r["threshold_source"]), (20000, 1.0, "evals.csv")
+        )
 
     def test_another_threshold_ignores_the_recorded_time(self):
-        write_run(self.path("r"), final=500.0, threshold=475.0, threshold_step=20000, threshold_seconds=1.0,
-                  evals=evals_rows([100, 475, 500]), metrics=metrics_rows([1]))
+        write_run(
+            self.path("r"),
+            final=500.0,
+            threshold=475.0,
+            threshold_step=20000,
+            threshold_seconds=1.0,
+            evals=evals_rows([100, 475, 500]),
+            metrics=metrics_rows([1]),
+        )
         r = run_folder.read_run(self.path("r"), threshold=490.0)
         self.assertEqual((r["threshold"], r["threshold_step"], r["threshold_source"]), (490.0, 30000, "evals.csv"))
         self.assertFalse(run_folder.success(run_folder.read_run(self.path("r"), threshold=501.0)["final"], 501.0))
@@ -217,8 +259,10 @@ class RunFolders(unittest.TestCase):
         self.assertEqual((r["best"], r["best_episodes"]), (480.0, 100))
 
     def test_common_curve_holds_each_runs_last_value(self):
-        runs = [{"curve_steps": [10, 20, 30], "curve_returns": [1, 2, 3]},
-                {"curve_steps": [15, 25, 35], "curve_returns": [10, 20, 30]}]
+        runs = [
+            {"curve_steps": [10, 20, 30], "curve_returns": [1, 2, 3]},
+            {"curve_steps": [15, 25, 35], "curve_returns": [10, 20, 30]},
+        ]
         grid, values = dqn_seeds.common_curve(runs)
         # The first run ended at 30 (say at the threshold): it keeps its last value to 35.
         np.testing.assert_array_equal(grid, [15, 20, 25, 30, 35])
@@ -231,8 +275,22 @@ class RunFolders(unittest.TestCase):
             f.write(f"#!{sys.executable}\n" + textwrap.dedent(FAKE_CUGYM))
         os.chmod(cugym, os.stat(cugym).st_mode | stat.S_IEXEC)
         out = self.path("out")
-        argv = ["--cugym", cugym, "--seeds", "1-4", "--jobs", "2", "--out", out, "--ablate", "double_dqn=true",
-                "--write", self.path("doc.md"), "--figure", self.path("fig.png")]
+        argv = [
+            "--cugym",
+            cugym,
+            "--seeds",
+            "1-4",
+            "--jobs",
+            "2",
+            "--out",
+            out,
+            "--ablate",
+            "double_dqn=true",
+            "--write",
+            self.path("doc.md"),
+            "--figure",
+            self.path("fig.png"),
+        ]
         with contextlib.redirect_stdout(io.StringIO()):
             dqn_seeds.main(argv)
         with open(os.path.join(out, "summary.json")) as f:

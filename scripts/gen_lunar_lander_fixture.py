@@ -43,11 +43,26 @@ def record(writer, episode, continuous, seed, max_steps):
         a = list(action) if continuous else [action, 0]
         lander = u.lander
         start = [repr(float(x)) for x in [*heights, *force]] if step == 0 else ["nan"] * 14
-        writer.writerow([episode, int(continuous), step, *start, *(repr(float(x)) for x in disp),
-                         *(repr(float(x)) for x in a), *(repr(float(x)) for x in obs), repr(float(reward)),
-                         int(terminated), int(contact), repr(lander.position.x), repr(lander.position.y),
-                         repr(lander.angle), repr(lander.linearVelocity.x), repr(lander.linearVelocity.y),
-                         repr(lander.angularVelocity)])
+        writer.writerow(
+            [
+                episode,
+                int(continuous),
+                step,
+                *start,
+                *(repr(float(x)) for x in disp),
+                *(repr(float(x)) for x in a),
+                *(repr(float(x)) for x in obs),
+                repr(float(reward)),
+                int(terminated),
+                int(contact),
+                repr(lander.position.x),
+                repr(lander.position.y),
+                repr(lander.angle),
+                repr(lander.linearVelocity.x),
+                repr(lander.linearVelocity.y),
+                repr(lander.angularVelocity),
+            ]
+        )
 
     row(0, [twin.uniform(-1.0, 1.0) for _ in range(2)], (0.0, 0.0) if continuous else 0, obs, 0.0, False)
     contact_steps = 0
@@ -73,10 +88,30 @@ def main():
     args = parser.parse_args()
     with open(args.out, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["episode", "continuous", "step", *[f"h_{k}" for k in range(12)], "force_x", "force_y",
-                         "disp_0", "disp_1", "action_0", "action_1", *[f"obs_{k}" for k in range(8)], "reward",
-                         "terminated", "contact", "lander_x", "lander_y", "lander_angle", "lander_vx",
-                         "lander_vy", "lander_omega"])
+        writer.writerow(
+            [
+                "episode",
+                "continuous",
+                "step",
+                *[f"h_{k}" for k in range(12)],
+                "force_x",
+                "force_y",
+                "disp_0",
+                "disp_1",
+                "action_0",
+                "action_1",
+                *[f"obs_{k}" for k in range(8)],
+                "reward",
+                "terminated",
+                "contact",
+                "lander_x",
+                "lander_y",
+                "lander_angle",
+                "lander_vx",
+                "lander_vy",
+                "lander_omega",
+            ]
+        )
         episode = 0
         for continuous in (False, True):
             for seed in range(args.episodes):

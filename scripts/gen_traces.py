@@ -45,8 +45,8 @@ import argparse
 import math
 import os
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -71,9 +71,9 @@ class EnvSpec:
     # sample_action(rng, env) -> int (Discrete) or float32 ndarray (Box)
     sample_action: Callable[[np.random.Generator, gym.Env], object]
     # ambiguous(state, action, next_state) -> True to skip the row
-    ambiguous: Optional[Callable[[np.ndarray, object, np.ndarray], bool]] = None
+    ambiguous: Callable[[np.ndarray, object, np.ndarray], bool] | None = None
     # called on the unwrapped env right before each box step
-    before_box_step: Optional[Callable[[gym.Env], None]] = None
+    before_box_step: Callable[[gym.Env], None] | None = None
     rollout_cap: int = 200  # max steps per rollout episode
     # default (rollout rows, box rows): sized so the fixture stays ~150-165 KB
     # (a full-precision CartPole row is ~250 bytes, an Acrobot row ~280)

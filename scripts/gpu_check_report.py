@@ -14,6 +14,7 @@ graph, or a group reached its threshold in fewer than NEED seeds (NEED 0: report
 and a run cut off at the time limit is no failure there); else 0. Standard library only (the GPU
 machine has no network).
 """
+
 import argparse
 import csv
 import json
@@ -35,8 +36,8 @@ def ctest_summary(args):
     total = int(m.group(3)) if m else 0
     failed = int(m.group(2)) if m else 0
     skipped = sorted(set(re.findall(r"^\s*\d+ - (\S+).*\(Skipped\)\s*$", text, re.M)))
-    failed_names = sorted(set(re.findall(r"^\s*\d+ - (\S+).*\((?:Failed|Timeout|SEGFAULT|Subprocess aborted|Exception|Not Run)\)\s*$",
-                                         text, re.M)))
+    failure = r"Failed|Timeout|SEGFAULT|Subprocess aborted|Exception|Not Run"
+    failed_names = sorted(set(re.findall(rf"^\s*\d+ - (\S+).*\((?:{failure})\)\s*$", text, re.M)))
     print(f"build part: configure + build {args.build_seconds} s, ctest {args.ctest_seconds} s")
     print(f"ctest: {total} tests, {total - failed - len(skipped)} passed, {failed} failed, {len(skipped)} skipped")
     for name in failed_names:
@@ -80,8 +81,10 @@ def env_table(rows):
         if r["device"] == "cuda" and r.get("bytes_per_step"):
             b = COPY_BYTES_PER_SECOND / r["bytes_per_step"]
             bound, pct = f"{b:.3e}", f"{100 * r['steps_per_second'] / b:.0f}%"
-        print(f"| {r['env']} | {device} | {r['num_envs']} | {r['mode']} | {r['steps_per_second']:.3e} | "
-              f"{fmt(r.get('model_gbytes_per_second'), '.1f')} | {bound} | {pct} |")
+        print(
+            f"| {r['env']} | {device} | {r['num_envs']} | {r['mode']} | {r['steps_per_second']:.3e} | "
+            f"{fmt(r.get('model_gbytes_per_second'), '.1f')} | {bound} | {pct} |"
+        )
     return bad
 
 
@@ -98,11 +101,15 @@ def nn_table(rows):
         if ups is None:  # a device this machine lacks (the note says why)
             if r.get("device") == "cuda" and os.environ.get("CUGYM_REHEARSE") != "1":
                 bad += 1
-            print(f"| {r['net']} | {r['batch']} | {r['loss']} | {r['max_grad_norm']} | {r['device']} | {r['mode']} | "
-                  f"- ({r.get('note', '')}) | - |")
+            print(
+                f"| {r['net']} | {r['batch']} | {r['loss']} | {r['max_grad_norm']} | {r['device']} | {r['mode']} | "
+                f"- ({r.get('note', '')}) | - |"
+            )
             continue
-        print(f"| {r['net']} | {r['batch']} | {r['loss']} | {r['max_grad_norm']} | {r['device']} | {r['mode']} | "
-              f"{ups:.0f} | {1e6 / ups:.1f} |")
+        print(
+            f"| {r['net']} | {r['batch']} | {r['loss']} | {r['max_grad_norm']} | {r['device']} | {r['mode']} | "
+            f"{ups:.0f} | {1e6 / ups:.1f} |"
+        )
     return bad
 
 
@@ -168,8 +175,10 @@ def speed_summary(args):
 
 def dqn_summary(args):
     bad = 0
-    print(f"DQN, shipped configs (greedy evaluation over 100 episodes at the end of training; each run cut off at "
-          f"{args.limit} s):\n")
+    print(
+        f"DQN, shipped configs (greedy evaluation over 100 episodes at the end of training; each run cut off at "
+        f"{args.limit} s):\n"
+    )
     print("| run | seeds | reached | bar | eval mean returns by seed | median train s | verdict |")
     print("|---|---:|---:|---|---|---:|---|")
     for bar in args.bar:
@@ -193,14 +202,18 @@ def dqn_summary(args):
         if verdict.startswith("FAIL"):
             bad += 1
         bar_text = f">= {threshold:g} in {need}" if need > 0 else f">= {threshold:g}, not judged"
-        print(f"| {group} | {len(runs)} | {reached} | {bar_text} | {returns} | "
-              f"{fmt(statistics.median(times) if times else math.nan, '.1f')} | {verdict} |")
+        print(
+            f"| {group} | {len(runs)} | {reached} | {bar_text} | {returns} | "
+            f"{fmt(statistics.median(times) if times else math.nan, '.1f')} | {verdict} |"
+        )
     print(f"\ndqn verdict: {'FAIL' if bad else 'pass'} ({bad} problem(s))")
     return 3 if bad else 0
 
 
-SANITIZER_UNUSABLE = re.compile(r"Device not supported|Unable to find injection library|not supported on this|"
-                                r"Target application terminated before first instrumented API call")
+SANITIZER_UNUSABLE = re.compile(
+    r"Device not supported|Unable to find injection library|not supported on this|"
+    r"Target application terminated before first instrumented API call"
+)
 
 
 def sanitizer_summary(args):

@@ -8,6 +8,7 @@ decay) after torch.nn.utils.clip_grad_norm_ (scale by max_norm / (norm + 1e-6) w
 
 Inputs (initial parameters, gradients) are float32 values, written exactly; outputs are float64.
 """
+
 import argparse
 import os
 import sys
@@ -38,8 +39,8 @@ def adam_reference(p0, grads, lr, beta1, beta2, eps, max_norm):
                 g = g * coef
         m = beta1 * m + (1 - beta1) * g
         v = beta2 * v + (1 - beta2) * g * g
-        bc1 = 1 - beta1 ** t
-        bc2 = 1 - beta2 ** t
+        bc1 = 1 - beta1**t
+        bc2 = 1 - beta2**t
         p = p - (lr / bc1) * m / (np.sqrt(v) / np.sqrt(bc2) + eps)
         yield norm, p.copy(), m.copy(), v.copy()
 
@@ -78,7 +79,9 @@ def main():
         expected = list(adam_reference(p0, grads, lr, beta1, beta2, eps, max_norm))
         for t, (g, (norm, p, m, v)) in enumerate(zip(grads, expected), start=1):
             for i in range(N):
-                rows.append(f"{head},{t},{i},{float(g[i])!r},{float(p[i])!r},{float(m[i])!r},{float(v[i])!r},{float(norm)!r}")
+                rows.append(
+                    f"{head},{t},{i},{float(g[i])!r},{float(p[i])!r},{float(m[i])!r},{float(v[i])!r},{float(norm)!r}"
+                )
         if args.check:
             try:
                 err = torch_check(p0, grads, lr, beta1, beta2, eps, max_norm, expected)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # All tests, as CI runs them:
-#   1. setup.sh (install missing packages), then the formatting check (scripts/format.sh --check)
+#   1. setup.sh (install missing packages), the formatting check (scripts/format.sh --check), and
+#      ruff (format check and lint) over python/, bench/ and scripts/ from a tools venv in
+#      build-ci-tools (ruff pinned below, installed from PyPI once)
 #   2. cuda: CUDA-enabled Release build with -Werror into build-ci-cuda (only when nvcc exists;
 #      archs from CUGYM_CI_CUDA_ARCH, default 90), then ctest
 #   3. asan: CPU-only RelWithDebInfo build with ASan+UBSan into build-ci-asan, then ctest
@@ -10,7 +12,7 @@
 #      (CUGYM_CUDA_TESTS_ON_CPU=1)
 # ctest skips tests labelled `slow` unless CUGYM_SLOW_TESTS=1.
 #   scripts/test.sh --quick   only the first configuration that can run (cuda, else asan)
-# Exits non-zero if any step fails; ends with one summary line per configuration.
+# Exits non-zero if any step fails; ends with one summary line per step, with its seconds.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,42 +39,66 @@ if [ "${CUGYM_SLOW_TESTS:-0}" != "1" ]; then ctest_args+=(-LE slow); fi
 summary=()
 failed=0
 banner() { printf '\n===== %s =====\n' "$*"; }
+t_all=$SECONDS
+took() { echo "$((SECONDS - $1)) s"; }  # took START: seconds since START
 
+t0=$SECONDS
 if bash scripts/setup.sh; then
-  summary+=("setup: PASS")
+  summary+=("setup: PASS ($(took "$t0"))")
 else
   summary+=("setup: FAIL (scripts/setup.sh exited non-zero; continuing)")
   failed=1
 fi
 
 banner "format (clang-format, .clang-format)"
+t0=$SECONDS
 format_rc=0
 bash scripts/format.sh --check || format_rc=$?
 case "$format_rc" in
-  0) summary+=("format: PASS") ;;
+  0) summary+=("format: PASS ($(took "$t0"))") ;;
   77) summary+=("format: SKIP (no clang-format 14)") ;;
   *) summary+=("format: FAIL (run bash scripts/format.sh)"); failed=1 ;;
 esac
+
+# Python style: ruff, pinned so that its formatting does not move under us, in a venv of its own.
+ruff_version=0.17.6
+banner "ruff $ruff_version (format --check, check) over python/, bench/, scripts/"
+t0=$SECONDS
+tools="$root/build-ci-tools/venv"
+if [ "$("$tools/bin/ruff" --version 2>/dev/null)" != "ruff $ruff_version" ]; then
+  rm -rf "$tools"
+  python3 -m venv "$tools" && "$tools/bin/pip" install -q "ruff==$ruff_version" || true
+fi
+if [ ! -x "$tools/bin/ruff" ]; then
+  summary+=("ruff: FAIL (could not install ruff==$ruff_version from PyPI into $tools)"); failed=1
+elif "$tools/bin/ruff" format --check python bench scripts && "$tools/bin/ruff" check python bench scripts; then
+  summary+=("ruff: PASS ($(took "$t0"))")
+else
+  summary+=("ruff: FAIL (run: ruff format python bench scripts; ruff check --fix python bench scripts)"); failed=1
+fi
 
 # run_config NAME BUILD_DIR CMAKE_ARGS...: build, then ctest; records one summary line.
 run_config() {
   local name="$1" dir="$2"
   shift 2
   banner "$name: build ($dir)"
+  local t0=$SECONDS
   if ! bash scripts/build.sh "$dir" "$@"; then
     summary+=("$name: FAIL (build) [$dir]")
     failed=1
     return
   fi
+  local build_s=$((SECONDS - t0))
   banner "$name: ctest ($dir)"
   local log="$dir/ctest-ci.log" rc=0
+  t0=$SECONDS
   ctest --test-dir "$dir" "${ctest_args[@]}" 2>&1 | tee "$log" || rc=$?
-  local result
+  local result times="build ${build_s} s, ctest $((SECONDS - t0)) s"
   result="$(grep -E '[0-9]+% tests passed' "$log" | tail -n 1)"
   if [ "$rc" -eq 0 ]; then
-    summary+=("$name: PASS (${result:-no tests}) [$dir]")
+    summary+=("$name: PASS (${result:-no tests}; $times) [$dir]")
   else
-    summary+=("$name: FAIL (ctest exit $rc: ${result:-see above}) [$dir]")
+    summary+=("$name: FAIL (ctest exit $rc: ${result:-see above}; $times) [$dir]")
     failed=1
   fi
 }
@@ -97,7 +123,7 @@ fi
 # every CUDA source), then pytest. The plugin test uses examples/custom_env built against the
 # cuda configuration's install (an ASan-built plugin cannot load into Python).
 run_python() {
-  local dir="$root/build-ci-python" rc=0
+  local dir="$root/build-ci-python" rc=0 t0=$SECONDS
   banner "python: venv, pip install ., pytest ($dir)"
   mkdir -p "$dir"
   rm -rf "$dir/venv"
@@ -128,7 +154,7 @@ run_python() {
        "$root/python/tests/test_cuda.py") || rc=$?
   fi
   if [ "$rc" -eq 0 ]; then
-    summary+=("python: PASS (pytest${plugin_note}) [$dir]")
+    summary+=("python: PASS (pytest${plugin_note}; $(took "$t0")) [$dir]")
   elif [ "$rc" -eq 5 ]; then
     summary+=("python: FAIL (pytest collected no tests) [$dir]"); failed=1
   else
@@ -139,5 +165,6 @@ run_python
 
 banner "summary"
 printf '%s\n' "${summary[@]}"
+echo "total: $(took "$t_all")"
 if [ "$failed" -ne 0 ]; then echo "test: FAILED"; exit 1; fi
 echo "test: ALL PASSED"

@@ -1,4 +1,5 @@
 """Gymnasium registration of cugym's envs under the ``cugym/`` namespace."""
+
 import gymnasium
 
 from . import _cugym

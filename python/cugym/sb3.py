@@ -12,6 +12,7 @@ is terminated | truncated, and each ended env's info has ``terminal_observation`
 ``seed(s)`` (or the constructor's ``seed``) seeds env i with ``s + i`` at the next reset, SB3's
 convention, through cugym's per-env seeds. Needs ``stable-baselines3`` (not a dependency of cugym).
 """
+
 import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
@@ -31,7 +32,9 @@ class CugymVecEnv(VecEnv):
         if envs.device != "cpu":
             raise ValueError("CugymVecEnv needs a CPU env: SB3 takes NumPy arrays")
         if envs.metadata["autoreset_mode"] != AutoresetMode.SAME_STEP or not envs._episode_statistics:
-            raise ValueError("CugymVecEnv needs a SAME_STEP env with episode_statistics=True, as SB3 resets in the step")
+            raise ValueError(
+                "CugymVecEnv needs a SAME_STEP env with episode_statistics=True, as SB3 resets in the step"
+            )
         self.envs = envs
         super().__init__(envs.num_envs, envs.single_observation_space, envs.single_action_space)
         self._actions = None
@@ -56,10 +59,11 @@ class CugymVecEnv(VecEnv):
         if "final_obs" in infos:
             episode = infos["final_info"]["episode"]
             for i in np.flatnonzero(dones):
-                out[i] = {"terminal_observation": infos["final_obs"][i],
-                          "TimeLimit.truncated": bool(truncated[i] and not terminated[i]),
-                          "episode": {"r": float(episode["r"][i]), "l": int(episode["l"][i]),
-                                      "t": float(episode["t"][i])}}
+                out[i] = {
+                    "terminal_observation": infos["final_obs"][i],
+                    "TimeLimit.truncated": bool(truncated[i] and not terminated[i]),
+                    "episode": {"r": float(episode["r"][i]), "l": int(episode["l"][i]), "t": float(episode["t"][i])},
+                }
         return obs, rewards, dones, out
 
     def close(self):

@@ -1,6 +1,7 @@
 """One cugym env as a ``gymnasium.Env`` (``gymnasium.make("cugym/CartPole-v1")``): a batch of one
 on the CPU with autoreset off, for code and checkers written for single envs. Batched code
 should use the vector env, which is where cugym's speed is."""
+
 import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode
@@ -10,8 +11,9 @@ from .vector import VectorEnv
 
 class SingleEnv(gymnasium.Env):
     def __init__(self, env_id, render_mode=None):
-        self._vec = VectorEnv(env_id, 1, device="cpu", autoreset_mode=AutoresetMode.DISABLED,
-                              render_mode=render_mode, render_envs=1)
+        self._vec = VectorEnv(
+            env_id, 1, device="cpu", autoreset_mode=AutoresetMode.DISABLED, render_mode=render_mode, render_envs=1
+        )
         self.observation_space = self._vec.single_observation_space
         self.action_space = self._vec.single_action_space
         self.render_mode = render_mode

@@ -1,6 +1,7 @@
 """Training and trained models from Python: the same DQN runs as ``cugym train`` (the run folder,
 metrics.csv, checkpoints, Ctrl-C, resuming are all the C++ trainer's), greedy policies from model
 files, and metrics.csv read without pandas."""
+
 import csv
 import math
 import os
@@ -12,8 +13,18 @@ import numpy as np
 from . import _cugym
 
 
-def train(config=None, out=None, *, env_id=None, device="auto", resume=None, save_replay=None, progress=True,
-          on_log=None, **overrides):
+def train(
+    config=None,
+    out=None,
+    *,
+    env_id=None,
+    device="auto",
+    resume=None,
+    save_replay=None,
+    progress=True,
+    on_log=None,
+    **overrides,
+):
     """Trains DQN as ``cugym train`` does and returns the run's summary (a dict: run_dir, model,
     checkpoint, global_step, interrupted, eval with the greedy evaluation, metrics, config, and
     from the evaluations during training best_model, best_step, best_mean_return,
@@ -59,12 +70,22 @@ def train(config=None, out=None, *, env_id=None, device="auto", resume=None, sav
         sys.stderr.write(text)
         sys.stderr.flush()
 
-    summary = _cugym.train("" if resume is None else os.fspath(resume), config_path, table, env_id or "",
-                           overrides, "" if out is None else os.fspath(out), device, log,
-                           write)
+    summary = _cugym.train(
+        "" if resume is None else os.fspath(resume),
+        config_path,
+        table,
+        env_id or "",
+        overrides,
+        "" if out is None else os.fspath(out),
+        device,
+        log,
+        write,
+    )
     if summary["interrupted"]:
-        write(f"interrupted at step {summary['global_step']}: checkpoint {summary['checkpoint']}; continue with "
-              f"cugym.train(resume={summary['run_dir']!r})\n")
+        write(
+            f"interrupted at step {summary['global_step']}: checkpoint {summary['checkpoint']}; continue with "
+            f"cugym.train(resume={summary['run_dir']!r})\n"
+        )
     return summary
 
 
@@ -110,5 +131,7 @@ def read_metrics(path):
     if not rows:
         raise ValueError(f"{path} is empty")
     header, body = rows[0], rows[1:]
-    return {name: np.array([float(r[k]) if r[k] != "" else math.nan for r in body], dtype=np.float64)
-            for k, name in enumerate(header)}
+    return {
+        name: np.array([float(r[k]) if r[k] != "" else math.nan for r in body], dtype=np.float64)
+        for k, name in enumerate(header)
+    }

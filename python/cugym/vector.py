@@ -10,6 +10,7 @@ next step overwrites, and nothing is copied after the step. Autoreset modes:
   (their actions are ignored, reward 0, flags False).
 - DISABLED: ended envs stay ended until ``reset(options={"reset_mask": mask})``.
 """
+
 import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode
@@ -21,8 +22,11 @@ from ._spaces import single_spaces
 _MODES = {m.value.lower(): m for m in AutoresetMode}
 _MODES.update({m.name.lower(): m for m in AutoresetMode})
 _DEFAULT_RENDER_ENVS = 16
-_NATIVE_MODES = {AutoresetMode.SAME_STEP: "same_step", AutoresetMode.NEXT_STEP: "next_step",
-                 AutoresetMode.DISABLED: "disabled"}
+_NATIVE_MODES = {
+    AutoresetMode.SAME_STEP: "same_step",
+    AutoresetMode.NEXT_STEP: "next_step",
+    AutoresetMode.DISABLED: "disabled",
+}
 
 
 def _autoreset_mode(mode):
@@ -30,8 +34,10 @@ def _autoreset_mode(mode):
         return mode
     key = str(mode).lower()
     if key not in _MODES:
-        raise ValueError(f"autoreset_mode must be a gymnasium.vector.AutoresetMode or one of "
-                         f"{sorted({m.value for m in AutoresetMode})}, got {mode!r}")
+        raise ValueError(
+            f"autoreset_mode must be a gymnasium.vector.AutoresetMode or one of "
+            f"{sorted({m.value for m in AutoresetMode})}, got {mode!r}"
+        )
     return _MODES[key]
 
 
@@ -94,27 +100,42 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         max_episode_steps: accepted for Gymnasium's ``make_vec``; must be the env's own limit.
     """
 
-    def __init__(self, env_id, num_envs=1, device="cpu", seed=None, autoreset_mode=AutoresetMode.SAME_STEP,
-                 render_mode=None, render_envs=None, episode_statistics=True, max_episode_steps=None):
+    def __init__(
+        self,
+        env_id,
+        num_envs=1,
+        device="cpu",
+        seed=None,
+        autoreset_mode=AutoresetMode.SAME_STEP,
+        render_mode=None,
+        render_envs=None,
+        episode_statistics=True,
+        max_episode_steps=None,
+    ):
         if isinstance(env_id, str) and env_id.startswith("cugym/"):
-            env_id = env_id[len("cugym/"):]
+            env_id = env_id[len("cugym/") :]
         known = _cugym.env_ids()
         if env_id not in known:
             raise gymnasium.error.UnregisteredEnv(
-                f"cugym has no env {env_id!r}; known: {', '.join(known)} (plugins: cugym.load_plugin(path))")
+                f"cugym has no env {env_id!r}; known: {', '.join(known)} (plugins: cugym.load_plugin(path))"
+            )
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         spec = _cugym.env_spec(env_id)
         if max_episode_steps is not None and max_episode_steps != spec["max_episode_steps"]:
-            raise ValueError(f"{env_id} truncates at {spec['max_episode_steps']} steps; cugym cannot change "
-                             f"that (got max_episode_steps={max_episode_steps})")
+            raise ValueError(
+                f"{env_id} truncates at {spec['max_episode_steps']} steps; cugym cannot change "
+                f"that (got max_episode_steps={max_episode_steps})"
+            )
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self._mode = _autoreset_mode(autoreset_mode)
         self._env = _cugym._VectorEnv(env_id, int(num_envs), device)
         if self._env.device != "cpu" and self._mode == AutoresetMode.NEXT_STEP:
-            raise ValueError("autoreset_mode NEXT_STEP needs device='cpu' (its deferred resets are kept on the host); "
-                             "use SAME_STEP on CUDA")
+            raise ValueError(
+                "autoreset_mode NEXT_STEP needs device='cpu' (its deferred resets are kept on the host); "
+                "use SAME_STEP on CUDA"
+            )
         self._env.configure(_NATIVE_MODES[self._mode], bool(episode_statistics))
         self.env_id = env_id
         self.device = self._env.device
@@ -122,8 +143,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.max_episode_steps = spec["max_episode_steps"]
         self.render_mode = render_mode
         self._render_envs = render_envs
-        self.metadata = {"autoreset_mode": self._mode, "render_modes": ["rgb_array"],
-                         "render_fps": spec["render_fps"]}
+        self.metadata = {"autoreset_mode": self._mode, "render_modes": ["rgb_array"], "render_fps": spec["render_fps"]}
         self.single_observation_space, self.single_action_space = single_spaces(spec)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -173,12 +193,15 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
     def _reset_masked(self, mask, seed):
         if seed is not None:
-            raise ValueError("reset(seed=..., options={'reset_mask': ...}): cugym seeds the whole batch; "
-                             "reset the masked envs without a seed")
+            raise ValueError(
+                "reset(seed=..., options={'reset_mask': ...}): cugym seeds the whole batch; "
+                "reset the masked envs without a seed"
+            )
         mask = np.asarray(mask)
         if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
-            raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},), "
-                             f"got {mask.dtype} {mask.shape}")
+            raise ValueError(
+                f"reset_mask must be a bool array of shape ({self.num_envs},), got {mask.dtype} {mask.shape}"
+            )
         if not mask.any():
             raise ValueError("reset_mask must have at least one True")
         return self._env.reset_masked(np.ascontiguousarray(mask)), {}
@@ -218,8 +241,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             raise RuntimeError(f"this cugym {self.env_id} env is closed")
 
     def __repr__(self):
-        return (f"cugym.VectorEnv({self.env_id!r}, num_envs={self.num_envs}, device={self.device!r}, "
-                f"autoreset_mode={self._mode.name})")
+        return (
+            f"cugym.VectorEnv({self.env_id!r}, num_envs={self.num_envs}, device={self.device!r}, "
+            f"autoreset_mode={self._mode.name})"
+        )
 
 
 def make_vec(env_id, num_envs=1, device="cpu", seed=None, autoreset_mode=AutoresetMode.SAME_STEP, **kwargs):

@@ -1,4 +1,5 @@
 """Shared fixtures for the cugym package's tests (run by scripts/test.sh against the installed package)."""
+
 import os
 
 import pytest

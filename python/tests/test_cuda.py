@@ -6,6 +6,7 @@ every such skip is a failure instead: a missing GPU, and a framework that is abs
 see it (test_gpu_required.py shows it). With CUGYM_CUDA_TESTS_ON_CPU=1 (scripts/test.sh) the same
 tests run on the CPU back end with NumPy as the framework, less the checks of device-only behaviour, so
 CI runs their logic on every change."""
+
 import importlib
 import os
 
@@ -92,6 +93,7 @@ class Jax:
     def __init__(self):
         self.jax = framework_module("jax")
         import jax.numpy as jnp
+
         self.jnp = jnp
         if not any(d.platform == "gpu" for d in self.jax.devices()):
             unavailable("jax sees no GPU")
@@ -190,8 +192,9 @@ def test_actions_and_results_in_each_framework(framework):
         obs_g, rew_g, term_g, trunc_g, _ = gpu.step(fw.to_device(a))
         obs_c, rew_c, term_c, trunc_c, _ = cpu.step(a)
         np.testing.assert_array_equal(fw.to_host(fw.from_dlpack(obs_g)), obs_c)
-        np.testing.assert_array_equal(fw.to_host(fw.from_dlpack(term_g)) | fw.to_host(fw.from_dlpack(trunc_g)),
-                                      term_c | trunc_c)
+        np.testing.assert_array_equal(
+            fw.to_host(fw.from_dlpack(term_g)) | fw.to_host(fw.from_dlpack(trunc_g)), term_c | trunc_c
+        )
     first, again = fw.from_dlpack(obs_g), fw.from_dlpack(obs_g)
     assert fw.address(first) == fw.address(again)
 
@@ -244,9 +247,11 @@ def test_device_side_agent_loop_matches_the_cpu():
     """A whole agent loop on the device: the env's observations go straight into a cugym policy on
     CUDA, its actions straight back into the env, with the CPU loop's actions and observations."""
     import tempfile
+
     out = os.path.join(tempfile.mkdtemp(), "run")
-    summary = cugym.train(env_id="CartPole-v1", out=out, device="cpu", total_steps=3000, eval_episodes=2,
-                          progress=False)
+    summary = cugym.train(
+        env_id="CartPole-v1", out=out, device="cpu", total_steps=3000, eval_episodes=2, progress=False
+    )
     fw = any_framework()
     policy_g = cugym.load_policy(summary["model"], device=DEVICE)
     policy_c = cugym.load_policy(summary["model"], device="cpu")
@@ -318,10 +323,10 @@ def test_bad_device_input_raises_clear_errors(framework):
     envs.reset(seed=0)
     if not REHEARSE:  # what only a device env refuses
         with pytest.raises(ValueError, match="device"):
-            envs.step(np.zeros(n, np.int32))                      # host memory
+            envs.step(np.zeros(n, np.int32))  # host memory
         if fw.name != "jax":  # JAX makes int64 int32 (jax_enable_x64 off)
             with pytest.raises(TypeError, match="int32"):
-                envs.step(fw.to_device(np.zeros(n, np.int64)))   # wrong dtype
+                envs.step(fw.to_device(np.zeros(n, np.int64)))  # wrong dtype
         with pytest.raises(TypeError, match="int32"):
             envs.step(fw.to_device(np.zeros(n, np.float32)))
         if fw.name != "jax":  # a JAX slice is a new contiguous array
@@ -339,7 +344,7 @@ def test_bad_device_input_raises_clear_errors(framework):
         with pytest.raises(TypeError, match="float32"):
             box.step(fw.to_device(np.zeros((n, 1), np.float64)))
     box.step(fw.to_device(np.zeros((n, 1), np.float32)))
-    envs.step(fw.to_device(np.zeros(n, np.int32)))              # still fine after the errors
+    envs.step(fw.to_device(np.zeros(n, np.int32)))  # still fine after the errors
     envs.close()
     with pytest.raises(RuntimeError, match="closed"):
         envs.step(fw.to_device(np.zeros(n, np.int32)))
@@ -402,6 +407,7 @@ def test_actions_on_another_gpu_are_refused_and_results_name_their_gpu():
     device is another GPU are refused before anything reads them, naming both devices. With two
     GPUs, an env made on the second stays there whatever device is current later."""
     import enum
+
     kind = enum.IntEnum("DLDeviceType", {"kDLCPU": 1, "kDLCUDA": 2})
 
     class Foreign:

@@ -1,5 +1,6 @@
 """Every ```python example in docs/python.md runs (those that use an optional package, SB3 or torch,
 are skipped where it is not installed)."""
+
 import os
 import re
 

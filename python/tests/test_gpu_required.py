@@ -1,6 +1,7 @@
 """CUGYM_REQUIRE_GPU=1 (scripts/gpu-check.sh python) turns every case of test_cuda.py that cannot
 run into a failure: here a framework made unimportable on purpose skips its case without the
 variable and fails it with it, so a GPU machine whose interop is broken cannot pass as 'skipped'."""
+
 import os
 import subprocess
 import sys
@@ -28,8 +29,14 @@ def test_a_framework_that_cannot_run_fails_only_when_required(tmp_path, required
     env.pop("CUGYM_REQUIRE_GPU", None)
     if required:
         env["CUGYM_REQUIRE_GPU"] = "1"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", str(tmp_path)],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     out = proc.stdout + proc.stderr
     if required:
         assert proc.returncode == 1 and "1 failed" in out, out

@@ -1,12 +1,12 @@
 """Plugins, training from Python (the same run folder as cugym train), policies, metrics."""
+
 import json
 import os
 
+import cugym
 import gymnasium
 import numpy as np
 import pytest
-
-import cugym
 
 
 def test_plugin_envs_are_registered(plugin_path):
@@ -28,9 +28,19 @@ def test_bad_plugin_paths():
 def test_train_writes_the_cli_run_folder(tmp_path):
     run = tmp_path / "run"
     rows = []
-    summary = cugym.train(env_id="CartPole-v1", out=run, device="cpu", total_steps=3000, learning_starts=500,
-                          log_interval=1000, eval_episodes=2, eval_interval=1000, stop_at_threshold=False,
-                          progress=False, on_log=rows.append)
+    summary = cugym.train(
+        env_id="CartPole-v1",
+        out=run,
+        device="cpu",
+        total_steps=3000,
+        learning_starts=500,
+        log_interval=1000,
+        eval_episodes=2,
+        eval_interval=1000,
+        stop_at_threshold=False,
+        progress=False,
+        on_log=rows.append,
+    )
     assert summary["global_step"] == 3000 and not summary["interrupted"]
     for name in ("config.toml", "metrics.csv", "evals.csv", "best.safetensors", "model.safetensors", "eval.json"):
         assert (run / name).is_file(), name
@@ -55,11 +65,22 @@ def test_train_writes_the_cli_run_folder(tmp_path):
 
 
 def test_train_config_forms(tmp_path, repo):
-    s = cugym.train(os.path.join(repo, "configs", "cartpole.toml"), out=tmp_path / "a", total_steps=600,
-                    learning_starts=100, eval_episodes=0, progress=False, device="cpu")
+    s = cugym.train(
+        os.path.join(repo, "configs", "cartpole.toml"),
+        out=tmp_path / "a",
+        total_steps=600,
+        learning_starts=100,
+        eval_episodes=0,
+        progress=False,
+        device="cpu",
+    )
     assert s["model"] and s["eval"] is None
-    s = cugym.train({"env_id": "Acrobot-v1", "total_steps": 500, "learning_starts": 100, "eval_episodes": 0},
-                    out=tmp_path / "b", progress=False, device="cpu")
+    s = cugym.train(
+        {"env_id": "Acrobot-v1", "total_steps": 500, "learning_starts": 100, "eval_episodes": 0},
+        out=tmp_path / "b",
+        progress=False,
+        device="cpu",
+    )
     assert "Acrobot-v1" in open(s["config"]).read()
     with pytest.raises(ValueError, match="no_such_key"):
         cugym.train(out=tmp_path / "c", no_such_key=1, progress=False)

@@ -1,5 +1,6 @@
 """cugym.sb3.CugymVecEnv against Stable-Baselines3's VecEnv contract, and SB3's DQN training on it.
 Skipped where stable-baselines3 is not installed (CI's venv has neither it nor torch)."""
+
 import numpy as np
 import pytest
 
@@ -45,8 +46,17 @@ def test_sb3_dqn_trains_on_it():
     """A short DQN run: SB3 steps the env, fills its replay buffer, trains, and logs the episodes
     from the adapter's episode statistics; then its greedy policy acts on a cugym env."""
     env = CugymVecEnv("CartPole-v1", num_envs=4)
-    model = sb3.DQN("MlpPolicy", env, learning_starts=200, train_freq=4, target_update_interval=100,
-                    policy_kwargs={"net_arch": [32]}, seed=1, verbose=0, device="cpu")
+    model = sb3.DQN(
+        "MlpPolicy",
+        env,
+        learning_starts=200,
+        train_freq=4,
+        target_update_interval=100,
+        policy_kwargs={"net_arch": [32]},
+        seed=1,
+        verbose=0,
+        device="cpu",
+    )
     model.learn(3000)
     assert model.num_timesteps >= 3000
     assert len(model.ep_info_buffer) > 20 and all(e["l"] == e["r"] for e in model.ep_info_buffer)

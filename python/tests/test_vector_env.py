@@ -1,5 +1,6 @@
 """cugym's VectorEnv against Gymnasium 1.x's documented vector API: spaces, dtypes, autoreset
 modes and info layouts, seeding, fresh arrays, bad input."""
+
 import cugym
 import gymnasium
 import numpy as np
@@ -56,7 +57,7 @@ def test_same_step_layout_matches_gymnasium():
             fo = infos["final_obs"][i]
             assert fo.shape == (4,) and fo.dtype == np.float32
             assert abs(fo[2]) > 0.2094 or abs(fo[0]) > 2.4  # the pole fell: the last obs, not a reset one
-            assert np.all(np.abs(obs[i]) <= 0.05)          # the new episode's first obs
+            assert np.all(np.abs(obs[i]) <= 0.05)  # the new episode's first obs
         else:
             assert infos["final_obs"][i] is None
     ep = infos["final_info"]["episode"]
@@ -68,8 +69,10 @@ def test_same_step_layout_matches_gymnasium():
 
 def test_same_step_agrees_with_gymnasium_layout_of_record_episode_statistics():
     """The keys and nesting that Gymnasium's SyncVectorEnv gives with RecordEpisodeStatistics inside."""
+
     def thunk():
         return gymnasium.wrappers.RecordEpisodeStatistics(gymnasium.make("CartPole-v1"))
+
     ref = gymnasium.vector.SyncVectorEnv([thunk] * 3, autoreset_mode=AutoresetMode.SAME_STEP)
     ref.reset(seed=0)
     _, (_, _, _, _, ref_infos) = run_until_done(ref, np.ones(3, np.int64))
@@ -102,7 +105,8 @@ def test_next_step_mode():
 
 def test_next_step_with_record_episode_statistics():
     envs = gymnasium.wrappers.vector.RecordEpisodeStatistics(
-        cugym.make_vec("CartPole-v1", 8, autoreset_mode=AutoresetMode.NEXT_STEP, episode_statistics=False))
+        cugym.make_vec("CartPole-v1", 8, autoreset_mode=AutoresetMode.NEXT_STEP, episode_statistics=False)
+    )
     envs.reset(seed=0)
     lengths = []
     for _ in range(200):
@@ -251,6 +255,7 @@ def test_every_env_renders(env_id):
 
 def test_single_env_view_passes_gymnasiums_checker():
     from gymnasium.utils.env_checker import check_env
+
     env = gymnasium.make("cugym/CartPole-v1")
     check_env(env.unwrapped, skip_render_check=True)
     obs, _ = env.reset(seed=0)
@@ -276,9 +281,15 @@ def test_gymnasium_wrappers_numpy_to_torch():
 def test_integer_action_dtypes_and_views_step_alike():
     """The C++ step converts any integer dtype (CleanRL passes int64) and non-contiguous arrays."""
     results = []
-    for make_actions in (lambda a: a.astype(np.int32), lambda a: a.astype(np.int64), lambda a: a.astype(np.uint8),
-                         lambda a: np.repeat(a, 2)[::2], lambda a: np.repeat(a.astype(np.int32), 2)[::2],
-                         lambda a: a.astype(">i4"), lambda a: a.tolist()):
+    for make_actions in (
+        lambda a: a.astype(np.int32),
+        lambda a: a.astype(np.int64),
+        lambda a: a.astype(np.uint8),
+        lambda a: np.repeat(a, 2)[::2],
+        lambda a: np.repeat(a.astype(np.int32), 2)[::2],
+        lambda a: a.astype(">i4"),
+        lambda a: a.tolist(),
+    ):
         envs = cugym.make_vec("CartPole-v1", 5)
         envs.reset(seed=9)
         rng = np.random.default_rng(1)
@@ -324,6 +335,7 @@ def test_final_obs_entries_behave_as_none_and_infos_are_fresh():
     end, in every way a user reads it; successive infos share no memory (Gymnasium's check)."""
     import copy
     import pickle
+
     envs = cugym.make_vec("CartPole-v1", 8)
     envs.reset(seed=0)
     kept = []
@@ -346,6 +358,7 @@ def test_final_obs_entries_behave_as_none_and_infos_are_fresh():
         for key in ("r", "l", "t"):
             assert not np.shares_memory(a["final_info"]["episode"][key], b["final_info"]["episode"][key])
     from gymnasium.utils.env_checker import data_equivalence
+
     assert data_equivalence(kept[0], copy.deepcopy(kept[0]))
 
 
@@ -364,7 +377,7 @@ def test_per_env_seed_lists():
     same = run(10)
     np.testing.assert_array_equal(run([10, 11, 12, 13, 14]), same)
     np.testing.assert_array_equal(run(np.arange(10, 15)), same)
-    moved = run([10, 99, 12, 7, 14])   # envs 1 and 3 get other seeds: the rest are unchanged
+    moved = run([10, 99, 12, 7, 14])  # envs 1 and 3 get other seeds: the rest are unchanged
     np.testing.assert_array_equal(moved[:, [0, 2, 4]], same[:, [0, 2, 4]])
     assert not np.array_equal(moved[:, 1], same[:, 1]) and not np.array_equal(moved[:, 3], same[:, 3])
     fresh = run([10, None, 12, None, 14])
@@ -387,9 +400,16 @@ def _trajectory(envs, actions, keep):
         obs, rew, term, trunc, infos = out
         assert all(x.flags.writeable and x.flags.c_contiguous for x in out[:4])
         fo = infos.get("final_obs")
-        copies.append((obs.copy(), rew.copy(), term.copy(), trunc.copy(),
-                       None if fo is None else [None if x is None else x.copy() for x in fo],
-                       {k: v.copy() for k, v in infos.get("final_info", {}).get("episode", {}).items()}))
+        copies.append(
+            (
+                obs.copy(),
+                rew.copy(),
+                term.copy(),
+                trunc.copy(),
+                None if fo is None else [None if x is None else x.copy() for x in fo],
+                {k: v.copy() for k, v in infos.get("final_info", {}).get("episode", {}).items()},
+            )
+        )
         held.append(keep(out))
         del out, obs, rew, term, trunc, infos, fo
     return copies, held
@@ -402,6 +422,7 @@ def test_recycled_results_never_change_what_a_caller_holds(mode):
     arrays changed in place (shape, dtype, flags, weak references) or entries put into final_obs
     never come back in later results."""
     import weakref
+
     n = 64
     rng = np.random.default_rng(5)
     actions = [rng.integers(0, 2, n).astype(np.int32) for _ in range(120)]
@@ -413,25 +434,25 @@ def test_recycled_results_never_change_what_a_caller_holds(mode):
         meddle.calls.append(t)
         kept = []
         if t % 5 == 0:
-            kept.append((obs, obs.copy()))                     # a whole array, checked below
+            kept.append((obs, obs.copy()))  # a whole array, checked below
         if t % 5 == 1:
-            kept.append((obs[3:7, 1:], obs[3:7, 1:].copy()))   # only a view of one
+            kept.append((obs[3:7, 1:], obs[3:7, 1:].copy()))  # only a view of one
         if t % 5 == 2:
-            kept.append((memoryview(rew), rew.copy()))         # a buffer export
+            kept.append((memoryview(rew), rew.copy()))  # a buffer export
         if t % 5 == 4:
-            obs.shape = (n * 4,)                               # changed in place, then dropped
+            obs.shape = (n * 4,)  # changed in place, then dropped
             rew.dtype = np.int32
             term.flags.writeable = False
             meddle.weak.append((weakref.ref(trunc), trunc.copy()))
         fo = infos.get("final_obs")
         if fo is not None and t % 3 == 0:
             ended = np.flatnonzero(infos["_final_obs"])
-            kept.append((fo[ended[0]], fo[ended[0]].copy()))   # one row, not the dict
-            fo[ended[-1]] = "not an array"                     # the object array altered, then dropped
+            kept.append((fo[ended[0]], fo[ended[0]].copy()))  # one row, not the dict
+            fo[ended[-1]] = "not an array"  # the object array altered, then dropped
             if len(ended) > 2:
-                fo[ended[1]].shape = (2, 2)                    # a row changed in place
+                fo[ended[1]].shape = (2, 2)  # a row changed in place
         if fo is None and t % 3 == 1:
-            kept.append((infos, None))                         # an info dict kept whole
+            kept.append((infos, None))  # an info dict kept whole
         return kept
 
     meddle.calls, meddle.weak = [], []
@@ -581,6 +602,7 @@ class _ForeignArray:
 
     def __init__(self, device):
         import enum
+
         kind = enum.IntEnum("DLDeviceType", {"kDLCPU": 1, "kDLCUDA": 2, "kDLVPI": 9})
         self.device = (kind(device[0]), device[1])
 
