@@ -4,7 +4,8 @@
 // terminated/truncated, episode statistics, randomness keyed by (seed, env index, counter), so
 // env i's episodes do not depend on the batch size or the thread count). On Device::kCuda the env
 // still steps on the CPU: actions are copied from the device, and the outputs, written to pinned
-// host memory, are copied to the device asynchronously on the default stream after each call.
+// host memory, are copied to the device asynchronously on the env's stream (set_stream; the
+// per-thread default stream without one) after each call.
 //
 // The host env contract (envs/box2d/lunar_lander.h is one):
 //   struct MyEnv {
