@@ -2,20 +2,24 @@
 // N envs from the Q network, step, write the transitions into a ring-buffer replay memory, sample
 // minibatches with the counter RNG, regress onto r + gamma * (1 - terminated) * max_a' Q_target
 // (Double DQN on request), update with Adam, copy or Polyak-average the target. The host reads
-// only scalars for the progress line and metrics, every log_interval env steps.
+// only scalars for the progress line and metrics, every log_interval env steps. DqnAgent owns the
+// loop; the replay memory, the episode statistics, the CUDA graphs and the checkpoint format are
+// parts of their own (replay_memory.h, episode_stats.h, cuda_graph.h, dqn_checkpoint.h).
 #pragma once
 
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "agents/agent_ops.h"
+#include "agents/cuda_graph.h"
 #include "agents/dqn_config.h"
+#include "agents/episode_stats.h"
 #include "agents/evaluation.h"
 #include "agents/q_learner.h"
+#include "agents/replay_memory.h"
 #include "core/memory.h"
 #include "core/registry.h"
 
@@ -59,12 +63,12 @@ class DqnAgent {
   // gradient steps per vector step, or an env stepped on the host): whether the gradient steps
   // are replayed from a captured graph (false before the second update, on the CPU, and after a
   // failed capture).
-  bool replays_update_graph() const { return update_graph_ != nullptr; }
+  bool replays_update_graph() const { return update_graph_.replaying(); }
   // CUDA with cuda_graph, an integral replay_ratio * num_envs and an env stepped on the device:
   // whether whole iterations (act, env step, store, the gradient steps, the target updates
   // that fall on every vector step) are replayed from one captured graph (false before the
   // second learning iteration, and after a failed capture).
-  bool replays_iteration_graph() const { return iteration_graph_ != nullptr; }
+  bool replays_iteration_graph() const { return iteration_graph_.replaying(); }
   // Tests: takes the whole-iteration graph path on the CPU as well, where nn's Graph calls the
   // recorded work again, so its scheduling is checked against the eager loop without a GPU.
   void set_iteration_graph_on_cpu(bool on) { iteration_graph_on_cpu_ = on; }
@@ -84,7 +88,8 @@ class DqnAgent {
   // Everything a run needs to go on as if it had never stopped, in one safetensors file: both
   // networks and Adam, the envs' full state, the exploration holds, the episode ring and the
   // return(100) window, every counter (env and vector steps, replay draws, target schedule,
-  // update debt, wall time), the config, and the replay memory when config.save_replay.
+  // update debt, wall time), the config, and the replay memory when config.save_replay. The
+  // format, tensor by tensor: agents/dqn_checkpoint.h.
   void SaveCheckpoint(const std::string& path) const;
   // Restores a checkpoint of the same env and network. Without a replay memory in it (save_replay
   // = false), learning waits until the buffer has been refilled with min(learning_starts,
@@ -109,12 +114,14 @@ class DqnAgent {
   // Whether the whole-iteration graph holds exactly this plan's work (it always runs the greedy
   // forward, whose actions epsilon 1 overwrites anyway).
   bool IterationGraphFits(const IterationPlan& plan) const;
-  bool CaptureIterationGraph();
-  void CaptureFailed(const std::exception& e);
-  // Drops the captured graphs and their warm-ups, so the next iterations warm up and capture
-  // again. A graph replays the pointers and host values of its capture (the env's seed, its
-  // per-env seed array or none, every argument read on the host), which LoadCheckpoint replaces.
-  // A failed capture stays failed: everything then runs eagerly for the rest of the process.
+  // The whole-iteration graph's work: CollectKernels(true), graph_updates_ gradient steps and
+  // graph_targets_ target updates.
+  void IterationKernels();
+  // Drops the captured graphs and their warm-ups (CudaGraph::Drop), so the next iterations warm
+  // up and capture again. A graph replays the pointers and host values of its capture (the env's
+  // seed, its per-env seed array or none, every argument read on the host), which LoadCheckpoint
+  // replaces. A failed capture stays failed: everything then runs eagerly for the rest of the
+  // process.
   void DropGraphs();
   // Act, explore, copy the observations, step the envs, store the transitions and finished
   // episodes, advance the device's counters: all on the back end's stream, no host values that
@@ -122,11 +129,9 @@ class DqnAgent {
   void CollectKernels(bool greedy);
   void Update();
   void UpdateKernels();  // the gradient step's work, all on the back end's stream
-  agent::ReplayArrays replay_arrays();
-  agent::EpisodeRing episode_ring();
+  void UpdateTarget() { learner_->UpdateTarget(static_cast<float>(config_.tau)); }
   agent::ExploreHold explore_hold();
   agent::EpsilonSchedule epsilon_schedule() const;
-  void ResetPriorities();  // every leaf 0, the largest priority 1
   DqnProgress ReadProgress(double interval_seconds, int64_t interval_steps);
 
   DqnConfig config_;
@@ -140,48 +145,32 @@ class DqnAgent {
   int obs_dim_;
   int num_actions_;
 
-  // Replay memory and one minibatch, on the device.
-  Buffer<float> replay_obs_, replay_next_obs_, replay_rewards_, replay_dones_;
-  Buffer<uint8_t> replay_ends_;
-  Buffer<int32_t> replay_actions_;
-  Buffer<float> batch_obs_, batch_next_obs_, batch_rewards_, batch_bootstrap_, next_q_, targets_;
-  Buffer<int32_t> batch_actions_, next_actions_;
-  // Prioritized replay: the sum tree (2 x tree_.leaves), its largest leaf and the minibatch's
-  // least draw probability; each sample's row, importance weight and TD error.
-  Buffer<float> priority_nodes_, max_priority_, min_prob_, batch_weights_, td_errors_;
-  Buffer<int64_t> batch_rows_;
-  agent::PriorityTree tree_;  // views of the buffers above, set once; nodes == nullptr without PER
-  Buffer<float> prev_obs_;
-  Buffer<int32_t> actions_;
+  std::unique_ptr<agent::ReplayMemory> replay_;
+  Buffer<int32_t> next_actions_;              // [batch_size] Double DQN: the online argmax at next_obs
+  Buffer<float> next_q_, targets_;            // [batch_size] the target network's Q at next_obs, the TD targets
+  Buffer<float> prev_obs_;                    // [n, obs_dim] the observations the actions were taken at
+  Buffer<int32_t> actions_;                   // [n]
   Buffer<int32_t> held_actions_, hold_left_;  // [n] ez-greedy holds (exploration_hold_mu > 0)
-  Buffer<float> ring_returns_;
-  Buffer<int32_t> ring_lengths_;
-  Buffer<unsigned long long> ring_count_;
-  Buffer<int64_t> replay_size_dev_;           // [1] transitions stored, kept by the insertion kernel
-  Buffer<int64_t> replay_head_dev_;           // [1] next row to write, kept by the insertion kernel
-  Buffer<uint32_t> draws_dev_;                // [1] minibatches sampled (keys the replay RNG)
+  std::unique_ptr<agent::EpisodeStats> episodes_;
   Buffer<agent::StepCounters> counters_dev_;  // [1] vector and env steps, kept by AdvanceSteps
-  std::unique_ptr<nn::Graph> update_graph_;   // CUDA: the gradient step, captured once
-  bool warmed_up_ = false;                    // the first update ran eagerly
-  // The whole iteration as one graph: its gradient steps (-1: the config has no such graph) and
-  // target updates (n / target_update_interval where that divides n, else 0: they are launched
-  // after the replay on the iterations where they fall).
-  std::unique_ptr<nn::Graph> iteration_graph_;
+
+  // CUDA graphs (cuda_graph): the whole iteration where every learning iteration queues the same
+  // work (graph_updates_ >= 0), else the gradient step alone; never both.
+  agent::CudaGraph iteration_graph_;
+  agent::CudaGraph update_graph_;
+  // The whole iteration's gradient steps (-1: the config has no such graph) and target updates
+  // (n / target_update_interval where that divides n, else 0: they are launched after the replay
+  // on the iterations where they fall).
   int64_t graph_updates_ = -1;
   int64_t graph_targets_ = 0;
-  bool iteration_warmed_up_ = false;  // the first iteration that fits the graph ran eagerly
   bool iteration_graph_on_cpu_ = false;
-  bool graph_failed_ = false;  // a capture failed: everything runs eagerly
 
+  // The host's counters (the device keeps its own copies of the step counters).
   int64_t global_step_ = 0;
   int64_t vector_steps_ = 0;
-  int64_t replay_position_ = 0;
-  int64_t replay_size_ = 0;       // host mirror of replay_size_dev_
   double update_debt_ = 0;        // gradient steps owed (replay_ratio * env steps)
   int64_t next_target_step_ = 0;  // env step of the next target update
   int64_t learning_resumes_at_ = 0;
-  uint64_t episodes_read_ = 0;       // ring entries already reported
-  std::vector<float> last_returns_;  // the last 100 finished episodes, host side
   double wall_time_ = 0;
   double last_eval_return_;  // of the latest evaluation, NaN before any
 };

@@ -1,6 +1,8 @@
 // DQN configuration keys.
 #include "agents/dqn_config.h"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -238,6 +240,14 @@ const ShippedConfig* FindShippedConfig(const std::string& env_id) {
     if (config.env_id == env_id) return &kShippedConfigs[i];
   }
   return nullptr;
+}
+
+int64_t DqnConfig::PlannedUpdates() const {
+  const int64_t n = num_envs;
+  const int64_t vector_steps = (total_steps + n - 1) / n;
+  const int64_t first = std::max(learning_starts / n + 1, (batch_size + n - 1) / n);  // 1-based
+  const int64_t learning = std::max<int64_t>(vector_steps - first + 1, 0);
+  return static_cast<int64_t>(std::floor(replay_ratio * static_cast<double>(n * learning) + 1e-9));
 }
 
 std::string DqnConfig::ToToml() const {

@@ -61,6 +61,10 @@ struct DqnConfig {
   // std::invalid_argument naming the key.
   void Validate() const;
   std::string ToToml() const;
+  // The gradient steps a run from step 0 takes (as DqnAgent::Train counts them): replay_ratio per
+  // env step, over the vector steps that end past learning_starts with a full minibatch stored.
+  // Learning-rate annealing and prioritized replay's beta schedule span them.
+  int64_t PlannedUpdates() const;
 };
 
 // A tuned config shipped in configs/ and compiled in (agents/CMakeLists.txt lists them).

@@ -1,17 +1,20 @@
 // The DQN iteration: its changing values (step counters, epsilon, the exploration key, the replay
 // head) kept on the device, so the same work runs eagerly and as one captured graph: the
 // whole-iteration graph path against the eager loop (on the CPU, where nn's Graph calls the
-// recorded work again, and on CUDA).
+// recorded work again, and on CUDA), and the graph helper's policy (agents/cuda_graph.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 
+#include "agents/cuda_graph.h"
 #include "agents/dqn.h"
 #include "core/safetensors.h"
+#include "nn/backend.h"
 #include "tests/agents/agent_test_util.h"
 #include "tests/gpu_skip.h"
 
@@ -234,6 +237,32 @@ TEST(DqnIterationCuda, GraphReplayGivesTheEagerRun) {
     EXPECT_TRUE(graph.replays_iteration_graph());
     EXPECT_FALSE(graph.replays_update_graph());
   }
+}
+
+// The graph helper's policy on the CPU back end, whose graph calls the recorded work again: the
+// first Run is eager, the second captures and replays, later ones replay the captured work (not
+// the one they are given), and Drop starts over with an eager warm-up.
+TEST(AgentCudaGraph, WarmsUpCapturesReplaysAndStartsOverAfterDrop) {
+  const std::shared_ptr<nn::Backend> backend = nn::MakeBackend(Device::kCpu);
+  agent::CudaGraph graph;
+  int calls = 0;
+  graph.Run(*backend, [&] { ++calls; });
+  EXPECT_EQ(calls, 1);
+  EXPECT_FALSE(graph.replaying());
+  graph.Run(*backend, [&] { ++calls; });
+  EXPECT_EQ(calls, 2);
+  EXPECT_TRUE(graph.replaying());
+  graph.Run(*backend, [&] { calls += 100; });
+  EXPECT_EQ(calls, 3);
+  graph.Drop();
+  EXPECT_FALSE(graph.replaying());
+  graph.Run(*backend, [&] { calls += 10; });
+  EXPECT_EQ(calls, 13);
+  EXPECT_FALSE(graph.replaying());
+  graph.Run(*backend, [&] { calls += 10; });
+  EXPECT_EQ(calls, 23);
+  EXPECT_TRUE(graph.replaying());
+  EXPECT_FALSE(graph.failed());
 }
 
 }  // namespace

@@ -1,0 +1,166 @@
+// The DQN checkpoint format (dqn_checkpoint.h): its reader and writer, DqnAgent's SaveCheckpoint
+// and LoadCheckpoint, which write and read the loop's own keys and hand the rest to each part's
+// owner, and SaveModel (the online network alone, for eval, watch and record).
+#include "agents/dqn_checkpoint.h"
+
+#include <algorithm>
+#include <exception>
+#include <stdexcept>
+
+#include "agents/dqn.h"
+#include "core/build_info.h"
+#include "nn/checkpoint.h"
+
+namespace cugym {
+namespace agent {
+
+void CheckpointWriter::Real(const std::string& key, double value) { metadata_[key] = MetadataNumber(value); }
+
+void CheckpointWriter::Floats(const std::string& name, const std::vector<float>& values, std::vector<int64_t> shape) {
+  if (shape.empty()) shape = {static_cast<int64_t>(values.size())};
+  tensors_.push_back(NamedTensor::FromF32(name, std::move(shape), values.data()));
+}
+
+CheckpointReader::CheckpointReader(const std::string& path) : path_(path), file_(ReadSafetensors(path)) {}
+
+std::string CheckpointReader::Text(const std::string& key) const {
+  auto it = file_.metadata.find(key);
+  if (it == file_.metadata.end()) throw std::invalid_argument(path_ + ": no '" + key + "' in its metadata");
+  return it->second;
+}
+
+int64_t CheckpointReader::Int(const std::string& key) const {
+  const std::string text = Text(key);
+  try {
+    std::size_t used = 0;
+    const long long value = std::stoll(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument(path_ + ": metadata " + key + " is not an integer ('" + text + "')");
+}
+
+double CheckpointReader::Real(const std::string& key) const {
+  return ParseMetadataNumber(Text(key), path_ + ": metadata " + key);
+}
+
+const NamedTensor& CheckpointReader::Tensor(const std::string& name, int64_t size) const {
+  const NamedTensor* t = file_.Find(name);
+  if (t == nullptr || t->NumElements() != size)
+    throw std::invalid_argument(path_ + ": tensor '" + name + "' is missing or not of " + std::to_string(size) +
+                                " elements");
+  return *t;
+}
+
+std::vector<float> CheckpointReader::Floats(const std::string& name, int64_t size) const {
+  return Tensor(name, size).ToF32();
+}
+
+std::vector<int64_t> CheckpointReader::Int64s(const std::string& name, int64_t size) const {
+  return Tensor(name, size).ToI64();
+}
+
+std::vector<int32_t> CheckpointReader::Ints(const std::string& name, int64_t size) const {
+  const std::vector<int64_t> wide = Int64s(name, size);
+  return std::vector<int32_t>(wide.begin(), wide.end());
+}
+
+}  // namespace agent
+
+void DqnAgent::SaveCheckpoint(const std::string& path) const {
+  agent::CheckpointWriter out;
+  out.Text("cugym.env_id", config_.env_id);
+  out.Text("cugym.version", VersionString());
+  out.Text("cugym.config", config_.ToToml());
+  out.Int("cugym.global_step", global_step_);
+  out.Int("cugym.vector_steps", vector_steps_);
+  out.Int("cugym.draws", replay_->draws());
+  out.Int("cugym.next_target_step", next_target_step_);
+  out.Real("cugym.update_debt", update_debt_);
+  out.Int("cugym.learning_resumes_at", learning_resumes_at_);
+  out.Real("cugym.wall_time", wall_time_);
+  out.Real("cugym.last_eval_return", last_eval_return_);
+  episodes_->Save(out);
+  VectorEnvSnapshot env;
+  if (env_->SaveSnapshot(&env)) {
+    out.Int("cugym.env.seed", env.seed);
+    out.Int("cugym.env.steps", env.steps);
+    out.Floats("env.states", env.states);
+    out.Ints("env.rng_counters", env.rng_counters);
+    out.Ints("env.elapsed", env.elapsed);
+    out.Floats("env.running_returns", env.running_returns);
+  }
+  if (config_.exploration_hold_mu > 0) {
+    out.Ints("explore.held", held_actions_.ToHost());
+    out.Ints("explore.left", hold_left_.ToHost());
+  }
+  if (config_.save_replay) replay_->Save(out);
+  learner_->Save(path, out.metadata(), std::move(out.tensors()));
+}
+
+void DqnAgent::LoadCheckpoint(const std::string& path) {
+  const agent::CheckpointReader in(path);
+  if (in.Text("cugym.env_id") != config_.env_id)
+    throw std::invalid_argument(path + ": a checkpoint for " + in.Text("cugym.env_id") + ", not " + config_.env_id);
+  const int64_t n = config_.num_envs;
+  // The counters are read (and checked) before anything changes; a tensor missing further on
+  // still throws, and leaves this agent part-loaded (the CLI then exits).
+  const int64_t global_step = in.Int("cugym.global_step");
+  const int64_t vector_steps = in.Int("cugym.vector_steps");
+  const uint32_t draws = static_cast<uint32_t>(in.Int("cugym.draws"));
+  const int64_t next_target_step = in.Int("cugym.next_target_step");
+  const bool exact = in.Has("cugym.update_debt");  // written since checkpoints resume exactly
+  const bool has_env = exact && in.HasTensor("env.states");
+  const bool has_replay = exact && in.Has("cugym.replay.position");
+  DropGraphs();  // before anything they captured changes
+  learner_->Load(in.file(), path);
+  global_step_ = global_step;
+  vector_steps_ = vector_steps;
+  const agent::StepCounters counters{vector_steps, global_step};
+  counters_dev_.FromHost(&counters, 1);
+  replay_->set_draws(draws);
+  next_target_step_ = next_target_step;
+  if (!exact) {  // an older checkpoint: counters only
+    update_debt_ = static_cast<double>(in.Int("cugym.update_debt_ppm")) / 1e6;
+  } else {
+    update_debt_ = in.Real("cugym.update_debt");
+    wall_time_ = in.Real("cugym.wall_time");
+    if (in.Has("cugym.last_eval_return")) last_eval_return_ = in.Real("cugym.last_eval_return");
+    episodes_->Load(in);
+    if (config_.exploration_hold_mu > 0) {
+      held_actions_.FromHost(in.Ints("explore.held", n).data(), n);
+      hold_left_.FromHost(in.Ints("explore.left", n).data(), n);
+    }
+  }
+  if (has_env) {
+    VectorEnvSnapshot env;
+    env.seed = static_cast<uint64_t>(in.Int("cugym.env.seed"));
+    env.steps = static_cast<uint64_t>(in.Int("cugym.env.steps"));
+    env.states = in.Floats("env.states", n * spec_.state_dim);
+    const std::vector<int64_t> rng_counters = in.Int64s("env.rng_counters", n);
+    env.rng_counters.assign(rng_counters.begin(), rng_counters.end());
+    env.elapsed = in.Ints("env.elapsed", n);
+    env.running_returns = in.Floats("env.running_returns", n);
+    env_->LoadSnapshot(env);
+  } else {
+    // No envs' state in the checkpoint: they start new episodes from a seed of their own.
+    env_->Reset(config_.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(global_step_)));
+  }
+  if (!has_replay) {
+    replay_->Clear();
+    learning_resumes_at_ = global_step_ + std::min(config_.learning_starts, config_.buffer_size);
+    return;
+  }
+  replay_->Load(in);
+  learning_resumes_at_ = in.Int("cugym.learning_resumes_at");
+}
+
+void DqnAgent::SaveModel(const std::string& path) const {
+  nn::SaveMlp(path, learner_->online(),
+              {{"cugym.env_id", config_.env_id},
+               {"cugym.global_step", std::to_string(global_step_)},
+               {"cugym.head", config_.dueling ? "dueling" : "q"},
+               {"cugym.version", VersionString()}});
+}
+
+}  // namespace cugym

@@ -1,0 +1,83 @@
+// The DQN checkpoint format: one safetensors file with everything a run needs to go on as if it
+// had never stopped, written by DqnAgent::SaveCheckpoint and read by DqnAgent::LoadCheckpoint
+// (both in dqn_checkpoint.cpp, with SaveModel's model file), and the reader and writer its parts
+// use. The parts, by owner:
+//   QLearner::Save          the online and target networks, Adam's moments and step
+//                           (cugym.kind "q_trainer" and the learner's keys);
+//   the loop (DqnAgent)     cugym.env_id, .version, .config, .global_step, .vector_steps, .draws,
+//                           .next_target_step, .update_debt, .learning_resumes_at, .wall_time,
+//                           .last_eval_return;
+//   EpisodeStats            episodes.returns, episodes.lengths, episodes.last_100, cugym.episodes,
+//                           cugym.episodes_read;
+//   the envs (VectorEnv)    env.states, env.rng_counters, env.elapsed, env.running_returns,
+//                           cugym.env.seed, cugym.env.steps (when the env can save its state);
+//   the exploration holds   explore.held, explore.left (exploration_hold_mu > 0);
+//   ReplayMemory            replay.obs, .next_obs, .actions, .rewards, .dones, .ends, .priorities
+//                           (prioritized replay: the sum tree's leaves), cugym.replay.position,
+//                           cugym.replay.size, cugym.replay.max_priority (when save_replay).
+// Older files still load: without cugym.update_debt (before checkpoints resumed exactly) only the
+// counters are restored (cugym.update_debt_ppm); without env.states the envs start new episodes;
+// without cugym.replay.position the replay memory is refilled first.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/safetensors.h"
+
+namespace cugym::agent {
+
+// Collects a checkpoint's metadata and tensors from their owners; QLearner::Save writes them.
+// Integers are written as tensors of int64, as every checkpoint before.
+class CheckpointWriter {
+ public:
+  void Text(const std::string& key, std::string value) { metadata_[key] = std::move(value); }
+  template <class T>
+  void Int(const std::string& key, T value) {
+    metadata_[key] = std::to_string(value);
+  }
+  void Real(const std::string& key, double value);  // MetadataNumber: reads back as the same double
+  // A tensor of float32, of shape [values.size()] unless `shape` is given.
+  void Floats(const std::string& name, const std::vector<float>& values, std::vector<int64_t> shape = {});
+  template <class T>
+  void Ints(const std::string& name, const std::vector<T>& values) {
+    const std::vector<int64_t> wide(values.begin(), values.end());
+    tensors_.push_back(NamedTensor::FromI64(name, {static_cast<int64_t>(wide.size())}, wide.data()));
+  }
+
+  const SafetensorsMetadata& metadata() const { return metadata_; }
+  std::vector<NamedTensor>& tensors() { return tensors_; }
+
+ private:
+  SafetensorsMetadata metadata_;
+  std::vector<NamedTensor> tensors_;
+};
+
+// A checkpoint file read whole, with checked access: a missing key or tensor, or one of another
+// size, throws std::invalid_argument naming the file and what is wrong.
+class CheckpointReader {
+ public:
+  explicit CheckpointReader(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  const SafetensorsFile& file() const { return file_; }
+  bool Has(const std::string& key) const { return file_.metadata.count(key) > 0; }
+  bool HasTensor(const std::string& name) const { return file_.Find(name) != nullptr; }
+
+  std::string Text(const std::string& key) const;
+  int64_t Int(const std::string& key) const;
+  double Real(const std::string& key) const;  // ParseMetadataNumber
+  // Tensor `name` of exactly `size` elements, converted.
+  std::vector<float> Floats(const std::string& name, int64_t size) const;
+  std::vector<int64_t> Int64s(const std::string& name, int64_t size) const;
+  std::vector<int32_t> Ints(const std::string& name, int64_t size) const;
+
+ private:
+  const NamedTensor& Tensor(const std::string& name, int64_t size) const;
+
+  std::string path_;
+  SafetensorsFile file_;
+};
+
+}  // namespace cugym::agent

@@ -1,0 +1,45 @@
+// A run's finished episodes: the ring the device appends them to (episode_ring.h), and on the
+// host what the progress line and metrics.csv show of it (the means over the episodes that ended
+// since the last read, the mean return of the last 100), and its part of a checkpoint
+// (episodes.*, cugym.episodes, cugym.episodes_read).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "agents/dqn_checkpoint.h"
+#include "agents/episode_ring.h"
+#include "core/memory.h"
+
+namespace cugym::agent {
+
+class EpisodeStats {
+ public:
+  static constexpr int64_t kCapacity = 4096;  // episodes the ring holds between two reads
+
+  explicit EpisodeStats(Device device);  // the ring zeroed, so identical runs write identical files
+
+  EpisodeRing ring();
+
+  struct Interval {
+    double mean_return = 0;      // NaN when no episode ended since the last read
+    double mean_length = 0;      // NaN likewise
+    double mean_return_100 = 0;  // over the last 100 finished episodes (NaN before any)
+    int64_t episodes = 0;        // finished so far
+  };
+  // The episodes that ended since the last Read (it waits for the queued work).
+  Interval Read();
+
+  void Save(CheckpointWriter& out) const;
+  // Restores what Save wrote; a file without episodes.last_100 leaves the window empty.
+  void Load(const CheckpointReader& in);
+
+ private:
+  Buffer<float> returns_;
+  Buffer<int32_t> lengths_;
+  Buffer<unsigned long long> count_;  // [1] episodes appended so far
+  uint64_t read_ = 0;                 // ring entries already reported
+  std::vector<float> last_100_;       // the last 100 finished episodes' returns
+};
+
+}  // namespace cugym::agent

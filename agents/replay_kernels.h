@@ -1,0 +1,147 @@
+// The replay memory's per-element work: inserting a vector step's transitions into the ring,
+// sampling a minibatch of n-step transitions (uniformly or by priority) and the importance weights
+// of prioritized replay. Written once as CUGYM_HD functions; AgentOps runs them on each back end,
+// agents/replay_memory.h owns the buffers they work on.
+#pragma once
+
+#include <cstdint>
+
+#include "agents/priority_tree.h"
+#include "core/fastmath.h"
+#include "core/macros.h"
+#include "core/rng.h"
+
+namespace cugym::agent {
+
+struct ReplayArrays {
+  float* obs;        // [capacity, obs_dim]
+  float* next_obs;   // [capacity, obs_dim]
+  int32_t* actions;  // [capacity]
+  float* rewards;    // [capacity]
+  float* dones;      // [capacity] 1 for a terminal transition (no bootstrap), else 0
+  uint8_t* ends;     // [capacity] 1 where the episode ended (terminated or truncated)
+  int64_t* size;     // [1] transitions stored so far (at most capacity)
+  int64_t* head;     // [1] the row the next vector step writes first
+  uint32_t* draws;   // [1] minibatches sampled so far: keys the sampling RNG
+  int64_t capacity;
+  int obs_dim;
+  int64_t stride;  // envs per vector step: env i's next transition is `stride` rows further on
+};
+
+// Transition i of a vector step goes to row (head + i) % capacity, head as the device holds it,
+// so an env's consecutive transitions are `stride` (= n) rows apart, which n-step sampling relies
+// on. next_obs is the true last observation (final_obs) when the env ended in this step, so
+// truncated episodes bootstrap from their real final state; only termination stops the bootstrap.
+// Head and size change only in AdvanceReplay, a launch of its own after this one's: no thread
+// reads a head another thread has moved, and a CUDA graph replays the insertion without the host
+// passing a position.
+CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t i, const float* obs, const int32_t* actions,
+                                   const float* rewards, const float* next_obs, const float* final_obs,
+                                   const uint8_t* terminated, const uint8_t* truncated) {
+  const int64_t row = (*r.head + i) % r.capacity;
+  const bool ended = (terminated[i] | truncated[i]) != 0;
+  const float* next = ended ? final_obs : next_obs;
+  for (int k = 0; k < r.obs_dim; ++k) {
+    r.obs[row * r.obs_dim + k] = obs[i * r.obs_dim + k];
+    r.next_obs[row * r.obs_dim + k] = next[i * r.obs_dim + k];
+  }
+  r.actions[row] = actions[i];
+  r.rewards[row] = rewards[i];
+  r.dones[row] = terminated[i] ? 1.0f : 0.0f;
+  r.ends[row] = ended ? 1 : 0;
+}
+
+// After the n insertions of a vector step (one thread): the stored size grows and the head moves on.
+CUGYM_HD inline void AdvanceReplay(const ReplayArrays& r, int64_t n) {
+  *r.size = *r.size + n < r.capacity ? *r.size + n : r.capacity;
+  *r.head = (*r.head + n) % r.capacity;
+}
+
+struct Minibatch {
+  float* obs;
+  float* next_obs;
+  int32_t* actions;
+  float* rewards;    // the n-step return r_t + gamma r_t+1 + ... (r_t for n_step 1)
+  float* bootstrap;  // what multiplies max Q(next_obs): gamma^k after k rewards, 0 after a termination
+  // Prioritized replay only (nullptr otherwise): the replay row of each sample, and its draw
+  // probability, turned into its importance weight by ImportanceWeight.
+  int64_t* rows = nullptr;
+  float* weights = nullptr;
+};
+
+// The importance weight of sample j: (min_k P_k / P_j)^beta, i.e. (N P_j)^-beta normalized by the
+// largest weight in the minibatch (as Dopamine's Rainbow does; the paper normalizes by the largest
+// over the whole memory). beta goes linearly from beta0 to 1 over beta_updates minibatches,
+// counted by the draw counter on the device. weights[j] holds P_j on entry.
+CUGYM_HD inline void ImportanceWeight(const PriorityTree& t, const Minibatch& b, uint32_t draws, int64_t j) {
+  const double progress = static_cast<double>(draws) / static_cast<double>(t.beta_updates);
+  const double beta =
+      static_cast<double>(t.beta0) + (1.0 - static_cast<double>(t.beta0)) * (progress < 1.0 ? progress : 1.0);
+  const double ratio = static_cast<double>(*t.min_prob) / static_cast<double>(b.weights[j]);
+  b.weights[j] = static_cast<float>(Exp2(beta * Log2(ratio)));
+}
+
+// The n-step transition that starts at `row`: rewards summed with discounts until n_step rewards,
+// the end of the episode (termination: no bootstrap; truncation: bootstrap from the final
+// observation) or the newest stored transition, whichever comes first. The env's later
+// transitions are `stride` rows on; a row is stored when it is no newer than head - 1.
+CUGYM_HD inline void NStepTransition(const ReplayArrays& r, int64_t row, int n_step, float gamma, float* ret,
+                                     int64_t* last_row, float* bootstrap) {
+  const int64_t age = (*r.head - 1 - row + 2 * r.capacity) % r.capacity;  // rows written after it
+  float sum = 0.0f, discount = 1.0f;
+  int64_t at = row;
+  for (int k = 0;; ++k) {
+    sum += discount * r.rewards[at];
+    discount *= gamma;
+    const bool last = k + 1 >= n_step || r.ends[at] != 0 || (k + 1) * r.stride > age;
+    if (last) {
+      *ret = sum;
+      *last_row = at;
+      *bootstrap = r.dones[at] != 0.0f ? 0.0f : discount;
+      return;
+    }
+    at = (at + r.stride) % r.capacity;
+  }
+}
+
+// Row j of the next minibatch, from Philox keyed by the seed, (stream kReplay, j) and the draw
+// counter: uniform in [0, size), or with a priority tree stratified by priority (sample j's mass
+// point lies in the j-th of batch_size equal slices of the total, as in the paper), its row and
+// draw probability recorded. Then its n-step transition is gathered. Size, head and counter are
+// read on the device (the counter is incremented afterwards, in a launch of its own).
+CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b, const PriorityTree& tree,
+                                      int64_t batch_size, uint64_t seed, int n_step, float gamma, int64_t j) {
+  const int64_t size = *r.size;
+  Rng rng(seed, static_cast<uint64_t>(j), *r.draws, RngStream::kReplay);
+  const uint32_t hi = rng.NextU32(), lo = rng.NextU32();
+  int64_t row;
+  if (tree.nodes == nullptr) {
+    const uint64_t wide = (static_cast<uint64_t>(hi) << 32) | lo;
+    row = static_cast<int64_t>(wide % static_cast<uint64_t>(size));
+  } else {
+    const float total = tree.nodes[1];
+    const double slice = static_cast<double>(total) / static_cast<double>(batch_size);
+    row = FindPrioritized(tree, (static_cast<double>(j) + static_cast<double>(U32ToUnitFloat(hi))) * slice);
+    // The descent never enters a child of zero mass, so it ends on a stored row; this only
+    // keeps a damaged tree (say, restored from a hand-edited checkpoint) inside the memory.
+    if (row >= size) row = size - 1;
+    b.rows[j] = row;
+    b.weights[j] = tree.nodes[tree.leaves + row] / total;
+  }
+  int64_t last = row;
+  NStepTransition(r, row, n_step, gamma, &b.rewards[j], &last, &b.bootstrap[j]);
+  for (int k = 0; k < r.obs_dim; ++k) {
+    b.obs[j * r.obs_dim + k] = r.obs[row * r.obs_dim + k];
+    b.next_obs[j * r.obs_dim + k] = r.next_obs[last * r.obs_dim + k];
+  }
+  b.actions[j] = r.actions[row];
+}
+
+// The draw probability of the least likely sample of the minibatch (ImportanceWeight's norm).
+CUGYM_HD inline void MinProbability(const PriorityTree& t, const Minibatch& b, int64_t n) {
+  float least = b.weights[0];
+  for (int64_t j = 1; j < n; ++j) least = b.weights[j] < least ? b.weights[j] : least;
+  *t.min_prob = least;
+}
+
+}  // namespace cugym::agent

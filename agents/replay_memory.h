@@ -1,0 +1,99 @@
+// A DQN run's replay memory on one device: the ring of transitions (replay_kernels.h) with its
+// head, size and draw counter on the device, so a captured iteration inserts and samples without
+// host input, and host mirrors of head and size for the loop's schedule; the minibatch it samples
+// into; with prioritized replay the sum tree (priority_tree.h) and each sample's row, importance
+// weight and TD error; and its own part of a checkpoint (replay.*, cugym.replay.*).
+#pragma once
+
+#include <cstdint>
+
+#include "agents/agent_ops.h"
+#include "agents/dqn_checkpoint.h"
+#include "core/memory.h"
+
+namespace cugym::agent {
+
+// Prioritized replay's settings (as PriorityTree, which holds them as float).
+struct PriorityOptions {
+  double alpha = 0.6;        // priority exponent
+  double eps = 1e-6;         // added to |TD error|
+  double beta0 = 0.4;        // importance-weight exponent at the first minibatch, annealed to 1 ...
+  int64_t beta_updates = 1;  // ... over this many minibatches
+};
+
+struct ReplayOptions {
+  int64_t capacity = 0;    // rows
+  int obs_dim = 0;         // floats per observation
+  int64_t num_envs = 0;    // rows per vector step
+  int64_t batch_size = 0;  // rows per minibatch
+  bool prioritized = false;
+  PriorityOptions priorities;  // with prioritized
+};
+
+class ReplayMemory {
+ public:
+  // Every array zeroed (checkpoints save whole arrays, rows never written included, so identical
+  // runs write identical files); every leaf of the tree 0 and the largest priority 1.
+  ReplayMemory(Device device, const ReplayOptions& options);
+
+  bool prioritized() const { return tree_.nodes != nullptr; }
+  int64_t capacity() const { return options_.capacity; }
+  int64_t size() const { return size_; }  // the host's mirror of the transitions stored
+
+  // Queues the insertion of a vector step's n transitions (AgentOps::AddTransitions) and, with
+  // prioritized replay, gives the new rows the largest priority. The host mirrors do not move:
+  // the loop calls Stored(n) once the step has been queued (a captured insertion replays without
+  // the host).
+  void Insert(AgentOps& ops, int64_t n, const float* obs, const int32_t* actions, const float* rewards,
+              const float* next_obs, const float* final_obs, const uint8_t* terminated, const uint8_t* truncated);
+  void Stored(int64_t n);  // the host mirrors after a vector step of n transitions
+  // Queues the sampling of one minibatch of n-step transitions into the batch buffers below.
+  void Sample(AgentOps& ops, uint64_t seed, int n_step, float gamma);
+  // Prioritized replay: queues the update of the sampled rows' priorities from td_errors().
+  void UpdatePriorities(AgentOps& ops);
+
+  // The last minibatch, [batch_size] rows each.
+  const float* batch_obs() const { return batch_obs_.data(); }
+  const float* batch_next_obs() const { return batch_next_obs_.data(); }
+  const int32_t* batch_actions() const { return batch_actions_.data(); }
+  const float* batch_rewards() const { return batch_rewards_.data(); }      // n-step returns
+  const float* batch_bootstrap() const { return batch_bootstrap_.data(); }  // gamma^k or 0
+  const float* batch_weights() const { return batch_weights_.data(); }      // prioritized: importance weights
+  float* td_errors() { return td_errors_.data(); }                          // prioritized: the learner writes them
+
+  // The draw counter (minibatches sampled so far, keying the sampling RNG); a checkpoint holds it
+  // with the loop's counters, replay memory or not.
+  uint32_t draws() const;
+  void set_draws(uint32_t draws);
+
+  // Empties the memory: nothing stored, every priority as new.
+  void Clear();
+  // The rows, head, size and priorities (not the draw counter), and back. Load checks the sizes
+  // against this memory's and throws std::invalid_argument naming the file.
+  void Save(CheckpointWriter& out) const;
+  void Load(const CheckpointReader& in);
+
+ private:
+  ReplayArrays arrays();
+  void ResetPriorities();  // every leaf 0, the largest priority 1
+
+  Device device_;
+  ReplayOptions options_;
+  Buffer<float> obs_, next_obs_, rewards_, dones_;
+  Buffer<uint8_t> ends_;
+  Buffer<int32_t> actions_;
+  Buffer<int64_t> size_dev_;  // [1] transitions stored, kept by the insertion kernel
+  Buffer<int64_t> head_dev_;  // [1] next row to write, kept by the insertion kernel
+  Buffer<uint32_t> draws_;    // [1] minibatches sampled (keys the sampling RNG)
+  int64_t head_ = 0;          // host mirror of head_dev_
+  int64_t size_ = 0;          // host mirror of size_dev_
+  Buffer<float> batch_obs_, batch_next_obs_, batch_rewards_, batch_bootstrap_;
+  Buffer<int32_t> batch_actions_;
+  // Prioritized replay: the sum tree (2 x tree_.leaves), its largest leaf and the minibatch's
+  // least draw probability; each sample's row, importance weight and TD error.
+  Buffer<float> priority_nodes_, max_priority_, min_prob_, batch_weights_, td_errors_;
+  Buffer<int64_t> batch_rows_;
+  PriorityTree tree_;  // views of the buffers above, set once; nodes == nullptr without PER
+};
+
+}  // namespace cugym::agent
