@@ -10,7 +10,9 @@
 #      plugin built against the cuda configuration's install, then pytest python/tests and
 #      bench/test_dqn_seeds.py, and python/tests/test_cuda.py again on the CPU back end
 #      (CUGYM_CUDA_TESTS_ON_CPU=1)
-# ctest skips tests labelled `slow` unless CUGYM_SLOW_TESTS=1.
+# The Release (cuda) configuration runs every test, the `slow` learning checks included (seconds
+# there); the sanitizer configuration skips them unless CUGYM_SLOW_TESTS=1, and runs the longest
+# end-to-end checks shorter (CUGYM_SHORT_E2E, kSanitizerBuild: the same code, fewer steps).
 #   scripts/test.sh --quick   only the first configuration that can run (cuda, else asan)
 # Exits non-zero if any step fails; ends with one summary line per step, with its seconds.
 set -uo pipefail
@@ -22,7 +24,7 @@ quick=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -34,7 +36,6 @@ export ASAN_OPTIONS=detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 ctest_args=(--output-on-failure -j "$(nproc)")
-if [ "${CUGYM_SLOW_TESTS:-0}" != "1" ]; then ctest_args+=(-LE slow); fi
 
 summary=()
 failed=0
@@ -77,7 +78,8 @@ else
   summary+=("ruff: FAIL (run: ruff format python bench scripts; ruff check --fix python bench scripts)"); failed=1
 fi
 
-# run_config NAME BUILD_DIR CMAKE_ARGS...: build, then ctest; records one summary line.
+# run_config NAME BUILD_DIR CMAKE_ARGS...: build, then ctest (with $extra_ctest_args); records one
+# summary line.
 run_config() {
   local name="$1" dir="$2"
   shift 2
@@ -92,7 +94,7 @@ run_config() {
   banner "$name: ctest ($dir)"
   local log="$dir/ctest-ci.log" rc=0
   t0=$SECONDS
-  ctest --test-dir "$dir" "${ctest_args[@]}" 2>&1 | tee "$log" || rc=$?
+  ctest --test-dir "$dir" "${ctest_args[@]}" "${extra_ctest_args[@]}" 2>&1 | tee "$log" || rc=$?
   local result times="build ${build_s} s, ctest $((SECONDS - t0)) s"
   result="$(grep -E '[0-9]+% tests passed' "$log" | tail -n 1)"
   if [ "$rc" -eq 0 ]; then
@@ -105,6 +107,7 @@ run_config() {
 
 ran=0
 if command -v nvcc >/dev/null 2>&1; then
+  extra_ctest_args=()
   run_config cuda build-ci-cuda -DCMAKE_BUILD_TYPE=Release -DCUGYM_CUDA=AUTO \
     "-DCMAKE_CUDA_ARCHITECTURES=${CUGYM_CI_CUDA_ARCH:-90}" -DCUGYM_WERROR=ON
   ran=1
@@ -115,6 +118,8 @@ fi
 if [ "$quick" -eq 1 ] && [ "$ran" -eq 1 ]; then
   summary+=("asan: SKIP (--quick)")
 else
+  extra_ctest_args=()
+  [ "${CUGYM_SLOW_TESTS:-0}" = "1" ] || extra_ctest_args=(-LE slow)
   run_config asan build-ci-asan -DCUGYM_CUDA=OFF -DCUGYM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
 

@@ -71,10 +71,12 @@ DqnConfig ShortShipped(const char* env_id) {
 
 // The cases below: the shipped configs (integral gradient steps per vector step; MountainCar's
 // target update every env step, the others' every 10 or 250) and one that is neither (3 envs,
-// 0.9 gradient steps per vector step, 3-step Double DQN, targets every 7 env steps).
+// 0.9 gradient steps per vector step, 3-step Double DQN, targets every 7 env steps). Sanitizer
+// builds leave LunarLander out (its 256-wide network dominates there; the Release build runs it).
 std::map<std::string, DqnConfig> Cases() {
   std::map<std::string, DqnConfig> cases;
   for (const char* id : {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "LunarLander-v3"}) {
+    if (testing::kSanitizerBuild && std::string(id) == "LunarLander-v3") continue;
     if (Builtins().Find(id) != nullptr) cases[id] = ShortShipped(id);
   }
   DqnConfig odd = ShortShipped("CartPole-v1");
