@@ -7,8 +7,8 @@
 #
 # cugym: `cugym bench --env ID --num-envs N --steps T --device cpu --json` (mode step, random
 # actions drawn by cugym); Gymnasium: reset(seed=0) then T steps with actions sampled from the
-# action space beforehand (outside the timed loop). --write replaces the block between
-# <!-- BEGIN envs-cpu --> and <!-- END envs-cpu --> in the file.
+# action space beforehand (outside the timed loop). --write replaces the envs-cpu section of the
+# file (bench/sections.py).
 import argparse
 import datetime
 import json
@@ -22,9 +22,10 @@ for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
     os.environ.pop(key, None)
 
 import numpy as np  # noqa: E402
+import sections  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BEGIN, END = "<!-- BEGIN envs-cpu -->", "<!-- END envs-cpu -->"
+SECTION = "envs-cpu"
 
 
 def cugym_rate(binary, env_id, n, total):
@@ -51,20 +52,6 @@ def gymnasium_rate(env_id, n, seconds):
     rate = n * steps / (time.perf_counter() - start)
     env.close()
     return rate
-
-
-def write_section(path, body):
-    block = f"{BEGIN}\n{body.rstrip()}\n{END}\n"
-    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
-    b, e = text.find(BEGIN), text.find(END)
-    if b >= 0 and e > b:
-        text = text[:b] + block + text[e + len(END) :].lstrip("\n")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def main():
@@ -105,7 +92,7 @@ def main():
     body = "\n".join(rows + info)
     print(body)
     if a.write:
-        write_section(a.write, body)
+        sections.write_section(a.write, SECTION, body)
         print(f"wrote {a.write}")
 
 

@@ -17,7 +17,7 @@
 # percent over minutes, so everything is timed in rounds: in each, every Python loop and then
 # `cugym bench` in both modes, back to back. Rates are medians over the rounds, and a ratio is the
 # median of the rounds' ratios, so it compares figures taken seconds apart.
-# --write replaces the block between <!-- BEGIN python-cpu --> and <!-- END python-cpu -->.
+# --write replaces the python-cpu section of the file (bench/sections.py).
 import argparse
 import datetime
 import json
@@ -28,9 +28,10 @@ import time
 from statistics import median
 
 import numpy as np
+import sections
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BEGIN, END = "<!-- BEGIN python-cpu -->", "<!-- END python-cpu -->"
+SECTION = "python-cpu"
 LOOPS = ("SAME_STEP", "NEXT_STEP", "no info")  # cugym's Python loops (the peers' names in main)
 
 
@@ -174,11 +175,7 @@ def main():
     table = "\n".join(lines)
     print(table)
     if args.write:
-        text = open(args.write).read()
-        block = f"{BEGIN}\n{table}\n{END}"
-        b, e = text.find(BEGIN), text.find(END)
-        text = text[:b] + block + text[e + len(END) :] if b >= 0 and e > b else text.rstrip() + "\n\n" + block + "\n"
-        open(args.write, "w").write(text)
+        sections.write_section(args.write, SECTION, table)
 
 
 if __name__ == "__main__":

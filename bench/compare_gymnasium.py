@@ -12,8 +12,8 @@
 #   cugym: `<cugym> bench --env CartPole-v1 --num-envs N --steps T --device cpu --json`,
 #     T = max(100, --cugym-total // N); its JSON line gives steps_per_second.
 # Each figure is the median of --repeats runs, in env steps per second (N*T/s).
-# --write FILE replaces the block between the BEGIN/END markers below in FILE
-# (creating FILE, or appending the block, if needed; nothing else is touched).
+# --write FILE replaces the cartpole-cpu-vs-gymnasium section of FILE (bench/sections.py: creating
+# FILE, or appending the section, if needed; nothing else is touched).
 
 import os
 import sys
@@ -31,6 +31,7 @@ import subprocess  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+import sections  # noqa: E402
 
 try:
     import gymnasium as gym  # noqa: E402
@@ -39,8 +40,7 @@ except ImportError:  # pragma: no cover
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV_ID = "CartPole-v1"
-BEGIN = "<!-- BEGIN cartpole-cpu-vs-gymnasium -->"
-END = "<!-- END cartpole-cpu-vs-gymnasium -->"
+SECTION = "cartpole-cpu-vs-gymnasium"
 ACTION_POOL_ENTRIES = 1 << 23  # cap on pre-generated actions (8M int64 = 64 MB)
 
 
@@ -190,30 +190,6 @@ def render(rows, info_lines):
     return "\n".join(out + [""] + info_lines)
 
 
-def write_section(path, body):
-    block = f"{BEGIN}\n{body.rstrip()}\n{END}\n"
-    if not os.path.exists(path):
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        text = "# Benchmarks\n\n" + block
-    else:
-        with open(path) as f:
-            text = f.read()
-        b, e = text.find(BEGIN), text.find(END)
-        if b < 0 and e < 0:
-            text = text.rstrip("\n") + "\n\n" + block
-        elif b < 0 or e < 0 or e < b or text.count(BEGIN) != 1 or text.count(END) != 1:
-            raise SystemExit(f"{path}: the {BEGIN} / {END} markers are unbalanced; fix them by hand")
-        else:
-            after = text[e + len(END) :]
-            if after.startswith("\n"):
-                after = after[1:]
-            text = text[:b] + block + after
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=f"{ENV_ID}: Gymnasium vector env vs cugym CPU throughput.")
     p.add_argument("--cugym", help="cugym CLI binary (default: build/cli/cugym under the repo root)")
@@ -289,8 +265,8 @@ def main(argv=None):
     print()
     print(table)
     if a.write:
-        write_section(a.write, table)
-        print(f"\nwrote the {BEGIN} section of {a.write}")
+        sections.write_section(a.write, SECTION, table)
+        print(f"\nwrote the {SECTION} section of {a.write}")
     return 0
 
 

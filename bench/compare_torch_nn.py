@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """DQN gradient updates per second on the CPU: cugym's nn (bench/bench_nn.cpp) against PyTorch
-doing the same update, measured in the same run, written between the nn-updates markers of
-docs/benchmarks.md.
+doing the same update, measured in the same run, written into the nn-updates section of
+docs/benchmarks.md (bench/sections.py).
 
     python3 bench/compare_torch_nn.py [--bench build/bench/cugym_bench_nn] [--write docs/benchmarks.md]
 
@@ -24,9 +24,11 @@ import subprocess
 import sys
 import time
 
+import sections
+
 NETS = ["4-120-84-2", "8-256-256-4"]
 LOSSES = [("mse", 0.0), ("huber", 10.0)]
-BEGIN, END = "<!-- BEGIN nn-updates -->", "<!-- END nn-updates -->"
+SECTION = "nn-updates"
 
 
 def cugym_rates(bench, batch, seconds):
@@ -194,15 +196,9 @@ def main():
     print(table)
 
     if args.write:
-        with open(args.write) as f:
-            text = f.read()
-        block = f"{BEGIN}\n{table}\n{END}"
-        if BEGIN in text and END in text:
-            text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) :]
-        else:
-            text = text.rstrip("\n") + "\n\n## nn: DQN gradient updates on the CPU, against PyTorch\n\n" + block + "\n"
-        with open(args.write, "w") as f:
-            f.write(text)
+        sections.write_section(
+            args.write, SECTION, table, heading="nn: DQN gradient updates on the CPU, against PyTorch"
+        )
         print(f"wrote {args.write}", file=sys.stderr)
 
 

@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 import run_folder
+import sections
 import seed_stats
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -262,20 +263,6 @@ def commit():
     return git("rev-parse", "--short", "HEAD") + (" (with uncommitted changes)" if git("status", "--porcelain") else "")
 
 
-def write_section(path, marker, body):
-    begin, end = f"<!-- BEGIN {marker} -->", f"<!-- END {marker} -->"
-    text = "# Benchmarks\n"
-    if os.path.exists(path):
-        with open(path) as f:
-            text = f.read()
-    b, e = text.find(begin), text.find(end)
-    block = f"{begin}\n{body.rstrip()}\n{end}\n"
-    text = text[:b] + block + text[e + len(end) :].lstrip("\n") if 0 <= b < e else text.rstrip("\n") + "\n\n" + block
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
-
-
 def cleanrl_table(a):
     """CleanRL's dqn.py on the first seed, through bench/cleanrl_cartpole.py in its own python."""
     p = subprocess.run(
@@ -436,7 +423,7 @@ def main(argv=None):
     print(body)
     print(f"\nsummary.json, summary.md and curves.png in {a.out}")
     if a.write:
-        write_section(a.write, a.marker, body)
+        sections.write_section(a.write, a.marker, body)
 
 
 if __name__ == "__main__":

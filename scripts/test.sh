@@ -151,7 +151,7 @@ run_python() {
   fi
   # The package's tests, and the many-seed statistics of bench/dqn_seeds.py (numpy is there).
   (cd "$dir" && "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests" \
-     "$root/bench/test_dqn_seeds.py") || rc=$?
+     "$root/bench/test_dqn_seeds.py" "$root/bench/test_sections.py") || rc=$?
   unset CUGYM_TEST_PLUGIN
   # The GPU tests' logic on the CPU back end (they skip above without a GPU; test_cuda.py).
   if [ "$rc" -eq 0 ]; then
