@@ -10,7 +10,7 @@
 #include <limits>
 #include <stdexcept>
 
-namespace cugym {
+namespace cugym::agent {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -31,8 +31,8 @@ const EnvSpec& DiscreteSpec(const Registry& registry, const std::string& id) {
   return spec;
 }
 
-agent::QLearnerOptions LearnerOptions(const DqnConfig& c, const EnvSpec& spec) {
-  agent::QLearnerOptions options;
+QLearnerOptions LearnerOptions(const DqnConfig& c, const EnvSpec& spec) {
+  QLearnerOptions options;
   options.layer_sizes = {static_cast<int>(spec.obs_dim())};
   options.layer_sizes.insert(options.layer_sizes.end(), c.hidden_sizes.begin(), c.hidden_sizes.end());
   options.layer_sizes.push_back(static_cast<int>(spec.action_space.n));
@@ -58,18 +58,18 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
   num_actions_ = static_cast<int>(spec_.action_space.n);
   const int64_t n = config_.num_envs, b = config_.batch_size;
   env_ = MakeVectorEnv(registry, config_.env_id, n, device);
-  learner_ = std::make_unique<agent::QLearner>(nn::MakeBackend(device), LearnerOptions(config_, spec_));
-  ops_ = agent::MakeAgentOps(device, learner_->backend().native_stream());
+  learner_ = std::make_unique<QLearner>(nn::MakeBackend(device), LearnerOptions(config_, spec_));
+  ops_ = MakeAgentOps(device, learner_->backend().native_stream());
   env_->set_stream(learner_->backend().native_stream());  // one stream for the env, the agent and the network
   if (config_.eval_episodes > 0) {
     eval_env_ = MakeVectorEnv(registry, config_.env_id, config_.eval_episodes, device);
     eval_env_->set_stream(learner_->backend().native_stream());
     eval_actions_ = Buffer<int32_t>(device, config_.eval_episodes);
   }
-  const agent::PriorityOptions priorities{config_.per_alpha, config_.per_eps, config_.per_beta,
-                                          std::max<int64_t>(config_.PlannedUpdates(), 1)};
-  const agent::ReplayOptions replay{config_.buffer_size, obs_dim_, n, b, config_.prioritized_replay, priorities};
-  replay_ = std::make_unique<agent::ReplayMemory>(device, replay);
+  const PriorityOptions priorities{config_.per_alpha, config_.per_eps, config_.per_beta,
+                                   std::max<int64_t>(config_.PlannedUpdates(), 1)};
+  const ReplayOptions replay{config_.buffer_size, obs_dim_, n, b, config_.prioritized_replay, priorities};
+  replay_ = std::make_unique<ReplayMemory>(device, replay);
   next_actions_ = Buffer<int32_t>(device, b);
   next_q_ = Buffer<float>(device, b);
   targets_ = Buffer<float>(device, b);
@@ -80,9 +80,9 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
     hold_left_ = Buffer<int32_t>(device, n);
     hold_left_.Zero();
   }
-  episodes_ = std::make_unique<agent::EpisodeStats>(device);
-  counters_dev_ = Buffer<agent::StepCounters>(device, 1);
-  const agent::StepCounters zero{0, 0};
+  episodes_ = std::make_unique<EpisodeStats>(device);
+  counters_dev_ = Buffer<StepCounters>(device, 1);
+  const StepCounters zero{0, 0};
   counters_dev_.FromHost(&zero, 1);
   // One graph per iteration needs the same work in every iteration once learning runs: a whole
   // number of gradient steps per vector step, and an env whose step is a launch on the stream.
@@ -100,17 +100,17 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device dev
 
 DqnAgent::~DqnAgent() = default;
 
-double DqnAgent::Epsilon(int64_t step) const { return agent::ScheduledEpsilon(epsilon_schedule(), step); }
+double DqnAgent::Epsilon(int64_t step) const { return ScheduledEpsilon(epsilon_schedule(), step); }
 
-agent::EpsilonSchedule DqnAgent::epsilon_schedule() const {
-  return agent::EpsilonSchedule{config_.start_e, config_.end_e,
-                                config_.exploration_fraction * static_cast<double>(config_.total_steps)};
+EpsilonSchedule DqnAgent::epsilon_schedule() const {
+  return EpsilonSchedule{config_.start_e, config_.end_e,
+                         config_.exploration_fraction * static_cast<double>(config_.total_steps)};
 }
 
-agent::ExploreHold DqnAgent::explore_hold() {
+ExploreHold DqnAgent::explore_hold() {
   if (config_.exploration_hold_mu <= 0) return {};
-  return agent::ExploreHold{held_actions_.data(), hold_left_.data(), static_cast<float>(config_.exploration_hold_mu),
-                            static_cast<int32_t>(config_.exploration_max_hold)};
+  return ExploreHold{held_actions_.data(), hold_left_.data(), static_cast<float>(config_.exploration_hold_mu),
+                     static_cast<int32_t>(config_.exploration_max_hold)};
 }
 
 void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
@@ -280,13 +280,13 @@ DqnProgress DqnAgent::ReadProgress(double interval_seconds, int64_t interval_ste
   p.wall_time = wall_time_;
   p.epsilon = Epsilon(global_step_);
   p.sps = interval_seconds > 0 ? static_cast<double>(interval_steps) / interval_seconds : 0;
-  const agent::EpisodeStats::Interval episodes = episodes_->Read();
+  const EpisodeStats::Interval episodes = episodes_->Read();
   p.episodic_return = episodes.mean_return;
   p.episodic_length = episodes.mean_length;
   p.mean_return_100 = episodes.mean_return_100;
   p.episodes = episodes.episodes;
   p.eval_return = last_eval_return_;
-  const agent::QLearner::Stats stats = learner_->ReadStats();
+  const QLearner::Stats stats = learner_->ReadStats();
   p.td_loss = stats.updates > 0 ? stats.loss : kNaN;
   p.q_values = stats.updates > 0 ? stats.mean_q : kNaN;
   return p;
@@ -303,4 +303,4 @@ EvalResult DqnAgent::Evaluate(int64_t k) {
       [&](uint64_t, int32_t* actions) { learner_->Act(obs, Vec(actions, n, device_)); }, eval_actions_);
 }
 
-}  // namespace cugym
+}  // namespace cugym::agent

@@ -23,7 +23,7 @@
 #include "core/memory.h"
 #include "core/registry.h"
 
-namespace cugym {
+namespace cugym::agent {
 
 // One metrics.csv row (CleanRL's names): means over the episodes that ended since the last row.
 struct DqnProgress {
@@ -130,8 +130,8 @@ class DqnAgent {
   void Update();
   void UpdateKernels();  // the gradient step's work, all on the back end's stream
   void UpdateTarget() { learner_->UpdateTarget(static_cast<float>(config_.tau)); }
-  agent::ExploreHold explore_hold();
-  agent::EpsilonSchedule epsilon_schedule() const;
+  ExploreHold explore_hold();
+  EpsilonSchedule epsilon_schedule() const;
   DqnProgress ReadProgress(double interval_seconds, int64_t interval_steps);
 
   DqnConfig config_;
@@ -140,24 +140,24 @@ class DqnAgent {
   std::unique_ptr<VectorEnv> env_;
   std::unique_ptr<VectorEnv> eval_env_;  // eval_episodes envs, when evaluating
   Buffer<int32_t> eval_actions_;
-  std::unique_ptr<agent::QLearner> learner_;
-  std::unique_ptr<agent::AgentOps> ops_;
+  std::unique_ptr<QLearner> learner_;
+  std::unique_ptr<AgentOps> ops_;
   int obs_dim_;
   int num_actions_;
 
-  std::unique_ptr<agent::ReplayMemory> replay_;
+  std::unique_ptr<ReplayMemory> replay_;
   Buffer<int32_t> next_actions_;              // [batch_size] Double DQN: the online argmax at next_obs
   Buffer<float> next_q_, targets_;            // [batch_size] the target network's Q at next_obs, the TD targets
   Buffer<float> prev_obs_;                    // [n, obs_dim] the observations the actions were taken at
   Buffer<int32_t> actions_;                   // [n]
   Buffer<int32_t> held_actions_, hold_left_;  // [n] ez-greedy holds (exploration_hold_mu > 0)
-  std::unique_ptr<agent::EpisodeStats> episodes_;
-  Buffer<agent::StepCounters> counters_dev_;  // [1] vector and env steps, kept by AdvanceSteps
+  std::unique_ptr<EpisodeStats> episodes_;
+  Buffer<StepCounters> counters_dev_;  // [1] vector and env steps, kept by AdvanceSteps
 
   // CUDA graphs (cuda_graph): the whole iteration where every learning iteration queues the same
   // work (graph_updates_ >= 0), else the gradient step alone; never both.
-  agent::CudaGraph iteration_graph_;
-  agent::CudaGraph update_graph_;
+  CudaGraph iteration_graph_;
+  CudaGraph update_graph_;
   // The whole iteration's gradient steps (-1: the config has no such graph) and target updates
   // (n / target_update_interval where that divides n, else 0: they are launched after the replay
   // on the iterations where they fall).
@@ -175,4 +175,4 @@ class DqnAgent {
   double last_eval_return_;  // of the latest evaluation, NaN before any
 };
 
-}  // namespace cugym
+}  // namespace cugym::agent

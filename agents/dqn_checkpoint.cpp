@@ -11,8 +11,7 @@
 #include "core/build_info.h"
 #include "nn/checkpoint.h"
 
-namespace cugym {
-namespace agent {
+namespace cugym::agent {
 
 void CheckpointWriter::Real(const std::string& key, double value) { metadata_[key] = MetadataNumber(value); }
 
@@ -65,10 +64,8 @@ std::vector<int32_t> CheckpointReader::Ints(const std::string& name, int64_t siz
   return std::vector<int32_t>(wide.begin(), wide.end());
 }
 
-}  // namespace agent
-
 void DqnAgent::SaveCheckpoint(const std::string& path) const {
-  agent::CheckpointWriter out;
+  CheckpointWriter out;
   out.Text("cugym.env_id", config_.env_id);
   out.Text("cugym.version", VersionString());
   out.Text("cugym.config", config_.ToToml());
@@ -99,7 +96,7 @@ void DqnAgent::SaveCheckpoint(const std::string& path) const {
 }
 
 void DqnAgent::LoadCheckpoint(const std::string& path) {
-  const agent::CheckpointReader in(path);
+  const CheckpointReader in(path);
   if (in.Text("cugym.env_id") != config_.env_id)
     throw std::invalid_argument(path + ": a checkpoint for " + in.Text("cugym.env_id") + ", not " + config_.env_id);
   const int64_t n = config_.num_envs;
@@ -109,28 +106,28 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
   const int64_t vector_steps = in.Int("cugym.vector_steps");
   const uint32_t draws = static_cast<uint32_t>(in.Int("cugym.draws"));
   const int64_t next_target_step = in.Int("cugym.next_target_step");
-  const bool exact = in.Has("cugym.update_debt");  // written since checkpoints resume exactly
-  const bool has_env = exact && in.HasTensor("env.states");
-  const bool has_replay = exact && in.Has("cugym.replay.position");
+  // cugym.update_debt came with exact resumption (with the envs' state and the replay memory in
+  // the checkpoint); a file from before holds too little to go on as the run would have.
+  if (!in.Has("cugym.update_debt"))
+    throw std::invalid_argument(path + ": a checkpoint from a cugym before exact resumption (no cugym.update_debt)" +
+                                " cannot be resumed; cugym eval still reads its network");
+  const bool has_env = in.HasTensor("env.states");
+  const bool has_replay = in.Has("cugym.replay.position");
   DropGraphs();  // before anything they captured changes
   learner_->Load(in.file(), path);
   global_step_ = global_step;
   vector_steps_ = vector_steps;
-  const agent::StepCounters counters{vector_steps, global_step};
+  const StepCounters counters{vector_steps, global_step};
   counters_dev_.FromHost(&counters, 1);
   replay_->set_draws(draws);
   next_target_step_ = next_target_step;
-  if (!exact) {  // an older checkpoint: counters only
-    update_debt_ = static_cast<double>(in.Int("cugym.update_debt_ppm")) / 1e6;
-  } else {
-    update_debt_ = in.Real("cugym.update_debt");
-    wall_time_ = in.Real("cugym.wall_time");
-    if (in.Has("cugym.last_eval_return")) last_eval_return_ = in.Real("cugym.last_eval_return");
-    episodes_->Load(in);
-    if (config_.exploration_hold_mu > 0) {
-      held_actions_.FromHost(in.Ints("explore.held", n).data(), n);
-      hold_left_.FromHost(in.Ints("explore.left", n).data(), n);
-    }
+  update_debt_ = in.Real("cugym.update_debt");
+  wall_time_ = in.Real("cugym.wall_time");
+  if (in.Has("cugym.last_eval_return")) last_eval_return_ = in.Real("cugym.last_eval_return");
+  episodes_->Load(in);
+  if (config_.exploration_hold_mu > 0) {
+    held_actions_.FromHost(in.Ints("explore.held", n).data(), n);
+    hold_left_.FromHost(in.Ints("explore.left", n).data(), n);
   }
   if (has_env) {
     VectorEnvSnapshot env;
@@ -163,4 +160,4 @@ void DqnAgent::SaveModel(const std::string& path) const {
                {"cugym.version", VersionString()}});
 }
 
-}  // namespace cugym
+}  // namespace cugym::agent

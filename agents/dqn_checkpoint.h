@@ -3,7 +3,7 @@
 // (both in dqn_checkpoint.cpp, with SaveModel's model file), and the reader and writer its parts
 // use. The parts, by owner:
 //   QLearner::Save          the online and target networks, Adam's moments and step
-//                           (cugym.kind "q_trainer" and the learner's keys);
+//                           (cugym.kind "q_learner" and the learner's keys);
 //   the loop (DqnAgent)     cugym.env_id, .version, .config, .global_step, .vector_steps, .draws,
 //                           .next_target_step, .update_debt, .learning_resumes_at, .wall_time,
 //                           .last_eval_return;
@@ -12,12 +12,13 @@
 //   the envs (VectorEnv)    env.states, env.rng_counters, env.elapsed, env.running_returns,
 //                           cugym.env.seed, cugym.env.steps (when the env can save its state);
 //   the exploration holds   explore.held, explore.left (exploration_hold_mu > 0);
-//   ReplayMemory            replay.obs, .next_obs, .actions, .rewards, .dones, .ends, .priorities
+//   ReplayMemory            replay.obs, .next_obs, .actions, .rewards, .terminals, .ends, .priorities
 //                           (prioritized replay: the sum tree's leaves), cugym.replay.position,
 //                           cugym.replay.size, cugym.replay.max_priority (when save_replay).
-// Older files still load: without cugym.update_debt (before checkpoints resumed exactly) only the
-// counters are restored (cugym.update_debt_ppm); without env.states the envs start new episodes;
-// without cugym.replay.position the replay memory is refilled first.
+// Files from before exact resumption (no cugym.update_debt) are refused. Otherwise: without
+// env.states (an env that cannot save its state) the envs start new episodes; without
+// cugym.replay.position (save_replay off) the replay memory is refilled first; replay.dones and
+// cugym.kind "q_trainer" (the names before) are read as replay.terminals and "q_learner".
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace cugym {
+namespace cugym::agent {
 namespace {
 
 std::string Where(const std::string& key, const TomlValue& v) {
@@ -256,4 +256,4 @@ std::string DqnConfig::ToToml() const {
   return out;
 }
 
-}  // namespace cugym
+}  // namespace cugym::agent

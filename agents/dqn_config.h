@@ -8,7 +8,7 @@
 
 #include "core/toml.h"
 
-namespace cugym {
+namespace cugym::agent {
 
 // Defaults are configs/cartpole.toml's: CartPole-v1 solved in seconds on a CPU.
 struct DqnConfig {
@@ -78,4 +78,4 @@ extern const int kNumShippedConfigs;
 // The shipped config whose env_id is `env_id`, or nullptr when none is.
 const ShippedConfig* FindShippedConfig(const std::string& env_id);
 
-}  // namespace cugym
+}  // namespace cugym::agent

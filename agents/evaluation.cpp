@@ -10,7 +10,7 @@
 #include "agents/agent_ops.h"
 #include "agents/policy.h"
 
-namespace cugym {
+namespace cugym::agent {
 
 EvalResult PlayEpisodes(VectorEnv& env, const std::vector<int64_t>& quota,
                         const std::function<void(uint64_t step, int32_t* actions)>& act, Buffer<int32_t>& actions) {
@@ -64,7 +64,7 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
   std::unique_ptr<VectorEnv> env = MakeVectorEnv(registry, policy.env_id(), n, device);
   env->set_stream(policy.native_stream());
   env->Reset(seed);
-  auto ops = agent::MakeAgentOps(device, policy.native_stream());
+  auto ops = MakeAgentOps(device, policy.native_stream());
   Buffer<int32_t> actions(device, n);
   std::vector<int64_t> quota(n);
   for (int64_t i = 0; i < n; ++i) quota[i] = episodes / n + (i < episodes % n ? 1 : 0);
@@ -74,9 +74,9 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
         policy.Act(env->obs(), a, n);
         if (epsilon > 0)
           ops->EpsilonGreedy(a, n, static_cast<float>(epsilon), static_cast<int>(spec.action_space.n),
-                             StepKey(seed, RngStream::kExploration, step), agent::ExploreHold{});
+                             StepKey(seed, RngStream::kExploration, step), ExploreHold{});
       },
       actions);
 }
 
-}  // namespace cugym
+}  // namespace cugym::agent

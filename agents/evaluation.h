@@ -11,7 +11,7 @@
 #include "core/memory.h"
 #include "core/registry.h"
 
-namespace cugym {
+namespace cugym::agent {
 
 struct EvalResult {
   int64_t episodes = 0;
@@ -33,4 +33,4 @@ EvalResult PlayEpisodes(VectorEnv& env, const std::vector<int64_t>& quota,
 EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes, int64_t num_envs,
                          uint64_t seed, Device device, double epsilon, const std::string& env_id = "");
 
-}  // namespace cugym
+}  // namespace cugym::agent

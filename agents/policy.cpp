@@ -7,7 +7,7 @@
 #include "core/safetensors.h"
 #include "nn/checkpoint.h"
 
-namespace cugym {
+namespace cugym::agent {
 
 GreedyPolicy::GreedyPolicy(const Registry& registry, const std::string& model_path, const std::string& env_id,
                            int64_t max_batch, Device device)
@@ -25,7 +25,7 @@ GreedyPolicy::GreedyPolicy(const Registry& registry, const std::string& model_pa
   dueling_ = head != file.metadata.end() && head->second == "dueling";
   if (head != file.metadata.end() && head->second != "dueling" && head->second != "q")
     throw std::invalid_argument(model_path + ": unknown cugym.head '" + head->second + "' (expected q or dueling)");
-  const std::vector<int> sizes = nn::ReadMlpLayerSizes(model_path);
+  const std::vector<int> sizes = nn::ReadMlpLayerSizes(file, model_path);
   if (sizes.front() != spec.obs_dim() || sizes.back() != spec.action_space.n + (dueling_ ? 1 : 0))
     throw std::invalid_argument(model_path + " is a " + nn::FormatLayerSizes(sizes) + (dueling_ ? " dueling" : "") +
                                 " network, which does not fit " + env_id_ + " (" + std::to_string(spec.obs_dim()) +
@@ -36,14 +36,13 @@ GreedyPolicy::GreedyPolicy(const Registry& registry, const std::string& model_pa
   options.trainable = false;
   backend_ = nn::MakeBackend(device);
   net_ = std::make_unique<nn::Mlp>(backend_, sizes, options);
-  nn::LoadMlp(model_path, *net_);
+  nn::LoadMlp(file, model_path, *net_);  // the file read once, above
   if (dueling_) q_ = Buffer<float>(device, max_batch * spec.action_space.n);
 }
 
 void GreedyPolicy::Act(const float* obs, int32_t* actions, int64_t n) {
   const nn::ConstBatchView out = net_->Forward(nn::ConstBatchView(obs, n, obs_dim_, device_));
-  backend_->RowMax(agent::QFromOutputs(*backend_, out, dueling_, q_.data()), {},
-                   nn::VectorView<int32_t>(actions, n, device_));
+  backend_->RowMax(QFromOutputs(*backend_, out, dueling_, q_.data()), {}, nn::VectorView<int32_t>(actions, n, device_));
 }
 
-}  // namespace cugym
+}  // namespace cugym::agent

@@ -10,7 +10,7 @@
 #include "nn/backend.h"
 #include "nn/mlp.h"
 
-namespace cugym {
+namespace cugym::agent {
 
 class GreedyPolicy {
  public:
@@ -37,4 +37,4 @@ class GreedyPolicy {
   Buffer<float> q_;       // dueling: the aggregated Q values
 };
 
-}  // namespace cugym
+}  // namespace cugym::agent

@@ -159,7 +159,7 @@ void QLearner::Save(const std::string& path, const SafetensorsMetadata& extra,
 
   SafetensorsMetadata metadata = extra;
   for (const auto& [key, value] : MlpMetadata(online_.layer_sizes())) metadata[key] = value;
-  metadata["cugym.kind"] = "q_trainer";
+  metadata["cugym.kind"] = "q_learner";
   metadata["cugym.head"] = options_.dueling ? "dueling" : "q";
   metadata["cugym.loss"] = LossName(options_.loss);
   const AdamOptions& a = adam_.options();
@@ -175,7 +175,8 @@ SafetensorsMetadata QLearner::Load(const std::string& path) { return Load(ReadSa
 
 SafetensorsMetadata QLearner::Load(const SafetensorsFile& file, const std::string& path) {
   auto kind = file.metadata.find("cugym.kind");
-  if (kind == file.metadata.end() || kind->second != "q_trainer") {
+  // "q_trainer": the kind checkpoints carried before the learner was named QLearner.
+  if (kind == file.metadata.end() || (kind->second != "q_learner" && kind->second != "q_trainer")) {
     throw std::invalid_argument(path + ": not a QLearner checkpoint (metadata cugym.kind is '" +
                                 (kind == file.metadata.end() ? std::string() : kind->second) +
                                 "'; load a model file with LoadMlp into online())");

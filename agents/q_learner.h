@@ -77,8 +77,8 @@ class QLearner {
   // Checkpoint: online weights under their plain names (so LoadMlp and PyTorch read it as a
   // model), the target network under "target.", Adam's moments under "adam.exp_avg." /
   // "adam.exp_avg_sq." and its step count as "adam.step" (I64). Metadata: the model keys,
-  // "cugym.kind" = "q_trainer" (the name from before the learner moved to agents/, kept so older
-  // checkpoints load), the loss, Adam's options, plus `extra`.
+  // "cugym.kind" = "q_learner" (Load also takes "q_trainer", the kind older checkpoints carry),
+  // the loss, Adam's options, plus `extra`.
   // `extra_tensors` go into the same file (names not starting with "adam." or "target.").
   void Save(const std::string& path, const SafetensorsMetadata& extra = {},
             std::vector<NamedTensor> extra_tensors = {}) const;

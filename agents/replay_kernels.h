@@ -18,7 +18,7 @@ struct ReplayArrays {
   float* next_obs;   // [capacity, obs_dim]
   int32_t* actions;  // [capacity]
   float* rewards;    // [capacity]
-  float* dones;      // [capacity] 1 for a terminal transition (no bootstrap), else 0
+  float* terminals;  // [capacity] 1 for a terminal transition (no bootstrap), else 0
   uint8_t* ends;     // [capacity] 1 where the episode ended (terminated or truncated)
   int64_t* size;     // [1] transitions stored so far (at most capacity)
   int64_t* head;     // [1] the row the next vector step writes first
@@ -47,7 +47,7 @@ CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t i, const float
   }
   r.actions[row] = actions[i];
   r.rewards[row] = rewards[i];
-  r.dones[row] = terminated[i] ? 1.0f : 0.0f;
+  r.terminals[row] = terminated[i] ? 1.0f : 0.0f;
   r.ends[row] = ended ? 1 : 0;
 }
 
@@ -97,7 +97,7 @@ CUGYM_HD inline void NStepTransition(const ReplayArrays& r, int64_t row, int n_s
     if (last) {
       *ret = sum;
       *last_row = at;
-      *bootstrap = r.dones[at] != 0.0f ? 0.0f : discount;
+      *bootstrap = r.terminals[at] != 0.0f ? 0.0f : discount;
       return;
     }
     at = (at + r.stride) % r.capacity;

@@ -12,10 +12,10 @@ ReplayMemory::ReplayMemory(Device device, const ReplayOptions& options) : device
   obs_ = Buffer<float>(device, cap * dim);
   next_obs_ = Buffer<float>(device, cap * dim);
   rewards_ = Buffer<float>(device, cap);
-  dones_ = Buffer<float>(device, cap);
+  terminals_ = Buffer<float>(device, cap);
   ends_ = Buffer<uint8_t>(device, cap);
   actions_ = Buffer<int32_t>(device, cap);
-  for (Buffer<float>* f : {&obs_, &next_obs_, &rewards_, &dones_}) f->Zero();
+  for (Buffer<float>* f : {&obs_, &next_obs_, &rewards_, &terminals_}) f->Zero();
   ends_.Zero();
   actions_.Zero();
   batch_obs_ = Buffer<float>(device, b * dim);
@@ -49,9 +49,9 @@ ReplayMemory::ReplayMemory(Device device, const ReplayOptions& options) : device
 }
 
 ReplayArrays ReplayMemory::arrays() {
-  return ReplayArrays{obs_.data(),   next_obs_.data(),  actions_.data(),  rewards_.data(),
-                      dones_.data(), ends_.data(),      size_dev_.data(), head_dev_.data(),
-                      draws_.data(), options_.capacity, options_.obs_dim, options_.num_envs};
+  return ReplayArrays{obs_.data(),       next_obs_.data(),  actions_.data(),  rewards_.data(),
+                      terminals_.data(), ends_.data(),      size_dev_.data(), head_dev_.data(),
+                      draws_.data(),     options_.capacity, options_.obs_dim, options_.num_envs};
 }
 
 void ReplayMemory::ResetPriorities() {
@@ -102,7 +102,7 @@ void ReplayMemory::Save(CheckpointWriter& out) const {
   out.Floats("replay.next_obs", next_obs_.ToHost(), {cap, options_.obs_dim});
   out.Ints("replay.actions", actions_.ToHost());
   out.Floats("replay.rewards", rewards_.ToHost());
-  out.Floats("replay.dones", dones_.ToHost());
+  out.Floats("replay.terminals", terminals_.ToHost());
   out.Ints("replay.ends", ends_.ToHost());
   if (prioritized()) {
     // The leaves (one priority per row); the inner nodes are their sums, rebuilt on loading.
@@ -121,7 +121,9 @@ void ReplayMemory::Load(const CheckpointReader& in) {
   next_obs_.FromHost(in.Floats("replay.next_obs", rows).data(), rows);
   actions_.FromHost(in.Ints("replay.actions", cap).data(), cap);
   rewards_.FromHost(in.Floats("replay.rewards", cap).data(), cap);
-  dones_.FromHost(in.Floats("replay.dones", cap).data(), cap);
+  // "replay.dones" is the name files written before the rename carry.
+  const char* terminals = in.HasTensor("replay.terminals") ? "replay.terminals" : "replay.dones";
+  terminals_.FromHost(in.Floats(terminals, cap).data(), cap);
   const std::vector<int32_t> ends = in.Ints("replay.ends", cap);
   const std::vector<uint8_t> ends8(ends.begin(), ends.end());
   ends_.FromHost(ends8.data(), cap);

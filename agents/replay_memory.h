@@ -79,7 +79,7 @@ class ReplayMemory {
 
   Device device_;
   ReplayOptions options_;
-  Buffer<float> obs_, next_obs_, rewards_, dones_;
+  Buffer<float> obs_, next_obs_, rewards_, terminals_;
   Buffer<uint8_t> ends_;
   Buffer<int32_t> actions_;
   Buffer<int64_t> size_dev_;  // [1] transitions stored, kept by the insertion kernel

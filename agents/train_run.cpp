@@ -16,7 +16,7 @@
 #include "core/json_writer.h"
 #include "core/safetensors.h"
 
-namespace cugym {
+namespace cugym::agent {
 namespace fs = std::filesystem;
 namespace {
 
@@ -309,4 +309,4 @@ std::string ProgressLine(const DqnProgress& p, int64_t total_steps) {
   return line;
 }
 
-}  // namespace cugym
+}  // namespace cugym::agent

@@ -15,7 +15,7 @@
 #include "core/registry.h"
 #include "core/toml.h"
 
-namespace cugym {
+namespace cugym::agent {
 
 // Where a run's config comes from, applied in this order.
 struct TrainConfigSource {
@@ -68,4 +68,4 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
 // The one-line progress text `cugym train` prints ("step 2000/60000  ...  ETA 3s").
 std::string ProgressLine(const DqnProgress& progress, int64_t total_steps);
 
-}  // namespace cugym
+}  // namespace cugym::agent

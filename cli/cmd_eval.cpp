@@ -31,8 +31,8 @@ int RunEval(const Registry& registry, int argc, char** argv) {
   const std::string model = args.Required("--model");
   const uint64_t seed = args.Seed("--seed");
   const Device device = PickDevice(args.String("--device"));
-  const EvalResult r = EvaluateModel(registry, model, args.Int("--episodes"), args.Int("--num-envs"), seed, device,
-                                     args.Double("--epsilon"), args.String("--env"));
+  const agent::EvalResult r = agent::EvaluateModel(registry, model, args.Int("--episodes"), args.Int("--num-envs"),
+                                                   seed, device, args.Double("--epsilon"), args.String("--env"));
   if (args.Switch("--json")) {
     JsonObject json = ResultJson();
     json.Str("env", r.env_id)

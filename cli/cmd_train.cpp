@@ -45,7 +45,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
         "is refilled before learning resumes). Keys: docs/dqn.md.");
     return 0;
   }
-  TrainConfigSource source;
+  agent::TrainConfigSource source;
   if (args.Has("--resume")) {
     source.resume_dir = args.String("--resume");
     if (args.Has("--config") || args.Has("--out") || args.Has("--env"))
@@ -64,20 +64,20 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
     source.overrides[set.substr(0, eq)] = ParseTomlValue(set.substr(eq + 1), "--set " + set.substr(0, eq));
   }
   if (args.Switch("--save-replay")) source.overrides["save_replay"] = ParseTomlValue("true", "--save-replay");
-  const DqnConfig config = ResolveTrainConfig(registry, source, std::cerr);
-  TrainRunOptions options;
+  const agent::DqnConfig config = agent::ResolveTrainConfig(registry, source, std::cerr);
+  agent::TrainRunOptions options;
   options.resume = !source.resume_dir.empty();
   options.run_dir = options.resume ? source.resume_dir : args.Has("--out") ? args.String("--out") : "";
   options.device = PickDevice(args.String("--device"));
 
   const bool tty = isatty(STDOUT_FILENO) != 0;
   auto last_print = std::chrono::steady_clock::now() - std::chrono::hours(1);
-  const auto on_log = [&](const DqnProgress& p) {
+  const auto on_log = [&](const agent::DqnProgress& p) {
     const auto now = std::chrono::steady_clock::now();
     const bool last = p.global_step >= config.total_steps;
     if (!tty && !last && now - last_print < std::chrono::seconds(3)) return;
     last_print = now;
-    const std::string line = ProgressLine(p, config.total_steps);
+    const std::string line = agent::ProgressLine(p, config.total_steps);
     if (tty) {
       std::printf("\r%-120s", line.c_str());
       if (last) std::printf("\n");
@@ -90,9 +90,9 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
   g_signal.store(0);
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
-  TrainRunResult run;
+  agent::TrainRunResult run;
   try {
-    run = RunTraining(
+    run = agent::RunTraining(
         registry, config, options, on_log, [] { return g_signal.load() != 0; }, std::cerr);
   } catch (...) {
     std::signal(SIGINT, SIG_DFL);
@@ -109,7 +109,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
   }
   std::cout << "trained " << config.env_id << " for " << run.global_step << " env steps: " << run.model << "\n";
   if (run.evaluated) {
-    const EvalResult& r = run.eval;
+    const agent::EvalResult& r = run.eval;
     std::printf("greedy evaluation over %lld episodes: mean return %.2f +- %.2f (min %.0f, max %.0f)\n",
                 static_cast<long long>(r.episodes), r.mean_return, r.std_return, r.min_return, r.max_return);
   }

@@ -11,11 +11,11 @@ namespace cugym::cli {
 
 namespace {
 
-std::unique_ptr<GreedyPolicy> LoadPolicy(const Registry& registry, const std::string& model_path, const std::string& id,
-                                         int64_t num_envs, Device device) {
+std::unique_ptr<agent::GreedyPolicy> LoadPolicy(const Registry& registry, const std::string& model_path,
+                                                const std::string& id, int64_t num_envs, Device device) {
   if (model_path.empty()) return nullptr;
   if (num_envs <= 0 || num_envs > 64) return nullptr;  // the constructor reports it
-  return std::make_unique<GreedyPolicy>(registry, model_path, id, num_envs, device);
+  return std::make_unique<agent::GreedyPolicy>(registry, model_path, id, num_envs, device);
 }
 
 }  // namespace

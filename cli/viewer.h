@@ -42,7 +42,7 @@ class Viewer {
   std::string Status(int64_t i) const;
 
  private:
-  std::unique_ptr<GreedyPolicy> policy_;
+  std::unique_ptr<agent::GreedyPolicy> policy_;
   const EnvEntry& entry_;
   std::unique_ptr<VectorEnv> env_;
   Buffer<int32_t> actions_;

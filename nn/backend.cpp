@@ -185,12 +185,12 @@ void Backend::ValueAdvantageBackward(ConstBatchView dy, BatchView dx) {
   DoValueAdvantageBackward(dy, dx);
 }
 
-std::shared_ptr<Backend> MakeBackend(Device device, const BackendOptions& options) {
-  if (device == Device::kCpu) return internal::MakeCpuBackend(options);
+std::shared_ptr<Backend> MakeBackend(Device device) {
+  if (device == Device::kCpu) return internal::MakeCpuBackend();
   std::string reason = CudaUnavailableReason();
   if (!reason.empty()) throw std::invalid_argument("nn back end for cuda: " + reason);
 #ifdef CUGYM_HAVE_CUDA
-  return internal::MakeCudaBackend(options);
+  return internal::MakeCudaBackend();
 #else
   throw std::invalid_argument("nn back end for cuda: this cugym was built without CUDA");
 #endif

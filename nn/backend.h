@@ -29,12 +29,6 @@ const char* LossName(LossKind loss);  // "mse", "huber"
 // Parses "mse" or "huber"; throws std::invalid_argument naming the value.
 LossKind ParseLoss(const std::string& name);
 
-struct BackendOptions {
-  /// CUDA only: let cuBLAS use TF32 tensor cores for the GEMMs (10-bit mantissa products, about
-  /// 1e-3 relative error). Off by default: full fp32, like PyTorch's default for matmuls.
-  bool allow_tf32 = false;
-};
-
 /// Adam with PyTorch's semantics (torch.optim.Adam, no weight decay, no amsgrad), plus PyTorch's
 /// clip_grad_norm_ applied to the gradients first when max_grad_norm > 0. Doubles, as PyTorch's
 /// Python floats: 0.999f is not 0.999, and 1 - 0.999f would be off by 1.3e-5 relative.
@@ -177,7 +171,8 @@ class Backend {
 };
 
 // The back end for `device`. Throws std::invalid_argument for CUDA without a usable GPU or
-// without a CUDA build (the reason in the message).
-std::shared_ptr<Backend> MakeBackend(Device device, const BackendOptions& options = {});
+// without a CUDA build (the reason in the message). GEMMs run in full fp32 on both (no TF32 on
+// CUDA), like PyTorch's default for matmuls.
+std::shared_ptr<Backend> MakeBackend(Device device);
 
 }  // namespace cugym::nn

@@ -247,7 +247,7 @@ class CpuBackend final : public Backend {
 }  // namespace
 
 namespace internal {
-std::shared_ptr<Backend> MakeCpuBackend(const BackendOptions&) { return std::make_shared<CpuBackend>(); }
+std::shared_ptr<Backend> MakeCpuBackend() { return std::make_shared<CpuBackend>(); }
 }  // namespace internal
 
 }  // namespace cugym::nn

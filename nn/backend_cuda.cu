@@ -278,7 +278,7 @@ class CudaGraph final : public Graph {
 
 class CudaBackend final : public Backend, public std::enable_shared_from_this<CudaBackend> {
  public:
-  explicit CudaBackend(const BackendOptions& options) : Backend(Device::kCuda), tf32_(options.allow_tf32) {
+  CudaBackend() : Backend(Device::kCuda) {
     // A blocking stream: it synchronizes with the legacy default stream, so Buffer's plain
     // cudaMemcpy calls (FromHost/ToHost) are ordered with the work queued here.
     CUGYM_CUDA_CHECK(cudaStreamCreate(&stream_));
@@ -288,7 +288,8 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
       // A workspace of our own, so cuBLAS allocates nothing while a graph is captured.
       CUGYM_CUDA_CHECK(cudaMalloc(&workspace_, kCublasWorkspaceBytes));
       CUGYM_CUBLAS_CHECK(cublasSetWorkspace(handle_, workspace_, kCublasWorkspaceBytes));
-      CUGYM_CUBLAS_CHECK(cublasSetMathMode(handle_, tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+      // Full fp32 products: no TF32 tensor cores (about 1e-3 relative error), as PyTorch's default.
+      CUGYM_CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
     } catch (...) {
       Release();
       throw;
@@ -299,7 +300,7 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
   std::string Describe() const override {
     int version = 0;
     cublasGetVersion(handle_, &version);
-    return "cuda (" + CudaDeviceName() + ", cuBLAS " + std::to_string(version) + ", " + (tf32_ ? "tf32" : "fp32") + ")";
+    return "cuda (" + CudaDeviceName() + ", cuBLAS " + std::to_string(version) + ", fp32)";
   }
   int64_t AdamScratchSize(int64_t num_params) const override { return 1 + NormBlocks(num_params); }
   void Synchronize() override { CUGYM_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
@@ -430,7 +431,6 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
     CUGYM_CUDA_CHECK_LAST();
   }
 
-  bool tf32_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
@@ -439,9 +439,7 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
 }  // namespace
 
 namespace internal {
-std::shared_ptr<Backend> MakeCudaBackend(const BackendOptions& options) {
-  return std::make_shared<CudaBackend>(options);
-}
+std::shared_ptr<Backend> MakeCudaBackend() { return std::make_shared<CudaBackend>(); }
 }  // namespace internal
 
 }  // namespace cugym::nn

@@ -9,9 +9,9 @@
 
 namespace cugym::nn::internal {
 
-std::shared_ptr<Backend> MakeCpuBackend(const BackendOptions& options);
+std::shared_ptr<Backend> MakeCpuBackend();
 #ifdef CUGYM_HAVE_CUDA
-std::shared_ptr<Backend> MakeCudaBackend(const BackendOptions& options);
+std::shared_ptr<Backend> MakeCudaBackend();
 #endif
 
 // PyTorch's clip_grad_norm_ adds this to the norm before dividing.

@@ -107,8 +107,9 @@ void SaveMlp(const std::string& path, const Mlp& net, const SafetensorsMetadata&
   WriteSafetensors(path, MlpTensors(net), metadata);
 }
 
-SafetensorsMetadata LoadMlp(const std::string& path, Mlp& net) {
-  SafetensorsFile file = ReadSafetensors(path);
+SafetensorsMetadata LoadMlp(const std::string& path, Mlp& net) { return LoadMlp(ReadSafetensors(path), path, net); }
+
+SafetensorsMetadata LoadMlp(const SafetensorsFile& file, const std::string& path, Mlp& net) {
   std::vector<int> sizes = LayersOf(file, path);
   if (sizes != net.layer_sizes()) {
     throw std::invalid_argument(path + ": the file holds a " + FormatLayerSizes(sizes) + " network, this one is " +
@@ -123,5 +124,9 @@ SafetensorsMetadata LoadMlp(const std::string& path, Mlp& net) {
 }
 
 std::vector<int> ReadMlpLayerSizes(const std::string& path) { return LayersOf(ReadSafetensors(path), path); }
+
+std::vector<int> ReadMlpLayerSizes(const SafetensorsFile& file, const std::string& path) {
+  return LayersOf(file, path);
+}
 
 }  // namespace cugym::nn

@@ -39,7 +39,10 @@ void SaveMlp(const std::string& path, const Mlp& net, const SafetensorsMetadata&
 // Loads `path` into net and returns the file's metadata. Throws std::invalid_argument naming the
 // file when it is damaged, is not an MLP file, or holds a network of other layer sizes.
 SafetensorsMetadata LoadMlp(const std::string& path, Mlp& net);
+// The same for a file already read (ReadSafetensors(path)); `path` names it in the errors.
+SafetensorsMetadata LoadMlp(const SafetensorsFile& file, const std::string& path, Mlp& net);
 // The layer sizes recorded in a model file, to build a matching network before LoadMlp.
 std::vector<int> ReadMlpLayerSizes(const std::string& path);
+std::vector<int> ReadMlpLayerSizes(const SafetensorsFile& file, const std::string& path);
 
 }  // namespace cugym::nn

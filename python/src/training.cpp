@@ -76,7 +76,7 @@ class LineSink : public std::stringbuf {
   nb::object write_;
 };
 
-nb::dict ProgressDict(const DqnProgress& p, int64_t total_steps) {
+nb::dict ProgressDict(const agent::DqnProgress& p, int64_t total_steps) {
   nb::dict d;
   d["global_step"] = p.global_step;
   d["wall_time"] = p.wall_time;
@@ -90,7 +90,7 @@ nb::dict ProgressDict(const DqnProgress& p, int64_t total_steps) {
   d["episodes"] = p.episodes;
   d["eval_return"] = p.eval_return;
   d["total_steps"] = total_steps;
-  d["line"] = ProgressLine(p, total_steps);
+  d["line"] = agent::ProgressLine(p, total_steps);
   return d;
 }
 
@@ -99,7 +99,7 @@ nb::dict ProgressDict(const DqnProgress& p, int64_t total_steps) {
 nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb::object table,
                const std::string& env_id, nb::dict overrides, const std::string& out, const std::string& device,
                nb::object on_log, nb::object write) {
-  TrainConfigSource source;
+  agent::TrainConfigSource source;
   source.resume_dir = resume_dir;
   source.config_path = config_path;
   if (!table.is_none()) source.table = ToTable(nb::cast<nb::dict>(table));
@@ -107,18 +107,18 @@ nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb
   source.overrides = ToTable(overrides);
   LineSink sink(write);
   std::ostream notes(&sink);
-  const DqnConfig config = ResolveTrainConfig(GlobalRegistry(), source, notes);
+  const agent::DqnConfig config = agent::ResolveTrainConfig(GlobalRegistry(), source, notes);
   notes.flush();
-  TrainRunOptions options;
+  agent::TrainRunOptions options;
   options.resume = !resume_dir.empty();
   options.run_dir = options.resume ? resume_dir : out;
   options.device = ResolveDevice(device);
 
   bool python_error = false;
-  TrainRunResult run;
+  agent::TrainRunResult run;
   {
     nb::gil_scoped_release release;
-    const auto log = [&](const DqnProgress& p) {
+    const auto log = [&](const agent::DqnProgress& p) {
       nb::gil_scoped_acquire gil;
       if (!on_log.is_none() && !python_error) {
         try {
@@ -143,7 +143,7 @@ nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb
       }
       return false;
     };
-    run = RunTraining(GlobalRegistry(), config, options, log, stop, notes);
+    run = agent::RunTraining(GlobalRegistry(), config, options, log, stop, notes);
     notes.flush();
   }
   if (python_error) throw nb::python_error();
@@ -218,7 +218,7 @@ class PyPolicy {
 
  private:
   void Build(int64_t max_batch, const std::string& env_id) {
-    policy_ = std::make_unique<GreedyPolicy>(GlobalRegistry(), path_, env_id, max_batch, device_);
+    policy_ = std::make_unique<agent::GreedyPolicy>(GlobalRegistry(), path_, env_id, max_batch, device_);
     obs_dim_ = GlobalRegistry().Get(policy_->env_id()).spec.obs_dim();
     max_batch_ = max_batch;
   }
@@ -226,7 +226,7 @@ class PyPolicy {
   std::string path_;
   Device device_;
   int cuda_device_ = 0;  // CUDA: the GPU the network lives on
-  std::unique_ptr<GreedyPolicy> policy_;
+  std::unique_ptr<agent::GreedyPolicy> policy_;
   int64_t obs_dim_ = 0;
   int64_t max_batch_ = 0;
 };

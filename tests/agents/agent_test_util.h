@@ -44,8 +44,8 @@ struct ScratchDir {
 };
 
 // Trains to total_steps with no logging, no stop and no checkpoints.
-inline void TrainQuietly(DqnAgent& agent) {
-  agent.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
+inline void TrainQuietly(agent::DqnAgent& agent) {
+  agent.Train([](const agent::DqnProgress&) {}, [] { return false; }, [] {});
 }
 
 }  // namespace cugym::testing

@@ -41,23 +41,23 @@ struct Replay {
         next_obs(device, capacity * obs_dim),
         actions(device, capacity),
         rewards(device, capacity),
-        dones(device, capacity),
+        terminals(device, capacity),
         ends(device, capacity),
         size(device, 1),
         head(device, 1),
         draws(device, 1) {
-    for (Buffer<float>* b : {&obs, &next_obs, &rewards, &dones}) b->Zero();
+    for (Buffer<float>* b : {&obs, &next_obs, &rewards, &terminals}) b->Zero();
     actions.Zero();
     ends.Zero();
     size.Zero();
     head.Zero();
     draws.Zero();
-    arrays = ReplayArrays{obs.data(),  next_obs.data(), actions.data(), rewards.data(), dones.data(), ends.data(),
-                          size.data(), head.data(),     draws.data(),   capacity,       obs_dim,      stride};
+    arrays = ReplayArrays{obs.data(),  next_obs.data(), actions.data(), rewards.data(), terminals.data(), ends.data(),
+                          size.data(), head.data(),     draws.data(),   capacity,       obs_dim,          stride};
   }
   Buffer<float> obs, next_obs;
   Buffer<int32_t> actions;
-  Buffer<float> rewards, dones;
+  Buffer<float> rewards, terminals;
   Buffer<uint8_t> ends;
   Buffer<int64_t> size, head;
   Buffer<uint32_t> draws;
@@ -70,15 +70,15 @@ struct HostReplay {
       : obs(r.obs.ToHost()),
         next_obs(r.next_obs.ToHost()),
         rewards(r.rewards.ToHost()),
-        dones(r.dones.ToHost()),
+        terminals(r.terminals.ToHost()),
         actions(r.actions.ToHost()),
         ends(r.ends.ToHost()),
         size(r.size.ToHost()),
         head(r.head.ToHost()),
         draws(r.draws.ToHost()),
-        arrays{obs.data(),  next_obs.data(), actions.data(), rewards.data(),    dones.data(),     ends.data(),
+        arrays{obs.data(),  next_obs.data(), actions.data(), rewards.data(),    terminals.data(), ends.data(),
                size.data(), head.data(),     draws.data(),   r.arrays.capacity, r.arrays.obs_dim, r.arrays.stride} {}
-  std::vector<float> obs, next_obs, rewards, dones;
+  std::vector<float> obs, next_obs, rewards, terminals;
   std::vector<int32_t> actions;
   std::vector<uint8_t> ends;
   std::vector<int64_t> size, head;
@@ -199,14 +199,15 @@ TEST_P(AgentOpsTest, TruncationBootstrapsFromTheFinalObservationTerminationDoesN
   EXPECT_EQ(replay.head.ToHost()[0], 1);
   step.AddTo(*ops.ops, replay);  // rows 1, 2, 3
   EXPECT_EQ(replay.head.ToHost()[0], 0);
-  const std::vector<float> obs = replay.obs.ToHost(), next = replay.next_obs.ToHost(), dones = replay.dones.ToHost();
+  const std::vector<float> obs = replay.obs.ToHost(), next = replay.next_obs.ToHost(),
+                           terminals = replay.terminals.ToHost();
   EXPECT_EQ(obs[1], 1);
   EXPECT_EQ(next[1], 10);  // still running: the next observation
-  EXPECT_EQ(dones[1], 0);
+  EXPECT_EQ(terminals[1], 0);
   EXPECT_EQ(next[2], -2);  // terminated: the final observation, no bootstrap
-  EXPECT_EQ(dones[2], 1);
+  EXPECT_EQ(terminals[2], 1);
   EXPECT_EQ(next[3], -3);  // truncated: the final observation, and bootstrap
-  EXPECT_EQ(dones[3], 0);
+  EXPECT_EQ(terminals[3], 0);
   EXPECT_EQ(replay.actions.ToHost()[3], 2);
 }
 
@@ -688,7 +689,7 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
     EXPECT_EQ(cpu.left.ToHost(), gpu.left.ToHost());
     EXPECT_EQ(cpu.replay.obs.ToHost(), gpu.replay.obs.ToHost());
     EXPECT_EQ(cpu.replay.next_obs.ToHost(), gpu.replay.next_obs.ToHost());
-    EXPECT_EQ(cpu.replay.dones.ToHost(), gpu.replay.dones.ToHost());
+    EXPECT_EQ(cpu.replay.terminals.ToHost(), gpu.replay.terminals.ToHost());
     EXPECT_EQ(cpu.replay.size.ToHost(), gpu.replay.size.ToHost());
     EXPECT_EQ(cpu.batch.obs.ToHost(), gpu.batch.obs.ToHost());
     EXPECT_EQ(cpu.batch.actions.ToHost(), gpu.batch.actions.ToHost());

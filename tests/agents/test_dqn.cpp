@@ -19,7 +19,7 @@
 #include "tests/agents/agent_test_util.h"
 #include "tests/gpu_skip.h"
 
-namespace cugym {
+namespace cugym::agent {
 namespace {
 
 namespace fs = std::filesystem;
@@ -230,12 +230,12 @@ TEST(DqnAgent, AnInterruptedRunResumesExactly) {
 }
 
 }  // namespace
-}  // namespace cugym
+}  // namespace cugym::agent
 
 // OpenBLAS's own: a process on a machine with another core count starts with another count.
 extern "C" void openblas_set_num_threads(int num_threads);
 
-namespace cugym {
+namespace cugym::agent {
 namespace {
 
 // The CPU back end runs a DQN's small GEMMs on one thread whatever OpenBLAS was started with (its
@@ -320,6 +320,52 @@ TEST(DqnAgent, CheckpointsRestoreCountersWeightsAndReplay) {
   other.env_id = "Acrobot-v1";
   DqnAgent acrobot(Builtins(), other, Device::kCpu);
   EXPECT_THROW(acrobot.LoadCheckpoint((dir / "ckpt.safetensors").string()), std::invalid_argument);
+}
+
+// Checkpoints written before the renames (the replay's terminal flags as replay.dones, the
+// learner's kind "q_trainer") resume to the same bits as the new names; one from before exact
+// resumption (no cugym.update_debt) is refused, naming the file.
+TEST(DqnAgent, CheckpointsOfTheOldNamesResumeTheSame) {
+  const ScratchDir dir("cugym_dqn_old_names");
+  DqnConfig config = SmallRun(5);
+  config.total_steps = 2000;
+  const std::string checkpoint = (dir / "ckpt.safetensors").string();
+  {
+    DqnAgent agent(Builtins(), config, Device::kCpu);
+    TrainQuietly(agent);
+    agent.SaveCheckpoint(checkpoint);
+  }
+  SafetensorsFile file = ReadSafetensors(checkpoint);
+  EXPECT_EQ(file.metadata.at("cugym.kind"), "q_learner");
+  ASSERT_NE(file.Find("replay.terminals"), nullptr);
+  EXPECT_EQ(file.Find("replay.dones"), nullptr);
+  for (NamedTensor& t : file.tensors)
+    if (t.name == "replay.terminals") t.name = "replay.dones";
+  file.metadata["cugym.kind"] = "q_trainer";
+  const std::string old_names = (dir / "old_names.safetensors").string();
+  WriteSafetensors(old_names, file.tensors, file.metadata);
+
+  config.total_steps = 3000;
+  for (const std::string& path : {checkpoint, old_names}) {
+    DqnAgent resumed(Builtins(), config, Device::kCpu);
+    resumed.LoadCheckpoint(path);
+    TrainQuietly(resumed);
+    resumed.SaveModel(path + ".model");
+  }
+  EXPECT_EQ(FileBytes(fs::path(checkpoint + ".model")), FileBytes(fs::path(old_names + ".model")));
+
+  file.metadata.erase("cugym.update_debt");
+  const std::string legacy = (dir / "legacy.safetensors").string();
+  WriteSafetensors(legacy, file.tensors, file.metadata);
+  DqnAgent agent(Builtins(), config, Device::kCpu);
+  try {
+    agent.LoadCheckpoint(legacy);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), legacy +
+                                         ": a checkpoint from a cugym before exact resumption (no cugym.update_debt)"
+                                         " cannot be resumed; cugym eval still reads its network");
+  }
 }
 
 TEST(Evaluate, RefusesMissingDamagedAndMismatchedModels) {
@@ -494,4 +540,4 @@ INSTANTIATE_TEST_SUITE_P(DqnLearning, ShippedConfigLearning,
                          });
 
 }  // namespace
-}  // namespace cugym
+}  // namespace cugym::agent

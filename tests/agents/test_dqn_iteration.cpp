@@ -18,7 +18,7 @@
 #include "tests/agents/agent_test_util.h"
 #include "tests/gpu_skip.h"
 
-namespace cugym {
+namespace cugym::agent {
 namespace {
 
 namespace fs = std::filesystem;
@@ -264,4 +264,4 @@ TEST(AgentCudaGraph, WarmsUpCapturesReplaysAndStartsOverAfterDrop) {
 }
 
 }  // namespace
-}  // namespace cugym
+}  // namespace cugym::agent

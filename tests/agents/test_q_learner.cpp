@@ -182,7 +182,7 @@ TEST_P(QLearnerTest, CheckpointRestoresEverything) {
   QLearner b(backend_, other);
   SafetensorsMetadata meta = b.Load(path);
   EXPECT_EQ(meta["env"], "CartPole-v1");
-  EXPECT_EQ(meta["cugym.kind"], "q_trainer");
+  EXPECT_EQ(meta["cugym.kind"], "q_learner");
   EXPECT_EQ(meta["cugym.layers"], "4,16,16,3");
   EXPECT_EQ(b.ReadStats().updates, 5);
   // Continuing from the checkpoint is the same as continuing the original.
@@ -213,8 +213,20 @@ TEST_P(QLearnerTest, CheckpointRestoresEverything) {
   const std::string model_path = TempPath("model.safetensors");
   SaveMlp(model_path, model);
   EXPECT_THROW(b.Load(model_path), std::invalid_argument);
+
+  // A checkpoint of the learner's old kind, "q_trainer", loads the same.
+  file.metadata["cugym.kind"] = "q_trainer";
+  const std::string old_path = TempPath("old_kind.safetensors");
+  WriteSafetensors(old_path, file.tensors, file.metadata);
+  QLearner d(backend_, other), e(backend_, other);
+  EXPECT_EQ(d.Load(old_path)["cugym.kind"], "q_trainer");
+  e.Load(path);
+  EXPECT_EQ(d.ReadStats().updates, 5);
+  EXPECT_EQ(ToHost(d.online().parameters()), ToHost(e.online().parameters()));
+  EXPECT_EQ(ToHost(d.target().parameters()), ToHost(e.target().parameters()));
   std::remove(path.c_str());
   std::remove(model_path.c_str());
+  std::remove(old_path.c_str());
 }
 
 // Five learner steps on CUDA against the CPU, within 1e-4 relative (fp32 sums in another order).

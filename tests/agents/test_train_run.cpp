@@ -14,7 +14,7 @@
 #include "core/safetensors.h"
 #include "tests/agents/agent_test_util.h"
 
-namespace cugym {
+namespace cugym::agent {
 namespace {
 
 namespace fs = std::filesystem;
@@ -148,4 +148,4 @@ TEST(TrainRun, StopMarginWantsTheMeanClearOfTheThresholdByStandardErrors) {
 }
 
 }  // namespace
-}  // namespace cugym
+}  // namespace cugym::agent
