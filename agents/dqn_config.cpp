@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <map>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
+#include <variant>
 
 namespace cugym::agent {
 namespace {
@@ -59,109 +59,115 @@ TomlValue Bool(bool b) {
   return v;
 }
 
-// Every key: how to read it into the config and how to write it back.
+// Every key, declared once: its name and the member it sets. The member's type says how its TOML
+// value is read and written back.
+using Member = std::variant<std::string DqnConfig::*, uint64_t DqnConfig::*, int64_t DqnConfig::*, double DqnConfig::*,
+                            bool DqnConfig::*, std::vector<int> DqnConfig::*>;
 struct Key {
-  std::function<void(DqnConfig&, const std::string&, const TomlValue&)> set;
-  std::function<TomlValue(const DqnConfig&)> get;
+  const char* name;
+  Member member;
 };
 
-#define CUGYM_INT_KEY(name)                                                                 \
-  {                                                                                         \
-#name, {                                                                                \
-      [](DqnConfig& c, const std::string& k, const TomlValue& v) { c.name = AsInt(k, v); }, \
-          [](const DqnConfig& c) { return Int(static_cast<int64_t>(c.name)); }              \
-    }                                                                                       \
-  }
-#define CUGYM_FLOAT_KEY(name)                                                                  \
-  {                                                                                            \
-#name, {                                                                                   \
-      [](DqnConfig& c, const std::string& k, const TomlValue& v) { c.name = AsNumber(k, v); }, \
-          [](const DqnConfig& c) { return Float(c.name); }                                     \
-    }                                                                                          \
-  }
+// Sorted by name: config.toml lists them in this order, and the unknown-key error too.
+const Key kKeys[] = {
+    {"adam_eps", &DqnConfig::adam_eps},
+    {"anneal_lr", &DqnConfig::anneal_lr},
+    {"batch_size", &DqnConfig::batch_size},
+    {"buffer_size", &DqnConfig::buffer_size},
+    {"checkpoint_interval", &DqnConfig::checkpoint_interval},
+    {"cuda_graph", &DqnConfig::cuda_graph},
+    {"double_dqn", &DqnConfig::double_dqn},
+    {"dueling", &DqnConfig::dueling},
+    {"end_e", &DqnConfig::end_e},
+    {"env_id", &DqnConfig::env_id},
+    {"eval_episodes", &DqnConfig::eval_episodes},
+    {"eval_interval", &DqnConfig::eval_interval},
+    {"exploration_fraction", &DqnConfig::exploration_fraction},
+    {"exploration_hold_mu", &DqnConfig::exploration_hold_mu},
+    {"exploration_max_hold", &DqnConfig::exploration_max_hold},
+    {"gamma", &DqnConfig::gamma},
+    {"hidden_sizes", &DqnConfig::hidden_sizes},
+    {"keep_checkpoints", &DqnConfig::keep_checkpoints},
+    {"learning_rate", &DqnConfig::learning_rate},
+    {"learning_starts", &DqnConfig::learning_starts},
+    {"log_interval", &DqnConfig::log_interval},
+    {"loss", &DqnConfig::loss},
+    {"max_grad_norm", &DqnConfig::max_grad_norm},
+    {"n_step", &DqnConfig::n_step},
+    {"num_envs", &DqnConfig::num_envs},
+    {"per_alpha", &DqnConfig::per_alpha},
+    {"per_beta", &DqnConfig::per_beta},
+    {"per_eps", &DqnConfig::per_eps},
+    {"prioritized_replay", &DqnConfig::prioritized_replay},
+    {"replay_ratio", &DqnConfig::replay_ratio},
+    {"save_replay", &DqnConfig::save_replay},
+    {"seed", &DqnConfig::seed},
+    {"start_e", &DqnConfig::start_e},
+    {"stop_at_threshold", &DqnConfig::stop_at_threshold},
+    {"stop_margin", &DqnConfig::stop_margin},
+    {"target_update_interval", &DqnConfig::target_update_interval},
+    {"tau", &DqnConfig::tau},
+    {"tensorboard", &DqnConfig::tensorboard},
+    {"total_steps", &DqnConfig::total_steps},
+};
 
-const std::map<std::string, Key>& Keys() {
-  static const std::map<std::string, Key> keys = {
-      {"env_id",
-       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.env_id = AsString(k, v); },
-        [](const DqnConfig& c) { return Str(c.env_id); }}},
-      {"seed",
-       {[](DqnConfig& c, const std::string& k, const TomlValue& v) {
-          const int64_t s = AsInt(k, v);
-          if (s < 0) throw std::invalid_argument(Where(k, v) + " must be >= 0");
-          c.seed = static_cast<uint64_t>(s);
-        },
-        [](const DqnConfig& c) { return Int(static_cast<int64_t>(c.seed)); }}},
-      {"hidden_sizes",
-       {[](DqnConfig& c, const std::string& k, const TomlValue& v) {
-          if (v.kind != TomlValue::Kind::kArray)
-            throw std::invalid_argument(Where(k, v) + " must be an array of integers, e.g. [120, 84]");
-          c.hidden_sizes.clear();
-          for (const TomlValue& item : v.items) c.hidden_sizes.push_back(static_cast<int>(AsInt(k, item)));
-        },
-        [](const DqnConfig& c) {
-          TomlValue v;
-          v.kind = TomlValue::Kind::kArray;
-          for (int h : c.hidden_sizes) v.items.push_back(Int(h));
-          return v;
-        }}},
-      {"loss",
-       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.loss = AsString(k, v); },
-        [](const DqnConfig& c) { return Str(c.loss); }}},
-      {"double_dqn",
-       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.double_dqn = AsBool(k, v); },
-        [](const DqnConfig& c) { return Bool(c.double_dqn); }}},
-      {"dueling",
-       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.dueling = AsBool(k, v); },
-        [](const DqnConfig& c) { return Bool(c.dueling); }}},
-      {"prioritized_replay",
-       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.prioritized_replay = AsBool(k, v); },
-        [](const DqnConfig& c) { return Bool(c.prioritized_replay); }}},
-      {"anneal_lr",
-       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.anneal_lr = AsBool(k, v); },
-        [](const DqnConfig& c) { return Bool(c.anneal_lr); }}},
-      {"cuda_graph",
-       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.cuda_graph = AsBool(k, v); },
-        [](const DqnConfig& c) { return Bool(c.cuda_graph); }}},
-      {"stop_at_threshold",
-       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.stop_at_threshold = AsBool(k, v); },
-        [](const DqnConfig& c) { return Bool(c.stop_at_threshold); }}},
-      {"save_replay",
-       {[](DqnConfig& c, const std::string& k, const TomlValue& v) { c.save_replay = AsBool(k, v); },
-        [](const DqnConfig& c) { return Bool(c.save_replay); }}},
-      CUGYM_INT_KEY(num_envs),
-      CUGYM_INT_KEY(total_steps),
-      CUGYM_FLOAT_KEY(learning_rate),
-      CUGYM_FLOAT_KEY(adam_eps),
-      CUGYM_INT_KEY(buffer_size),
-      CUGYM_INT_KEY(batch_size),
-      CUGYM_FLOAT_KEY(gamma),
-      CUGYM_INT_KEY(n_step),
-      CUGYM_FLOAT_KEY(tau),
-      CUGYM_INT_KEY(target_update_interval),
-      CUGYM_FLOAT_KEY(start_e),
-      CUGYM_FLOAT_KEY(end_e),
-      CUGYM_FLOAT_KEY(exploration_fraction),
-      CUGYM_FLOAT_KEY(exploration_hold_mu),
-      CUGYM_FLOAT_KEY(per_alpha),
-      CUGYM_FLOAT_KEY(per_beta),
-      CUGYM_FLOAT_KEY(per_eps),
-      CUGYM_INT_KEY(exploration_max_hold),
-      CUGYM_INT_KEY(learning_starts),
-      CUGYM_FLOAT_KEY(replay_ratio),
-      CUGYM_FLOAT_KEY(max_grad_norm),
-      CUGYM_INT_KEY(log_interval),
-      CUGYM_INT_KEY(checkpoint_interval),
-      CUGYM_INT_KEY(keep_checkpoints),
-      CUGYM_INT_KEY(eval_episodes),
-      CUGYM_INT_KEY(eval_interval),
-      CUGYM_FLOAT_KEY(stop_margin),
-  };
-  return keys;
+const Key* FindKey(const std::string& name) {
+  for (const Key& key : kKeys)
+    if (name == key.name) return &key;
+  return nullptr;
 }
 
-#undef CUGYM_INT_KEY
-#undef CUGYM_FLOAT_KEY
+// Reads `v` into config.*member (`key` as written, for errors).
+void Set(DqnConfig& config, const Member& member, const std::string& key, const TomlValue& v) {
+  std::visit(
+      [&](auto field) {
+        auto& target = config.*field;
+        using T = std::decay_t<decltype(target)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          target = AsString(key, v);
+        } else if constexpr (std::is_same_v<T, uint64_t>) {
+          const int64_t n = AsInt(key, v);
+          if (n < 0) throw std::invalid_argument(Where(key, v) + " must be >= 0");
+          target = static_cast<uint64_t>(n);
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          target = AsInt(key, v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          target = AsNumber(key, v);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          target = AsBool(key, v);
+        } else {
+          static_assert(std::is_same_v<T, std::vector<int>>);
+          if (v.kind != TomlValue::Kind::kArray)
+            throw std::invalid_argument(Where(key, v) + " must be an array of integers, e.g. [120, 84]");
+          target.clear();
+          for (const TomlValue& item : v.items) target.push_back(static_cast<int>(AsInt(key, item)));
+        }
+      },
+      member);
+}
+
+TomlValue Get(const DqnConfig& config, const Member& member) {
+  return std::visit(
+      [&](auto field) {
+        const auto& value = config.*field;
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return Str(value);
+        } else if constexpr (std::is_same_v<T, uint64_t> || std::is_same_v<T, int64_t>) {
+          return Int(static_cast<int64_t>(value));
+        } else if constexpr (std::is_same_v<T, double>) {
+          return Float(value);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return Bool(value);
+        } else {
+          TomlValue array;
+          array.kind = TomlValue::Kind::kArray;
+          for (int h : value) array.items.push_back(Int(h));
+          return array;
+        }
+      },
+      member);
+}
 
 void Require(bool ok, const std::string& key, const std::string& rule, const std::string& value) {
   if (!ok) throw std::invalid_argument(key + " " + rule + ", got " + value);
@@ -173,15 +179,15 @@ void DqnConfig::Apply(const TomlTable& table) {
   for (const auto& [key, value] : table) {
     // Keys may sit in a [dqn] table or at the top level.
     const std::string name = key.rfind("dqn.", 0) == 0 ? key.substr(4) : key;
-    auto it = Keys().find(name);
-    if (it == Keys().end()) {
+    const Key* found = FindKey(name);
+    if (!found) {
       std::string known;
-      for (const auto& [k, unused] : Keys()) known += (known.empty() ? "" : ", ") + k;
+      for (const Key& k : kKeys) known += (known.empty() ? "" : ", ") + std::string(k.name);
       throw std::invalid_argument("unknown config key '" + key + "'" +
                                   (value.line > 0 ? " (line " + std::to_string(value.line) + ")" : "") +
                                   "; known keys: " + known);
     }
-    it->second.set(*this, key, value);
+    Set(*this, found->member, key, value);
   }
 }
 
@@ -252,7 +258,7 @@ int64_t DqnConfig::PlannedUpdates() const {
 
 std::string DqnConfig::ToToml() const {
   std::string out = "# cugym DQN run configuration (resolved: defaults, file and --set overrides)\n";
-  for (const auto& [key, k] : Keys()) out += key + " = " + k.get(*this).ToToml() + "\n";
+  for (const Key& k : kKeys) out += std::string(k.name) + " = " + Get(*this, k.member).ToToml() + "\n";
   return out;
 }
 

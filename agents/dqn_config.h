@@ -43,6 +43,7 @@ struct DqnConfig {
   double max_grad_norm = 0.0;           // 0: no clipping
   bool cuda_graph = true;               // CUDA: replay each iteration (else each gradient step) as a graph
   int64_t log_interval = 2000;          // env steps between metrics.csv rows
+  bool tensorboard = true;              // TensorBoard event files beside metrics.csv (docs/tensorboard.md)
   int64_t checkpoint_interval = 20000;  // env steps between checkpoints; 0: only at the end
   int64_t keep_checkpoints = 3;
   bool save_replay = true;         // checkpoints hold the replay memory (exact resume); false

@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "core/atomic_file.h"
+#include "core/event_file.h"
 #include "core/json_writer.h"
 #include "core/safetensors.h"
 
@@ -211,6 +213,8 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
           << (config.save_replay ? "" : " (refilling the replay memory first: save_replay is off)") << "\n";
     TruncateLog(run_dir / "metrics.csv", agent.global_step());
     TruncateLog(run_dir / "evals.csv", agent.global_step());
+    // The earlier parts' event files keep what the checkpoint covers; this part writes a new one.
+    for (const std::string& events : EventFilesIn(run_dir.string())) TruncateEventFile(events, agent.global_step());
   }
   WriteFileAtomically((run_dir / "config.toml").string(), config.ToToml());
 
@@ -227,6 +231,16 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
   // threshold.
   EvalTracker tracker(registry.Get(config.env_id).spec, config.stop_margin);
   tracker.Replay(run_dir / "evals.csv");
+  // TensorBoard's scalars: metrics.csv's and evals.csv's values under CleanRL's tags.
+  std::optional<EventFileWriter> events;
+  if (config.tensorboard) events.emplace(run_dir.string());
+  const auto add_scalars = [&](int64_t step, std::initializer_list<std::pair<const char*, double>> values) {
+    if (!events) return;
+    std::vector<Scalar> scalars;
+    for (const auto& [tag, value] : values)
+      if (!std::isnan(value)) scalars.push_back({tag, static_cast<float>(value)});  // as metrics.csv's empty fields
+    events->Add(step, scalars);
+  };
 
   auto write_checkpoint = [&] {
     char name[64];
@@ -245,6 +259,12 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
             << Number(p.episodic_length) << "," << Number(p.td_loss) << "," << Number(p.q_values) << ","
             << Number(p.epsilon) << "," << Number(p.sps) << "," << Number(p.eval_return) << "\n";
     metrics.flush();
+    add_scalars(p.global_step, {{"charts/episodic_return", p.episodic_return},
+                                {"charts/episodic_length", p.episodic_length},
+                                {"losses/td_loss", p.td_loss},
+                                {"losses/q_values", p.q_values},
+                                {"charts/epsilon", p.epsilon},
+                                {"charts/SPS", p.sps}});
     on_log(p);
   };
   const fs::path best_model = run_dir / "best.safetensors";
@@ -256,7 +276,11 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
           << MetadataNumber(r.std_return) << "," << MetadataNumber(r.min_return) << "," << MetadataNumber(r.max_return)
           << "," << r.episodes << "," << Number(e.eval_seconds) << "\n";
     evals.flush();
+    const bool reached_before = tracker.reached();
     if (tracker.Add(e.global_step, e.wall_time, r)) agent.SaveModel(best_model.string());
+    add_scalars(e.global_step, {{"eval/mean_return", r.mean_return}, {"eval/std_return", r.std_return}});
+    if (tracker.reached() && !reached_before)  // seconds of training until the threshold, once per run
+      add_scalars(e.global_step, {{"eval/time_to_threshold", e.wall_time}});
     return config.stop_at_threshold && tracker.cleared();
   };
 

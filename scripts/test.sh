@@ -6,7 +6,8 @@
 #   2. cuda: CUDA-enabled Release build with -Werror into build-ci-cuda (only when nvcc exists;
 #      archs from CUGYM_CI_CUDA_ARCH, default 90), then ctest
 #   3. asan: CPU-only RelWithDebInfo build with ASan+UBSan into build-ci-asan, then ctest
-#   4. python: `pip install .` (CPU only) into a fresh venv in build-ci-python, the example
+#   4. python: `pip install .` (CPU only, Box2D required) into a fresh venv in build-ci-python, with
+#      tensorboard, box2d and pygame from PyPI (test oracles), the example
 #      plugin built against the cuda configuration's install, then pytest python/tests and
 #      bench/test_dqn_seeds.py, and python/tests/test_cuda.py again on the CPU back end
 #      (CUGYM_CUDA_TESTS_ON_CPU=1)
@@ -135,8 +136,10 @@ run_python() {
   if ! python3 -m venv "$dir/venv"; then
     summary+=("python: FAIL (python3 -m venv failed: install python3-venv)"); failed=1; return
   fi
-  if ! CMAKE_BUILD_PARALLEL_LEVEL="${CUGYM_JOBS:-$(nproc)}" CUGYM_CUDA=OFF \
-      "$dir/venv/bin/pip" install -q "$root" pytest "-Cbuild-dir=$dir/build"; then
+  # With Box2D required (LunarLander through Gymnasium's API); tensorboard to read the event
+  # files with TensorBoard's own reader; box2d and pygame for Gymnasium's LunarLander reference.
+  if ! CMAKE_BUILD_PARALLEL_LEVEL="${CUGYM_JOBS:-$(nproc)}" CUGYM_CUDA=OFF CUGYM_BOX2D=ON \
+      "$dir/venv/bin/pip" install -q "$root" pytest tensorboard box2d pygame "-Cbuild-dir=$dir/build"; then
     summary+=("python: FAIL (pip install .) [$dir]"); failed=1; return
   fi
   local plugin_note=""
@@ -150,7 +153,7 @@ run_python() {
     plugin_note=", plugin test skipped: no cuda build to build it against"
   fi
   # The package's tests, and the many-seed statistics of bench/dqn_seeds.py (numpy is there).
-  (cd "$dir" && "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests" \
+  (cd "$dir" && CUGYM_REQUIRE_TENSORBOARD=1 "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests" \
      "$root/bench/test_dqn_seeds.py" "$root/bench/test_sections.py") || rc=$?
   unset CUGYM_TEST_PLUGIN
   # The GPU tests' logic on the CPU back end (they skip above without a GPU; test_cuda.py).

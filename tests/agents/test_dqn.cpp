@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -73,11 +74,23 @@ TEST(DqnConfig, WrittenConfigReadsBackTheSame) {
   DqnConfig config;
   config.Apply(
       ParseToml("env_id = \"Acrobot-v1\"\nhidden_sizes = [64, 64]\ndouble_dqn = true\nlearning_rate = 6.3e-4\n"
-                "anneal_lr = true\nexploration_hold_mu = 2.5\nexploration_max_hold = 300\n",
+                "anneal_lr = true\nexploration_hold_mu = 2.5\nexploration_max_hold = 300\ntensorboard = false\n"
+                "seed = 7\nloss = \"huber\"\n",
                 "a"));
   DqnConfig again;
   again.Apply(ParseToml(config.ToToml(), "b"));
   EXPECT_EQ(again.ToToml(), config.ToToml());
+  EXPECT_FALSE(again.tensorboard);
+  EXPECT_EQ(again.seed, 7u);
+  EXPECT_EQ(again.loss, "huber");
+  // config.toml: every key once, sorted by name.
+  std::vector<std::string> names;
+  std::istringstream lines(config.ToToml());
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line[0] != '#') names.push_back(line.substr(0, line.find(" = ")));
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
+  EXPECT_EQ(names.size(), 39u);
   EXPECT_EQ(again.hidden_sizes, (std::vector<int>{64, 64}));
   EXPECT_TRUE(again.double_dqn);
   EXPECT_TRUE(again.anneal_lr);
