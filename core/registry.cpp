@@ -22,8 +22,12 @@ const EnvEntry* Registry::Find(const std::string& id) const {
   return nullptr;
 }
 
+void Registry::NoteMissing(const std::string& id, const std::string& reason) { missing_.emplace_back(id, reason); }
+
 const EnvEntry& Registry::Get(const std::string& id) const {
   if (const EnvEntry* entry = Find(id)) return *entry;
+  for (const auto& [missing_id, reason] : missing_)
+    if (missing_id == id) throw std::invalid_argument("env '" + id + "' " + reason);
   std::string known;
   for (const std::string& other : Ids()) known += (known.empty() ? "" : ", ") + other;
   throw std::invalid_argument("unknown env '" + id + "' (known: " + known + ")");
@@ -38,16 +42,16 @@ std::vector<std::string> Registry::Ids() const {
 std::unique_ptr<VectorEnv> MakeVectorEnv(const Registry& registry, const std::string& id, int64_t num_envs,
                                          Device device) {
   const EnvEntry& entry = registry.Get(id);
-  if (num_envs <= 0) throw std::invalid_argument("--num-envs must be positive, got " + std::to_string(num_envs));
+  if (num_envs <= 0) throw std::invalid_argument("num_envs must be positive, got " + std::to_string(num_envs));
   if (num_envs > kMaxNumEnvs)
-    throw std::invalid_argument("--num-envs " + std::to_string(num_envs) + " is above the limit of " +
+    throw std::invalid_argument("num_envs " + std::to_string(num_envs) + " is above the limit of " +
                                 std::to_string(kMaxNumEnvs));
   const VectorEnvFactory& make = device == Device::kCuda ? entry.make_cuda : entry.make_cpu;
   if (!make) throw std::invalid_argument("env '" + id + "' has no " + DeviceName(device) + " back end");
   double needed = static_cast<double>(num_envs) * static_cast<double>(entry.bytes_per_env);
   std::size_t available = AvailableBytes(device);
   if (needed > 0.9 * static_cast<double>(available)) {
-    throw std::invalid_argument("--num-envs " + std::to_string(num_envs) + " needs " +
+    throw std::invalid_argument("num_envs " + std::to_string(num_envs) + " needs " +
                                 std::to_string(static_cast<long long>(needed / (1 << 20))) + " MiB of " +
                                 DeviceName(device) + " memory but only " + std::to_string(available >> 20) +
                                 " MiB is free");

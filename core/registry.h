@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/canvas.h"
@@ -39,13 +40,20 @@ class Registry {
   void Register(EnvEntry entry);
   // nullptr when unknown.
   const EnvEntry* Find(const std::string& id) const;
-  // Throws std::invalid_argument naming the known ids.
+  // Throws std::invalid_argument naming the known ids, or for an id noted as missing, the reason.
   const EnvEntry& Get(const std::string& id) const;
   std::vector<std::string> Ids() const;
   const std::vector<EnvEntry>& entries() const { return entries_; }
 
+  // An env this build leaves out (LunarLander without Box2D): asking for it says `reason`, e.g.
+  // "needs Box2D, which this cugym was built without; ...", instead of "unknown env".
+  void NoteMissing(const std::string& id, const std::string& reason);
+  // The ids noted as missing, with their reasons.
+  const std::vector<std::pair<std::string, std::string>>& missing() const { return missing_; }
+
  private:
   std::vector<EnvEntry> entries_;
+  std::vector<std::pair<std::string, std::string>> missing_;
 };
 
 // Largest batch MakeVectorEnv accepts, whatever the memory (indices stay 32-bit on the device).

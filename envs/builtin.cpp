@@ -21,6 +21,12 @@ void RegisterBuiltinEnvs(Registry& registry) {
   registry.Register(MakeEnvEntry<Pendulum>());
 #ifdef CUGYM_HAVE_BOX2D
   RegisterBox2dEnvs(registry);
+#else
+  const char* why =
+      "needs Box2D, which this cugym was built without: install it (Debian/Ubuntu: apt-get install libbox2d-dev, "
+      "or bash scripts/setup.sh), then rebuild cugym (Python: pip install . again)";
+  registry.NoteMissing("LunarLander-v3", why);
+  registry.NoteMissing("LunarLanderContinuous-v3", why);
 #endif
 }
 

@@ -9,7 +9,7 @@ registers the envs of a plugin the same way. See docs/python.md.
 """
 
 from . import _cugym
-from ._registration import env_ids, load_plugin, register_envs
+from ._registration import env_ids, load_plugin, register_envs, register_missing_envs
 from .single import SingleEnv, make
 from .training import Policy, load_policy, read_metrics, train
 from .vector import VectorEnv, make_vec
@@ -19,6 +19,7 @@ cuda_built = _cugym.cuda_built
 cuda_available = _cugym.cuda_available
 
 register_envs(_cugym.env_ids())
+register_missing_envs(_cugym.missing_envs())
 
 __all__ = [
     "VectorEnv",

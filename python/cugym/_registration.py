@@ -30,6 +30,20 @@ def register_envs(ids):
         )
 
 
+def register_missing_envs(missing):
+    """Registers ``cugym/<id>`` for each (id, reason) of an env this build leaves out, so that
+    making one raises DependencyNotInstalled with the reason (what to install), not NameNotFound."""
+    for env_id, _reason in missing:
+        name = f"{NAMESPACE}/{env_id}"
+        if name not in gymnasium.registry:
+            gymnasium.register(
+                id=name,
+                entry_point="cugym.single:SingleEnv",
+                vector_entry_point="cugym.vector:VectorEnv",
+                kwargs={"env_id": env_id},
+            )
+
+
 def load_plugin(path):
     """Loads a cugym env plugin (a shared library built with cugym_add_env_plugin) and registers
     its envs as ``cugym/<id>``. Returns the ids it added. Raises ValueError with the reason when

@@ -115,6 +115,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if isinstance(env_id, str) and env_id.startswith("cugym/"):
             env_id = env_id[len("cugym/") :]
         known = _cugym.env_ids()
+        missing = dict(_cugym.missing_envs())  # left out of this build: say what it needs
+        if env_id in missing:
+            raise gymnasium.error.DependencyNotInstalled(f"{env_id} {missing[env_id]}")
         if env_id not in known:
             raise gymnasium.error.UnregisteredEnv(
                 f"cugym has no env {env_id!r}; known: {', '.join(known)} (plugins: cugym.load_plugin(path))"

@@ -2,6 +2,7 @@
 // own files. C++ exceptions become Python ones: std::invalid_argument -> ValueError, others ->
 // RuntimeError (nanobind's translation).
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -81,6 +82,9 @@ NB_MODULE(_cugym, m) {
   m.doc() = "cugym's C++ core: batched envs on the CPU and GPU, DQN training, greedy policies";
   m.def(
       "env_ids", [] { return python::GlobalRegistry().Ids(); }, "Ids of every registered env.");
+  m.def(
+      "missing_envs", [] { return python::GlobalRegistry().missing(); },
+      "(id, reason) of the envs this build leaves out (LunarLander without Box2D).");
   m.def("env_spec", &python::SpecDict, nb::arg("env_id"), "The spec of an env as a dict.");
   m.def("load_plugin", &python::LoadPluginIds, nb::arg("path"), "Loads an env plugin; returns the ids it added.");
   m.def(

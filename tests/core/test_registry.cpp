@@ -31,6 +31,31 @@ TEST(Registry, UnknownIdListsTheKnownOnes) {
   }
 }
 
+TEST(Registry, AnEnvTheBuildLeavesOutSaysWhatItNeeds) {
+  Registry registry;
+  RegisterBuiltinEnvs(registry);
+#ifdef CUGYM_HAVE_BOX2D
+  EXPECT_TRUE(registry.missing().empty());
+#else
+  ASSERT_EQ(registry.missing().size(), 2u);
+  EXPECT_EQ(registry.Find("LunarLander-v3"), nullptr);  // not an env: Find, Ids and listings skip it
+  try {
+    registry.Get("LunarLander-v3");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("env 'LunarLander-v3' needs Box2D", 0), 0u) << e.what();
+  }
+#endif
+  registry.NoteMissing("Plugged-v0", "comes from a plugin: load it with --plugin");
+  EXPECT_EQ(registry.Find("Plugged-v0"), nullptr);
+  try {
+    registry.Get("Plugged-v0");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "env 'Plugged-v0' comes from a plugin: load it with --plugin");
+  }
+}
+
 TEST(Registry, RefusesBadBatchSizesBeforeAllocating) {
   Registry registry;
   RegisterBuiltinEnvs(registry);
