@@ -55,9 +55,10 @@ EvalResult PlayEpisodes(VectorEnv& env, const std::vector<int64_t>& quota,
 
 EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes, int64_t num_envs,
                          uint64_t seed, Device device, double epsilon, const std::string& env_id) {
-  if (episodes <= 0) throw std::invalid_argument("--episodes must be positive");
-  if (num_envs <= 0) throw std::invalid_argument("--num-envs must be positive");
-  if (epsilon < 0 || epsilon > 1) throw std::invalid_argument("--epsilon must be in [0, 1]");
+  if (episodes <= 0) throw std::invalid_argument("episodes must be positive, got " + std::to_string(episodes));
+  if (num_envs <= 0) throw std::invalid_argument("num_envs must be positive, got " + std::to_string(num_envs));
+  if (!(epsilon >= 0 && epsilon <= 1))
+    throw std::invalid_argument("epsilon must be in [0, 1], got " + std::to_string(epsilon));
   const int64_t n = std::min(num_envs, episodes);
   GreedyPolicy policy(registry, model_path, env_id, n, device);
   const EnvSpec& spec = registry.Get(policy.env_id()).spec;

@@ -15,7 +15,8 @@ GreedyPolicy::GreedyPolicy(const Registry& registry, const std::string& model_pa
   const SafetensorsFile file = ReadSafetensors(model_path);
   auto it = file.metadata.find("cugym.env_id");
   env_id_ = !env_id.empty() ? env_id : it != file.metadata.end() ? it->second : "";
-  if (env_id_.empty()) throw std::invalid_argument(model_path + " names no env (no cugym.env_id): pass --env");
+  if (env_id_.empty())
+    throw std::invalid_argument(model_path + " names no env (no cugym.env_id): give the env id it was trained on");
   const EnvSpec& spec = registry.Get(env_id_).spec;
   if (!spec.action_space.is_discrete())
     throw std::invalid_argument("a Q-network model needs discrete actions, but " + env_id_ + " has " +

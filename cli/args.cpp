@@ -1,12 +1,22 @@
 // Flag parsing for the cugym subcommands and the benchmark programs.
 #include "cli/args.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 
 namespace cugym::cli {
+namespace {
+
+// The flags of the command line parsed last (a process runs one command).
+std::vector<std::string>& GivenFlags() {
+  static std::vector<std::string> given;
+  return given;
+}
+
+}  // namespace
 
 int64_t ParseInt(const std::string& flag, const std::string& text) {
   errno = 0;
@@ -59,6 +69,18 @@ Args::Args(const std::string& program, std::vector<FlagSpec> flags, int argc, ch
       values_[name] = {value};
     }
   }
+  GivenFlags().clear();
+  for (const auto& [name, unused] : values_) GivenFlags().push_back(name);
+}
+
+std::string WithFlagNames(const std::string& message) {
+  const std::size_t end = message.find_first_not_of("abcdefghijklmnopqrstuvwxyz_");
+  if (end == 0 || end == std::string::npos || (message[end] != ' ' && message[end] != ':')) return message;
+  std::string flag = "--" + message.substr(0, end);
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  const std::vector<std::string>& given = GivenFlags();
+  if (std::find(given.begin(), given.end(), flag) == given.end()) return message;
+  return flag + message.substr(end);
 }
 
 const FlagSpec& Args::Spec(const std::string& name) const {

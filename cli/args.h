@@ -48,6 +48,13 @@ class Args {
   bool help_ = false;
 };
 
+// A library error in the CLI's terms: a message that starts with a parameter's name ("num_envs
+// must be positive", "device cuda: no usable CUDA GPU") names the flag that set it instead
+// ("--num-envs ...", "--device cuda: ...") when this command line gave that flag; otherwise (a
+// config key set with --set, say) the message is returned as it is. "This command line" is the
+// one the last Args parsed.
+std::string WithFlagNames(const std::string& message);
+
 // Strict number parsing for flag values: the whole text must be a number.
 int64_t ParseInt(const std::string& flag, const std::string& text);
 double ParseDouble(const std::string& flag, const std::string& text);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "core/build_info.h"
 #include "core/plugin.h"
@@ -82,8 +83,8 @@ int main(int argc, char** argv) {
               << "' (expected train, eval, list, bench, replay, watch or record)\n";
     return 2;
   } catch (const std::exception& error) {
-    std::cerr << "cugym" << (command.empty() || command[0] == '-' ? "" : " " + command) << ": error: " << error.what()
-              << "\n";
+    std::cerr << "cugym" << (command.empty() || command[0] == '-' ? "" : " " + command)
+              << ": error: " << cugym::cli::WithFlagNames(error.what()) << "\n";
     return 2;
   }
 }

@@ -87,7 +87,7 @@ Device ResolveDevice(const std::string& name) {
   if (name == "cpu") return Device::kCpu;
   if (name == "cuda") {
     std::string reason = CudaUnavailableReason();
-    if (!reason.empty()) throw std::invalid_argument("--device cuda: " + reason);
+    if (!reason.empty()) throw std::invalid_argument("device cuda: " + reason);
     return Device::kCuda;
   }
   if (name == "auto") return CudaAvailable() ? Device::kCuda : Device::kCpu;

@@ -36,7 +36,11 @@ expect 0 'PASS' -- replay --env CartPole-v1 --trace "$tmp/wrong.csv" --device cp
 # Unusable input: exit 2 with one line.
 expect 2 "unknown env 'Nope-v0' \(known: CartPole-v1" -- bench --env Nope-v0
 expect 2 '--num-envs must be positive, got 0' -- bench --num-envs 0 --device cpu
-expect 2 'needs [0-9]+ MiB of cpu memory but only' -- bench --num-envs 2000000000 --device cpu
+expect 2 '^cugym bench: error: --num-envs 2000000000 needs [0-9]+ MiB of cpu memory but only' -- \
+  bench --num-envs 2000000000 --device cpu
+# The library's errors name its parameters; the CLI says the flag when one was given, not a --set key.
+expect 2 '^cugym train: error: num_envs must be > 0, got 0$' -- train --env CartPole-v1 --set num_envs=0 --out "$tmp/n0"
+expect 2 '^cugym train: error: --num-envs must be > 0, got 0$' -- train --env CartPole-v1 --num-envs 0 --out "$tmp/n0"
 expect 2 '--num-envs: expected an integer' -- bench --num-envs lots
 expect 2 "^cugym bench: error: unknown flag '--frobnicate' \(see cugym bench --help\)$" -- bench --frobnicate
 expect 2 "unknown device 'tpu'" -- bench --device tpu
@@ -94,6 +98,10 @@ if "$cugym" list | grep -q LunarLander-v3; then
   if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi >/dev/null 2>&1; then
     expect 2 '--device cuda: ' -- bench --env LunarLander-v3 --device cuda --num-envs 8 --steps 1
   fi
+else
+  # A build without Box2D says what LunarLander needs, not "unknown env".
+  expect 2 "^cugym bench: error: env 'LunarLander-v3' needs Box2D, which this cugym was built without: install it" -- \
+    bench --env LunarLander-v3 --device cpu
 fi
 
 summary

@@ -49,14 +49,14 @@ TEST(DeviceDeathTest, AutoPicksTheCpuWithoutAGpu) {
 TEST(DeviceDeathTest, CudaWithoutAGpuSaysWhy) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(ExitWithoutGpu([] {
-                // "--device cuda: " and the reason: no CUDA build, or no usable GPU.
+                // "device cuda: " and the reason: no CUDA build, or no usable GPU.
                 const std::string error = ErrorOf("cuda");
                 const std::string reason = CudaUnavailableReason();
                 std::fprintf(stderr, "got: %s\n", error.c_str());
-                return error == "--device cuda: " + reason &&
+                return error == "device cuda: " + reason &&
                        reason.find(CudaBuilt() ? "GPU" : "built without CUDA") != std::string::npos;
               }),
-              ::testing::ExitedWithCode(0), "got: --device cuda: ");
+              ::testing::ExitedWithCode(0), "got: device cuda: ");
 }
 
 }  // namespace
