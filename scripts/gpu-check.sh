@@ -26,7 +26,7 @@
 # benchmark or training missed its bar (or crashed, or fell back from the CUDA graph); 4 no GPU or
 # a missing prerequisite (the probe names each); 64 usage.
 #
-# Budget on the H200 machine, from the 2-core development machine's times (docs/benchmarks.md):
+# Budget on the H200 machine, from the 2-core development machine's times (docs/gpu-check.md):
 #   call 1: deps unpacked and GoogleTest built 20 s; CUDA build 1-2 min; ctest 1-1.5 min;
 #           sanitizer 1 min at most (cut off at 90 s); env table 1 min, nn 15 s: about 5 minutes.
 #   call 2: cugym rebuilt if the machine is fresh (1 min); DQN 8 CartPole seeds, then 8 Acrobot,

@@ -12,9 +12,8 @@ import sys
 import textwrap
 import time
 
-import pytest
-
 import cugym
+import pytest
 
 if os.environ.get("CUGYM_REQUIRE_TENSORBOARD") == "1":
     from tensorboard.backend.event_processing import event_accumulator as ea
@@ -98,7 +97,9 @@ def test_event_files_hold_the_csv_logs(tmp_path):
 
 
 def test_tensorboard_off_writes_no_event_file(tmp_path):
-    cugym.train(env_id="CartPole-v1", out=tmp_path, total_steps=2000, eval_episodes=0, tensorboard=False, progress=False)
+    cugym.train(
+        env_id="CartPole-v1", out=tmp_path, total_steps=2000, eval_episodes=0, tensorboard=False, progress=False
+    )
     assert not [name for name in os.listdir(tmp_path) if "tfevents" in name]
     assert (tmp_path / "metrics.csv").is_file()
 
@@ -137,6 +138,7 @@ def test_a_killed_run_is_readable_and_resumes_without_duplicates(tmp_path):
     last = max(p for p in checkpoints.glob("step_*.safetensors") if ".replay." not in p.name)
     checkpoint_step = int(last.name[len("step_") :].split(".")[0])
     summary = cugym.train(resume=run, total_steps=checkpoint_step + 4000, eval_episodes=5, progress=False)
+    assert summary["global_step"] == checkpoint_step + 4000 and not summary["interrupted"]
     assert len([name for name in os.listdir(run) if "tfevents" in name]) == 2
     got = scalars(run)
     want = expected(run)

@@ -260,7 +260,10 @@ def test_lunar_lander_through_gymnasium_or_what_to_install():
     """With Box2D (scripts/test.sh builds the package with it): LunarLander steps and renders
     through Gymnasium's vector API. Without: making it says in one line what to install."""
     if "LunarLander-v3" not in ALL_IDS:
-        for make in (lambda: gymnasium.make_vec("cugym/LunarLander-v3", num_envs=4), lambda: cugym.make("LunarLander-v3")):
+        for make in (
+            lambda: gymnasium.make_vec("cugym/LunarLander-v3", num_envs=4),
+            lambda: cugym.make("LunarLander-v3"),
+        ):
             with pytest.raises(gymnasium.error.DependencyNotInstalled, match=r"needs Box2D.*libbox2d-dev.*pip install"):
                 make()
         return
