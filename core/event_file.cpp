@@ -118,11 +118,16 @@ class Fields {
     const char* data;
     size_t size;
     switch (type) {
-      case kVarint: return Varint(v);
-      case kFixed64: return Fixed(d);
-      case kLengthDelimited: return Bytes(data, size);
-      case kFixed32: return Fixed(f);
-      default: return false;
+      case kVarint:
+        return Varint(v);
+      case kFixed64:
+        return Fixed(d);
+      case kLengthDelimited:
+        return Bytes(data, size);
+      case kFixed32:
+        return Fixed(f);
+      default:
+        return false;
     }
   }
 

@@ -32,9 +32,9 @@ std::string FrameRecord(const std::string& payload);
 // Appends events to a new file in `dir` (which must exist), named as TensorBoard names them:
 // events.out.tfevents.<10-digit epoch seconds>.<hostname>.<pid>, with ".N" added when a file of
 // that name exists. The seconds are those of now or, when a file of `dir` has the same or later
-// ones, one more than its: TensorBoard reads a folder's files in name order. The version record comes first. Each Add writes whole records and flushes
-// them, so a process killed at any moment leaves a file that readers take up to its last whole
-// record. Not thread-safe.
+// ones, one more than its: TensorBoard reads a folder's files in name order. The version record comes first. Each Add
+// writes whole records and flushes them, so a process killed at any moment leaves a file that readers take up to its
+// last whole record. Not thread-safe.
 class EventFileWriter {
  public:
   // Throws std::runtime_error naming the path when the file cannot be created or written.

@@ -65,11 +65,16 @@ TEST(EventEncoding, VersionRecordIsTheReferenceBytes) {
 }
 
 TEST(EventEncoding, ScalarEventIsProtobufsLayout) {
-  EXPECT_EQ(Hex(EncodeScalarEvent(1.5, 3, {{"a", 2.0f}})), "09000000000000f83f10032a0a0a080a0161150000004" "0");
+  EXPECT_EQ(Hex(EncodeScalarEvent(1.5, 3, {{"a", 2.0f}})),
+            "09000000000000f83f10032a0a0a080a0161150000004"
+            "0");
   // Step 0 is left out (proto3), a zero value is not (a oneof member), a negative step is ten
   // bytes of varint, and two tags share one summary.
   EXPECT_EQ(Hex(EncodeScalarEvent(1.5, 0, {{"a", 0.0f}})), "09000000000000f83f2a0a0a080a01611500000000");
-  EXPECT_EQ(Hex(EncodeScalarEvent(0.0, -1, {})), "090000000000000000" "10ffffffffffffffffff01" "2a00");
+  EXPECT_EQ(Hex(EncodeScalarEvent(0.0, -1, {})),
+            "090000000000000000"
+            "10ffffffffffffffffff01"
+            "2a00");
   EXPECT_EQ(Hex(EncodeScalarEvent(0.0, 1, {{"a", 1.0f}, {"bc", -1.0f}})),
             "0900000000000000001001"
             "2a15"
@@ -143,7 +148,8 @@ TEST_F(EventFileTest, ATornOrCorruptRecordEndsTheFile) {
   Overwrite(path, whole.substr(0, whole.size() - 5));  // killed in the middle of the last record
   EXPECT_EQ(ReadEventFile(path).size(), 3u);
   std::string corrupt = whole;
-  const size_t third = FrameRecord(EncodeVersionEvent(0)).size() + 2 * FrameRecord(EncodeScalarEvent(0, 1, {{"x", 1}})).size();
+  const size_t third =
+      FrameRecord(EncodeVersionEvent(0)).size() + 2 * FrameRecord(EncodeScalarEvent(0, 1, {{"x", 1}})).size();
   corrupt[third - 1] ^= 1;  // the data CRC of the second scalar record
   Overwrite(path, corrupt);
   EXPECT_EQ(ReadEventFile(path).size(), 2u);
