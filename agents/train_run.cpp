@@ -268,6 +268,7 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
     on_log(p);
   };
   const fs::path best_model = run_dir / "best.safetensors";
+  bool stopped = false;
   const auto on_eval = [&](const DqnEvaluation& e) {
     const EvalResult& r = e.result;
     // Exact text (core/safetensors.h), so a resumed run reads back the best and threshold
@@ -281,10 +282,10 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
     add_scalars(e.global_step, {{"eval/mean_return", r.mean_return}, {"eval/std_return", r.std_return}});
     if (tracker.reached() && !reached_before)  // seconds of training until the threshold, once per run
       add_scalars(e.global_step, {{"eval/time_to_threshold", e.wall_time}});
+    if (options.on_eval && options.on_eval(e)) stopped = true;  // the next poll stops the run
     return config.stop_at_threshold && tracker.cleared();
   };
 
-  bool stopped = false;
   // A run that already ended at the threshold (resumed from its last checkpoint) trains no more.
   const bool done = config.stop_at_threshold && tracker.cleared();
   if (!done)

@@ -36,6 +36,10 @@ struct TrainRunOptions {
   std::string run_dir;  // "" = runs/<env>_<seed>_<time>; must be new or empty unless resuming
   bool resume = false;  // continue run_dir from its newest checkpoint, exactly (DqnAgent::LoadCheckpoint)
   Device device = Device::kCpu;
+  // Called after each evaluation during training, once its evals.csv row, best.safetensors and
+  // event-file scalars are written. Returning true ends the run as stop() does: a checkpoint, then
+  // interrupted = true (Ray Tune's trainable reports and checkpoints at every evaluation so).
+  std::function<bool(const DqnEvaluation&)> on_eval;
 };
 
 struct TrainRunResult {

@@ -23,6 +23,7 @@ def train(
     save_replay=None,
     progress=True,
     on_log=None,
+    on_eval=None,
     **overrides,
 ):
     """Trains DQN as ``cugym train`` does and returns the run's summary (a dict: run_dir, model,
@@ -41,6 +42,10 @@ def train(
             true by default, which makes a resumed run exactly the uninterrupted one).
         progress: print cugym train's progress line (to stdout, every 3 s and at the end).
         on_log: called with each metrics row as a dict.
+        on_eval: called with each evaluation during training as a dict (global_step, wall_time,
+            eval_seconds, mean_return, std_return, min_return, max_return, episodes), once its
+            files are written; a true result ends the run as Ctrl-C does (a checkpoint, then
+            ``interrupted=True``), and ``train(resume=...)`` continues it exactly.
         **overrides: config keys, e.g. ``total_steps=20000, seed=3``.
 
     Ctrl-C writes a checkpoint and returns with ``interrupted=True``; resume with
@@ -66,6 +71,13 @@ def train(
         if on_log is not None:
             on_log(row)
 
+    stop_asked = [False]  # on_eval ended the run: no "interrupted" note
+
+    def evaluated(row):
+        stop = bool(on_eval(row))
+        stop_asked[0] = stop_asked[0] or stop
+        return stop
+
     def write(text):
         sys.stderr.write(text)
         sys.stderr.flush()
@@ -79,9 +91,10 @@ def train(
         "" if out is None else os.fspath(out),
         device,
         log,
+        None if on_eval is None else evaluated,
         write,
     )
-    if summary["interrupted"]:
+    if summary["interrupted"] and not stop_asked[0]:
         write(
             f"interrupted at step {summary['global_step']}: checkpoint {summary['checkpoint']}; continue with "
             f"cugym.train(resume={summary['run_dir']!r})\n"

@@ -94,11 +94,25 @@ nb::dict ProgressDict(const agent::DqnProgress& p, int64_t total_steps) {
   return d;
 }
 
-// The run as `cugym train` makes it. `on_log(dict)` gets every metrics row, `write(str)` the
+nb::dict EvalDict(const agent::DqnEvaluation& e) {
+  nb::dict d;
+  d["global_step"] = e.global_step;
+  d["wall_time"] = e.wall_time;
+  d["eval_seconds"] = e.eval_seconds;
+  d["mean_return"] = e.result.mean_return;
+  d["std_return"] = e.result.std_return;
+  d["min_return"] = e.result.min_return;
+  d["max_return"] = e.result.max_return;
+  d["episodes"] = e.result.episodes;
+  return d;
+}
+
+// The run as `cugym train` makes it. `on_log(dict)` gets every metrics row, `on_eval(dict)` every
+// evaluation during training (a true result stops the run with a checkpoint), `write(str)` the
 // notes cugym train prints on stderr. Returns the run's summary.
 nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb::object table,
                const std::string& env_id, nb::dict overrides, const std::string& out, const std::string& device,
-               nb::object on_log, nb::object write) {
+               nb::object on_log, nb::object on_eval, nb::object write) {
   agent::TrainConfigSource source;
   source.resume_dir = resume_dir;
   source.config_path = config_path;
@@ -129,6 +143,19 @@ nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb
         }
       }
     };
+    if (!on_eval.is_none()) {
+      options.on_eval = [&](const agent::DqnEvaluation& e) {
+        nb::gil_scoped_acquire gil;
+        if (python_error) return true;
+        try {
+          return nb::cast<bool>(nb::bool_(on_eval(EvalDict(e))));
+        } catch (nb::python_error& error) {
+          error.restore();
+          python_error = true;  // stop and re-raise
+          return true;
+        }
+      };
+    }
     // Ctrl-C: Python's handler only sets a flag while C++ runs; run it here, checkpoint, stop.
     const auto stop = [&] {
       nb::gil_scoped_acquire gil;
@@ -235,7 +262,8 @@ class PyPolicy {
 
 void BindTraining(nb::module_& m) {
   m.def("train", &Train, nb::arg("resume_dir"), nb::arg("config_path"), nb::arg("table").none(), nb::arg("env_id"),
-        nb::arg("overrides"), nb::arg("out"), nb::arg("device"), nb::arg("on_log").none(), nb::arg("write"));
+        nb::arg("overrides"), nb::arg("out"), nb::arg("device"), nb::arg("on_log").none(), nb::arg("on_eval").none(),
+        nb::arg("write"));
   nb::class_<PyPolicy>(m, "_Policy")
       .def(nb::init<const std::string&, const std::string&, const std::string&>(), nb::arg("path"), nb::arg("env_id"),
            nb::arg("device"))

@@ -64,6 +64,36 @@ def test_train_writes_the_cli_run_folder(tmp_path):
     assert resumed["resumed"] and resumed["global_step"] == 4000
 
 
+def test_stopping_at_every_evaluation_and_resuming_gives_the_same_model(tmp_path):
+    """on_eval: a true result stops the run with a checkpoint (what cugym.tune does to report
+    each evaluation); resuming until the end gives the uninterrupted run's model, byte for byte."""
+    keys = dict(
+        env_id="CartPole-v1",
+        device="cpu",
+        total_steps=9000,
+        learning_starts=500,
+        eval_episodes=3,
+        eval_interval=2000,
+        stop_at_threshold=False,
+        progress=False,
+    )
+    whole = cugym.train(out=tmp_path / "whole", **keys)
+    seen = []
+    part = cugym.train(out=tmp_path / "parts", on_eval=lambda e: seen.append(e) or True, **keys)
+    while part["interrupted"]:
+        part = cugym.train(resume=tmp_path / "parts", on_eval=lambda e: seen.append(e) or True, progress=False)
+    assert [e["global_step"] for e in seen] == [2000, 4000, 6000, 8000]
+    assert set(seen[0]) >= {"mean_return", "std_return", "episodes", "wall_time"} and seen[0]["episodes"] == 3
+    assert (tmp_path / "parts/model.safetensors").read_bytes() == (tmp_path / "whole/model.safetensors").read_bytes()
+    evals = (tmp_path / "whole/evals.csv").read_text().splitlines()
+    assert [row.split(",")[2] for row in (tmp_path / "parts/evals.csv").read_text().splitlines()] == [
+        row.split(",")[2] for row in evals
+    ]
+    # A callback that raises stops the run and the error reaches the caller.
+    with pytest.raises(ZeroDivisionError):
+        cugym.train(out=tmp_path / "raises", on_eval=lambda e: 1 / 0, **keys)
+
+
 def test_train_config_forms(tmp_path, repo):
     s = cugym.train(
         os.path.join(repo, "configs", "cartpole.toml"),
