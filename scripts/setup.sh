@@ -75,6 +75,9 @@ core_count=${#missing[@]}
 # Rendering (SDL2, SDL2_ttf, libpng, a font), Box2D envs, video encoding, headless display.
 if [ "$minimal" -eq 0 ]; then
   for pkg in libsdl2-dev libsdl2-ttf-dev libpng-dev fonts-dejavu-core libbox2d-dev ffmpeg xvfb; do need "$pkg"; done
+  # The Ray Tune test runs its cluster in a network namespace of its own: unshare and ip.
+  need util-linux "command -v unshare"
+  need iproute2 "command -v ip"
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # All tests, as CI runs them:
 #   1. setup.sh (install missing packages), the formatting check (scripts/format.sh --check), and
-#      ruff (format check and lint) over python/, bench/ and scripts/ from a tools venv in
+#      ruff (format check and lint) over python/, bench/, scripts/ and examples/ from a tools venv in
 #      build-ci-tools (ruff pinned below, installed from PyPI once)
 #   2. cuda: CUDA-enabled Release build with -Werror into build-ci-cuda (only when nvcc exists;
 #      archs from CUGYM_CI_CUDA_ARCH, default 90), then ctest
 #   3. asan: CPU-only RelWithDebInfo build with ASan+UBSan into build-ci-asan, then ctest
 #   4. python: `pip install .` (CPU only, Box2D required) into a fresh venv in build-ci-python, with
-#      tensorboard, box2d and pygame from PyPI (test oracles), the example
+#      tensorboard, box2d and pygame from PyPI (test oracles) and the ray extra, the example
 #      plugin built against the cuda configuration's install, then pytest python/tests and
-#      bench/test_dqn_seeds.py, and python/tests/test_cuda.py again on the CPU back end
-#      (CUGYM_CUDA_TESTS_ON_CPU=1)
+#      bench/test_dqn_seeds.py, python/tests/test_tune.py (a two-node Ray cluster, in a network
+#      namespace of its own: unshare -n), and python/tests/test_cuda.py again on the CPU back
+#      end (CUGYM_CUDA_TESTS_ON_CPU=1)
 # The Release (cuda) configuration runs every test, the `slow` learning checks included (seconds
 # there); the sanitizer configuration skips them unless CUGYM_SLOW_TESTS=1, and runs the longest
 # end-to-end checks shorter (CUGYM_SHORT_E2E, kSanitizerBuild: the same code, fewer steps).
@@ -64,7 +65,7 @@ esac
 
 # Python style: ruff, pinned so that its formatting does not move under us, in a venv of its own.
 ruff_version=0.17.6
-banner "ruff $ruff_version (format --check, check) over python/, bench/, scripts/"
+banner "ruff $ruff_version (format --check, check) over python/, bench/, scripts/, examples/"
 t0=$SECONDS
 tools="$root/build-ci-tools/venv"
 if [ "$("$tools/bin/ruff" --version 2>/dev/null)" != "ruff $ruff_version" ]; then
@@ -73,10 +74,10 @@ if [ "$("$tools/bin/ruff" --version 2>/dev/null)" != "ruff $ruff_version" ]; the
 fi
 if [ ! -x "$tools/bin/ruff" ]; then
   summary+=("ruff: FAIL (could not install ruff==$ruff_version from PyPI into $tools)"); failed=1
-elif "$tools/bin/ruff" format --check python bench scripts && "$tools/bin/ruff" check python bench scripts; then
+elif "$tools/bin/ruff" format --check python bench scripts examples && "$tools/bin/ruff" check python bench scripts examples; then
   summary+=("ruff: PASS ($(took "$t0"))")
 else
-  summary+=("ruff: FAIL (run: ruff format python bench scripts; ruff check --fix python bench scripts)"); failed=1
+  summary+=("ruff: FAIL (run: ruff format python bench scripts examples; ruff check --fix python bench scripts examples)"); failed=1
 fi
 
 # run_config NAME BUILD_DIR CMAKE_ARGS...: build, then ctest (with $extra_ctest_args); records one
@@ -136,10 +137,11 @@ run_python() {
   if ! python3 -m venv "$dir/venv"; then
     summary+=("python: FAIL (python3 -m venv failed: install python3-venv)"); failed=1; return
   fi
-  # With Box2D required (LunarLander through Gymnasium's API); tensorboard to read the event
-  # files with TensorBoard's own reader; box2d and pygame for Gymnasium's LunarLander reference.
+  # With Box2D required (LunarLander through Gymnasium's API) and the ray extra (cugym.tune);
+  # tensorboard to read the event files with TensorBoard's own reader; box2d and pygame for
+  # Gymnasium's LunarLander reference.
   if ! CMAKE_BUILD_PARALLEL_LEVEL="${CUGYM_JOBS:-$(nproc)}" CUGYM_CUDA=OFF CUGYM_BOX2D=ON \
-      "$dir/venv/bin/pip" install -q "$root" pytest tensorboard box2d pygame "-Cbuild-dir=$dir/build"; then
+      "$dir/venv/bin/pip" install -q "$root[ray]" pytest tensorboard box2d pygame "-Cbuild-dir=$dir/build"; then
     summary+=("python: FAIL (pip install .) [$dir]"); failed=1; return
   fi
   local plugin_note=""
@@ -153,16 +155,32 @@ run_python() {
     plugin_note=", plugin test skipped: no cuda build to build it against"
   fi
   # The package's tests, and the many-seed statistics of bench/dqn_seeds.py (numpy is there).
-  (cd "$dir" && CUGYM_REQUIRE_TENSORBOARD=1 "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests" \
+  (cd "$dir" && CUGYM_REQUIRE_TENSORBOARD=1 "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider \
+     --ignore="$root/python/tests/test_tune.py" "$root/python/tests" \
      "$root/bench/test_dqn_seeds.py" "$root/bench/test_sections.py") || rc=$?
   unset CUGYM_TEST_PLUGIN
+  # Ray Tune on a two-node cluster that must talk over 127.0.0.1 only: in a network namespace of
+  # its own where this machine allows one (root), else on the host with the test's own check
+  # that every listener is on 127.0.0.1. Bounded by timeout; the test stops what it started.
+  local tune_note=""
+  if [ "$rc" -eq 0 ]; then
+    local tune=(env CUGYM_REQUIRE_RAY=1 timeout 600 "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider
+                "$root/python/tests/test_tune.py")
+    if unshare -n true 2>/dev/null && command -v ip >/dev/null 2>&1; then
+      (cd "$dir" && unshare -n sh -c 'ip link set lo up && exec "$@"' sh "${tune[@]}") || rc=$?
+      tune_note=", Ray in its own network namespace"
+    else
+      (cd "$dir" && "${tune[@]}") || rc=$?
+      tune_note=", Ray on the host's network (no unshare -n here)"
+    fi
+  fi
   # The GPU tests' logic on the CPU back end (they skip above without a GPU; test_cuda.py).
   if [ "$rc" -eq 0 ]; then
     (cd "$dir" && CUGYM_CUDA_TESTS_ON_CPU=1 "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider \
        "$root/python/tests/test_cuda.py") || rc=$?
   fi
   if [ "$rc" -eq 0 ]; then
-    summary+=("python: PASS (pytest${plugin_note}; $(took "$t0")) [$dir]")
+    summary+=("python: PASS (pytest${plugin_note}${tune_note}; $(took "$t0")) [$dir]")
   elif [ "$rc" -eq 5 ]; then
     summary+=("python: FAIL (pytest collected no tests) [$dir]"); failed=1
   else

@@ -78,6 +78,7 @@ def test_stopping_at_every_evaluation_and_resuming_gives_the_same_model(tmp_path
         progress=False,
     )
     whole = cugym.train(out=tmp_path / "whole", **keys)
+    assert not whole["interrupted"] and whole["global_step"] == 9000
     seen = []
     part = cugym.train(out=tmp_path / "parts", on_eval=lambda e: seen.append(e) or True, **keys)
     while part["interrupted"]:
