@@ -4,11 +4,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <stdexcept>
+#include <vector>
 
+#include "agents/multi_run.h"
 #include "agents/train_run.h"
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -20,31 +24,8 @@ namespace {
 std::atomic<int> g_signal{0};
 extern "C" void OnSignal(int signal) { g_signal.store(signal); }
 
-}  // namespace
-
-int RunTrain(const Registry& registry, int argc, char** argv) {
-  Args args(
-      "cugym train",
-      {{"--env", "ID", "env id (see cugym list); overrides the config's env_id", ""},
-       {"--config", "FILE", "TOML config; default: the one shipped for the env (configs/), if any", ""},
-       {"--device", "D", kDeviceHelp, "auto"},
-       {"--seed", "S", "seed (overrides the config)", ""},
-       {"--num-envs", "N", "envs stepped together (overrides the config)", ""},
-       {"--total-steps", "T", "env steps to train for (overrides the config)", ""},
-       {"--out", "DIR", "run folder (default runs/<env>_<seed>_<time>)", ""},
-       {"--set", "KEY=VALUE", "override one config key", "", true},
-       {"--resume", "DIR", "continue the run in DIR from its last checkpoint", ""},
-       {"--save-replay", "", "checkpoints hold the replay memory (the default; save_replay = false turns it off)", ""}},
-      argc, argv, 2);
-  if (args.help()) {
-    std::cout << args.Usage(
-        "Trains DQN and writes config.toml, metrics.csv, checkpoints/ and model.safetensors into the\n"
-        "run folder, then evaluates the greedy policy. Ctrl-C or SIGTERM writes a checkpoint and stops;\n"
-        "--resume DIR continues from the newest checkpoint exactly as if the run had never stopped (envs,\n"
-        "networks, Adam, replay memory, exploration, counters; with save_replay = false the replay memory\n"
-        "is refilled before learning resumes). Keys: docs/dqn.md.");
-    return 0;
-  }
+// Where the config comes from and the keys the flags override.
+agent::TrainConfigSource SourceFromArgs(const Args& args) {
   agent::TrainConfigSource source;
   if (args.Has("--resume")) {
     source.resume_dir = args.String("--resume");
@@ -64,6 +45,116 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
     source.overrides[set.substr(0, eq)] = ParseTomlValue(set.substr(eq + 1), "--set " + set.substr(0, eq));
   }
   if (args.Switch("--save-replay")) source.overrides["save_replay"] = ParseTomlValue("true", "--save-replay");
+  return source;
+}
+
+// Restores the default signal handlers when it goes out of scope.
+struct SignalsCaught {
+  SignalsCaught() {
+    g_signal.store(0);
+    std::signal(SIGINT, OnSignal);
+    std::signal(SIGTERM, OnSignal);
+  }
+  ~SignalsCaught() {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
+};
+
+// --seeds / --sweep, or --resume of a batch folder: every (grid point, seed) in this process.
+int RunTrainBatch(const Registry& registry, const Args& args) {
+  if (args.Has("--seed")) throw std::invalid_argument("--seed and --seeds do not go together (give --seeds S)");
+  agent::TrainConfigSource source = SourceFromArgs(args);
+  agent::MultiRunOptions options;
+  options.resume = !source.resume_dir.empty();
+  options.out_dir = options.resume ? source.resume_dir : args.String("--out");
+  source.resume_dir.clear();
+  options.device = PickDevice(args.String("--device"));
+  if (args.Has("--jobs")) {
+    options.jobs = static_cast<int>(args.Int("--jobs"));
+    if (options.jobs < 1) throw std::invalid_argument("--jobs must be >= 1, got " + args.String("--jobs"));
+  }
+  std::vector<uint64_t> seeds;
+  std::vector<agent::SweepAxis> sweep;
+  if (options.resume) {
+    if (args.Has("--seeds") || !args.Strings("--sweep").empty())
+      throw std::invalid_argument("--resume of a batch takes its own seeds and sweep (batch.toml)");
+  } else {
+    if (!args.Has("--out")) throw std::invalid_argument("--seeds and --sweep need --out DIR for the batch folder");
+    seeds = args.Has("--seeds") ? agent::ParseSeedList(args.String("--seeds")) : std::vector<uint64_t>{1};
+    for (const std::string& s : args.Strings("--sweep")) sweep.push_back(agent::ParseSweep(s));
+  }
+  const bool tty = isatty(STDOUT_FILENO) != 0;
+  auto last_print = std::chrono::steady_clock::now() - std::chrono::hours(1);
+  const auto on_progress = [&](const agent::MultiRunProgress& p) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool last = p.done == p.total;
+    if (!last && now - last_print < std::chrono::seconds(tty ? 1 : 3)) return;
+    last_print = now;
+    char line[200];
+    if (std::isnan(p.best_eval)) {
+      std::snprintf(line, sizeof(line), "runs: %d/%d done, %d training", p.done, p.total, p.running);
+    } else {
+      std::snprintf(line, sizeof(line), "runs: %d/%d done, %d training  latest evaluations: best %.1f, worst %.1f",
+                    p.done, p.total, p.running, p.best_eval, p.worst_eval);
+    }
+    std::printf(tty ? "\r%-120s" : "%s\n", line);
+    if (tty && last) std::printf("\n");
+    std::fflush(stdout);
+  };
+  agent::MultiRunResult result;
+  {
+    SignalsCaught signals;
+    result = agent::RunMany(
+        registry, source, seeds, sweep, options, on_progress, [] { return g_signal.load() != 0; }, std::cerr);
+  }
+  if (result.interrupted) {
+    if (tty) std::printf("\n");
+    std::cout << "interrupted: every run that had started wrote a checkpoint; continue with: cugym train --resume "
+              << options.out_dir << "\n";
+    return 0;
+  }
+  std::ifstream md(result.summary_md);
+  std::cout << md.rdbuf() << "summary: " << result.summary_json << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int RunTrain(const Registry& registry, int argc, char** argv) {
+  Args args(
+      "cugym train",
+      {{"--env", "ID", "env id (see cugym list); overrides the config's env_id", ""},
+       {"--config", "FILE", "TOML config; default: the one shipped for the env (configs/), if any", ""},
+       {"--device", "D", kDeviceHelp, "auto"},
+       {"--seed", "S", "seed (overrides the config)", ""},
+       {"--num-envs", "N", "envs stepped together (overrides the config)", ""},
+       {"--total-steps", "T", "env steps to train for (overrides the config)", ""},
+       {"--out", "DIR", "run folder (default runs/<env>_<seed>_<time>)", ""},
+       {"--set", "KEY=VALUE", "override one config key", "", true},
+       {"--resume", "DIR", "continue the run (or batch) in DIR from its last checkpoint(s)", ""},
+       {"--seeds", "LIST", "train one run per seed in one process, e.g. 1-32 or 1,4,9 (needs --out)", ""},
+       {"--sweep", "KEY=V1,V2", "cross these values of KEY with the seeds (repeatable; keys: docs/sweeps.md)", "",
+        true},
+       {"--jobs", "J", "runs trained at once on the CPU (default: one per hardware thread)", ""},
+       {"--save-replay", "", "checkpoints hold the replay memory (the default; save_replay = false turns it off)", ""}},
+      argc, argv, 2);
+  if (args.help()) {
+    std::cout << args.Usage(
+        "Trains DQN and writes config.toml, metrics.csv, checkpoints/ and model.safetensors into the\n"
+        "run folder, then evaluates the greedy policy. Ctrl-C or SIGTERM writes a checkpoint and stops;\n"
+        "--resume DIR continues from the newest checkpoint exactly as if the run had never stopped (envs,\n"
+        "networks, Adam, replay memory, exploration, counters; with save_replay = false the replay memory\n"
+        "is refilled before learning resumes). Keys: docs/dqn.md.\n"
+        "--seeds and --sweep train every (grid point, seed) in one process into DIR/[POINT/]seed_S/ (each\n"
+        "the run folder `--seed S` alone gives, with the same bits) and write DIR/summary.json and\n"
+        "DIR/summary.md; --resume DIR continues such a batch.");
+    return 0;
+  }
+  const bool batch = args.Has("--seeds") || !args.Strings("--sweep").empty() ||
+                     (args.Has("--resume") && agent::IsBatchFolder(args.String("--resume")));
+  if (batch) return RunTrainBatch(registry, args);
+  const agent::TrainConfigSource source = SourceFromArgs(args);
   const agent::DqnConfig config = agent::ResolveTrainConfig(registry, source, std::cerr);
   agent::TrainRunOptions options;
   options.resume = !source.resume_dir.empty();
@@ -87,20 +178,12 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
     std::fflush(stdout);
   };
 
-  g_signal.store(0);
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
   agent::TrainRunResult run;
-  try {
+  {
+    SignalsCaught signals;
     run = agent::RunTraining(
         registry, config, options, on_log, [] { return g_signal.load() != 0; }, std::cerr);
-  } catch (...) {
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-    throw;
   }
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
   if (run.interrupted) {
     if (tty) std::printf("\n");
     std::cout << "interrupted at step " << run.global_step << ": checkpoint " << run.checkpoint

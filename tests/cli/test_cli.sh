@@ -41,6 +41,19 @@ expect 2 '^cugym bench: error: --num-envs 2000000000 needs [0-9]+ MiB of cpu mem
 # The library's errors name its parameters; the CLI says the flag when one was given, not a --set key.
 expect 2 '^cugym train: error: num_envs must be > 0, got 0$' -- train --env CartPole-v1 --set num_envs=0 --out "$tmp/n0"
 expect 2 '^cugym train: error: --num-envs must be > 0, got 0$' -- train --env CartPole-v1 --num-envs 0 --out "$tmp/n0"
+
+# Many runs in one process: a batch folder with a run folder per (point, seed) and a summary.
+expect 0 'learning_rate=2.3e-3 \| 2 \| [0-2]/2 ' -- train --env CartPole-v1 \
+  --seeds 1-2 --sweep learning_rate=1e-3,2.3e-3 --total-steps 1000 --set eval_episodes=2 --out "$tmp/batch" --device cpu
+[ -f "$tmp/batch/learning_rate=1e-3/seed_2/model.safetensors" ] && [ -f "$tmp/batch/summary.json" ] ||
+  fail "no run folder learning_rate=1e-3/seed_2 or summary.json"
+expect 0 'learning_rate=1e-3 \| 2 \|' -- train --resume "$tmp/batch" --device cpu
+expect 2 "^cugym train: error: --sweep key 'hidden_sizes' cannot vary within one batch" -- \
+  train --seeds 1-2 --sweep hidden_sizes=[64] --out "$tmp/b2" --device cpu
+expect 2 "^cugym train: error: --seeds '1-x': 'x' is not a seed" -- train --seeds 1-x --out "$tmp/b2" --device cpu
+expect 2 '^cugym train: error: --seeds and --sweep need --out DIR' -- train --seeds 1-2 --device cpu
+expect 2 "^cugym train: error: batch folder .*/batch exists and is not empty" -- \
+  train --seeds 1-2 --out "$tmp/batch" --device cpu
 expect 2 '--num-envs: expected an integer' -- bench --num-envs lots
 expect 2 "^cugym bench: error: unknown flag '--frobnicate' \(see cugym bench --help\)$" -- bench --frobnicate
 expect 2 "unknown device 'tpu'" -- bench --device tpu

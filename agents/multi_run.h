@@ -1,0 +1,73 @@
+// Many runs of one config in one process: a list of seeds crossed with a grid of config values
+// (`cugym train --seeds 1-32 --sweep learning_rate=1e-3,2.3e-3`, cugym.train(seeds=..., sweep=...)).
+// Each (grid point, seed) is an ordinary run folder trained by RunTraining, so it gives the bits a
+// solo run with that seed and those keys gives on the same device. On the CPU the runs are spread
+// over worker threads, one run per core at a time; on CUDA they run one after the other. The batch
+// folder holds batch.toml (what was asked), the run folders and summary.json / summary.md (per grid
+// point: the seeds that reach the env's threshold, IQM and mean return with 95% bootstrap
+// intervals, the time to threshold).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "agents/train_run.h"
+
+namespace cugym::agent {
+
+// One swept key and its values, in the order given.
+struct SweepAxis {
+  std::string key;
+  std::vector<TomlValue> values;
+};
+
+// "1-32", "3", "1,5,9-12": the seeds in order, each once. Throws std::invalid_argument.
+std::vector<uint64_t> ParseSeedList(const std::string& text);
+// "learning_rate=1e-3,2.3e-3": the key and its values. Throws std::invalid_argument for a bad form,
+// an unknown key, or a key whose values would change array shapes (hidden_sizes, num_envs,
+// buffer_size, batch_size, env_id, ...), which must run as separate processes or on Ray Tune.
+SweepAxis ParseSweep(const std::string& text);
+
+struct MultiRunOptions {
+  std::string out_dir;  // the batch folder: new or empty, or a batch to resume
+  bool resume = false;  // continue every unfinished run of out_dir (its batch.toml) exactly
+  Device device = Device::kCpu;
+  int jobs = 0;  // runs trained at once on the CPU; 0: one per hardware thread
+};
+
+// The outcome of one run of the batch.
+struct RunOutcome {
+  std::string point;  // "learning_rate=0.001" ("" without a sweep)
+  uint64_t seed = 0;
+  TrainRunResult result;
+};
+
+struct MultiRunResult {
+  std::vector<RunOutcome> runs;  // in batch order: grid points, then seeds
+  bool interrupted = false;      // stop() ended it: every started run has a checkpoint
+  std::string summary_json, summary_md;
+};
+
+// Progress of the whole batch, for a progress line.
+struct MultiRunProgress {
+  int total = 0, done = 0, running = 0;
+  double best_eval = 0, worst_eval = 0;  // latest evaluation of the running or finished runs (NaN: none yet)
+};
+
+// Trains every (grid point, seed) of `base` (a config source as cugym train's, without
+// resume_dir) into options.out_dir. `on_progress` is called (from any worker, one call at a time)
+// when a run starts or ends and after each evaluation; `stop` is polled by every run (a signal
+// flag): each running run writes a checkpoint and stops, runs not started stay so, and
+// `--resume` continues the batch. Throws std::invalid_argument for a bad spec or folder.
+MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base, const std::vector<uint64_t>& seeds,
+                       const std::vector<SweepAxis>& sweep, const MultiRunOptions& options,
+                       const std::function<void(const MultiRunProgress&)>& on_progress,
+                       const std::function<bool()>& stop, std::ostream& notes);
+
+// Whether `dir` is a batch folder (has batch.toml).
+bool IsBatchFolder(const std::string& dir);
+
+}  // namespace cugym::agent

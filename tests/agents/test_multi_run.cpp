@@ -1,0 +1,162 @@
+// Many runs in one process (agents/multi_run.h): seed s of a batch gives the model bits of a solo
+// run with seed s (K = 1, 3 and 8 on the CPU), a grid of values, the summary, an interrupted batch
+// resumed, and the one-line errors for seed lists and sweep keys.
+#include "agents/multi_run.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/agents/agent_test_util.h"
+#include "tests/core/test_util.h"
+
+namespace cugym::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+using testing::Builtins;
+using testing::ScratchDir;
+
+// A short CartPole run (the defaults otherwise); shorter under the sanitizers.
+TrainConfigSource Source() {
+  TrainConfigSource source;
+  const std::string steps = testing::kSanitizerBuild ? "1500" : "3000";
+  source.table = TomlTable{{"total_steps", ParseTomlValue(steps, "t")},
+                           {"learning_starts", ParseTomlValue("500", "t")},
+                           {"eval_interval", ParseTomlValue("1000", "t")},
+                           {"eval_episodes", ParseTomlValue("4", "t")},
+                           {"checkpoint_interval", ParseTomlValue("1000", "t")}};
+  return source;
+}
+
+std::string Bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in) << path;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The model of a solo run of Source() with `seed` (and `keys`), trained into `dir`.
+std::string SoloModel(uint64_t seed, const fs::path& dir, const TomlTable& keys = {}) {
+  TrainConfigSource source = Source();
+  source.overrides = keys;
+  source.overrides["seed"] = ParseTomlValue(std::to_string(seed), "seed");
+  std::ostringstream notes;
+  const DqnConfig config = ResolveTrainConfig(Builtins(), source, notes);
+  TrainRunOptions options;
+  options.run_dir = dir.string();
+  RunTraining(
+      Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
+  return Bytes(dir / "model.safetensors");
+}
+
+MultiRunResult Batch(
+    const fs::path& dir, const std::vector<uint64_t>& seeds, const std::vector<SweepAxis>& sweep, int jobs,
+    const std::function<bool()>& stop = [] { return false; }, bool resume = false) {
+  MultiRunOptions options;
+  options.out_dir = dir.string();
+  options.jobs = jobs;
+  options.resume = resume;
+  std::ostringstream notes;
+  return RunMany(
+      Builtins(), Source(), seeds, sweep, options, [](const MultiRunProgress&) {}, stop, notes);
+}
+
+TEST(MultiRun, SeedsOfABatchGiveTheSoloModels) {
+  const ScratchDir scratch("cugym_multi_run_seeds");
+  std::vector<std::string> solo(9);
+  for (uint64_t seed = 1; seed <= 8; ++seed) solo[seed] = SoloModel(seed, scratch / ("solo_" + std::to_string(seed)));
+  for (const std::vector<uint64_t>& seeds :
+       {std::vector<uint64_t>{5}, std::vector<uint64_t>{7, 2, 4}, std::vector<uint64_t>{1, 2, 3, 4, 5, 6, 7, 8}}) {
+    const fs::path dir = scratch / ("batch_" + std::to_string(seeds.size()));
+    const MultiRunResult result = Batch(dir, seeds, {}, 2);
+    ASSERT_EQ(result.runs.size(), seeds.size());
+    EXPECT_FALSE(result.interrupted);
+    for (std::size_t i = 0; i < seeds.size(); ++i) {
+      EXPECT_EQ(result.runs[i].seed, seeds[i]);
+      EXPECT_EQ(Bytes(dir / ("seed_" + std::to_string(seeds[i])) / "model.safetensors"), solo[seeds[i]])
+          << "K = " << seeds.size() << ", seed " << seeds[i];
+    }
+    EXPECT_TRUE(fs::is_regular_file(dir / "summary.json"));
+    EXPECT_TRUE(fs::is_regular_file(dir / "batch.toml"));
+  }
+}
+
+TEST(MultiRun, AGridOfValuesGivesTheSoloRunsOfEachPointAndASummaryRowEach) {
+  const ScratchDir scratch("cugym_multi_run_grid");
+  const fs::path dir = scratch / "batch";
+  const MultiRunResult result =
+      Batch(dir, {1, 2}, {ParseSweep("learning_rate=1e-3,2.3e-3"), ParseSweep("gamma=0.98,0.99")}, 2);
+  ASSERT_EQ(result.runs.size(), 8u);
+  EXPECT_EQ(result.runs[0].point, "learning_rate=1e-3,gamma=0.98");
+  EXPECT_EQ(result.runs[7].point, "learning_rate=2.3e-3,gamma=0.99");
+  EXPECT_EQ(result.runs[7].seed, 2u);
+  const TomlTable keys{{"learning_rate", ParseTomlValue("2.3e-3", "k")}, {"gamma", ParseTomlValue("0.98", "k")}};
+  EXPECT_EQ(Bytes(dir / "learning_rate=2.3e-3,gamma=0.98" / "seed_2" / "model.safetensors"),
+            SoloModel(2, scratch / "solo", keys));
+  const std::string md = Bytes(dir / "summary.md");
+  for (const char* point : {"learning_rate=1e-3,gamma=0.98", "learning_rate=1e-3,gamma=0.99",
+                            "learning_rate=2.3e-3,gamma=0.98", "learning_rate=2.3e-3,gamma=0.99"})
+    EXPECT_NE(md.find(std::string("| ") + point + " | 2 | "), std::string::npos) << point << "\n" << md;
+  const std::string json = Bytes(dir / "summary.json");
+  EXPECT_NE(json.find("\"final_iqm_ci\": ["), std::string::npos);
+  EXPECT_NE(json.find("\"solved_final\": "), std::string::npos);
+}
+
+TEST(MultiRun, AnInterruptedBatchResumesToTheSameModels) {
+  const ScratchDir scratch("cugym_multi_run_resume");
+  const fs::path dir = scratch / "batch";
+  std::atomic<int> polls{0};
+  const MultiRunResult first = Batch(dir, {3, 4, 5}, {}, 1, [&] { return ++polls > 300; });
+  EXPECT_TRUE(first.interrupted);
+  EXPECT_FALSE(fs::exists(dir / "summary.json"));
+  const MultiRunResult resumed = Batch(
+      dir, {}, {}, 2, [] { return false; }, true);
+  EXPECT_FALSE(resumed.interrupted);
+  ASSERT_EQ(resumed.runs.size(), 3u);
+  for (uint64_t seed : {3u, 4u, 5u})
+    EXPECT_EQ(Bytes(dir / ("seed_" + std::to_string(seed)) / "model.safetensors"),
+              SoloModel(seed, scratch / ("solo_" + std::to_string(seed))))
+        << seed;
+  EXPECT_TRUE(fs::is_regular_file(dir / "summary.md"));
+}
+
+TEST(MultiRun, SeedListsAndSweepKeysAreCheckedWithOneLine) {
+  using cugym::testing::InvalidArgumentMessage;
+  EXPECT_EQ(ParseSeedList("1-3,7"), (std::vector<uint64_t>{1, 2, 3, 7}));
+  EXPECT_EQ(ParseSeedList("0"), (std::vector<uint64_t>{0}));
+  EXPECT_EQ(InvalidArgumentMessage([] { ParseSeedList("3-1"); }), "seeds '3-1': bad range '3-1'");
+  EXPECT_EQ(InvalidArgumentMessage([] { ParseSeedList("1,x"); }), "seeds '1,x': 'x' is not a seed (an integer >= 0)");
+  EXPECT_EQ(InvalidArgumentMessage([] { ParseSeedList("2,1-2"); }), "seeds '2,1-2': a seed appears twice");
+  EXPECT_EQ(InvalidArgumentMessage([] { ParseSeedList("-1"); }), "seeds '-1': '-1' is not a seed (an integer >= 0)");
+  const SweepAxis axis = ParseSweep("tau=0.1,1");
+  EXPECT_EQ(axis.key, "tau");
+  ASSERT_EQ(axis.values.size(), 2u);
+  EXPECT_EQ(
+      InvalidArgumentMessage([] { ParseSweep("hidden_sizes=[64]"); }).rfind("sweep key 'hidden_sizes' cannot vary", 0),
+      0u);
+  EXPECT_EQ(InvalidArgumentMessage([] { ParseSweep("num_envs=8,16"); }).rfind("sweep key 'num_envs' cannot vary", 0),
+            0u);
+  EXPECT_EQ(InvalidArgumentMessage([] { ParseSweep("lr=1"); }).rfind("unknown config key 'lr'", 0), 0u);
+  EXPECT_EQ(InvalidArgumentMessage([] { ParseSweep("gamma=x"); }), "sweep gamma=x: gamma must be a number");
+  EXPECT_EQ(InvalidArgumentMessage([] { ParseSweep("gamma"); }), "sweep needs KEY=V1,V2,..., got 'gamma'");
+  // A folder that holds something else is not overwritten.
+  const ScratchDir scratch("cugym_multi_run_errors");
+  std::ofstream(scratch / "keep.txt") << "mine";
+  EXPECT_EQ(InvalidArgumentMessage([&] { Batch(scratch.path, {1}, {}, 1); }).rfind("batch folder ", 0), 0u);
+  EXPECT_EQ(Bytes(scratch / "keep.txt"), "mine");
+  EXPECT_NE(InvalidArgumentMessage([&] {
+              Batch(
+                  scratch / "nothing", {}, {}, 1, [] { return false; }, true);
+            }).find("no batch.toml there"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace cugym::agent
