@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -380,10 +381,10 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
     }
     on_progress(p);
   };
-  const auto should_stop = [&] {  // stop() is a signal flag (or Python's check): callable from any thread
-    if (!stopped.load() && stop()) stopped.store(true);
-    return stopped.load();
-  };
+  // stop() is polled on the calling thread only (Python handles signals on its main thread); the
+  // runs read the flag it sets.
+  const auto should_stop = [&] { return stopped.load(); };
+  std::atomic<int> workers_done{0};
   const auto worker = [&] {
 #ifdef _OPENMP
     omp_set_num_threads(1);  // one run per core: its envs step on this thread
@@ -437,7 +438,14 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
     }
   };
   std::vector<std::thread> threads;
-  for (int t = 0; t < jobs; ++t) threads.emplace_back(worker);
+  for (int t = 0; t < jobs; ++t) threads.emplace_back([&] {
+      worker();
+      ++workers_done;
+    });
+  while (workers_done.load() < jobs) {
+    if (!stopped.load() && stop()) stopped.store(true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   for (std::thread& t : threads) t.join();
   if (!failure.empty()) throw std::runtime_error(failure);
   result.interrupted = stopped.load();

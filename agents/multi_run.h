@@ -59,9 +59,10 @@ struct MultiRunProgress {
 
 // Trains every (grid point, seed) of `base` (a config source as cugym train's, without
 // resume_dir) into options.out_dir. `on_progress` is called (from any worker, one call at a time)
-// when a run starts or ends and after each evaluation; `stop` is polled by every run (a signal
-// flag): each running run writes a checkpoint and stops, runs not started stay so, and
-// `--resume` continues the batch. Throws std::invalid_argument for a bad spec or folder.
+// when a run starts or ends and after each evaluation; `stop` is polled on the calling thread
+// every 20 ms (a signal flag, Python's Ctrl-C check): when it returns true each running run writes
+// a checkpoint and stops, runs not started stay so, and a resume continues the batch. Throws
+// std::invalid_argument for a bad spec or folder, std::runtime_error naming the run that failed.
 MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base, const std::vector<uint64_t>& seeds,
                        const std::vector<SweepAxis>& sweep, const MultiRunOptions& options,
                        const std::function<void(const MultiRunProgress&)>& on_progress,

@@ -3,6 +3,7 @@ metrics.csv, checkpoints, Ctrl-C, resuming are all the C++ trainer's), greedy po
 files, and metrics.csv read without pandas."""
 
 import csv
+import json
 import math
 import os
 import sys
@@ -24,6 +25,9 @@ def train(
     progress=True,
     on_log=None,
     on_eval=None,
+    seeds=None,
+    sweep=None,
+    jobs=0,
     **overrides,
 ):
     """Trains DQN as ``cugym train`` does and returns the run's summary (a dict: run_dir, model,
@@ -46,11 +50,25 @@ def train(
             eval_seconds, mean_return, std_return, min_return, max_return, episodes), once its
             files are written; a true result ends the run as Ctrl-C does (a checkpoint, then
             ``interrupted=True``), and ``train(resume=...)`` continues it exactly.
+        seeds: many runs in one process (``cugym train --seeds``): an iterable of seeds, e.g.
+            ``range(1, 33)``; ``out`` is then the batch folder (required), each seed's run folder
+            ``out/seed_S`` (or ``out/POINT/seed_S``) is the one ``seed=S`` alone gives, bit for bit,
+            and the result is summary.json's dict (per grid point: the seeds that reach the env's
+            threshold, IQM and mean return with 95% bootstrap intervals, time to threshold, and
+            every run) plus ``batch_dir`` and ``interrupted``. ``resume`` continues a batch.
+        sweep: with ``seeds``: a dict of config keys to lists of values, crossed with each other
+            and the seeds, e.g. ``{"learning_rate": [1e-3, 2.3e-3]}`` (keys that change array
+            shapes are refused: run those separately or on Ray Tune, docs/sweeps.md).
+        jobs: runs trained at once on the CPU (0: one per hardware thread).
         **overrides: config keys, e.g. ``total_steps=20000, seed=3``.
 
     Ctrl-C writes a checkpoint and returns with ``interrupted=True``; resume with
     ``train(resume=summary["run_dir"])``.
     """
+    if seeds is not None or sweep is not None or (resume is not None and _is_batch(resume)):
+        if on_log is not None or on_eval is not None:
+            raise ValueError("train(seeds=...) runs many runs at once: on_log and on_eval are for one run")
+        return _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, progress, overrides)
     config_path, table = "", None
     if isinstance(config, dict):
         table = dict(config)
@@ -99,6 +117,62 @@ def train(
             f"interrupted at step {summary['global_step']}: checkpoint {summary['checkpoint']}; continue with "
             f"cugym.train(resume={summary['run_dir']!r})\n"
         )
+    return summary
+
+
+def _is_batch(folder):
+    return os.path.isfile(os.path.join(os.fspath(folder), "batch.toml"))
+
+
+def _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, progress, overrides):
+    """train(seeds=..., sweep=...): agents/multi_run.h through the extension."""
+    config_path, table = "", None
+    if isinstance(config, dict):
+        table = dict(config)
+    elif config is not None:
+        config_path = os.fspath(config)
+    if resume is not None:
+        if config is not None or out is not None or env_id is not None or seeds is not None or sweep is not None:
+            raise ValueError("train(resume=BATCH) takes the batch's own config, seeds and sweep")
+    elif out is None:
+        raise ValueError("train(seeds=...) needs out= for the batch folder")
+    if "seed" in overrides:
+        raise ValueError("seed= and seeds= do not go together (give seeds=[S])")
+    seeds = [1] if seeds is None else [int(s) for s in seeds]
+    sweep = [(str(k), list(v)) for k, v in (sweep or {}).items()]
+    last_print = [-math.inf]
+
+    def show(p):
+        now = time.monotonic()
+        if progress and (p["done"] == p["total"] or now - last_print[0] >= 3.0):
+            last_print[0] = now
+            print(f"runs: {p['done']}/{p['total']} done, {p['running']} training", flush=True)
+
+    def write(text):
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+    result = _cugym.train_many(
+        "" if resume is None else os.fspath(resume),
+        config_path,
+        table,
+        env_id or "",
+        overrides,
+        seeds,
+        sweep,
+        "" if out is None else os.fspath(out),
+        device,
+        int(jobs),
+        show,
+        write,
+    )
+    summary = {}
+    if result["summary_json"]:
+        with open(result["summary_json"]) as f:
+            summary = json.load(f)
+    else:
+        write(f"interrupted: continue with cugym.train(resume={result['batch_dir']!r})\n")
+    summary.update(batch_dir=result["batch_dir"], interrupted=result["interrupted"])
     return summary
 
 

@@ -4,12 +4,14 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <memory>
 #include <sstream>
 #include <streambuf>
 #include <string>
 
+#include "agents/multi_run.h"
 #include "agents/policy.h"
 #include "agents/train_run.h"
 #include "core/memory.h"
@@ -205,6 +207,78 @@ nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb
   return summary;
 }
 
+// Many runs in one process (agents/multi_run.h): seeds x the grid of `sweep` (a list of (key,
+// [values])). Returns batch_dir, interrupted, and the summary files' paths.
+nb::dict TrainMany(const std::string& resume_dir, const std::string& config_path, nb::object table,
+                   const std::string& env_id, nb::dict overrides, std::vector<uint64_t> seeds, nb::list sweep,
+                   const std::string& out, const std::string& device, int jobs, nb::object on_progress,
+                   nb::object write) {
+  agent::TrainConfigSource source;
+  source.config_path = config_path;
+  if (!table.is_none()) source.table = ToTable(nb::cast<nb::dict>(table));
+  source.env_id = env_id;
+  source.overrides = ToTable(overrides);
+  std::vector<agent::SweepAxis> axes;
+  for (nb::handle item : sweep) {
+    nb::tuple pair = nb::cast<nb::tuple>(item);
+    const std::string key = nb::cast<std::string>(pair[0]);
+    std::string text = key + "=";
+    bool first = true;
+    for (nb::handle value : pair[1]) {
+      text += (first ? "" : ",") + ToToml(value, key).ToToml();
+      first = false;
+    }
+    axes.push_back(agent::ParseSweep(text));  // the same checks as --sweep
+  }
+  agent::MultiRunOptions options;
+  options.resume = !resume_dir.empty();
+  options.out_dir = options.resume ? resume_dir : out;
+  options.device = ResolveDevice(device);
+  options.jobs = jobs;
+  LineSink sink(write);
+  std::ostream notes(&sink);
+  bool python_error = false;
+  agent::MultiRunResult result;
+  {
+    nb::gil_scoped_release release;
+    const auto progress = [&](const agent::MultiRunProgress& p) {
+      nb::gil_scoped_acquire gil;
+      if (on_progress.is_none() || python_error) return;
+      try {
+        nb::dict d;
+        d["total"] = p.total;
+        d["done"] = p.done;
+        d["running"] = p.running;
+        d["best_eval"] = p.best_eval;
+        d["worst_eval"] = p.worst_eval;
+        on_progress(d);
+      } catch (nb::python_error& e) {
+        e.restore();
+        python_error = true;
+      }
+    };
+    const auto stop = [&] {  // on this (the calling) thread, where Python handles signals
+      nb::gil_scoped_acquire gil;
+      if (python_error) return true;
+      if (PyErr_CheckSignals() != 0) {
+        if (!PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) python_error = true;
+        else PyErr_Clear();
+        return true;
+      }
+      return false;
+    };
+    result = agent::RunMany(GlobalRegistry(), source, seeds, axes, options, progress, stop, notes);
+    notes.flush();
+  }
+  if (python_error) throw nb::python_error();
+  nb::dict d;
+  d["batch_dir"] = options.out_dir;
+  d["interrupted"] = result.interrupted;
+  d["summary_json"] = result.summary_json.empty() ? nb::none() : nb::cast(result.summary_json);
+  d["summary_md"] = result.summary_md.empty() ? nb::none() : nb::cast(result.summary_md);
+  return d;
+}
+
 // A greedy policy that takes any batch size (the network is rebuilt for a larger batch).
 class PyPolicy {
  public:
@@ -264,6 +338,9 @@ void BindTraining(nb::module_& m) {
   m.def("train", &Train, nb::arg("resume_dir"), nb::arg("config_path"), nb::arg("table").none(), nb::arg("env_id"),
         nb::arg("overrides"), nb::arg("out"), nb::arg("device"), nb::arg("on_log").none(), nb::arg("on_eval").none(),
         nb::arg("write"));
+  m.def("train_many", &TrainMany, nb::arg("resume_dir"), nb::arg("config_path"), nb::arg("table").none(),
+        nb::arg("env_id"), nb::arg("overrides"), nb::arg("seeds"), nb::arg("sweep"), nb::arg("out"), nb::arg("device"),
+        nb::arg("jobs"), nb::arg("on_progress").none(), nb::arg("write"));
   nb::class_<PyPolicy>(m, "_Policy")
       .def(nb::init<const std::string&, const std::string&, const std::string&>(), nb::arg("path"), nb::arg("env_id"),
            nb::arg("device"))

@@ -95,6 +95,32 @@ def test_stopping_at_every_evaluation_and_resuming_gives_the_same_model(tmp_path
         cugym.train(out=tmp_path / "raises", on_eval=lambda e: 1 / 0, **keys)
 
 
+def test_seeds_and_a_sweep_in_one_process(tmp_path):
+    keys = dict(env_id="CartPole-v1", device="cpu", total_steps=2000, learning_starts=500, eval_episodes=3)
+    summary = cugym.train(
+        out=tmp_path / "batch", seeds=[1, 2], sweep={"learning_rate": [1e-3, 2.3e-3]}, progress=False, **keys
+    )
+    assert not summary["interrupted"] and summary["env"] == "CartPole-v1"
+    points = summary["points"]
+    assert [p["point"] for p in points] == ["learning_rate=0.001", "learning_rate=0.0023"]
+    assert all(p["seeds"] == 2 and len(p["runs"]) == 2 for p in points)
+    run = points[1]["runs"][1]
+    assert run["seed"] == 2 and run["run_dir"].endswith("learning_rate=0.0023/seed_2")
+    # The same bits as the run alone.
+    solo = cugym.train(out=tmp_path / "solo", seed=2, learning_rate=2.3e-3, progress=False, **keys)
+    assert (
+        open(solo["model"], "rb").read()
+        == (tmp_path / "batch/learning_rate=0.0023/seed_2/model.safetensors").read_bytes()
+    )
+    assert cugym.train(resume=tmp_path / "batch", progress=False)["points"][1]["runs"][1]["seed"] == 2
+    with pytest.raises(ValueError, match="cannot vary within one batch"):
+        cugym.train(out=tmp_path / "b2", seeds=[1], sweep={"hidden_sizes": [[64]]}, progress=False)
+    with pytest.raises(ValueError, match="needs out="):
+        cugym.train(seeds=[1], progress=False)
+    with pytest.raises(ValueError, match="seed= and seeds="):
+        cugym.train(out=tmp_path / "b3", seeds=[1], seed=2, progress=False)
+
+
 def test_train_config_forms(tmp_path, repo):
     s = cugym.train(
         os.path.join(repo, "configs", "cartpole.toml"),

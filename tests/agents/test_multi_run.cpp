@@ -113,7 +113,8 @@ TEST(MultiRun, AnInterruptedBatchResumesToTheSameModels) {
   const ScratchDir scratch("cugym_multi_run_resume");
   const fs::path dir = scratch / "batch";
   std::atomic<int> polls{0};
-  const MultiRunResult first = Batch(dir, {3, 4, 5}, {}, 1, [&] { return ++polls > 300; });
+  // stop() is polled every 20 ms: about 0.2 s in, the first of three runs (0.3 s or more each).
+  const MultiRunResult first = Batch(dir, {3, 4, 5}, {}, 1, [&] { return ++polls > 10; });
   EXPECT_TRUE(first.interrupted);
   EXPECT_FALSE(fs::exists(dir / "summary.json"));
   const MultiRunResult resumed = Batch(
