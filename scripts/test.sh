@@ -139,9 +139,10 @@ run_python() {
   fi
   # With Box2D required (LunarLander through Gymnasium's API) and the ray extra (cugym.tune);
   # tensorboard to read the event files with TensorBoard's own reader; box2d and pygame for
-  # Gymnasium's LunarLander reference.
+  # Gymnasium's LunarLander reference; matplotlib for cugym.report's figure.
   if ! CMAKE_BUILD_PARALLEL_LEVEL="${CUGYM_JOBS:-$(nproc)}" CUGYM_CUDA=OFF CUGYM_BOX2D=ON \
-      "$dir/venv/bin/pip" install -q "$root[ray]" pytest tensorboard box2d pygame "-Cbuild-dir=$dir/build"; then
+      "$dir/venv/bin/pip" install -q "$root[ray]" pytest tensorboard box2d pygame matplotlib \
+      "-Cbuild-dir=$dir/build"; then
     summary+=("python: FAIL (pip install .) [$dir]"); failed=1; return
   fi
   local plugin_note=""

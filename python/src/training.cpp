@@ -225,7 +225,10 @@ nb::dict TrainMany(const std::string& resume_dir, const std::string& config_path
     std::string text = key + "=";
     bool first = true;
     for (nb::handle value : pair[1]) {
-      text += (first ? "" : ",") + ToToml(value, key).ToToml();
+      // Numbers as Python writes them (0.98, not 0.97999999999999998): they name the folders.
+      const bool number = (nb::isinstance<nb::int_>(value) || nb::isinstance<nb::float_>(value)) &&
+                          !nb::isinstance<nb::bool_>(value);
+      text += (first ? "" : ",") + (number ? nb::cast<std::string>(nb::repr(value)) : ToToml(value, key).ToToml());
       first = false;
     }
     axes.push_back(agent::ParseSweep(text));  // the same checks as --sweep

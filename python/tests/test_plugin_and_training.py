@@ -154,3 +154,33 @@ def test_load_policy_errors(tmp_path):
     bad.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all}")
     with pytest.raises(ValueError):
         cugym.load_policy(bad)
+
+
+def test_report_draws_the_learning_curves_of_a_batch(tmp_path):
+    from cugym import report
+
+    keys = dict(env_id="CartPole-v1", device="cpu", total_steps=3000, learning_starts=500, eval_episodes=3)
+    cugym.train(
+        out=tmp_path / "b",
+        seeds=[1, 2, 3, 4],
+        sweep={"gamma": [0.98, 0.99]},
+        eval_interval=1000,
+        progress=False,
+        **keys,
+    )
+    data, threshold, env = report.curves(tmp_path / "b")
+    assert env == "CartPole-v1" and threshold == 475
+    assert sorted(data) == ["gamma=0.98", "gamma=0.99"]
+    steps, centre, low, high, seeds = data["gamma=0.99"]
+    assert list(steps) == [1000, 2000, 3000] and seeds == 4
+    assert np.all(low <= centre + 1e-9) and np.all(centre <= high + 1e-9)
+    # The IQM of four runs is the mean of the middle two.
+    evals = [
+        np.loadtxt(tmp_path / f"b/gamma=0.99/seed_{s}/evals.csv", delimiter=",", skiprows=1)[:, 2] for s in (1, 2, 3, 4)
+    ]
+    np.testing.assert_allclose(centre, np.sort(evals, axis=0)[1:3].mean(axis=0))
+    pytest.importorskip("matplotlib")
+    report.main([str(tmp_path / "b")])
+    assert (tmp_path / "b/curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(SystemExit, match="no summary.json"):
+        report.main([str(tmp_path)])

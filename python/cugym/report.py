@@ -1,0 +1,92 @@
+"""Learning curves of a batch of runs (``cugym train --seeds ... --out DIR``):
+
+    python -m cugym.report DIR [--out DIR/curves.png]
+
+draws, for every grid point of the batch, the interquartile mean (IQM) over seeds of the greedy
+evaluations during training (evals.csv) against env steps, with its 95% percentile-bootstrap
+band, and the env's reward threshold. Needs matplotlib (not a dependency of cugym:
+``pip install matplotlib``); ``curves(DIR)`` gives the numbers without it.
+"""
+
+import argparse
+import csv
+import json
+import os
+import sys
+
+import numpy as np
+
+
+def iqm(x, axis=-1):
+    """The mean of the middle 50% of runs (floor(n / 4) cut from each end)."""
+    x = np.sort(np.asarray(x, dtype=float), axis=axis)
+    n = x.shape[axis]
+    cut = n // 4
+    return np.take(x, np.arange(cut, n - cut), axis=axis).mean(axis=axis)
+
+
+def bootstrap_band(runs, reps=2000, seed=0):
+    """95% percentile-bootstrap interval of the IQM over runs, per column of runs [runs, points]."""
+    runs = np.asarray(runs, dtype=float)
+    picks = np.random.default_rng(seed).integers(0, len(runs), size=(reps, len(runs)))
+    stats = iqm(np.moveaxis(runs[picks], 1, -1), axis=-1)  # [reps, points]
+    return np.percentile(stats, [2.5, 97.5], axis=0)
+
+
+def _evaluations(run_dir):
+    with open(os.path.join(run_dir, "evals.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    return [int(r["global_step"]) for r in rows], [float(r["mean_return"]) for r in rows]
+
+
+def curves(batch_dir):
+    """{point: (steps, iqm, low, high, seeds)} from the batch's summary.json and evals.csv files,
+    and the env's threshold and id. A run that stopped early (stop_at_threshold) keeps its last
+    evaluation for the steps it did not train."""
+    with open(os.path.join(batch_dir, "summary.json")) as f:
+        summary = json.load(f)
+    out = {}
+    for point in summary["points"]:
+        series = [_evaluations(run["run_dir"]) for run in point["runs"]]
+        steps = max((s for s, _ in series), key=len)
+        if not steps or any(not r for _, r in series):
+            continue
+        returns = np.array([r + [r[-1]] * (len(steps) - len(r)) for _, r in series])
+        low, high = bootstrap_band(returns)
+        out[point["point"] or "(config)"] = (np.array(steps), iqm(returns, axis=0), low, high, len(series))
+    return out, summary.get("threshold"), summary.get("env")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m cugym.report", description=__doc__.split("\n\n")[0])
+    p.add_argument("batch_dir", help="the folder of cugym train --seeds ... --out DIR")
+    p.add_argument("--out", help="image file (default: BATCH_DIR/curves.png)")
+    a = p.parse_args(argv)
+    if not os.path.isfile(os.path.join(a.batch_dir, "summary.json")):
+        sys.exit(f"cugym.report: {a.batch_dir} has no summary.json (not a finished cugym batch)")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("cugym.report: needs matplotlib (pip install matplotlib)")
+    data, threshold, env = curves(a.batch_dir)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name, (steps, centre, low, high, seeds) in data.items():
+        line = ax.plot(steps, centre, label=f"{name} ({seeds} seeds)")[0]
+        ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2)
+    if threshold is not None:
+        ax.axhline(threshold, color="black", linestyle="--", linewidth=1, label=f"threshold {threshold:g}")
+    ax.set_xlabel("env steps")
+    ax.set_ylabel("greedy evaluation return (IQM, 95% CI)")
+    ax.set_title(env or "")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out = a.out or os.path.join(a.batch_dir, "curves.png")
+    fig.savefig(out, dpi=120)
+    print(out)
+
+
+if __name__ == "__main__":
+    main()
