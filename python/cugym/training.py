@@ -69,11 +69,7 @@ def train(
         if on_log is not None or on_eval is not None:
             raise ValueError("train(seeds=...) runs many runs at once: on_log and on_eval are for one run")
         return _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, progress, overrides)
-    config_path, table = "", None
-    if isinstance(config, dict):
-        table = dict(config)
-    elif config is not None:
-        config_path = os.fspath(config)
+    config_path, table = _config_source(config)
     if resume is not None and (config is not None or out is not None or env_id is not None):
         raise ValueError("train(resume=...) takes the run's own config and folder; pass only overrides")
     if save_replay is not None:
@@ -96,10 +92,6 @@ def train(
         stop_asked[0] = stop_asked[0] or stop
         return stop
 
-    def write(text):
-        sys.stderr.write(text)
-        sys.stderr.flush()
-
     summary = _cugym.train(
         "" if resume is None else os.fspath(resume),
         config_path,
@@ -110,14 +102,27 @@ def train(
         device,
         log,
         None if on_eval is None else evaluated,
-        write,
+        _write_notes,
     )
     if summary["interrupted"] and not stop_asked[0]:
-        write(
+        _write_notes(
             f"interrupted at step {summary['global_step']}: checkpoint {summary['checkpoint']}; continue with "
             f"cugym.train(resume={summary['run_dir']!r})\n"
         )
     return summary
+
+
+def _config_source(config):
+    """(config_path, table) for the extension: a TOML file, or a dict of keys, or neither."""
+    if isinstance(config, dict):
+        return "", dict(config)
+    return ("" if config is None else os.fspath(config)), None
+
+
+def _write_notes(text):
+    """The trainer's notes, as cugym train prints them: on stderr."""
+    sys.stderr.write(text)
+    sys.stderr.flush()
 
 
 def _is_batch(folder):
@@ -126,11 +131,7 @@ def _is_batch(folder):
 
 def _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, progress, overrides):
     """train(seeds=..., sweep=...): agents/multi_run.h through the extension."""
-    config_path, table = "", None
-    if isinstance(config, dict):
-        table = dict(config)
-    elif config is not None:
-        config_path = os.fspath(config)
+    config_path, table = _config_source(config)
     if resume is not None:
         if config is not None or out is not None or env_id is not None or seeds is not None or sweep is not None:
             raise ValueError("train(resume=BATCH) takes the batch's own config, seeds and sweep")
@@ -148,10 +149,6 @@ def _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, progres
             last_print[0] = now
             print(f"runs: {p['done']}/{p['total']} done, {p['running']} training", flush=True)
 
-    def write(text):
-        sys.stderr.write(text)
-        sys.stderr.flush()
-
     result = _cugym.train_many(
         "" if resume is None else os.fspath(resume),
         config_path,
@@ -164,14 +161,14 @@ def _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, progres
         device,
         int(jobs),
         show,
-        write,
+        _write_notes,
     )
     summary = {}
     if result["summary_json"]:
         with open(result["summary_json"]) as f:
             summary = json.load(f)
     else:
-        write(f"interrupted: continue with cugym.train(resume={result['batch_dir']!r})\n")
+        _write_notes(f"interrupted: continue with cugym.train(resume={result['batch_dir']!r})\n")
     summary.update(batch_dir=result["batch_dir"], interrupted=result["interrupted"])
     return summary
 

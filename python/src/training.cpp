@@ -78,6 +78,21 @@ class LineSink : public std::stringbuf {
   nb::object write_;
 };
 
+// A training loop's stop(), called with the GIL released: Ctrl-C (Python's handler only sets a
+// flag while C++ runs) stops the run with a checkpoint; any other pending exception, or an error a
+// callback raised (python_error), stops it too and is re-raised after it returns.
+bool StopAsked(bool& python_error) {
+  nb::gil_scoped_acquire gil;
+  if (python_error) return true;
+  if (PyErr_CheckSignals() == 0) return false;
+  if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+    PyErr_Clear();
+  } else {
+    python_error = true;
+  }
+  return true;
+}
+
 nb::dict ProgressDict(const agent::DqnProgress& p, int64_t total_steps) {
   nb::dict d;
   d["global_step"] = p.global_step;
@@ -158,21 +173,8 @@ nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb
         }
       };
     }
-    // Ctrl-C: Python's handler only sets a flag while C++ runs; run it here, checkpoint, stop.
-    const auto stop = [&] {
-      nb::gil_scoped_acquire gil;
-      if (python_error) return true;
-      if (PyErr_CheckSignals() != 0) {
-        if (!PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
-          python_error = true;
-          return true;
-        }
-        PyErr_Clear();
-        return true;
-      }
-      return false;
-    };
-    run = agent::RunTraining(GlobalRegistry(), config, options, log, stop, notes);
+    run = agent::RunTraining(
+        GlobalRegistry(), config, options, log, [&] { return StopAsked(python_error); }, notes);
     notes.flush();
   }
   if (python_error) throw nb::python_error();
@@ -226,8 +228,8 @@ nb::dict TrainMany(const std::string& resume_dir, const std::string& config_path
     bool first = true;
     for (nb::handle value : pair[1]) {
       // Numbers as Python writes them (0.98, not 0.97999999999999998): they name the folders.
-      const bool number = (nb::isinstance<nb::int_>(value) || nb::isinstance<nb::float_>(value)) &&
-                          !nb::isinstance<nb::bool_>(value);
+      const bool number =
+          (nb::isinstance<nb::int_>(value) || nb::isinstance<nb::float_>(value)) && !nb::isinstance<nb::bool_>(value);
       text += (first ? "" : ",") + (number ? nb::cast<std::string>(nb::repr(value)) : ToToml(value, key).ToToml());
       first = false;
     }
@@ -260,17 +262,9 @@ nb::dict TrainMany(const std::string& resume_dir, const std::string& config_path
         python_error = true;
       }
     };
-    const auto stop = [&] {  // on this (the calling) thread, where Python handles signals
-      nb::gil_scoped_acquire gil;
-      if (python_error) return true;
-      if (PyErr_CheckSignals() != 0) {
-        if (!PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) python_error = true;
-        else PyErr_Clear();
-        return true;
-      }
-      return false;
-    };
-    result = agent::RunMany(GlobalRegistry(), source, seeds, axes, options, progress, stop, notes);
+    // RunMany polls it on this (the calling) thread, where Python handles signals.
+    result = agent::RunMany(
+        GlobalRegistry(), source, seeds, axes, options, progress, [&] { return StopAsked(python_error); }, notes);
     notes.flush();
   }
   if (python_error) throw nb::python_error();
