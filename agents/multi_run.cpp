@@ -438,7 +438,8 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
     }
   };
   std::vector<std::thread> threads;
-  for (int t = 0; t < jobs; ++t) threads.emplace_back([&] {
+  for (int t = 0; t < jobs; ++t)
+    threads.emplace_back([&] {
       worker();
       ++workers_done;
     });
