@@ -114,14 +114,22 @@ class LunarLanderWorld {
   StepResult Advance(const LunarLanderParams& params, const LunarLanderEngines& engines,
                      const std::array<double, 2>& dispersion, bool has_prev_shaping);
 
+  // Box2D 2.3's stateful joint limits on 2.4's predictive ones (see the .cpp), before each world
+  // step; true when a limit acts in this step.
+  bool SetLimitStates();
+  // The lander or a leg has a contact with the moon (bounding boxes overlap).
+  bool NearTheMoon() const;
+
   std::unique_ptr<ContactListener> listener_;
   std::unique_ptr<b2World> world_;
   b2Body* lander_ = nullptr;
   b2Body* legs_[2] = {nullptr, nullptr};
+  b2RevoluteJoint* joints_[2] = {nullptr, nullptr};
   double smooth_y_[lunar_lander::kChunks] = {};
   bool ground_contact_[2] = {false, false};
   bool game_over_ = false;
   double prev_shaping_ = 0.0;
+  bool cold_ = true;  // no step since Build: the joints have no impulses to warm-start from
   int wind_idx_ = 0, torque_idx_ = 0;
   LunarLanderEngines last_engines_;
 };

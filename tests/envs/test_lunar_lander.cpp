@@ -1,15 +1,18 @@
 // LunarLander-v3 / LunarLanderContinuous-v3 against Gymnasium 1.4.0 (shared/reference/
 // lunarlander.md): per-step agreement from Gymnasium's own draws before the first contact
-// (fixture from scripts/gen_lunar_lander_fixture.py), episode statistics of the heuristic and of
-// a random policy over 1000 episodes, and what HostBatchedEnv adds: determinism across thread
+// (fixture from scripts/gen_lunar_lander_fixture.py), both engines from the same state through a
+// touchdown (fixture from bench/lunar_lander_touchdown.py), episode statistics of the heuristic
+// and of a random policy over 1000 episodes, and what HostBatchedEnv adds: determinism across thread
 // counts and batch sizes, bad actions refused, wind. The shared suite (test_conformance.cpp)
 // covers the VectorEnv semantics. Each statistical test prints its figures (docs/benchmarks.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "core/csv.h"
 #include "envs/box2d/lunar_lander.h"
@@ -98,11 +101,11 @@ CsvTable GymnasiumDraws() {
   return ReadNumericCsv(std::string(CUGYM_FIXTURES_DIR) + "/lunar_lander/gymnasium_draws.csv");
 }
 
-// Box2D 2.4.1 is not pybox2d's 2.3 (reference §3): the flight drifts by a few 1e-4 over 100
-// steps, and on the step a leg first reaches its joint limit (2.4's limits are predictive) the
-// angular velocity differs by up to 6e-3 for that one step. So: observed poses within 1e-3 on
-// every step (the lander's pose in metres within 5e-3: x is s0 times 10), observed velocities
-// within 1e-2, and all 8 entries within 1e-3 on at least 98 % of the steps.
+// Box2D 2.4.1 is not pybox2d's 2.3 (reference §3), but with 2.3's joint limits emulated and the
+// cold first step converged (LunarLanderWorld::SetLimitStates) the flight agrees within a few
+// 1e-5 (measured: 2.4e-5 at most over both ids; with 2.4's own limits it was 8e-3 on the step a
+// leg first reached its limit). So: every observation entry within 2e-4 on every step (EnvPool's
+// tolerance against Gymnasium), the lander's pose in metres within 1e-3 (x is s0 times 10).
 TEST(LunarLanderGymnasium, SameDrawsGiveTheSameFlightBeforeContact) {
   const CsvTable t = GymnasiumDraws();
   for (bool continuous : {false, true}) {
@@ -114,11 +117,11 @@ TEST(LunarLanderGymnasium, SameDrawsGiveTheSameFlightBeforeContact) {
         continuous ? "LunarLanderContinuous-v3" : "LunarLander-v3", a.steps, a.steps_within, a.obs_pose, a.obs_velocity,
         a.pose, a.reward);
     EXPECT_GT(a.steps, 250);
-    EXPECT_LT(a.obs_pose, 1e-3);
-    EXPECT_LT(a.pose, 5e-3);
-    EXPECT_LT(a.obs_velocity, 1e-2);
-    EXPECT_GE(a.steps_within, 0.98 * a.steps);
-    EXPECT_LT(a.reward, 0.1);  // the shaping is 100 x a difference of observations
+    EXPECT_LT(a.obs_pose, 2e-4);
+    EXPECT_LT(a.pose, 1e-3);
+    EXPECT_LT(a.obs_velocity, 2e-4);
+    EXPECT_EQ(a.steps_within, a.steps);
+    EXPECT_LT(a.reward, 0.02);  // the shaping is 100 x a difference of observations
   }
 }
 
@@ -128,6 +131,116 @@ TEST(LunarLanderGymnasium, AWrongDrawIsDetected) {
   const int64_t c = t.Find("disp_0");
   for (int64_t r = 0; r < t.rows(); ++r) t.values[r * t.cols() + c] *= 2;
   EXPECT_GT(ReplayFixture(t, false).obs_pose, 1e-3);
+}
+
+// ---- Touchdown from the same state (issue 27) -------------------------------------------------
+
+// Per episode of gymnasium_touchdown.csv (bench/lunar_lander_touchdown.py: Gymnasium restarted from
+// the state 3 steps before a random-policy touchdown, as FromFlat restarts cugym), the largest
+// differences before the first touching step (the flight), the largest hull angular velocity
+// difference over the first 3 touching steps, and the quantity that parts first: a leg's joint
+// angle (by 1e-3 rad), a contact's normal impulse (by 1e-2 N s) or the hull's angular velocity (by
+// 1e-2 rad/s), whichever crosses on the earliest step (several on one step each count).
+struct Touchdown {
+  double flight = 0;                // max |d| of hull omega and joint angles before touching
+  std::vector<double> touch_omega;  // per episode: max |d omega| over the first 3 touching steps
+  int first_joint = 0, first_impulse = 0, first_omega = 0, never = 0;
+};
+
+double NormalImpulse(const b2Body* body) {
+  double sum = 0;
+  for (const b2ContactEdge* e = body->GetContactList(); e; e = e->next) {
+    if (!e->contact->IsTouching()) continue;
+    const b2Manifold* m = e->contact->GetManifold();
+    for (int p = 0; p < m->pointCount; ++p) sum += m->points[p].normalImpulse;
+  }
+  return sum;
+}
+
+double JointAngle(const LunarLanderWorld& world, int leg) {
+  return static_cast<const b2RevoluteJoint*>(world.leg(leg)->GetJointList()->joint)->GetJointAngle();
+}
+
+Touchdown ReplayTouchdowns(const CsvTable& t) {
+  auto col = [&](const std::string& name) {
+    const int64_t c = t.Find(name);
+    if (c < 0) throw std::runtime_error("fixture has no column " + name);
+    return c;
+  };
+  const char* bodies[3] = {"hull", "leg0", "leg1"};
+  const char* fields[6] = {"x", "y", "angle", "vx", "vy", "omega"};
+  Touchdown result;
+  LunarLanderWorld world;
+  const LunarLanderParams params;
+  int touching_steps = 0;  // touching steps seen in this episode
+  bool parted = false;
+  for (int64_t r = 0; r < t.rows(); ++r) {
+    const int step = static_cast<int>(t.at(r, col("step")));
+    if (step == 0) {
+      if (r > 0 && !parted) ++result.never;
+      float flat[lunar_lander::kStateDim] = {};
+      for (int b = 0; b < 3; ++b) {
+        for (int f = 0; f < 6; ++f)
+          flat[6 * b + f] = static_cast<float>(t.at(r, col(std::string(bodies[b]) + "_" + fields[f])));
+      }
+      for (int k = 0; k < lunar_lander::kChunks; ++k)
+        flat[lunar_lander::kTerrain + k] = static_cast<float>(t.at(r, col("smooth_y_" + std::to_string(k))));
+      flat[lunar_lander::kPrevShaping] = static_cast<float>(t.at(r, col("prev_shaping")));
+      flat[lunar_lander::kAwake] = 1.0f;
+      world.FromFlat(params, flat);
+      touching_steps = 0;
+      parted = false;
+      result.touch_omega.push_back(0.0);
+      continue;
+    }
+    const std::array<double, 2> dispersion = {t.at(r, col("disp_0")) / lunar_lander::kScale,
+                                              t.at(r, col("disp_1")) / lunar_lander::kScale};
+    world.Step(params, lunar_lander::DecodeDiscrete(static_cast<int32_t>(t.at(r, col("action")))), dispersion);
+    const double d_omega = std::fabs(world.lander()->GetAngularVelocity() - t.at(r, col("hull_omega")));
+    const double d_joint = std::fmax(std::fabs(JointAngle(world, 0) - t.at(r, col("joint_0"))),
+                                     std::fabs(JointAngle(world, 1) - t.at(r, col("joint_1"))));
+    double d_impulse = std::fabs(NormalImpulse(world.lander()) - t.at(r, col("impulse_hull")));
+    for (int i = 0; i < 2; ++i)
+      d_impulse =
+          std::fmax(d_impulse, std::fabs(NormalImpulse(world.leg(i)) - t.at(r, col("impulse_" + std::to_string(i)))));
+    const bool touching = t.at(r, col("points_hull")) + t.at(r, col("points_0")) + t.at(r, col("points_1")) > 0;
+    if (touching_steps == 0 && !touching) result.flight = std::fmax(result.flight, std::fmax(d_omega, d_joint));
+    if (touching && touching_steps++ < 3) result.touch_omega.back() = std::fmax(result.touch_omega.back(), d_omega);
+    if (!parted && (d_joint > 1e-3 || d_impulse > 1e-2 || d_omega > 1e-2)) {
+      parted = true;
+      result.first_joint += d_joint > 1e-3;
+      result.first_impulse += d_impulse > 1e-2;
+      result.first_omega += d_omega > 1e-2;
+    }
+  }
+  if (!parted) ++result.never;
+  return result;
+}
+
+// Both engines from the same state through a touchdown. With Box2D 2.4's own joint limits
+// (predictive) the legs part from 2.3's at the step a touchdown throws a leg against its limit,
+// before any contact impulse differs, and only 38 % of these episodes keep the hull's angular
+// velocity within 1e-2 over the first 3 touching steps (median difference 0.05 rad/s). With 2.3's
+// stateful limits emulated (LunarLanderWorld::SetLimitStates) 68 % do (median 1e-4); the rest part
+// where 2.3's own solve has not converged in 180 iterations (a hard impact on a leg at its limit),
+// a path 2.4 cannot retrace step by step (docs/benchmarks.md, LunarLander).
+TEST(LunarLanderGymnasium, TouchdownFromTheSameState) {
+  const Touchdown d =
+      ReplayTouchdowns(ReadNumericCsv(std::string(CUGYM_FIXTURES_DIR) + "/lunar_lander/gymnasium_touchdown.csv"));
+  std::vector<double> sorted = d.touch_omega;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  const double within = std::count_if(sorted.begin(), sorted.end(), [](double x) { return x < 1e-2; }) /
+                        static_cast<double>(sorted.size());
+  std::printf(
+      "[lunar] touchdown: %zu episodes; flight max |d| %.1e; first 3 touching steps: hull omega within "
+      "1e-2 in %.0f %% (median |d| %.1e); parts first: joint angle %d, contact impulse %d, hull omega %d, "
+      "never %d\n",
+      sorted.size(), d.flight, 100 * within, median, d.first_joint, d.first_impulse, d.first_omega, d.never);
+  EXPECT_EQ(sorted.size(), 60u);
+  EXPECT_LT(d.flight, 1e-3);
+  EXPECT_LT(median, 1e-3);
+  EXPECT_GE(within, 0.6);
 }
 
 TEST(LunarLanderGymnasium, SpecMatches) {
