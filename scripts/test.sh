@@ -7,7 +7,8 @@
 #      archs from CUGYM_CI_CUDA_ARCH, default 90), then ctest
 #   3. asan: CPU-only RelWithDebInfo build with ASan+UBSan into build-ci-asan, then ctest
 #   4. python: `pip install .` (CPU only, Box2D required) into a fresh venv in build-ci-python, with
-#      tensorboard, box2d and pygame from PyPI (test oracles) and the ray extra, the example
+#      tensorboard, box2d, pygame and matplotlib from PyPI (test oracles) and the ray extra (the
+#      venv and those packages are fetched in the background during steps 2-3), the example
 #      plugin built against the cuda configuration's install, then pytest python/tests and
 #      bench/test_dqn_seeds.py, python/tests/test_tune.py (a two-node Ray cluster, in a network
 #      namespace of its own: unshare -n), and python/tests/test_cuda.py again on the CPU back
@@ -107,6 +108,22 @@ run_config() {
   fi
 }
 
+# The Python phase's fresh venv and its packages from PyPI (downloads, mostly: Ray alone is 135 MB)
+# are made in the background while the C++ configurations build; run_python then waits for them
+# and builds and installs cugym itself. With Box2D required (LunarLander through Gymnasium's API)
+# and the ray extra (cugym.tune); tensorboard to read the event files with TensorBoard's own
+# reader; box2d and pygame for Gymnasium's LunarLander reference; matplotlib for cugym.report.
+python_dir="$root/build-ci-python"
+prepare_python_venv() {
+  rm -rf "$python_dir/venv" &&
+    python3 -m venv "$python_dir/venv" &&
+    "$python_dir/venv/bin/pip" install -q pytest tensorboard box2d pygame matplotlib "ray[tune]>=2.9" \
+      "numpy>=1.24" "gymnasium>=1.0"
+}
+mkdir -p "$python_dir"
+prepare_python_venv >"$python_dir/venv.log" 2>&1 &
+python_venv_pid=$!
+
 ran=0
 if command -v nvcc >/dev/null 2>&1; then
   extra_ctest_args=()
@@ -130,19 +147,15 @@ fi
 # every CUDA source), then pytest. The plugin test uses examples/custom_env built against the
 # cuda configuration's install (an ASan-built plugin cannot load into Python).
 run_python() {
-  local dir="$root/build-ci-python" rc=0 t0=$SECONDS
+  local dir="$python_dir" rc=0 t0=$SECONDS
   banner "python: venv, pip install ., pytest ($dir)"
-  mkdir -p "$dir"
-  rm -rf "$dir/venv"
-  if ! python3 -m venv "$dir/venv"; then
-    summary+=("python: FAIL (python3 -m venv failed: install python3-venv)"); failed=1; return
+  if ! wait "$python_venv_pid"; then
+    cat "$dir/venv.log"
+    summary+=("python: FAIL (the venv or its PyPI packages; python3-venv missing, or no network?) [$dir]")
+    failed=1; return
   fi
-  # With Box2D required (LunarLander through Gymnasium's API) and the ray extra (cugym.tune);
-  # tensorboard to read the event files with TensorBoard's own reader; box2d and pygame for
-  # Gymnasium's LunarLander reference; matplotlib for cugym.report's figure.
   if ! CMAKE_BUILD_PARALLEL_LEVEL="${CUGYM_JOBS:-$(nproc)}" CUGYM_CUDA=OFF CUGYM_BOX2D=ON \
-      "$dir/venv/bin/pip" install -q "$root[ray]" pytest tensorboard box2d pygame matplotlib \
-      "-Cbuild-dir=$dir/build"; then
+      "$dir/venv/bin/pip" install -q "$root[ray]" "-Cbuild-dir=$dir/build"; then
     summary+=("python: FAIL (pip install .) [$dir]"); failed=1; return
   fi
   local plugin_note=""
