@@ -46,6 +46,7 @@ QLearnerOptions LearnerOptions(const DqnConfig& c, const EnvSpec& spec) {
   if (c.anneal_lr) options.adam.lr_decay_updates = std::max<int64_t>(c.PlannedUpdates(), 1);
   options.seed = c.seed;
   options.dueling = c.dueling;
+  options.conv = ConvForObservations(c.conv_channels, spec.observation_space.shape, spec.id);
   return options;
 }
 

@@ -75,6 +75,7 @@ const Key kKeys[] = {
     {"batch_size", &DqnConfig::batch_size},
     {"buffer_size", &DqnConfig::buffer_size},
     {"checkpoint_interval", &DqnConfig::checkpoint_interval},
+    {"conv_channels", &DqnConfig::conv_channels},
     {"cuda_graph", &DqnConfig::cuda_graph},
     {"double_dqn", &DqnConfig::double_dqn},
     {"dueling", &DqnConfig::dueling},
@@ -202,6 +203,8 @@ void DqnConfig::Validate() const {
   Require(total_steps > 0, "total_steps", "must be > 0", s(total_steps));
   Require(!hidden_sizes.empty(), "hidden_sizes", "must list at least one layer", "[]");
   for (int h : hidden_sizes) Require(h > 0 && h <= 65536, "hidden_sizes", "entries must be in 1..65536", s(h));
+  Require(conv_channels >= 0 && conv_channels <= 4096, "conv_channels", "must be in 0..4096 (0: no convolution)",
+          s(conv_channels));
   Require(learning_rate > 0 && learning_rate < 1, "learning_rate", "must be in (0, 1)", s(learning_rate));
   Require(adam_eps > 0, "adam_eps", "must be > 0", s(adam_eps));
   Require(buffer_size > 0, "buffer_size", "must be > 0", s(buffer_size));

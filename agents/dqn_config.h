@@ -17,6 +17,9 @@ struct DqnConfig {
   int64_t num_envs = 8;         // envs stepped together
   int64_t total_steps = 60000;  // env steps (transitions) over all envs
   std::vector<int> hidden_sizes = {120, 84};
+  // > 0: a 3 x 3 convolution with this many channels (ReLU) in front of the hidden layers, for
+  // image observations (H, W, C) such as MinAtar's; 0: none, the observations go to the MLP as is.
+  int64_t conv_channels = 0;
   double learning_rate = 2.3e-3;
   double adam_eps = 1e-8;
   int64_t buffer_size = 50000;  // transitions kept

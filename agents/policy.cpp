@@ -35,6 +35,7 @@ GreedyPolicy::GreedyPolicy(const Registry& registry, const std::string& model_pa
   nn::MlpOptions options;
   options.max_batch = static_cast<int>(max_batch);
   options.trainable = false;
+  options.conv = nn::ReadMlpConv(file, model_path);
   backend_ = nn::MakeBackend(device);
   net_ = std::make_unique<nn::Mlp>(backend_, sizes, options);
   nn::LoadMlp(file, model_path, *net_);  // the file read once, above

@@ -16,12 +16,13 @@ using nn::Backend;
 using nn::BatchView;
 using nn::ConstBatchView;
 using nn::CopyFromHost;
-using nn::FormatLayerSizes;
-using nn::LinearTensorName;
+using nn::DescribeNetwork;
 using nn::MlpMetadata;
 using nn::MlpOptions;
 using nn::MlpParametersFrom;
+using nn::MlpParameterTensors;
 using nn::MlpTensors;
+using nn::ParameterTensor;
 using nn::ToHost;
 using nn::VectorView;
 
@@ -37,6 +38,7 @@ MlpOptions NetOptions(const QLearnerOptions& o, bool trainable) {
   m.max_batch = std::max(o.batch_size, o.max_act_batch);
   m.trainable = trainable;
   m.seed = o.seed;
+  m.conv = o.conv;
   return m;
 }
 
@@ -50,6 +52,30 @@ constexpr const char* kAdamAvgSq = "adam.exp_avg_sq.";
 constexpr const char* kAdamStep = "adam.step";
 
 }  // namespace
+
+nn::ConvSpec ConvForObservations(int64_t conv_channels, const std::vector<int64_t>& obs_shape,
+                                 const std::string& env_id) {
+  if (conv_channels == 0) return {};
+  std::string shape = "(";
+  for (std::size_t i = 0; i < obs_shape.size(); ++i) shape += (i > 0 ? "," : "") + std::to_string(obs_shape[i]);
+  shape += obs_shape.size() == 1 ? ",)" : ")";
+  constexpr int kKernel = 3;
+  if (obs_shape.size() != 3 || obs_shape[0] * obs_shape[1] * obs_shape[2] > (1 << 24))
+    throw std::invalid_argument("conv_channels needs an image observation (H, W, C); " + env_id + "'s is " + shape);
+  if (obs_shape[0] < kKernel || obs_shape[1] < kKernel) {
+    throw std::invalid_argument("conv_channels: " + env_id + "'s images " + shape + " are smaller than the " +
+                                std::to_string(kKernel) + " x " + std::to_string(kKernel) + " kernel");
+  }
+  if (conv_channels < 0 || conv_channels > 4096)
+    throw std::invalid_argument("conv_channels " + std::to_string(conv_channels) + " (expected 0..4096)");
+  nn::ConvSpec conv;
+  conv.height = static_cast<int>(obs_shape[0]);
+  conv.width = static_cast<int>(obs_shape[1]);
+  conv.in_channels = static_cast<int>(obs_shape[2]);
+  conv.out_channels = static_cast<int>(conv_channels);
+  conv.kernel = kKernel;
+  return conv;
+}
 
 std::vector<int> NetworkSizes(const QLearnerOptions& options) {
   std::vector<int> sizes = options.layer_sizes;
@@ -143,22 +169,16 @@ void QLearner::Save(const std::string& path, const SafetensorsMetadata& extra,
   // Adam's moments, tensor by tensor like the parameters (the flat buffer's padding is left out).
   const std::vector<float> m = ToHost(adam_.exp_avg());
   const std::vector<float> v = ToHost(adam_.exp_avg_sq());
-  const std::vector<int>& s = online_.layer_sizes();
-  for (int l = 0; l < online_.num_layers(); ++l) {
-    for (const char* what : {"weight", "bias"}) {
-      const bool w = what[0] == 'w';
-      std::vector<int64_t> shape = w ? std::vector<int64_t>{s[l + 1], s[l]} : std::vector<int64_t>{s[l + 1]};
-      const int64_t offset = w ? online_.weight_offset(l) : online_.bias_offset(l);
-      const std::string name = LinearTensorName("", l, what);
-      tensors.push_back(NamedTensor::FromF32(kAdamAvg + name, shape, m.data() + offset));
-      tensors.push_back(NamedTensor::FromF32(kAdamAvgSq + name, shape, v.data() + offset));
-    }
+  for (const ParameterTensor& t : MlpParameterTensors(online_)) {
+    tensors.push_back(NamedTensor::FromF32(kAdamAvg + t.name, t.shape, m.data() + t.offset));
+    tensors.push_back(NamedTensor::FromF32(kAdamAvgSq + t.name, t.shape, v.data() + t.offset));
   }
   const int64_t step = adam_.ReadStepCount();
   tensors.push_back(NamedTensor::FromI64(kAdamStep, {}, &step));
 
   SafetensorsMetadata metadata = extra;
-  for (const auto& [key, value] : MlpMetadata(online_.layer_sizes())) metadata[key] = value;
+  metadata.erase("cugym.conv");  // only the network says whether it has one
+  for (const auto& [key, value] : MlpMetadata(online_.layer_sizes(), online_.conv())) metadata[key] = value;
   metadata["cugym.kind"] = "q_learner";
   metadata["cugym.head"] = options_.dueling ? "dueling" : "q";
   metadata["cugym.loss"] = LossName(options_.loss);
@@ -182,10 +202,13 @@ SafetensorsMetadata QLearner::Load(const SafetensorsFile& file, const std::strin
                                 "'; load a model file with LoadMlp into online())");
   }
   auto layers = file.metadata.find("cugym.layers");
-  if (layers == file.metadata.end() || layers->second != FormatLayerSizes(online_.layer_sizes())) {
-    throw std::invalid_argument(path + ": the checkpoint holds a " +
-                                (layers == file.metadata.end() ? std::string("?") : layers->second) +
-                                " network, this trainer's is " + FormatLayerSizes(online_.layer_sizes()));
+  const nn::ConvSpec conv = nn::ReadMlpConv(file, path);
+  if (layers == file.metadata.end() || layers->second != nn::FormatLayerSizes(online_.layer_sizes()) ||
+      conv != online_.conv()) {
+    const std::string held = layers == file.metadata.end() ? std::string("?") : layers->second;
+    throw std::invalid_argument(
+        path + ": the checkpoint holds a " + (conv.enabled() ? DescribeNetwork({}, conv) + held : held) +
+        " network, this trainer's is " + DescribeNetwork(online_.layer_sizes(), online_.conv()));
   }
   // Everything is checked before anything is changed.
   const NamedTensor* step = file.Find(kAdamStep);
@@ -193,21 +216,15 @@ SafetensorsMetadata QLearner::Load(const SafetensorsFile& file, const std::strin
     throw std::invalid_argument(path + ": no I64 scalar '" + std::string(kAdamStep) + "'");
   }
   std::vector<float> m(adam_.num_params(), 0.0f), v(adam_.num_params(), 0.0f);
-  const std::vector<int>& s = online_.layer_sizes();
-  for (int l = 0; l < online_.num_layers(); ++l) {
-    for (const char* what : {"weight", "bias"}) {
-      const bool w = what[0] == 'w';
-      const std::vector<int64_t> shape = w ? std::vector<int64_t>{s[l + 1], s[l]} : std::vector<int64_t>{s[l + 1]};
-      const int64_t offset = w ? online_.weight_offset(l) : online_.bias_offset(l);
-      for (auto [prefix, dst] : {std::pair<const char*, std::vector<float>*>{kAdamAvg, &m}, {kAdamAvgSq, &v}}) {
-        const std::string name = prefix + LinearTensorName("", l, what);
-        const NamedTensor* t = file.Find(name);
-        if (t == nullptr || t->dtype != DType::kF32 || t->shape != shape) {
-          throw std::invalid_argument(path + ": tensor '" + name + "' is missing or not F32 of the parameter's shape");
-        }
-        const std::vector<float> values = t->ToF32();
-        std::copy(values.begin(), values.end(), dst->begin() + offset);
+  for (const ParameterTensor& p : MlpParameterTensors(online_)) {
+    for (auto [prefix, dst] : {std::pair<const char*, std::vector<float>*>{kAdamAvg, &m}, {kAdamAvgSq, &v}}) {
+      const std::string name = prefix + p.name;
+      const NamedTensor* t = file.Find(name);
+      if (t == nullptr || t->dtype != DType::kF32 || t->shape != p.shape) {
+        throw std::invalid_argument(path + ": tensor '" + name + "' is missing or not F32 of the parameter's shape");
       }
+      const std::vector<float> values = t->ToF32();
+      std::copy(values.begin(), values.end(), dst->begin() + p.offset);
     }
   }
   const std::vector<float> online = MlpParametersFrom(file, online_, "", path);

@@ -28,7 +28,17 @@ struct QLearnerOptions {
   /// A dueling head (Wang et al. 2016): the network's last layer has one value output and one
   /// advantage per action, combined as V + A - mean(A) (nn::Backend::ValueAdvantage).
   bool dueling = false;
+  /// A convolution in front of the MLP for image observations (out_channels 0: none):
+  /// layer_sizes[0] must then be height * width * in_channels (nn::MlpOptions::conv).
+  nn::ConvSpec conv;
 };
+
+/// The convolution DqnConfig's conv_channels asks for (3 x 3, stride 1, no padding, as MinAtar's
+/// network) on observations of `obs_shape` (H, W, C), or none for conv_channels 0. Throws
+/// std::invalid_argument when the observations are not images: "conv_channels needs an image
+/// observation (H, W, C); CartPole-v1's is (4,)".
+nn::ConvSpec ConvForObservations(int64_t conv_channels, const std::vector<int64_t>& obs_shape,
+                                 const std::string& env_id);
 
 /// The layer sizes of the network a learner with `options` trains: layer_sizes, with one more
 /// output (the value) when dueling.
@@ -75,8 +85,8 @@ class QLearner {
   Stats ReadStats() const;
 
   // Checkpoint: online weights under their plain names (so LoadMlp and PyTorch read it as a
-  // model), the target network under "target.", Adam's moments under "adam.exp_avg." /
-  // "adam.exp_avg_sq." and its step count as "adam.step" (I64). Metadata: the model keys,
+  // model; a convolution as "conv.weight", "conv.bias"), the target network under "target.", Adam's moments under
+  // "adam.exp_avg." / "adam.exp_avg_sq." and its step count as "adam.step" (I64). Metadata: the model keys,
   // "cugym.kind" = "q_learner" (Load also takes "q_trainer", the kind older checkpoints carry),
   // the loss, Adam's options, plus `extra`.
   // `extra_tensors` go into the same file (names not starting with "adam." or "target.").

@@ -1,9 +1,15 @@
 // Gradient updates per second of cugym's nn for a DQN learner: per update a target-network
 // forward with max over actions on the next observations, then forward, loss, backward and Adam
 // on the minibatch (cugym::agent::QLearner), on the CPU and on the GPU (eager and replayed from a CUDA graph).
+// Optionally also the training step alone (forward, loss, backward, Adam) and greedy action
+// selection (forward + argmax) at a few batch sizes.
 //
 //   cugym_bench_nn [--device cpu|cuda|all] [--nets 4-120-84-2,8-256-256-4] [--batch 128]
-//                  [--losses mse,huber] [--seconds 1] [--json]
+//                  [--losses mse,huber] [--parts update,train,act] [--act-batches 1,128]
+//                  [--seconds 1] [--json]
+//
+// A net is its layer sizes joined by '-'; HxWxCcK in front adds a 3 x 3 convolution with K
+// channels on H x W x C images (NHWC): MinAtar's network is 10x10x4c16-128-6.
 //
 // MSE rows run without gradient clipping (CleanRL's DQN), Huber rows with max_grad_norm 10
 // (Stable-Baselines3's). The CPU's BLAS threads follow OPENBLAS_NUM_THREADS (default: all cores).
@@ -13,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -37,7 +44,8 @@ namespace nn = cugym::nn;
 
 struct Options {
   std::string device;
-  std::vector<std::string> nets, losses;
+  std::vector<std::string> nets, losses, parts;
+  std::vector<int> act_batches;
   int batch = 0;
   double seconds = 0;
   bool json = false;
@@ -62,6 +70,11 @@ Options Parse(int argc, char** argv) {
                    {"--nets", "LIST", "comma-separated layer sizes", "4-120-84-2,8-256-256-4"},
                    {"--batch", "B", "minibatch size", "128"},
                    {"--losses", "LIST", "mse, huber or both, comma-separated", "mse,huber"},
+                   {"--parts", "LIST",
+                    "update (target max-Q + train step), train (forward, loss, backward, Adam), "
+                    "act (forward + argmax), comma-separated",
+                    "update"},
+                   {"--act-batches", "LIST", "batch sizes of the act rows", "1,128"},
                    {"--seconds", "S", "measuring time per figure", "1"},
                    {"--json", "", "one JSON object per row", ""}},
                   argc, argv, 1);
@@ -76,6 +89,17 @@ Options Parse(int argc, char** argv) {
   o.device = args.String("--device");
   o.nets = Split(args.String("--nets"), ',');
   o.losses = Split(args.String("--losses"), ',');
+  o.parts = Split(args.String("--parts"), ',');
+  for (const std::string& part : o.parts) {
+    if (part != "update" && part != "train" && part != "act")
+      throw std::invalid_argument("--parts takes update, train and act, got '" + part + "'");
+  }
+  for (const std::string& b : Split(args.String("--act-batches"), ',')) {
+    const std::size_t digits = b.find_first_not_of("0123456789");
+    if (b.empty() || b.size() > 7 || digits != std::string::npos || std::stoi(b) < 1)
+      throw std::invalid_argument("--act-batches takes positive integers, got '" + b + "'");
+    o.act_batches.push_back(std::stoi(b));
+  }
   const int64_t batch = args.Int("--batch");
   o.seconds = args.Double("--seconds");
   o.json = args.Switch("--json");
@@ -88,8 +112,34 @@ Options Parse(int argc, char** argv) {
   return o;
 }
 
+// A net as --nets names it: "4-120-84-2", or "10x10x4c16-128-6" with a convolution in front.
+struct Net {
+  std::vector<int> sizes;
+  nn::ConvSpec conv;
+};
+
+Net ParseNet(const std::string& text) {
+  Net net;
+  std::string linear = text;
+  const std::size_t c = text.find('c');
+  if (c != std::string::npos) {
+    const std::vector<std::string> image = Split(text.substr(0, c), 'x');
+    const std::size_t dash = text.find('-', c);
+    if (image.size() != 3 || dash == std::string::npos)
+      throw std::invalid_argument("net '" + text + "': expected HxWxCcK-hidden-...-out, e.g. 10x10x4c16-128-6");
+    const std::vector<int> dims =
+        nn::ParseLayerSizes(image[0] + "," + image[1] + "," + image[2] + "," + text.substr(c + 1, dash - c - 1));
+    net.conv = nn::ConvSpec{dims[0], dims[1], dims[2], dims[3], 3};
+    nn::CheckConvSpec(net.conv, "net '" + text + "'");
+    linear = std::to_string(net.conv.in_features()) + text.substr(dash);
+  }
+  std::replace(linear.begin(), linear.end(), '-', ',');
+  net.sizes = nn::ParseLayerSizes(linear);
+  return net;
+}
+
 struct Result {
-  std::string net, loss, device, mode, hardware, note;
+  std::string net, loss, device, mode, part, hardware, note;
   int batch = 0;
   double max_grad_norm = 0;
   double updates_per_second = 0;  // 0 when not measured
@@ -98,10 +148,12 @@ struct Result {
 // One benchmark configuration on one back end.
 class Bench {
  public:
-  Bench(std::shared_ptr<nn::Backend> backend, const std::vector<int>& sizes, int batch, nn::LossKind loss, double clip)
-      : backend_(backend), device_(backend->device()), batch_(batch), in_(sizes.front()) {
+  Bench(std::shared_ptr<nn::Backend> backend, const Net& net, int batch, nn::LossKind loss, double clip)
+      : backend_(backend), device_(backend->device()), batch_(batch), in_(net.sizes.front()) {
+    const std::vector<int>& sizes = net.sizes;
     cugym::agent::QLearnerOptions o;
     o.layer_sizes = sizes;
+    o.conv = net.conv;
     o.batch_size = batch;
     o.max_act_batch = batch;
     o.loss = loss;
@@ -119,6 +171,7 @@ class Bench {
     next_ = Buffer<float>(device_, next.size());
     actions_ = Buffer<int32_t>(device_, actions.size());
     targets_ = Buffer<float>(device_, batch);
+    greedy_ = Buffer<int32_t>(device_, batch);
     obs_.FromHost(obs.data(), obs.size());
     next_.FromHost(next.data(), next.size());
     actions_.FromHost(actions.data(), actions.size());
@@ -132,19 +185,34 @@ class Bench {
                         nn::AsVector(targets_));
   }
 
-  // Median updates per second of 5 repeats; `graph` replays a captured update.
-  double Measure(double seconds, bool graph) {
+  // The training step alone: forward, loss, backward, Adam (targets as they are).
+  void Train() {
+    trainer_->TrainStep(nn::ConstBatchView(obs_.data(), batch_, in_, device_), nn::AsVector(actions_),
+                        nn::AsVector(targets_));
+  }
+
+  // Greedy actions for the first `rows` observations (forward + argmax), as an env step needs.
+  void Act(int rows) {
+    trainer_->Act(nn::ConstBatchView(obs_.data(), rows, in_, device_), nn::AsVector(greedy_).Head(rows));
+  }
+
+  // Median calls per second of 5 repeats of `part` ("update", "train" or "act" on `act_rows`
+  // rows); `graph` replays a captured call.
+  double Measure(double seconds, bool graph, const std::string& part = "update", int act_rows = 0) {
+    const std::function<void()> call = part == "update"  ? std::function<void()>([this] { Update(); })
+                                       : part == "train" ? std::function<void()>([this] { Train(); })
+                                                         : std::function<void()>([this, act_rows] { Act(act_rows); });
     std::unique_ptr<nn::Graph> captured;
     if (graph) {
-      Update();  // eager once first: loads the kernels outside the capture
-      captured = backend_->Capture([this] { Update(); });
+      call();  // eager once first: loads the kernels outside the capture
+      captured = backend_->Capture(call);
     }
     auto run = [&](int n) {
       for (int i = 0; i < n; ++i) {
         if (captured)
           captured->Replay();
         else
-          Update();
+          call();
       }
       backend_->Synchronize();
     };
@@ -172,7 +240,7 @@ class Bench {
   int batch_, in_;
   std::unique_ptr<cugym::agent::QLearner> trainer_;
   Buffer<float> obs_, next_, targets_;
-  Buffer<int32_t> actions_;
+  Buffer<int32_t> actions_, greedy_;
 };
 
 }  // namespace
@@ -193,38 +261,50 @@ int main(int argc, char** argv) {
       } else {
         backend = nn::MakeBackend(device);
       }
-      for (const std::string& net : args.nets) {
-        std::vector<int> sizes = nn::ParseLayerSizes([&] {
-          std::string s = net;
-          std::replace(s.begin(), s.end(), '-', ',');
-          return s;
-        }());
+      for (const std::string& net_name : args.nets) {
+        const Net net = ParseNet(net_name);
         for (const std::string& loss_name : args.losses) {
           const nn::LossKind loss = nn::ParseLoss(loss_name);
           const double clip = loss == nn::LossKind::kHuber ? 10.0 : 0.0;
-          for (const char* mode : {"eager", "graph"}) {
-            if (device == Device::kCpu && std::strcmp(mode, "graph") == 0) continue;  // nothing to capture
-            Result r{net, nn::LossName(loss), device_name, mode, "", unavailable, args.batch, clip, 0};
-            if (backend != nullptr) {
-              r.hardware = backend->Describe();
-              Bench bench(backend, sizes, args.batch, loss, clip);
-              r.updates_per_second = bench.Measure(args.seconds, std::strcmp(mode, "graph") == 0);
-            }
-            results.push_back(r);
-            if (args.json) {
-              JsonObject json;
-              json.Str("bench", "nn_update")
-                  .Str("net", r.net)
-                  .Int("batch", r.batch)
-                  .Str("loss", r.loss)
-                  .Num("max_grad_norm", r.max_grad_norm)
-                  .Str("device", r.device)
-                  .Str("mode", r.mode)
-                  .Str("hardware", r.hardware)
-                  .Raw("updates_per_second", r.updates_per_second > 0 ? JsonNumber(r.updates_per_second) : "null")
-                  .Str("note", r.note);
-              std::printf("%s\n", json.str().c_str());
-              std::fflush(stdout);
+          for (const std::string& part : args.parts) {
+            // Acting involves no loss: its rows come with the first loss only.
+            if (part == "act" && loss_name != args.losses.front()) continue;
+            for (const int act_rows : part == "act" ? args.act_batches : std::vector<int>{0}) {
+              const int batch = part == "act" ? act_rows : args.batch;
+              for (const char* mode : {"eager", "graph"}) {
+                if (device == Device::kCpu && std::strcmp(mode, "graph") == 0) continue;  // nothing to capture
+                Result r{net_name,
+                         part == "act" ? "-" : nn::LossName(loss),
+                         device_name,
+                         mode,
+                         part,
+                         "",
+                         unavailable,
+                         batch,
+                         part == "act" ? 0 : clip,
+                         0};
+                if (backend != nullptr) {
+                  r.hardware = backend->Describe();
+                  Bench bench(backend, net, std::max(batch, args.batch), loss, clip);
+                  r.updates_per_second = bench.Measure(args.seconds, std::strcmp(mode, "graph") == 0, part, act_rows);
+                }
+                results.push_back(r);
+                if (args.json) {
+                  JsonObject json;
+                  json.Str("bench", "nn_" + part)
+                      .Str("net", r.net)
+                      .Int("batch", r.batch)
+                      .Str("loss", r.loss)
+                      .Num("max_grad_norm", r.max_grad_norm)
+                      .Str("device", r.device)
+                      .Str("mode", r.mode)
+                      .Str("hardware", r.hardware)
+                      .Raw("updates_per_second", r.updates_per_second > 0 ? JsonNumber(r.updates_per_second) : "null")
+                      .Str("note", r.note);
+                  std::printf("%s\n", json.str().c_str());
+                  std::fflush(stdout);
+                }
+              }
             }
           }
         }
@@ -239,12 +319,13 @@ int main(int argc, char** argv) {
   }
   if (!args.json) {
     std::printf(
-        "DQN gradient updates per second (target max-Q forward + forward, loss, backward, Adam), median of 5\n");
-    std::printf("%-12s %5s %-6s %5s %-5s %-6s %14s %10s\n", "net", "batch", "loss", "clip", "dev", "mode", "updates/s",
-                "us/update");
+        "Calls per second, median of 5. update: target max-Q forward + forward, loss, backward, Adam; train: "
+        "without the target forward; act: forward + argmax\n");
+    std::printf("%-16s %-6s %5s %-6s %5s %-5s %-6s %14s %10s\n", "net", "part", "batch", "loss", "clip", "dev", "mode",
+                "calls/s", "us/call");
     for (const Result& r : results) {
-      std::printf("%-12s %5d %-6s %5g %-5s %-6s ", r.net.c_str(), r.batch, r.loss.c_str(), r.max_grad_norm,
-                  r.device.c_str(), r.mode.c_str());
+      std::printf("%-16s %-6s %5d %-6s %5g %-5s %-6s ", r.net.c_str(), r.part.c_str(), r.batch, r.loss.c_str(),
+                  r.max_grad_norm, r.device.c_str(), r.mode.c_str());
       if (r.updates_per_second > 0)
         std::printf("%14.0f %10.1f\n", r.updates_per_second, 1e6 / r.updates_per_second);
       else

@@ -10,6 +10,12 @@ One update: targets = max_a Q_target(next_obs) (no grad), q = Q(obs).gather(acti
 Stable-Baselines3's), zero_grad, backward, Adam(lr=1e-4) step. Same nets, batch and random data
 shapes on both sides; torch.set_num_threads(os.cpu_count()). Needs `pip install torch` and a
 Release build of cugym_bench_nn.
+
+Also MinAtar's network (10x10x4c16-128-6: Conv2d(4, 16, 3) + ReLU on 10 x 10 x 4 images, then
+1024-128-6) at its batch of 32, and greedy action selection (forward + argmax) at batch 1 and
+128. The PyTorch side is CugymConvQNet: cugym's layout (NHWC input, the convolution's output
+flattened in (y, x, c) order) and tensor names, so a cugym model file loads into it with
+load_state_dict and gives the same numbers.
 """
 
 import argparse
@@ -28,25 +34,18 @@ import sections
 
 NETS = ["4-120-84-2", "8-256-256-4"]
 LOSSES = [("mse", 0.0), ("huber", 10.0)]
+MINATAR_NET = "10x10x4c16-128-6"  # cugym_bench_nn's name: HxWxC images, K channels (cK), then the MLP
+MINATAR_BATCH = 32
+ACT_BATCHES = [1, 128]
 SECTION = "nn-updates"
 
 
-def cugym_rates(bench, batch, seconds):
+def run_bench(bench, seconds, batch, nets, losses, parts="update"):
+    """Rates of cugym_bench_nn's JSON rows, keyed (net, loss, part, batch), and its hardware line."""
     out = subprocess.run(
-        [
-            bench,
-            "--device",
-            "cpu",
-            "--json",
-            "--batch",
-            str(batch),
-            "--seconds",
-            str(seconds),
-            "--nets",
-            ",".join(NETS),
-            "--losses",
-            ",".join(loss for loss, _ in LOSSES),
-        ],
+        [bench, "--device", "cpu", "--json", "--batch", str(batch), "--seconds", str(seconds)]
+        + ["--nets", ",".join(nets), "--losses", ",".join(losses), "--parts", parts]
+        + ["--act-batches", ",".join(str(b) for b in ACT_BATCHES)],
         check=True,
         capture_output=True,
         text=True,
@@ -55,24 +54,75 @@ def cugym_rates(bench, batch, seconds):
     for line in out.splitlines():
         if line.startswith("{"):
             r = json.loads(line)
-            rates[(r["net"], r["loss"])] = r["updates_per_second"]
+            part = r["bench"].removeprefix("nn_")
+            rates[(r["net"], r["loss"], part, r["batch"])] = r["updates_per_second"]
             hardware = r["hardware"]
     return rates, hardware
 
 
-def torch_rate(torch, net_name, batch, loss, clip, seconds):
-    nn, F = torch.nn, torch.nn.functional
+def cugym_rates(bench, batch, seconds):
+    rates, hardware = run_bench(bench, seconds, batch, NETS, [loss for loss, _ in LOSSES])
+    minatar, _ = run_bench(bench, seconds, MINATAR_BATCH, [MINATAR_NET], ["mse"], "update,act")
+    rates.update(minatar)
+    return rates, hardware
+
+
+def make_conv_qnet_class(torch):
+    nn = torch.nn
+
+    class CugymConvQNet(nn.Module):
+        """cugym's Mlp with a convolution in front, in cugym's layout: NHWC images in, the
+        convolution's output flattened in (y, x, c) order (PyTorch flattens NCHW as (c, y, x)),
+        tensors named as cugym's model files name them (conv.weight, conv.bias, 0.weight, 0.bias,
+        2.weight, ...), so net.load_state_dict(safetensors.torch.load_file(path)) loads one."""
+
+        def __init__(self, height, width, in_channels, channels, sizes):
+            super().__init__()
+            self.image = (height, width, in_channels)
+            self.conv = nn.Conv2d(in_channels, channels, 3)
+            widths = [(height - 2) * (width - 2) * channels] + sizes
+            self.names = []
+            for i, (a, b) in enumerate(zip(widths[:-1], widths[1:])):
+                self.add_module(str(2 * i), nn.Linear(a, b))
+                self.names.append(str(2 * i))
+
+        def forward(self, x):
+            x = x.view(-1, *self.image).permute(0, 3, 1, 2)  # NHWC -> NCHW for Conv2d
+            x = torch.relu(self.conv(x)).permute(0, 2, 3, 1).flatten(1)  # flattened (y, x, c)
+            for i, name in enumerate(self.names):
+                x = getattr(self, name)(x)
+                if i + 1 < len(self.names):
+                    x = torch.relu(x)
+            return x
+
+    return CugymConvQNet
+
+
+def make_net(torch, net_name):
+    """The network cugym_bench_nn calls net_name ("4-120-84-2" or "10x10x4c16-128-6") and its input width."""
+    nn = torch.nn
+    if "c" in net_name:
+        image, rest = net_name.split("c", 1)
+        height, width, in_channels = (int(v) for v in image.split("x"))
+        channels, *sizes = (int(v) for v in rest.split("-"))
+        net = make_conv_qnet_class(torch)(height, width, in_channels, channels, sizes)
+        return net, height * width * in_channels, sizes[-1]
     sizes = [int(s) for s in net_name.split("-")]
-    torch.manual_seed(0)
     layers = []
     for a, b in zip(sizes[:-1], sizes[1:]):
         layers += [nn.Linear(a, b), nn.ReLU()]
-    net = nn.Sequential(*layers[:-1])
+    return nn.Sequential(*layers[:-1]), sizes[0], sizes[-1]
+
+
+def torch_rate(torch, net_name, batch, loss, clip, seconds, part="update"):
+    nn, F = torch.nn, torch.nn.functional
+    torch.manual_seed(0)
+    net, in_features, out_features = make_net(torch, net_name)
     target = copy.deepcopy(net)
     opt = torch.optim.Adam(net.parameters(), lr=1e-4)
-    obs = torch.rand(batch, sizes[0]) * 2 - 1
-    next_obs = torch.rand(batch, sizes[0]) * 2 - 1
-    actions = torch.randint(0, sizes[-1], (batch,))
+    obs = torch.rand(batch, in_features) * 2 - 1
+    next_obs = torch.rand(batch, in_features) * 2 - 1
+    actions = torch.randint(0, out_features, (batch,))
     loss_fn = F.mse_loss if loss == "mse" else F.smooth_l1_loss
 
     def update():
@@ -86,9 +136,15 @@ def torch_rate(torch, net_name, batch, loss, clip, seconds):
             nn.utils.clip_grad_norm_(net.parameters(), clip)
         opt.step()
 
+    def act():
+        with torch.no_grad():
+            net(obs).argmax(dim=1)
+
+    call = update if part == "update" else act
+
     def run(n):
         for _ in range(n):
-            update()
+            call()
 
     run(10)  # warm-up
     t0 = time.perf_counter()
@@ -169,27 +225,38 @@ def main():
         for net in NETS:
             for loss, clip in LOSSES:
                 busy_waits += not wait_idle(args.max_wait)
-                rates[(net, loss)] = torch_rate(torch, net, args.batch, loss, clip, args.seconds)
+                rates[(net, loss, "update", args.batch)] = torch_rate(torch, net, args.batch, loss, clip, args.seconds)
+        busy_waits += not wait_idle(args.max_wait)
+        rates[(MINATAR_NET, "mse", "update", MINATAR_BATCH)] = torch_rate(
+            torch, MINATAR_NET, MINATAR_BATCH, "mse", 0.0, args.seconds
+        )
+        for b in ACT_BATCHES:
+            rates[(MINATAR_NET, "-", "act", b)] = torch_rate(torch, MINATAR_NET, b, "mse", 0.0, args.seconds, "act")
         torch_runs.append(rates)
         print(f"round {r + 1}: cugym {cugym_runs[-1]}\n         torch {torch_runs[-1]}", file=sys.stderr)
 
     rows = [
-        "| net | batch | loss | cugym CPU updates/s | PyTorch CPU updates/s | ratio |",
+        "| net | batch | loss | cugym CPU calls/s | PyTorch CPU calls/s | ratio |",
         "|---|---:|---|---:|---:|---:|",
     ]
-    for net in NETS:
-        for loss, clip in LOSSES:
-            c = max(run[(net, loss)] for run in cugym_runs)
-            t = max(run[(net, loss)] for run in torch_runs)
-            label = "MSE" if loss == "mse" else f"Huber, clip {clip:g}"
-            rows.append(f"| {net} | {args.batch} | {label} | {c:,.0f} | {t:,.0f} | {c / t:.1f}x |")
+    cases = [(net, loss, "update", args.batch, clip) for net in NETS for loss, clip in LOSSES]
+    cases.append((MINATAR_NET, "mse", "update", MINATAR_BATCH, 0.0))
+    cases += [(MINATAR_NET, "-", "act", b, 0.0) for b in ACT_BATCHES]
+    for net, loss, part, batch, clip in cases:
+        key = (net, loss, part, batch)
+        c = max(run[key] for run in cugym_runs)
+        t = max(run[key] for run in torch_runs)
+        label = "act (forward + argmax)" if part == "act" else "MSE" if loss == "mse" else f"Huber, clip {clip:g}"
+        rows.append(f"| {net} | {batch} | {label} | {c:,.0f} | {t:,.0f} | {c / t:.1f}x |")
     blas = re.sub(r"^cpu \((.*)\)$", r"\1", hardware)
     footer = (
         f"\nMachine: {cpu_model()}, {threads} logical cores; {blas}. Python {platform.python_version()}, "
         f"PyTorch {torch.__version__} (CPU, torch.set_num_threads({threads})); {datetime.date.today().isoformat()}.\n\n"
         f"Best of {args.rounds} alternating runs per side (the machine is shared: each run starts once the CPUs "
         f"are idle{'' if busy_waits == 0 else f', except {busy_waits} that waited in vain'}), each run's figure the "
-        f"median of 5 timed repeats (about {args.seconds:g} s) after a warm-up. Command: `python3 "
+        f"median of 5 timed repeats (about {args.seconds:g} s) after a warm-up. {MINATAR_NET}: MinAtar's network, "
+        f"a 3 x 3 convolution with 16 channels on 10 x 10 x 4 images, then 1024-128-6; act rows time greedy "
+        f"action selection alone. Command: `python3 "
         f"bench/compare_torch_nn.py --write docs/benchmarks.md` (cugym side: `cugym_bench_nn --device cpu --json`)."
     )
     table = "\n".join(rows) + "\n" + footer

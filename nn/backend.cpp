@@ -185,6 +185,49 @@ void Backend::ValueAdvantageBackward(ConstBatchView dy, BatchView dx) {
   DoValueAdvantageBackward(dy, dx);
 }
 
+void CheckConvSpec(const ConvSpec& conv, const std::string& where) {
+  if (conv.height < 1 || conv.width < 1 || conv.in_channels < 1 || conv.out_channels < 1 || conv.kernel < 1 ||
+      conv.kernel > conv.height || conv.kernel > conv.width) {
+    throw std::invalid_argument(where + ": convolution of " + std::to_string(conv.kernel) + " x " +
+                                std::to_string(conv.kernel) + " on " + std::to_string(conv.height) + " x " +
+                                std::to_string(conv.width) + " x " + std::to_string(conv.in_channels) + " images to " +
+                                std::to_string(conv.out_channels) +
+                                " channels (expected sizes >= 1 and a kernel no larger than the image)");
+  }
+}
+
+namespace {
+
+// The shapes Im2Col and Col2Im take: images [n x H*W*C], patches [n*Ho*Wo x C*k*k].
+void CheckConvViews(const char* op, const ConvSpec& conv, int64_t image_rows, int64_t image_cols, int64_t patch_rows,
+                    int64_t patch_cols) {
+  CheckConvSpec(conv, op);
+  const int64_t positions = static_cast<int64_t>(conv.out_height()) * conv.out_width();
+  if (image_cols != conv.in_features() || patch_rows != image_rows * positions || patch_cols != conv.patch_size()) {
+    Bad(op, "images " + Dims(image_rows, image_cols) + ", patches " + Dims(patch_rows, patch_cols) + " (expected n x " +
+                std::to_string(conv.in_features()) + " and " + std::to_string(positions) + "n x " +
+                std::to_string(conv.patch_size()) + ")");
+  }
+}
+
+}  // namespace
+
+void Backend::Im2Col(ConstBatchView x, const ConvSpec& conv, BatchView patches) {
+  CheckConvViews("Im2Col", conv, x.rows(), x.cols(), patches.rows(), patches.cols());
+  CheckDevice("Im2Col", "x", x, device_);
+  CheckDevice("Im2Col", "patches", patches, device_);
+  if (x.rows() == 0) return;
+  DoIm2Col(x, conv, patches);
+}
+
+void Backend::Col2Im(ConstBatchView dpatches, const ConvSpec& conv, BatchView dx) {
+  CheckConvViews("Col2Im", conv, dx.rows(), dx.cols(), dpatches.rows(), dpatches.cols());
+  CheckDevice("Col2Im", "dpatches", dpatches, device_);
+  CheckDevice("Col2Im", "dx", dx, device_);
+  if (dx.rows() == 0) return;
+  DoCol2Im(dpatches, conv, dx);
+}
+
 std::shared_ptr<Backend> MakeBackend(Device device) {
   if (device == Device::kCpu) return internal::MakeCpuBackend();
   std::string reason = CudaUnavailableReason();

@@ -25,6 +25,36 @@ enum class Activation { kNone, kRelu };
 // beta = 1 (Huber with delta = 1): 0.5 d^2 for |d| < 1, |d| - 0.5 beyond.
 enum class LossKind { kMse, kHuber };
 
+/// A 2-D convolution layer's shape: stride 1, no padding ("valid"), images in NHWC layout (one
+/// sample is [height][width][in_channels], channels fastest, as the envs' image observations),
+/// weights in PyTorch's Conv2d layout [out_channels][in_channels][kernel][kernel]. out_channels 0
+/// means no convolution (MlpOptions::conv's default).
+struct ConvSpec {
+  int height = 0;        ///< input rows (MinAtar: 10)
+  int width = 0;         ///< input columns (MinAtar: 10)
+  int in_channels = 0;   ///< input channels (MinAtar: 4 to 10, one per object kind)
+  int out_channels = 0;  ///< filters; 0 = no convolution (MinAtar's reference network: 16)
+  int kernel = 3;        ///< square kernel size (MinAtar: 3)
+
+  bool enabled() const { return out_channels > 0; }
+  int out_height() const { return height - kernel + 1; }
+  int out_width() const { return width - kernel + 1; }
+  int64_t in_features() const { return static_cast<int64_t>(height) * width * in_channels; }
+  // The flattened output, [out_height][out_width][out_channels] (MinAtar: 8 x 8 x 16 = 1024).
+  int64_t out_features() const { return static_cast<int64_t>(out_height()) * out_width() * out_channels; }
+  // One patch, in the weight's order [in_channels][kernel][kernel] (the fan-in: MinAtar 4 x 9 = 36).
+  int64_t patch_size() const { return static_cast<int64_t>(in_channels) * kernel * kernel; }
+  bool operator==(const ConvSpec& o) const {
+    return height == o.height && width == o.width && in_channels == o.in_channels && out_channels == o.out_channels &&
+           kernel == o.kernel;
+  }
+  bool operator!=(const ConvSpec& o) const { return !(*this == o); }
+};
+
+// Throws std::invalid_argument ("WHERE: ...") unless `conv` is enabled, every size is >= 1 and the
+// kernel fits the image.
+void CheckConvSpec(const ConvSpec& conv, const std::string& where);
+
 const char* LossName(LossKind loss);  // "mse", "huber"
 // Parses "mse" or "huber"; throws std::invalid_argument naming the value.
 LossKind ParseLoss(const std::string& name);
@@ -136,6 +166,15 @@ class Backend {
   // dx[r, 1 + j] = dy[r, j] - mean_i dy[r, i].
   void ValueAdvantageBackward(ConstBatchView dy, BatchView dx);
 
+  // im2col of a ConvSpec convolution: from images x [n x H*W*C] (NHWC), patches [n*Ho*Wo x C*k*k]
+  // with row (b, oy, ox) and column (c * k + i) * k + j = x[b, oy + i, ox + j, c] (PyTorch's weight
+  // order). A convolution is then a GEMM with the weight as a [out x C*k*k] matrix, whose output
+  // [n*Ho*Wo x out] is NHWC again (nn/layers.h).
+  void Im2Col(ConstBatchView x, const ConvSpec& conv, BatchView patches);
+  // The adjoint of Im2Col, for the input gradient: dx [n x H*W*C] (overwritten) = for each element,
+  // the sum of the dpatches entries Im2Col copied it to (in the same order on both back ends).
+  void Col2Im(ConstBatchView dpatches, const ConvSpec& conv, BatchView dx);
+
   // Waits for all queued work.
   virtual void Synchronize() = 0;
 
@@ -166,6 +205,8 @@ class Backend {
   virtual void DoPolyak(VectorView<float> target, VectorView<const float> source, float tau) = 0;
   virtual void DoValueAdvantage(ConstBatchView x, BatchView y) = 0;
   virtual void DoValueAdvantageBackward(ConstBatchView dy, BatchView dx) = 0;
+  virtual void DoIm2Col(ConstBatchView x, const ConvSpec& conv, BatchView patches) = 0;
+  virtual void DoCol2Im(ConstBatchView dpatches, const ConvSpec& conv, BatchView dx) = 0;
 
   Device device_;
 };

@@ -59,20 +59,36 @@ __global__ void BiasActivationKernel(float* y, const float* bias, int64_t count,
 }
 
 // Block (32, 8): 32 features side by side (coalesced rows), 8 row phases; one block per 32
-// features. dbias is the sum of the 8 phase partials in a fixed order.
-__global__ void ActivationBackwardKernel(float* dy, const float* y, float* dbias, int64_t n, int f, bool relu) {
-  __shared__ float partial[8][33];
+// features. dbias is the sum of the 8 phase partials in a fixed order. A thread loads 4 of its
+// rows before using any (a convolution's bias gradient runs over n * Ho * Wo rows: 2048 for
+// MinAtar's batch of 32, 256 per thread, which one load in flight at a time would make
+// latency-bound); each row's value is still added in row order, so the sums are those of a loop
+// over one row at a time.
+__global__ void ActivationBackwardKernel(float* __restrict__ dy, const float* __restrict__ y, float* dbias, int64_t n,
+                                         int f, bool relu) {
+  constexpr int kPhases = 8, kUnroll = 4;
+  __shared__ float partial[kPhases][33];
   const int j = blockIdx.x * 32 + threadIdx.x;
   float sum = 0.0f;
   if (j < f) {
-    for (int64_t r = threadIdx.y; r < n; r += 8) {
-      const int64_t i = r * f + j;
-      float g = dy[i];
-      if (relu) {
-        g = y[i] > 0.0f ? g : 0.0f;
-        dy[i] = g;
+    for (int64_t r0 = threadIdx.y; r0 < n; r0 += kPhases * kUnroll) {
+      float g[kUnroll], out[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t r = r0 + u * kPhases;
+        g[u] = r < n ? dy[r * f + j] : 0.0f;
+        out[u] = relu && r < n ? y[r * f + j] : 0.0f;
       }
-      sum += g;
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t r = r0 + u * kPhases;
+        if (r >= n) break;
+        if (relu) {
+          g[u] = out[u] > 0.0f ? g[u] : 0.0f;
+          dy[r * f + j] = g[u];
+        }
+        sum += g[u];
+      }
     }
   }
   partial[threadIdx.y][threadIdx.x] = sum;
@@ -255,6 +271,54 @@ __global__ void PolyakKernel(float* target, const float* source, int64_t n, floa
   }
 }
 
+// The dimensions the two convolution kernels share, as ints (the checks bound them by the buffers).
+struct ConvDims {
+  int h, w, c, k, ho, wo;
+  explicit ConvDims(const ConvSpec& s)
+      : h(s.height), w(s.width), c(s.in_channels), k(s.kernel), ho(s.out_height()), wo(s.out_width()) {}
+};
+
+// One thread per patch entry (coalesced writes): entry (row, col) with row = (b, oy, ox) and
+// col = (c * k + i) * k + j copies x[b, oy + i, ox + j, c].
+__global__ void Im2ColKernel(const float* x, float* patches, int64_t total, ConvDims d) {
+  const int kk = d.k * d.k, patch = d.c * kk, positions = d.ho * d.wo;
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t row = e / patch;
+    const int col = static_cast<int>(e - row * patch);
+    const int64_t b = row / positions;
+    const int pos = static_cast<int>(row - b * positions);
+    const int oy = pos / d.wo, ox = pos - oy * d.wo;
+    const int ch = col / kk, ij = col - ch * kk, i = ij / d.k, j = ij - i * d.k;
+    patches[e] = x[((b * d.h + oy + i) * d.w + ox + j) * d.c + ch];
+  }
+}
+
+// One thread per input element: the sum of the patch entries Im2Col copied it to, in increasing
+// (oy, ox) (i and j decreasing), as the CPU's scatter-add; no atomics, the same bits every run.
+__global__ void Col2ImKernel(const float* dpatches, float* dx, int64_t total, ConvDims d) {
+  const int kk = d.k * d.k, patch = d.c * kk;
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t pixel = e / d.c;
+    const int ch = static_cast<int>(e - pixel * d.c);
+    const int64_t b = pixel / (static_cast<int64_t>(d.h) * d.w);
+    const int yx = static_cast<int>(pixel - b * d.h * d.w);
+    const int y = yx / d.w, x = yx - y * d.w;
+    float sum = 0.0f;
+    for (int i = d.k - 1; i >= 0; --i) {
+      const int oy = y - i;
+      if (oy < 0 || oy >= d.ho) continue;
+      for (int j = d.k - 1; j >= 0; --j) {
+        const int ox = x - j;
+        if (ox < 0 || ox >= d.wo) continue;
+        sum += dpatches[((b * d.ho + oy) * d.wo + ox) * patch + (ch * d.k + i) * d.k + j];
+      }
+    }
+    dx[e] = sum;
+  }
+}
+
 cublasOperation_t ToCublas(Op op) { return op == Op::kN ? CUBLAS_OP_N : CUBLAS_OP_T; }
 
 int CheckedInt(int64_t v, const char* what) {
@@ -418,6 +482,17 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
   void DoValueAdvantageBackward(ConstBatchView dy, BatchView dx) override {
     ValueAdvantageBackwardKernel<<<Blocks(dy.rows()), kThreads, 0, stream_>>>(dy.data(), dx.data(), dy.rows(),
                                                                               static_cast<int>(dy.cols()));
+    CUGYM_CUDA_CHECK_LAST();
+  }
+
+  void DoIm2Col(ConstBatchView x, const ConvSpec& conv, BatchView patches) override {
+    Im2ColKernel<<<Blocks(patches.size()), kThreads, 0, stream_>>>(x.data(), patches.data(), patches.size(),
+                                                                   ConvDims(conv));
+    CUGYM_CUDA_CHECK_LAST();
+  }
+
+  void DoCol2Im(ConstBatchView dpatches, const ConvSpec& conv, BatchView dx) override {
+    Col2ImKernel<<<Blocks(dx.size()), kThreads, 0, stream_>>>(dpatches.data(), dx.data(), dx.size(), ConvDims(conv));
     CUGYM_CUDA_CHECK_LAST();
   }
 

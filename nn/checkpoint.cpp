@@ -9,6 +9,8 @@ namespace {
 constexpr const char* kKindKey = "cugym.kind";
 constexpr const char* kLayersKey = "cugym.layers";
 constexpr const char* kActivationKey = "cugym.activation";
+constexpr const char* kConvKey = "cugym.conv";
+constexpr const char* kConvFields[] = {"height", "width", "in_channels", "out_channels", "kernel"};
 
 std::vector<int> LayersOf(const SafetensorsFile& file, const std::string& path) {
   auto it = file.metadata.find(kLayersKey);
@@ -60,23 +62,67 @@ std::string LinearTensorName(const std::string& prefix, int layer, const char* w
   return prefix + std::to_string(2 * layer) + "." + what;
 }
 
+std::string FormatConv(const ConvSpec& conv) {
+  const int values[] = {conv.height, conv.width, conv.in_channels, conv.out_channels, conv.kernel};
+  std::string out;
+  for (int i = 0; i < 5; ++i) out += (i > 0 ? "," : "") + std::string(kConvFields[i]) + "=" + std::to_string(values[i]);
+  return out;
+}
+
+ConvSpec ParseConv(const std::string& text) {
+  ConvSpec conv;
+  int* fields[] = {&conv.height, &conv.width, &conv.in_channels, &conv.out_channels, &conv.kernel};
+  std::size_t start = 0;
+  for (int i = 0; i < 5; ++i) {
+    const std::string key = std::string(kConvFields[i]) + "=";
+    const std::size_t end = i < 4 ? text.find(',', start) : text.size();
+    const std::string field = end == std::string::npos ? "" : text.substr(start, end - start);
+    const std::string digits = field.rfind(key, 0) == 0 ? field.substr(key.size()) : "";
+    if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(digits) < 1) {
+      throw std::invalid_argument("convolution '" + text + "': expected " + FormatConv({10, 10, 4, 16, 3}) +
+                                  " (positive integers)");
+    }
+    *fields[i] = std::stoi(digits);
+    start = end + 1;
+  }
+  CheckConvSpec(conv, "convolution '" + text + "'");
+  return conv;
+}
+
+std::string DescribeNetwork(const std::vector<int>& layer_sizes, const ConvSpec& conv) {
+  if (!conv.enabled()) return FormatLayerSizes(layer_sizes);
+  return "conv " + std::to_string(conv.height) + "x" + std::to_string(conv.width) + "x" +
+         std::to_string(conv.in_channels) + "->" + std::to_string(conv.out_channels) + " " +
+         std::to_string(conv.kernel) + "x" + std::to_string(conv.kernel) + ", " + FormatLayerSizes(layer_sizes);
+}
+
+std::vector<ParameterTensor> MlpParameterTensors(const Mlp& net) {
+  std::vector<ParameterTensor> tensors;
+  if (net.has_conv()) {
+    const ConvSpec& c = net.conv();
+    tensors.push_back({"conv.weight", {c.out_channels, c.in_channels, c.kernel, c.kernel}, net.conv_weight_offset()});
+    tensors.push_back({"conv.bias", {c.out_channels}, net.conv_bias_offset()});
+  }
+  const std::vector<int>& s = net.layer_sizes();
+  for (int l = 0; l < net.num_layers(); ++l) {
+    tensors.push_back({LinearTensorName("", l, "weight"), {s[l + 1], net.linear_in(l)}, net.weight_offset(l)});
+    tensors.push_back({LinearTensorName("", l, "bias"), {s[l + 1]}, net.bias_offset(l)});
+  }
+  return tensors;
+}
+
 std::vector<NamedTensor> MlpTensors(const Mlp& net, const std::string& prefix) {
   const std::vector<float> host = ToHost(net.parameters());
   std::vector<NamedTensor> tensors;
-  const std::vector<int>& s = net.layer_sizes();
-  for (int l = 0; l < net.num_layers(); ++l) {
-    tensors.push_back(NamedTensor::FromF32(LinearTensorName(prefix, l, "weight"), {s[l + 1], s[l]},
-                                           host.data() + net.weight_offset(l)));
-    tensors.push_back(
-        NamedTensor::FromF32(LinearTensorName(prefix, l, "bias"), {s[l + 1]}, host.data() + net.bias_offset(l)));
-  }
+  for (const ParameterTensor& t : MlpParameterTensors(net))
+    tensors.push_back(NamedTensor::FromF32(prefix + t.name, t.shape, host.data() + t.offset));
   return tensors;
 }
 
 std::vector<float> MlpParametersFrom(const SafetensorsFile& file, const Mlp& net, const std::string& prefix,
                                      const std::string& where) {
   std::vector<float> host(static_cast<std::size_t>(net.parameters().size()), 0.0f);
-  const std::vector<int>& s = net.layer_sizes();
   auto load = [&](const std::string& name, std::vector<int64_t> shape, int64_t offset) {
     const NamedTensor* t = file.Find(name);
     if (t == nullptr) throw std::invalid_argument(where + ": no tensor '" + name + "'");
@@ -90,20 +136,21 @@ std::vector<float> MlpParametersFrom(const SafetensorsFile& file, const Mlp& net
     std::vector<float> values = t->ToF32();
     std::copy(values.begin(), values.end(), host.begin() + offset);
   };
-  for (int l = 0; l < net.num_layers(); ++l) {
-    load(LinearTensorName(prefix, l, "weight"), {s[l + 1], s[l]}, net.weight_offset(l));
-    load(LinearTensorName(prefix, l, "bias"), {s[l + 1]}, net.bias_offset(l));
-  }
+  for (const ParameterTensor& t : MlpParameterTensors(net)) load(prefix + t.name, t.shape, t.offset);
   return host;
 }
 
-SafetensorsMetadata MlpMetadata(const std::vector<int>& layer_sizes) {
-  return {{kKindKey, "mlp"}, {kLayersKey, FormatLayerSizes(layer_sizes)}, {kActivationKey, "relu"}};
+SafetensorsMetadata MlpMetadata(const std::vector<int>& layer_sizes, const ConvSpec& conv) {
+  SafetensorsMetadata metadata = {
+      {kKindKey, "mlp"}, {kLayersKey, FormatLayerSizes(layer_sizes)}, {kActivationKey, "relu"}};
+  if (conv.enabled()) metadata[kConvKey] = FormatConv(conv);
+  return metadata;
 }
 
 void SaveMlp(const std::string& path, const Mlp& net, const SafetensorsMetadata& extra) {
   SafetensorsMetadata metadata = extra;
-  for (const auto& [key, value] : MlpMetadata(net.layer_sizes())) metadata[key] = value;
+  metadata.erase(kConvKey);  // only the network says whether it has one
+  for (const auto& [key, value] : MlpMetadata(net.layer_sizes(), net.conv())) metadata[key] = value;
   WriteSafetensors(path, MlpTensors(net), metadata);
 }
 
@@ -111,9 +158,10 @@ SafetensorsMetadata LoadMlp(const std::string& path, Mlp& net) { return LoadMlp(
 
 SafetensorsMetadata LoadMlp(const SafetensorsFile& file, const std::string& path, Mlp& net) {
   std::vector<int> sizes = LayersOf(file, path);
-  if (sizes != net.layer_sizes()) {
-    throw std::invalid_argument(path + ": the file holds a " + FormatLayerSizes(sizes) + " network, this one is " +
-                                FormatLayerSizes(net.layer_sizes()));
+  const ConvSpec conv = ReadMlpConv(file, path);
+  if (sizes != net.layer_sizes() || conv != net.conv()) {
+    throw std::invalid_argument(path + ": the file holds a " + DescribeNetwork(sizes, conv) + " network, this one is " +
+                                DescribeNetwork(net.layer_sizes(), net.conv()));
   }
   auto act = file.metadata.find(kActivationKey);
   if (act != file.metadata.end() && act->second != "relu") {
@@ -127,6 +175,16 @@ std::vector<int> ReadMlpLayerSizes(const std::string& path) { return LayersOf(Re
 
 std::vector<int> ReadMlpLayerSizes(const SafetensorsFile& file, const std::string& path) {
   return LayersOf(file, path);
+}
+
+ConvSpec ReadMlpConv(const SafetensorsFile& file, const std::string& path) {
+  auto it = file.metadata.find(kConvKey);
+  if (it == file.metadata.end()) return {};
+  try {
+    return ParseConv(it->second);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(path + ": metadata " + kConvKey + ": " + e.what());
+  }
 }
 
 }  // namespace cugym::nn

@@ -55,4 +55,38 @@ void LinearBackward(Backend& backend, const LinearParams& params, ConstBatchView
   }
 }
 
+namespace {
+
+// The convolution's output [n x Ho*Wo*out] as the patches' Linear output [n*Ho*Wo x out] (the same memory).
+template <class View>
+View AsPositions(const char* op, const ConvSpec& conv, View y, int64_t n) {
+  CheckConvSpec(conv, op);
+  if (y.rows() != n || y.cols() != conv.out_features()) {
+    throw std::invalid_argument(std::string(op) + ": output " + std::to_string(y.rows()) + " x " +
+                                std::to_string(y.cols()) + ", expected " + std::to_string(n) + " x " +
+                                std::to_string(conv.out_features()));
+  }
+  const int64_t positions = static_cast<int64_t>(conv.out_height()) * conv.out_width();
+  return View(y.data(), n * positions, conv.out_channels, y.device());
+}
+
+}  // namespace
+
+void Conv2dForward(Backend& backend, const ConvSpec& conv, const LinearParams& params, ConstBatchView x,
+                   BatchView patches, BatchView y, Activation act) {
+  BatchView out = AsPositions("Conv2dForward", conv, y, x.rows());
+  backend.Im2Col(x, conv, patches);
+  LinearForward(backend, params, patches, out, act);
+}
+
+void Conv2dBackward(Backend& backend, const ConvSpec& conv, const LinearParams& params, ConstBatchView patches,
+                    ConstBatchView y, BatchView dy, Activation act, const LinearGrads& grads, BatchView dpatches,
+                    BatchView dx) {
+  const int64_t n = y.rows();
+  ConstBatchView out = AsPositions("Conv2dBackward", conv, y, n);
+  BatchView dout = AsPositions("Conv2dBackward", conv, dy, n);
+  LinearBackward(backend, params, patches, out, dout, act, grads, dx.size() > 0 ? dpatches : BatchView());
+  if (dx.size() > 0) backend.Col2Im(dpatches, conv, dx);
+}
+
 }  // namespace cugym::nn

@@ -1,7 +1,13 @@
-// Linear (+ ReLU) layers, forward and backward written out on the back end's primitives.
+// Linear (+ ReLU) and Conv2d (+ ReLU) layers, forward and backward written out on the back end's
+// primitives.
 //
 // Shapes (row-major, docs/nn.md): x [n x in], weight [out x in] (PyTorch's layout), bias [out],
 // y [n x out]. y = act(x W^T + b): one GEMM and one fused bias + activation pass.
+//
+// Conv2d (ConvSpec: stride 1, no padding) is im2col + the same Linear on the patches: images x
+// [n x H*W*C] (NHWC), patches [n*Ho*Wo x C*k*k] (Backend::Im2Col), weight [out x C*k*k] (PyTorch's
+// [out][C][k][k] flattened), y [n*Ho*Wo x out], which is [n x Ho*Wo*out] NHWC: flattened in
+// (y, x, c) order, where PyTorch's NCHW flattens (c, y, x).
 #pragma once
 
 #include "nn/backend.h"
@@ -32,5 +38,18 @@ void LinearForward(Backend& backend, const LinearParams& params, ConstBatchView 
 // them) and the reduction pass is skipped. 4 * n * in * out flops with dx, half without.
 void LinearBackward(Backend& backend, const LinearParams& params, ConstBatchView x, ConstBatchView y, BatchView dy,
                     Activation act, const LinearGrads& grads, BatchView dx, bool bias_grad_ready = false);
+
+// Conv2d's parameters and gradients are a LinearParams / LinearGrads with weight [out x C*k*k].
+// y [n x Ho*Wo*out] = act(conv(x) + b) for x [n x H*W*C]; `patches` [n*Ho*Wo x C*k*k] is
+// scratch that keeps the im2col of x for Conv2dBackward. 2 * n * Ho*Wo * out * C*k*k flops.
+void Conv2dForward(Backend& backend, const ConvSpec& conv, const LinearParams& params, ConstBatchView x,
+                   BatchView patches, BatchView y, Activation act);
+
+// Backward of Conv2dForward: as LinearBackward on the patches (dy holds dL/dy on entry, dL/dz on
+// return; grads overwritten). With dx [n x H*W*C] not empty, also the input gradient: dpatches
+// [n*Ho*Wo x C*k*k] (scratch) = dz W, then dx = Col2Im(dpatches). A first layer needs neither.
+void Conv2dBackward(Backend& backend, const ConvSpec& conv, const LinearParams& params, ConstBatchView patches,
+                    ConstBatchView y, BatchView dy, Activation act, const LinearGrads& grads, BatchView dpatches,
+                    BatchView dx);
 
 }  // namespace cugym::nn

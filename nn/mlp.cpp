@@ -20,7 +20,8 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
     : backend_(std::move(backend)),
       sizes_(std::move(layer_sizes)),
       max_batch_(options.max_batch),
-      trainable_(options.trainable) {
+      trainable_(options.trainable),
+      conv_(options.conv) {
   if (backend_ == nullptr) throw std::invalid_argument("Mlp: no back end");
   if (sizes_.size() < 2) {
     throw std::invalid_argument("Mlp: layer sizes need at least an input and an output size, got " +
@@ -33,12 +34,33 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
     }
   }
   if (max_batch_ < 1) throw std::invalid_argument("Mlp: max_batch " + std::to_string(max_batch_) + " (expected >= 1)");
+  if (conv_.out_channels < 0) {
+    throw std::invalid_argument("Mlp: conv.out_channels " + std::to_string(conv_.out_channels) +
+                                " (expected >= 1, or 0 for no convolution)");
+  }
+  if (has_conv()) {
+    CheckConvSpec(conv_, "Mlp");
+    if (conv_.in_features() != sizes_.front()) {
+      throw std::invalid_argument("Mlp: the convolution takes " + std::to_string(conv_.height) + " x " +
+                                  std::to_string(conv_.width) + " x " + std::to_string(conv_.in_channels) + " = " +
+                                  std::to_string(conv_.in_features()) + " inputs, the layer sizes start with " +
+                                  std::to_string(sizes_.front()));
+    }
+  } else {
+    conv_ = ConvSpec();  // the shape of "none" is not part of the network (PolyakFrom compares it)
+  }
 
   int64_t total = 0;
+  if (has_conv()) {
+    conv_offsets_.weight = total;
+    total = AlignUp(total + conv_.out_channels * conv_.patch_size());
+    conv_offsets_.bias = total;
+    total = AlignUp(total + conv_.out_channels);
+  }
   for (int l = 0; l < num_layers(); ++l) {
     Offsets o;
     o.weight = total;
-    total = AlignUp(total + static_cast<int64_t>(sizes_[l + 1]) * sizes_[l]);
+    total = AlignUp(total + sizes_[l + 1] * linear_in(l));
     o.bias = total;
     total = AlignUp(total + sizes_[l + 1]);
     offsets_.push_back(o);
@@ -51,16 +73,26 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
     grads_.Zero();  // the padding's gradient stays zero; everything else is overwritten
   }
 
-  int64_t widths = 0, widest_hidden = 1;
+  // Backward's dL/dx buffers hold a hidden layer's gradient, or the convolution's output's.
+  int64_t widths = 0, widest_hidden = has_conv() ? conv_.out_features() : 1;
   for (int l = 1; l < static_cast<int>(sizes_.size()); ++l) {
     widths += AlignUp(sizes_[l]);
     if (l < num_layers()) widest_hidden = std::max<int64_t>(widest_hidden, sizes_[l]);
   }
   const int64_t rows = max_batch_;
-  int64_t floats = rows * widths;
+  const int64_t positions = static_cast<int64_t>(conv_.out_height()) * conv_.out_width();
+  const int64_t patch_floats = has_conv() ? AlignUp(rows * positions * conv_.patch_size()) : 0;
+  const int64_t conv_floats = has_conv() ? rows * AlignUp(conv_.out_features()) : 0;
+  int64_t floats = patch_floats + conv_floats + rows * widths;
   if (trainable_) floats += 2 * rows * AlignUp(widest_hidden) + rows * AlignUp(out_features());
   workspace_ = Buffer<float>(device, floats);
   float* cursor = workspace_.data();
+  if (has_conv()) {
+    patches_ = cursor;
+    cursor += patch_floats;
+    conv_out_ = cursor;
+    cursor += conv_floats;
+  }
   for (int l = 1; l < static_cast<int>(sizes_.size()); ++l) {
     activations_.push_back(cursor);
     cursor += rows * AlignUp(sizes_[l]);
@@ -75,9 +107,12 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
   Initialize(options.seed);
 }
 
+int64_t Mlp::linear_in(int layer) const { return layer == 0 && has_conv() ? conv_.out_features() : sizes_.at(layer); }
+
 int64_t Mlp::num_parameters() const {
   int64_t n = 0;
-  for (int l = 0; l < num_layers(); ++l) n += static_cast<int64_t>(sizes_[l + 1]) * (sizes_[l] + 1);
+  if (has_conv()) n += conv_.out_channels * (conv_.patch_size() + 1);
+  for (int l = 0; l < num_layers(); ++l) n += sizes_[l + 1] * (linear_in(l) + 1);
   return n;
 }
 
@@ -87,6 +122,10 @@ void Mlp::CheckLayer(int layer) const {
   }
 }
 
+void Mlp::CheckConv() const {
+  if (!has_conv()) throw std::invalid_argument("Mlp: the network has no convolution");
+}
+
 VectorView<float> Mlp::gradients() {
   if (!trainable_) throw std::invalid_argument("Mlp: gradients of a network built with trainable = false");
   return AsVector(grads_);
@@ -94,7 +133,7 @@ VectorView<float> Mlp::gradients() {
 
 WeightView Mlp::weight(int layer) {
   CheckLayer(layer);
-  return {params_.data() + offsets_[layer].weight, sizes_[layer + 1], sizes_[layer], device()};
+  return {params_.data() + offsets_[layer].weight, sizes_[layer + 1], linear_in(layer), device()};
 }
 
 VectorView<float> Mlp::bias(int layer) {
@@ -104,21 +143,38 @@ VectorView<float> Mlp::bias(int layer) {
 
 LinearParams Mlp::linear(int layer) const {
   CheckLayer(layer);
-  return {ConstWeightView(params_.data() + offsets_[layer].weight, sizes_[layer + 1], sizes_[layer], device()),
+  return {ConstWeightView(params_.data() + offsets_[layer].weight, sizes_[layer + 1], linear_in(layer), device()),
           VectorView<const float>(params_.data() + offsets_[layer].bias, sizes_[layer + 1], device())};
 }
 
 LinearGrads Mlp::linear_grads(int layer) {
   CheckLayer(layer);
   if (!trainable_) throw std::invalid_argument("Mlp: gradients of a network built with trainable = false");
-  return {WeightView(grads_.data() + offsets_[layer].weight, sizes_[layer + 1], sizes_[layer], device()),
+  return {WeightView(grads_.data() + offsets_[layer].weight, sizes_[layer + 1], linear_in(layer), device()),
           VectorView<float>(grads_.data() + offsets_[layer].bias, sizes_[layer + 1], device())};
+}
+
+LinearParams Mlp::conv_params() const {
+  CheckConv();
+  return {ConstWeightView(params_.data() + conv_offsets_.weight, conv_.out_channels, conv_.patch_size(), device()),
+          VectorView<const float>(params_.data() + conv_offsets_.bias, conv_.out_channels, device())};
+}
+
+LinearGrads Mlp::conv_grads() {
+  CheckConv();
+  if (!trainable_) throw std::invalid_argument("Mlp: gradients of a network built with trainable = false");
+  return {WeightView(grads_.data() + conv_offsets_.weight, conv_.out_channels, conv_.patch_size(), device()),
+          VectorView<float>(grads_.data() + conv_offsets_.bias, conv_.out_channels, device())};
 }
 
 void Mlp::Initialize(uint64_t seed) {
   std::vector<float> host(params_.size(), 0.0f);
+  if (has_conv()) {
+    InitConv2d(seed, conv_.out_channels, conv_.in_channels, conv_.kernel, host.data() + conv_offsets_.weight,
+               host.data() + conv_offsets_.bias);
+  }
   for (int l = 0; l < num_layers(); ++l) {
-    InitLinear(seed, l, sizes_[l + 1], sizes_[l], host.data() + offsets_[l].weight, host.data() + offsets_[l].bias);
+    InitLinear(seed, l, sizes_[l + 1], linear_in(l), host.data() + offsets_[l].weight, host.data() + offsets_[l].bias);
   }
   params_.FromHost(host.data(), host.size());
 }
@@ -135,6 +191,13 @@ ConstBatchView Mlp::RunForward(ConstBatchView x, const char* op) {
   }
   const int64_t n = x.rows();
   ConstBatchView input = x;
+  if (has_conv()) {
+    const int64_t positions = static_cast<int64_t>(conv_.out_height()) * conv_.out_width();
+    BatchView y(conv_out_, n, conv_.out_features(), device());
+    Conv2dForward(*backend_, conv_, conv_params(), x, BatchView(patches_, n * positions, conv_.patch_size(), device()),
+                  y, Activation::kRelu);
+    input = y;
+  }
   for (int l = 0; l < num_layers(); ++l) {
     BatchView y(activations_[l], n, sizes_[l + 1], device());
     LinearForward(*backend_, linear(l), input, y, l + 1 < num_layers() ? Activation::kRelu : Activation::kNone);
@@ -174,22 +237,32 @@ void Mlp::Backward(BatchView dy, bool last_bias_grad_ready) {
   const int64_t n = train_rows_;
   BatchView dz = dy;
   int next = 0;
+  const ConstBatchView conv_y(conv_out_, has_conv() ? n : 0, conv_.out_features(), device());
   for (int l = num_layers() - 1; l >= 0; --l) {
-    ConstBatchView x = l == 0 ? train_x_ : ConstBatchView(activations_[l - 1], n, sizes_[l], device());
+    ConstBatchView x = l > 0        ? ConstBatchView(activations_[l - 1], n, sizes_[l], device())
+                       : has_conv() ? conv_y
+                                    : train_x_;
     ConstBatchView y(activations_[l], n, sizes_[l + 1], device());
-    BatchView dx = l == 0 ? BatchView() : BatchView(ping_[next], n, sizes_[l], device());
+    BatchView dx = l > 0 || has_conv() ? BatchView(ping_[next], n, linear_in(l), device()) : BatchView();
     const bool last = l == num_layers() - 1;
     LinearBackward(*backend_, linear(l), x, y, dz, last ? Activation::kNone : Activation::kRelu, linear_grads(l), dx,
                    last && last_bias_grad_ready);
     dz = dx;
     next ^= 1;
   }
+  if (has_conv()) {
+    // The first layer: no input gradient, so no patches gradient either.
+    const int64_t positions = static_cast<int64_t>(conv_.out_height()) * conv_.out_width();
+    Conv2dBackward(*backend_, conv_, conv_params(),
+                   ConstBatchView(patches_, n * positions, conv_.patch_size(), device()), conv_y, dz, Activation::kRelu,
+                   conv_grads(), BatchView(), BatchView());
+  }
 }
 
 void Mlp::CopyParametersFrom(const Mlp& other) { PolyakFrom(other, 1.0f); }
 
 void Mlp::PolyakFrom(const Mlp& other, float tau) {
-  if (other.sizes_ != sizes_)
+  if (other.sizes_ != sizes_ || other.conv_ != conv_)
     throw std::invalid_argument("Mlp: copying parameters between networks of different layer sizes");
   if (other.backend_ != backend_)
     throw std::invalid_argument("Mlp: copying parameters between networks on different back ends");

@@ -1,6 +1,7 @@
-// A multilayer perceptron: Linear -> ReLU -> ... -> Linear, with all parameters in one flat
-// buffer (so Adam, clipping, hard copies and Polyak averaging are one pass each) and every
-// activation buffer allocated at construction.
+// A multilayer perceptron: Linear -> ReLU -> ... -> Linear, optionally behind a Conv2d -> ReLU
+// front for image observations, with all parameters in one flat buffer (so Adam, clipping, hard
+// copies and Polyak averaging are one pass each) and every activation buffer allocated at
+// construction.
 #pragma once
 
 #include <cstdint>
@@ -21,14 +22,20 @@ struct MlpOptions {
   int max_batch = 256;
   /// Allocate gradients and backward scratch. A network that is only evaluated needs neither.
   bool trainable = true;
-  /// Seed of the initial weights (PyTorch's nn.Linear default, nn/init.h).
+  /// Seed of the initial weights (PyTorch's nn.Linear and nn.Conv2d defaults, nn/init.h).
   uint64_t seed = 0;
+  /// An optional convolution in front (out_channels 0: none): Conv2d -> ReLU on the input read as
+  /// NHWC images, its output [Ho][Wo][out] flattened into the first Linear layer. The input size
+  /// (layer_sizes[0]) must be height * width * in_channels. MinAtar's network: {10, 10, C, 16, 3}
+  /// with layer sizes {100 C, 128, actions}.
+  ConvSpec conv;
 };
 
 class Mlp {
  public:
   // layer_sizes = {in, hidden..., out}: at least 2 entries, each >= 1. ReLU after every Linear
-  // but the last. Throws std::invalid_argument naming a bad size.
+  // but the last (and after the convolution). With options.conv, the first Linear layer takes the
+  // convolution's conv.out_features() outputs, not `in`. Throws std::invalid_argument naming a bad size.
   Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const MlpOptions& options = {});
   Mlp(const Mlp&) = delete;
   Mlp& operator=(const Mlp&) = delete;
@@ -36,13 +43,20 @@ class Mlp {
   const std::vector<int>& layer_sizes() const { return sizes_; }
   int num_layers() const { return static_cast<int>(sizes_.size()) - 1; }  // Linear layers
   int in_features() const { return sizes_.front(); }
+  // The input width of Linear layer l: layer_sizes()[l], or for the first behind a convolution its
+  // flattened output.
+  int64_t linear_in(int layer) const;
+  // The convolution in front (enabled() false: none).
+  const ConvSpec& conv() const { return conv_; }
+  bool has_conv() const { return conv_.enabled(); }
   int out_features() const { return sizes_.back(); }
   int max_batch() const { return max_batch_; }
   bool trainable() const { return trainable_; }
   Device device() const { return backend_->device(); }
   Backend& backend() const { return *backend_; }
   const std::shared_ptr<Backend>& shared_backend() const { return backend_; }
-  // Weights and biases, padding excluded (4-120-84-2: 10,934).
+  // Weights and biases, padding excluded (4-120-84-2: 10,934; MinAtar's 10x10x4 conv 16 then
+  // 400-128-6: 132,566).
   int64_t num_parameters() const;
 
   // Parameters and gradients: views into flat buffers. Each tensor starts 64-byte aligned; the
@@ -54,6 +68,9 @@ class Mlp {
   VectorView<float> bias(int layer);
   LinearParams linear(int layer) const;
   LinearGrads linear_grads(int layer);
+  // The convolution's weight [out x in*k*k] (PyTorch's [out][in][k][k]) and bias; throws without one.
+  LinearParams conv_params() const;
+  LinearGrads conv_grads();
 
   // Redraws every weight and bias (PyTorch's default, nn/init.h): host draws, one copy.
   void Initialize(uint64_t seed);
@@ -77,9 +94,12 @@ class Mlp {
   void CopyParametersFrom(const Mlp& other);
   void PolyakFrom(const Mlp& other, float tau);
 
-  // Offsets (in floats) of layer l's weight and bias in parameters().
+  // Offsets (in floats) of layer l's weight and bias in parameters(), and of the convolution's
+  // (which come first).
   int64_t weight_offset(int layer) const { return offsets_.at(layer).weight; }
   int64_t bias_offset(int layer) const { return offsets_.at(layer).bias; }
+  int64_t conv_weight_offset() const { return conv_offsets_.weight; }
+  int64_t conv_bias_offset() const { return conv_offsets_.bias; }
 
  private:
   struct Offsets {
@@ -87,17 +107,24 @@ class Mlp {
   };
   ConstBatchView RunForward(ConstBatchView x, const char* op);
   void CheckLayer(int layer) const;
+  void CheckConv() const;
 
   std::shared_ptr<Backend> backend_;
   std::vector<int> sizes_;
   int max_batch_;
   bool trainable_;
+  ConvSpec conv_;
+  Offsets conv_offsets_{0, 0};
   std::vector<Offsets> offsets_;
   Buffer<float> params_;
   Buffer<float> grads_;
-  // Workspace: activations[l] = output of layer l, [max_batch x sizes_[l + 1]] each; then two
-  // ping-pong buffers for dL/dx and the output gradient (trainable only).
+  // Workspace: with a convolution its patches [max_batch * Ho*Wo x C*k*k] and output
+  // [max_batch x conv_.out_features()]; activations[l] = output of layer l, [max_batch x
+  // sizes_[l + 1]] each; then two ping-pong buffers for dL/dx and the output gradient (trainable
+  // only).
   Buffer<float> workspace_;
+  float* patches_ = nullptr;
+  float* conv_out_ = nullptr;
   std::vector<float*> activations_;
   float* ping_[2] = {nullptr, nullptr};
   float* output_grad_ = nullptr;

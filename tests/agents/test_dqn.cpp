@@ -66,6 +66,9 @@ TEST(DqnConfig, BadKeysAndValuesNameTheKey) {
   EXPECT_EQ(ConfigError("per_eps = 0\n"), "per_eps must be in (0, 1], got 0");
   EXPECT_EQ(ConfigError("prioritized_replay = 1\n"), "prioritized_replay (line 1) must be true or false");
   EXPECT_EQ(ConfigError("hidden_sizes = 64\n"), "hidden_sizes (line 1) must be an array of integers, e.g. [120, 84]");
+  EXPECT_EQ(ConfigError("conv_channels = 16\n"), "");
+  EXPECT_EQ(ConfigError("conv_channels = -1\n"), "conv_channels must be in 0..4096 (0: no convolution), got -1");
+  EXPECT_EQ(ConfigError("conv_channels = 1.5\n"), "conv_channels (line 1) must be an integer");
   EXPECT_EQ(ConfigError("learnig_rate = 1e-3\n").rfind("unknown config key 'learnig_rate' (line 1); known keys: ", 0),
             0u);
 }
@@ -75,7 +78,7 @@ TEST(DqnConfig, WrittenConfigReadsBackTheSame) {
   config.Apply(
       ParseToml("env_id = \"Acrobot-v1\"\nhidden_sizes = [64, 64]\ndouble_dqn = true\nlearning_rate = 6.3e-4\n"
                 "anneal_lr = true\nexploration_hold_mu = 2.5\nexploration_max_hold = 300\ntensorboard = false\n"
-                "seed = 7\nloss = \"huber\"\n",
+                "seed = 7\nloss = \"huber\"\nconv_channels = 16\n",
                 "a"));
   DqnConfig again;
   again.Apply(ParseToml(config.ToToml(), "b"));
@@ -90,7 +93,8 @@ TEST(DqnConfig, WrittenConfigReadsBackTheSame) {
     if (!line.empty() && line[0] != '#') names.push_back(line.substr(0, line.find(" = ")));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
-  EXPECT_EQ(names.size(), 39u);
+  EXPECT_EQ(names.size(), 40u);
+  EXPECT_EQ(again.conv_channels, 16);
   EXPECT_EQ(again.hidden_sizes, (std::vector<int>{64, 64}));
   EXPECT_TRUE(again.double_dqn);
   EXPECT_TRUE(again.anneal_lr);
@@ -133,6 +137,17 @@ TEST(DqnAgent, RefusesBoxActionSpaces) {
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()), "DQN needs a discrete action space, but Pendulum-v1 has Box(1,) float32 actions");
+  }
+}
+
+TEST(DqnAgent, AConvolutionNeedsImageObservations) {
+  DqnConfig config;
+  config.conv_channels = 16;
+  try {
+    DqnAgent agent(Builtins(), config, Device::kCpu);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "conv_channels needs an image observation (H, W, C); CartPole-v1's is (4,)");
   }
 }
 

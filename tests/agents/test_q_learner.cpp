@@ -229,6 +229,82 @@ TEST_P(QLearnerTest, CheckpointRestoresEverything) {
   std::remove(old_path.c_str());
 }
 
+// A learner with a convolution in front (conv_channels): it learns, and its checkpoint carries the
+// convolution's weights, target copy and Adam moments ("conv.weight", "target.conv.weight",
+// "adam.exp_avg.conv.weight", ...), so continuing from it equals continuing the original.
+TEST_P(QLearnerTest, AConvolutionTrainsAndCheckpoints) {
+  constexpr int kH = 4, kW = 3, kC = 2;  // kIn would not be an image: these observations are [n x 24]
+  QLearnerOptions o = Options(LossKind::kHuber, 10.0);
+  o.layer_sizes = {kH * kW * kC, 16, kActions};
+  o.conv = agent::ConvForObservations(5, {kH, kW, kC}, "Grid-v0");
+  ASSERT_EQ(o.conv, (ConvSpec{kH, kW, kC, 5, 3}));
+  QLearner a(backend_, o);
+  Buffer<float> obs = ToDevice(device(), RandomFloats(kBatch * 24, 71, 0.0f, 1.0f));
+  Buffer<int32_t> actions = ToDevice(device(), RandomActions(kBatch, kActions, 72));
+  Buffer<float> targets = ToDevice(device(), RandomFloats(kBatch, 73));
+  const ConstBatchView x(obs.data(), kBatch, 24, device());
+  a.TrainStep(x, AsVector(actions), AsVector(targets));
+  const float first = a.ReadStats().loss;
+  const std::vector<float> conv_before = ToHost(a.online().conv_params().weight);
+  for (int i = 0; i < 200; ++i) a.TrainStep(x, AsVector(actions), AsVector(targets));
+  EXPECT_LT(a.ReadStats().loss, 0.1f * first);
+  EXPECT_NE(ToHost(a.online().conv_params().weight), conv_before);
+  a.UpdateTarget(0.5f);
+
+  const std::string path = TempPath("conv_learner.safetensors");
+  a.Save(path);
+  const SafetensorsFile file = ReadSafetensors(path);
+  EXPECT_EQ(file.metadata.at("cugym.conv"), "height=4,width=3,in_channels=2,out_channels=5,kernel=3");
+  for (const char* name :
+       {"conv.weight", "target.conv.weight", "adam.exp_avg.conv.weight", "adam.exp_avg_sq.conv.weight"}) {
+    ASSERT_NE(file.Find(name), nullptr) << name;
+    EXPECT_EQ(file.Find(name)->shape, (std::vector<int64_t>{5, 2, 3, 3})) << name;
+  }
+  EXPECT_NE(file.Find("adam.exp_avg.conv.bias"), nullptr);
+  EXPECT_EQ(file.Find("0.weight")->shape, (std::vector<int64_t>{16, 2 * 1 * 5}));
+
+  QLearnerOptions other = o;
+  other.seed = 99;
+  QLearner b(backend_, other);
+  b.Load(path);
+  for (int i = 0; i < 3; ++i) {
+    a.TrainStep(x, AsVector(actions), AsVector(targets));
+    b.TrainStep(x, AsVector(actions), AsVector(targets));
+  }
+  EXPECT_EQ(ToHost(b.online().parameters()), ToHost(a.online().parameters()));
+  EXPECT_EQ(ToHost(b.target().parameters()), ToHost(a.target().parameters()));
+
+  // The same layer sizes without the convolution: refused, naming both.
+  QLearnerOptions plain = o;
+  plain.conv = ConvSpec();
+  QLearner c(backend_, plain);
+  try {
+    c.Load(path);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path + ": the checkpoint holds a conv 4x3x2->5 3x3, 24,16,3 network, this trainer's is 24,16,3");
+  }
+  std::remove(path.c_str());
+}
+
+TEST(QLearnerConv, ConvForObservationsNeedsImages) {
+  EXPECT_FALSE(agent::ConvForObservations(0, {4}, "CartPole-v1").enabled());
+  EXPECT_EQ(agent::ConvForObservations(16, {10, 10, 7}, "MinAtar/Seaquest-v1"), (ConvSpec{10, 10, 7, 16, 3}));
+  auto error = [](int64_t channels, std::vector<int64_t> shape) {
+    try {
+      agent::ConvForObservations(channels, shape, "Env-v0");
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error(16, {4}), "conv_channels needs an image observation (H, W, C); Env-v0's is (4,)");
+  EXPECT_EQ(error(16, {10, 10}), "conv_channels needs an image observation (H, W, C); Env-v0's is (10,10)");
+  EXPECT_EQ(error(16, {2, 10, 4}), "conv_channels: Env-v0's images (2,10,4) are smaller than the 3 x 3 kernel");
+  EXPECT_EQ(error(-1, {10, 10, 4}), "conv_channels -1 (expected 0..4096)");
+}
+
 // Five learner steps on CUDA against the CPU, within 1e-4 relative (fp32 sums in another order).
 TEST(QLearnerCudaAgreement, FiveStepsAgreeWithTheCpu) {
   CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);

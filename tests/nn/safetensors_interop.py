@@ -6,6 +6,7 @@
 
 Exit 0 on success, 1 on a mismatch, 77 (ctest: skipped) when safetensors or numpy is missing.
 """
+
 import os
 import subprocess
 import sys
@@ -56,7 +57,9 @@ def main():
             failures.append(f"tensor names {sorted(loaded)} != {sorted(expected)}")
         for name, arr in expected.items():
             if name in loaded and not same(loaded[name], arr):
-                failures.append(f"{name}: {loaded[name].dtype}{loaded[name].shape} differs from cugym's {arr.dtype}{arr.shape}")
+                failures.append(
+                    f"{name}: {loaded[name].dtype}{loaded[name].shape} differs from cugym's {arr.dtype}{arr.shape}"
+                )
         with safe_open(path, framework="np") as f:
             if f.metadata() != meta:
                 failures.append(f"metadata {f.metadata()} != {meta}")
@@ -68,6 +71,34 @@ def main():
         if err > 1e-5:
             failures.append(f"forward pass differs by {err}")
         print(f"cugym -> safetensors: {len(loaded)} tensors, metadata {len(meta)} keys, forward max error {err:.2e}")
+
+        # A network with a convolution: conv.weight in PyTorch's [out, in, kh, kw] layout, computed
+        # here as torch.nn.Conv2d does (NCHW), its output flattened in cugym's (y, x, c) order.
+        path = os.path.join(tmp, "cugym_conv.safetensors")
+        meta, expected, extra = run(tool, "write-conv", path)
+        loaded = load_file(path)
+        if sorted(loaded) != sorted(expected) or "conv.weight" not in loaded:
+            failures.append(f"conv tensor names {sorted(loaded)} != {sorted(expected)}")
+        elif loaded["conv.weight"].shape != (4, 3, 3, 3) or not same(loaded["conv.weight"], expected["conv.weight"]):
+            failures.append(f"conv.weight {loaded['conv.weight'].shape} differs from cugym's")
+        with safe_open(path, framework="np") as f:
+            if f.metadata().get("cugym.conv") != "height=6,width=5,in_channels=3,out_channels=4,kernel=3":
+                failures.append(f"conv metadata {f.metadata()}")
+        if not failures:
+            x = extra["input"].reshape(2, 6, 5, 3).transpose(0, 3, 1, 2)  # NHWC -> NCHW, as PyTorch takes it
+            w, b = loaded["conv.weight"].astype(np.float64), loaded["conv.bias"]
+            conv = np.zeros((2, 4, 4, 3))
+            for oy in range(4):
+                for ox in range(3):
+                    window = x[:, :, oy : oy + 3, ox : ox + 3]
+                    conv[:, :, oy, ox] = np.einsum("ncij,ocij->no", window, w) + b
+            h = np.maximum(conv, 0).transpose(0, 2, 3, 1).reshape(2, -1)  # flattened (y, x, c)
+            h = np.maximum(h @ loaded["0.weight"].astype(np.float64).T + loaded["0.bias"], 0)
+            y = h @ loaded["2.weight"].astype(np.float64).T + loaded["2.bias"]
+            err = float(np.max(np.abs(y.ravel() - extra["forward"])))
+            if err > 1e-5:
+                failures.append(f"conv network's forward pass differs by {err}")
+            print(f"cugym conv -> safetensors: {len(loaded)} tensors, forward max error {err:.2e}")
 
         # safetensors -> cugym
         path = os.path.join(tmp, "python.safetensors")

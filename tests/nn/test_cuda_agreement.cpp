@@ -69,6 +69,57 @@ TEST_P(CudaAgreement, ForwardBackwardAndLoss) {
   }
 }
 
+// MinAtar's network (10 x 10 x 4 images, conv 16, 128 hidden, 6 actions) at batch 32: im2col
+// and its adjoint give the same bits (copies, and sums in one order); forward, loss and every
+// gradient, the convolution's included, agree within kTol.
+TEST(CudaAgreementConv, MinAtarNetwork) {
+  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
+  auto cpu = MakeBackend(Device::kCpu), gpu = MakeBackend(Device::kCuda);
+  const ConvSpec conv{10, 10, 4, 16, 3};
+  const int n = 32, in = 400, out = 6;
+  const int64_t rows = n * 64, k = conv.patch_size();
+  const std::vector<float> x = RandomFloats(n * in, 7, -1.0f, 1.0f), d = RandomFloats(rows * k, 8);
+  Buffer<float> xc = ToDevice(Device::kCpu, x), xg = ToDevice(Device::kCuda, x);
+  Buffer<float> dc = ToDevice(Device::kCpu, d), dg = ToDevice(Device::kCuda, d);
+  Buffer<float> pc(Device::kCpu, rows * k), pg(Device::kCuda, rows * k), ic(Device::kCpu, n * in),
+      ig(Device::kCuda, n * in);
+  cpu->Im2Col(ConstBatchView(xc.data(), n, in, Device::kCpu), conv, BatchView(pc.data(), rows, k, Device::kCpu));
+  gpu->Im2Col(ConstBatchView(xg.data(), n, in, Device::kCuda), conv, BatchView(pg.data(), rows, k, Device::kCuda));
+  EXPECT_EQ(pg.ToHost(), pc.ToHost());
+  cpu->Col2Im(ConstBatchView(dc.data(), rows, k, Device::kCpu), conv, BatchView(ic.data(), n, in, Device::kCpu));
+  gpu->Col2Im(ConstBatchView(dg.data(), rows, k, Device::kCuda), conv, BatchView(ig.data(), n, in, Device::kCuda));
+  EXPECT_EQ(ig.ToHost(), ic.ToHost());
+
+  MlpOptions o;
+  o.max_batch = n;
+  o.seed = 77;
+  o.conv = conv;
+  Mlp c(cpu, {in, 128, out}, o), g(gpu, {in, 128, out}, o);
+  ASSERT_EQ(ToHost(c.parameters()), ToHost(g.parameters()));
+  const std::vector<int32_t> a = RandomActions(n, out, 9);
+  const std::vector<float> t = RandomFloats(n, 10);
+  Buffer<int32_t> ac = ToDevice(Device::kCpu, a), ag = ToDevice(Device::kCuda, a);
+  Buffer<float> tc = ToDevice(Device::kCpu, t), tg = ToDevice(Device::kCuda, t);
+  Buffer<float> sc(Device::kCpu, 2), sg(Device::kCuda, 2);
+  for (auto [net, xb, ab, tb, sb] : {std::tuple{&c, &xc, &ac, &tc, &sc}, std::tuple{&g, &xg, &ag, &tg, &sg}}) {
+    const Device dev = net->device();
+    ConstBatchView q = net->ForwardTrain(ConstBatchView(xb->data(), n, in, dev));
+    net->backend().GatherLoss(LossKind::kHuber, q, AsVector(*ab), AsVector(*tb), net->OutputGrad(),
+                              net->linear_grads(1).bias, AsVector(*sb));
+    net->Backward(net->OutputGrad(), true);
+  }
+  EXPECT_LT(NormwiseError(sg.ToHost(), sc.ToHost()), kTol);
+  EXPECT_LT(NormwiseError(ToHost(g.conv_grads().weight), ToHost(c.conv_grads().weight)), kTol);
+  EXPECT_LT(NormwiseError(ToHost(g.conv_grads().bias), ToHost(c.conv_grads().bias)), kTol);
+  for (int l = 0; l < 2; ++l) {
+    EXPECT_LT(NormwiseError(ToHost(g.linear_grads(l).weight), ToHost(c.linear_grads(l).weight)), kTol) << l;
+    EXPECT_LT(NormwiseError(ToHost(g.linear_grads(l).bias), ToHost(c.linear_grads(l).bias)), kTol) << l;
+  }
+  EXPECT_LT(NormwiseError(ToHost(g.Forward(ConstBatchView(xg.data(), n, in, Device::kCuda))),
+                          ToHost(c.Forward(ConstBatchView(xc.data(), n, in, Device::kCpu)))),
+            kTol);
+}
+
 INSTANTIATE_TEST_SUITE_P(Nets, CudaAgreement,
                          ::testing::Values(std::vector<int>{4, 120, 84, 2}, std::vector<int>{8, 256, 256, 4}),
                          [](const ::testing::TestParamInfo<std::vector<int>>& info) {
