@@ -1,7 +1,10 @@
 // `cugym list`: the registered envs, their spaces and the reference each one follows.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -10,10 +13,11 @@
 namespace cugym::cli {
 namespace {
 
+// Python's tuple notation: (4,) and (10,10,4).
 std::string ObsShape(const Space& space) {
   std::string out = "(";
-  for (int64_t d : space.shape) out += std::to_string(d) + ",";
-  return out + ")";
+  for (std::size_t i = 0; i < space.shape.size(); ++i) out += (i ? "," : "") + std::to_string(space.shape[i]);
+  return out + (space.shape.size() == 1 ? ",)" : ")");
 }
 
 std::string SpaceJson(const Space& space) {
@@ -83,6 +87,18 @@ int RunList(const Registry& registry, int argc, char** argv) {
                 spec.action_space.ToString().c_str(), spec.max_episode_steps, threshold.c_str(), StepsOn(entry).c_str(),
                 spec.reference.empty() ? "-" : spec.reference.c_str());
   }
+  // Envs this cugym knows of but cannot make, grouped by the reason (and what to do about it).
+  std::vector<std::pair<std::string, std::string>> missing;  // ids, reason
+  for (const auto& [id, reason] : registry.missing()) {
+    auto same = std::find_if(missing.begin(), missing.end(), [&](const auto& m) { return m.second == reason; });
+    if (same == missing.end()) {
+      missing.emplace_back(id, reason);
+    } else {
+      same->first += ", " + id;
+    }
+  }
+  for (const auto& [ids, reason] : missing)
+    std::printf("\nnot available here: %s\n  each %s\n", ids.c_str(), reason.c_str());
   return 0;
 }
 

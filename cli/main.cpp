@@ -26,7 +26,8 @@ constexpr const char* kUsage =
     "  record   render envs to PNG frames, a GIF or an MP4\n"
     "\n"
     "every command also takes --plugin PATH (repeatable): a shared library that adds envs\n"
-    "(docs/custom-envs.md); cugym --version says what was built\n";
+    "(docs/custom-envs.md); the plugins shipped with cugym (MinAtar) and those CUGYM_PLUGIN_PATH\n"
+    "names (':'-separated files or folders) load without it; cugym --version says what was built\n";
 
 // Loads every `--plugin PATH` (or --plugin=PATH) into the registry and removes them from argv.
 void LoadPlugins(cugym::Registry& registry, int& argc, char** argv) {
@@ -52,7 +53,13 @@ int main(int argc, char** argv) {
   try {
     cugym::Registry registry;
     cugym::RegisterBuiltinEnvs(registry);
-    LoadPlugins(registry, argc, argv);  // --plugin may come before the command too
+    // The shipped plugins (MinAtar) and CUGYM_PLUGIN_PATH's, then --plugin (which may come before
+    // the command too).
+    const std::string shipped = cugym::ShippedPluginDirFor("/proc/self/exe", CUGYM_PLUGIN_DIR_FROM_BIN);
+    for (const std::string& line : cugym::LoadDefaultPlugins(registry, shipped))
+      std::cerr << "cugym: warning: " << line << "\n";
+    LoadPlugins(registry, argc, argv);
+    cugym::NoteMissingShippedEnvs(registry, shipped);
     command = argc >= 2 ? argv[1] : "";
     if (command.empty() || command == "--help" || command == "-h") {
       (command.empty() ? std::cerr : std::cout) << kUsage;

@@ -12,7 +12,7 @@ std::string BuildInfoLine() {
   const BuildInfo& b = GetBuildInfo();
   const std::string cuda = b.cuda ? std::string("yes (archs ") + b.cuda_archs + ")" : "no";
   return "cugym " + VersionString() + "; CUDA " + cuda + ", SDL2 " + (b.sdl2 ? "yes" : "no") + ", Box2D " +
-         (b.box2d ? "yes" : "no");
+         (b.box2d ? "yes" : "no") + ", MinAtar " + (b.minatar ? "yes" : "no");
 }
 
 }  // namespace cugym

@@ -14,6 +14,7 @@ struct BuildInfo {
   bool cuda;
   bool sdl2;
   bool box2d;
+  bool minatar;  // the MinAtar plugin (plugins/minatar) was built with it
 };
 
 const BuildInfo& GetBuildInfo();

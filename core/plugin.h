@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/registry.h"
 
@@ -28,6 +29,29 @@ using PluginEntryFn = int (*)(uint32_t host_abi, void* registry, char* error, st
 // one-line reason: no such file, not a loadable shared library, no entry point (not a cugym
 // plugin), built against another cugym ABI, or a registration error such as a duplicate env id.
 // The library stays loaded for the life of the process.
+// Loading the same file (the same canonical path) again is a no-op, so a plugin that was loaded by
+// default (below) may also be named with --plugin.
 void LoadPlugin(Registry& registry, const std::string& path);
+
+// The plugins every cugym front end (the CLI, the Python package) loads without being asked, in
+// this order: each entry of the CUGYM_PLUGIN_PATH environment variable (':'-separated; a file, or
+// a folder whose *.so files load in name order), then the *.so files of `shipped_dir` (the plugins
+// built and installed with cugym, such as MinAtar; skipped when the folder does not exist).
+std::vector<std::string> DefaultPluginFiles(const std::string& shipped_dir);
+
+// Loads DefaultPluginFiles(shipped_dir). A plugin named by CUGYM_PLUGIN_PATH that fails to load
+// throws (the user asked for it); a shipped one that fails is skipped, and its reason is returned
+// as one line per plugin for the caller to show.
+std::vector<std::string> LoadDefaultPlugins(Registry& registry, const std::string& shipped_dir);
+
+// The folder of the shipped plugins for the program at `executable`: `relative` (a path relative to
+// the program's folder, CUGYM_PLUGIN_DIR_FROM_BIN of the build) resolved there. Empty if the
+// program's path cannot be resolved.
+std::string ShippedPluginDirFor(const std::string& executable, const std::string& relative);
+
+// After LoadDefaultPlugins: notes the envs of the plugins shipped with cugym that are not
+// registered (Registry::NoteMissing), with how to get them: not found in `shipped_dir` where this
+// cugym built them (GetBuildInfo()), else configured without them. Today that is MinAtar's ten ids.
+void NoteMissingShippedEnvs(Registry& registry, const std::string& shipped_dir);
 
 }  // namespace cugym

@@ -22,11 +22,13 @@ struct Space {
 
   static Space Discrete(int64_t n);
   static Space Box(std::vector<float> low, std::vector<float> high);
+  // A Box of any shape (row-major, e.g. {10, 10, 4} for an HWC grid) with the same bounds everywhere.
+  static Space UniformBox(std::vector<int64_t> shape, float low, float high);
 
   bool is_discrete() const { return kind == Kind::kDiscrete; }
   // Number of scalars one sample holds (1 for Discrete).
   int64_t flat_size() const;
-  // "Discrete(2)" or "Box(4,) float32".
+  // "Discrete(2)", "Box(4,) float32" or "Box(10,10,4) float32".
   std::string ToString() const;
 };
 

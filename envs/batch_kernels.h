@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "core/macros.h"
 #include "core/rng.h"
@@ -53,6 +55,15 @@ CUGYM_HD CUGYM_FORCEINLINE void RandomAction(uint32_t action_key, int64_t i, typ
   }
 }
 
+// Whether Env declares the optional CarryOver hook (envs/env.h). Envs without it compile to exactly
+// the code they had before the hook existed.
+template <class Env, class = void>
+struct HasCarryOver : std::false_type {};
+template <class Env>
+struct HasCarryOver<Env, std::void_t<decltype(Env::CarryOver(std::declval<const typename Env::State&>(),
+                                                             std::declval<typename Env::State&>()))>> : std::true_type {
+};
+
 // Env i's seed: its own (BatchArrays::seeds) or the batch's. Env i draws from (seed, i, counter).
 // The CPU back end steps with a null `seeds` in a loop of its own, where this folds to `seed`.
 template <class Env>
@@ -60,12 +71,14 @@ CUGYM_HD CUGYM_FORCEINLINE uint64_t EnvSeed(const BatchArrays<Env>& a, uint64_t 
   return a.seeds != nullptr ? a.seeds[i] : seed;
 }
 
-// Starts env i's next episode: draws its initial state and writes its observation.
-template <class Env>
+// Starts env i's next episode: draws its initial state and writes its observation. kNext: env i
+// had an episode before (autoreset, ResetDone), whose state the new one may inherit from (CarryOver).
+template <class Env, bool kNext = false>
 CUGYM_HD CUGYM_FORCEINLINE void ResetEnv(const BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
                                          int64_t i) {
   Rng rng(EnvSeed(a, seed, i), static_cast<uint64_t>(i), a.rng_counters[i]);
   typename Env::State state = Env::Reset(params, rng);
+  if constexpr (kNext && HasCarryOver<Env>::value) Env::CarryOver(a.states[i], state);
   a.rng_counters[i] = rng.counter();
   a.states[i] = state;
   a.elapsed[i] = 0;
@@ -105,7 +118,7 @@ CUGYM_HD CUGYM_FORCEINLINE void FinishEpisode(const BatchArrays<Env>& a, const S
   for (int k = 0; k < Env::kObsDim; ++k) a.final_obs[i * Env::kObsDim + k] = a.obs[i * Env::kObsDim + k];
   a.done_return[i] = a.running_return[i];
   a.done_length[i] = a.elapsed[i];
-  if (args.autoreset) ResetEnv<Env>(a, args.params, args.seed, i);
+  if (args.autoreset) ResetEnv<Env, true>(a, args.params, args.seed, i);
 }
 
 // Starts env i's next episode if mask[i] is set (with a null mask: if it ended), and clears its
@@ -114,7 +127,7 @@ template <class Env>
 CUGYM_HD CUGYM_FORCEINLINE void ResetIfDone(const BatchArrays<Env>& a, const typename Env::Params& params,
                                             uint64_t seed, const uint8_t* mask, int64_t i) {
   if (mask != nullptr ? mask[i] == 0 : !Done(a.terminated, a.truncated, i)) return;
-  ResetEnv<Env>(a, params, seed, i);
+  ResetEnv<Env, true>(a, params, seed, i);
   a.terminated[i] = 0;
   a.truncated[i] = 0;
   a.rewards[i] = 0.0f;
@@ -149,7 +162,13 @@ CUGYM_HD void RandomRollout(const BatchArrays<Env>& a, const StepArgs<Env>& args
       a.done_length[i] = elapsed;
       if (args.autoreset) {
         Rng reset_rng(seed, static_cast<uint64_t>(i), counter);
-        state = Env::Reset(args.params, reset_rng);
+        if constexpr (HasCarryOver<Env>::value) {
+          typename Env::State fresh = Env::Reset(args.params, reset_rng);
+          Env::CarryOver(state, fresh);
+          state = fresh;
+        } else {
+          state = Env::Reset(args.params, reset_rng);
+        }
         counter = reset_rng.counter();
         elapsed = 0;
         running_return = 0.0f;

@@ -17,6 +17,11 @@
 //     static State FromFlat(const float* flat);            // host
 //     // Box only: bounds used to draw random actions.
 //     CUGYM_HD static float ActionLow(int d); CUGYM_HD static float ActionHigh(int d);
+//     // Optional: what a new episode inherits from the one before (MinAtar keeps its last action
+//     // across resets). Called on the fresh state whenever the runner starts another episode of an
+//     // env (autoreset, ResetDone, ResetMasked); never on VectorEnv::Reset/ResetSeeds, which start
+//     // every env afresh. Envs without it compile exactly as before.
+//     CUGYM_HD static void CarryOver(const State& ended, State& fresh);
 //   };
 //
 // Rules: Reset/Step/Observe are pure functions of their arguments (no globals, no allocation,

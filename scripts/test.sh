@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # All tests, as CI runs them:
 #   1. setup.sh (install missing packages), the formatting check (scripts/format.sh --check), and
-#      ruff (format check and lint) over python/, bench/, scripts/ and examples/ from a tools venv in
+#      ruff (format check and lint) over python/, bench/, scripts/, examples/ and plugins/ from a tools venv in
 #      build-ci-tools (ruff pinned below, installed from PyPI once)
 #   2. cuda: CUDA-enabled Release build with -Werror into build-ci-cuda (only when nvcc exists;
 #      archs from CUGYM_CI_CUDA_ARCH, default 90), then ctest
@@ -66,7 +66,7 @@ esac
 
 # Python style: ruff, pinned so that its formatting does not move under us, in a venv of its own.
 ruff_version=0.17.6
-banner "ruff $ruff_version (format --check, check) over python/, bench/, scripts/, examples/"
+banner "ruff $ruff_version (format --check, check) over python/, bench/, scripts/, examples/, plugins/"
 t0=$SECONDS
 tools="$root/build-ci-tools/venv"
 if [ "$("$tools/bin/ruff" --version 2>/dev/null)" != "ruff $ruff_version" ]; then
@@ -75,10 +75,10 @@ if [ "$("$tools/bin/ruff" --version 2>/dev/null)" != "ruff $ruff_version" ]; the
 fi
 if [ ! -x "$tools/bin/ruff" ]; then
   summary+=("ruff: FAIL (could not install ruff==$ruff_version from PyPI into $tools)"); failed=1
-elif "$tools/bin/ruff" format --check python bench scripts examples && "$tools/bin/ruff" check python bench scripts examples; then
+elif "$tools/bin/ruff" format --check python bench scripts examples plugins && "$tools/bin/ruff" check python bench scripts examples plugins; then
   summary+=("ruff: PASS ($(took "$t0"))")
 else
-  summary+=("ruff: FAIL (run: ruff format python bench scripts examples; ruff check --fix python bench scripts examples)"); failed=1
+  summary+=("ruff: FAIL (run: ruff format python bench scripts examples plugins; ruff check --fix python bench scripts examples plugins)"); failed=1
 fi
 
 # run_config NAME BUILD_DIR CMAKE_ARGS...: build, then ctest (with $extra_ctest_args); records one
@@ -95,6 +95,7 @@ run_config() {
   fi
   local build_s=$((SECONDS - t0))
   banner "$name: ctest ($dir)"
+  venv_ready  # MinAtar's step-by-step tests run its oracle from the venv (CUGYM_TEST_PYTHON)
   local log="$dir/ctest-ci.log" rc=0
   t0=$SECONDS
   ctest --test-dir "$dir" "${ctest_args[@]}" "${extra_ctest_args[@]}" 2>&1 | tee "$log" || rc=$?
@@ -117,12 +118,22 @@ python_dir="$root/build-ci-python"
 prepare_python_venv() {
   rm -rf "$python_dir/venv" &&
     python3 -m venv "$python_dir/venv" &&
-    "$python_dir/venv/bin/pip" install -q pytest tensorboard box2d pygame matplotlib "ray[tune]>=2.9" \
+    "$python_dir/venv/bin/pip" install -q pytest tensorboard box2d pygame matplotlib minatar==1.0.15 "ray[tune]>=2.9" \
       "numpy>=1.24" "gymnasium>=1.0"
 }
 mkdir -p "$python_dir"
 prepare_python_venv >"$python_dir/venv.log" 2>&1 &
 python_venv_pid=$!
+# venv_ready: waits for that venv once; then its status is in $python_venv_rc (0: ready), and
+# CUGYM_TEST_PYTHON names its python (the MinAtar oracle, minatar==1.0.15, is installed there).
+python_venv_rc=""
+venv_ready() {
+  [ -n "$python_venv_rc" ] && return "$python_venv_rc"
+  python_venv_rc=0
+  wait "$python_venv_pid" || python_venv_rc=$?
+  [ "$python_venv_rc" -eq 0 ] && export CUGYM_TEST_PYTHON="$python_dir/venv/bin/python"
+  return "$python_venv_rc"
+}
 
 ran=0
 if command -v nvcc >/dev/null 2>&1; then
@@ -152,7 +163,7 @@ fi
 run_python() {
   local dir="$python_dir" rc=0 t0=$SECONDS
   banner "python: venv, pip install ., pytest ($dir)"
-  if ! wait "$python_venv_pid"; then
+  if ! venv_ready; then
     cat "$dir/venv.log"
     summary+=("python: FAIL (the venv or its PyPI packages; python3-venv missing, or no network?) [$dir]")
     failed=1; return

@@ -8,6 +8,9 @@ Every built-in env is registered as ``cugym/<id>`` on import; ``cugym.load_plugi
 registers the envs of a plugin the same way. See docs/python.md.
 """
 
+import os as _os
+import warnings as _warnings
+
 from . import _cugym
 from ._registration import env_ids, load_plugin, register_envs, register_missing_envs
 from .single import SingleEnv, make
@@ -18,6 +21,9 @@ __version__ = _cugym.__version__  # project(cugym VERSION ...) in CMakeLists.txt
 cuda_built = _cugym.cuda_built
 cuda_available = _cugym.cuda_available
 
+# The plugins shipped in the package (MinAtar, in cugym/plugins/) and those CUGYM_PLUGIN_PATH names.
+for _skipped in _cugym.load_default_plugins(_os.path.join(_os.path.dirname(__file__), "plugins")):
+    _warnings.warn(_skipped, stacklevel=2)
 register_envs(_cugym.env_ids())
 register_missing_envs(_cugym.missing_envs())
 

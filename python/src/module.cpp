@@ -74,6 +74,14 @@ std::vector<std::string> LoadPluginIds(const std::string& path) {
   return added;
 }
 
+// The plugins shipped in the package (cugym/plugins) and CUGYM_PLUGIN_PATH's; returns the lines
+// of shipped plugins that could not load.
+std::vector<std::string> LoadDefaultPluginsInto(const std::string& shipped_dir) {
+  std::vector<std::string> skipped = LoadDefaultPlugins(GlobalRegistry(), shipped_dir);
+  NoteMissingShippedEnvs(GlobalRegistry(), shipped_dir);
+  return skipped;
+}
+
 }  // namespace
 }  // namespace cugym::python
 
@@ -87,6 +95,8 @@ NB_MODULE(_cugym, m) {
       "(id, reason) of the envs this build leaves out (LunarLander without Box2D).");
   m.def("env_spec", &python::SpecDict, nb::arg("env_id"), "The spec of an env as a dict.");
   m.def("load_plugin", &python::LoadPluginIds, nb::arg("path"), "Loads an env plugin; returns the ids it added.");
+  m.def("load_default_plugins", &python::LoadDefaultPluginsInto, nb::arg("shipped_dir"),
+        "Loads the shipped plugins of shipped_dir and CUGYM_PLUGIN_PATH's; returns why shipped ones were skipped.");
   m.def(
       "resolve_device", [](const std::string& name) { return std::string(DeviceName(ResolveDevice(name))); },
       nb::arg("name"), "'auto', 'cpu' or 'cuda' to the device it means here; ValueError if unusable.");

@@ -109,8 +109,10 @@ std::string FileBytes(const fs::path& path) {
 }
 
 TEST(DqnConfig, ShippedConfigsAreTheFilesAndCartPolesAreTheDefaults) {
-  ASSERT_EQ(kNumShippedConfigs, 4);
-  for (const char* id : {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "LunarLander-v3"}) {
+  ASSERT_EQ(kNumShippedConfigs, 9);
+  for (const char* id :
+       {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "LunarLander-v3", "MinAtar-Asterix-v1", "MinAtar-Breakout-v1",
+        "MinAtar-Freeway-v1", "MinAtar-Seaquest-v1", "MinAtar-SpaceInvaders-v1"}) {
     const ShippedConfig* shipped = FindShippedConfig(id);
     ASSERT_NE(shipped, nullptr) << id;
     const std::string path = std::string(CUGYM_SOURCE_DIR) + "/" + shipped->path;

@@ -117,4 +117,20 @@ else
     bench --env LunarLander-v3 --device cpu
 fi
 
+# The shipped MinAtar plugin loads without --plugin from lib/cugym/plugins beside the program's
+# folder; a copy of the program elsewhere says where the games went and how to load them.
+if "$cugym" --version | grep -q 'MinAtar yes'; then
+  expect 0 'MinAtar-Breakout-v1 +\(10,10,4\) +Discrete\(3\)' -- list
+  mkdir -p "$tmp/alone" && cp "$cugym" "$tmp/alone/cugym"
+  "$tmp/alone/cugym" list >"$tmp/out" 2>&1
+  grep -q "not available here: MinAtar-Asterix-v1, .*MinAtar-SpaceInvaders-v0" "$tmp/out" &&
+    grep -q "each is in the MinAtar plugin .*which was not found in .*load it with --plugin PATH" "$tmp/out" ||
+    fail "list without the plugin: $(cat "$tmp/out")"
+  checks=$((checks + 1))
+  "$tmp/alone/cugym" bench --env MinAtar-Breakout-v1 --device cpu >"$tmp/out" 2>&1
+  [ $? -eq 2 ] && grep -q "env 'MinAtar-Breakout-v1' is in the MinAtar plugin" "$tmp/out" ||
+    fail "bench MinAtar without the plugin: $(cat "$tmp/out")"
+  checks=$((checks + 1))
+fi
+
 summary
