@@ -10,6 +10,9 @@ from .vector import VectorEnv
 
 
 class SingleEnv(gymnasium.Env):
+    # Read by gymnasium.make before the env exists (its render_mode check); render_fps is per env.
+    metadata = {"render_modes": ["rgb_array"], "render_fps": None}
+
     def __init__(self, env_id, render_mode=None):
         self._vec = VectorEnv(
             env_id, 1, device="cpu", autoreset_mode=AutoresetMode.DISABLED, render_mode=render_mode, render_envs=1

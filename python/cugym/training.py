@@ -175,7 +175,8 @@ def _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, progres
 
 class Policy:
     """A trained Q network acting greedily: ``policy(obs)`` gives ``argmax_a Q(obs, a)`` for a batch
-    of observations (NumPy float32 ``(n, obs_dim)`` on the CPU; a device array on CUDA)."""
+    of observations (NumPy float32 ``(n, *shape)`` as the env gives them, or ``(n, obs_dim)``, on
+    the CPU; a device array of either shape on CUDA), or for one observation on the CPU."""
 
     def __init__(self, path, env_id=None, device="cpu"):
         if not os.path.isfile(path):
@@ -183,16 +184,15 @@ class Policy:
         self._policy = _cugym._Policy(os.fspath(path), env_id or "", device)
         self.env_id = self._policy.env_id
         self.device = self._policy.device
+        self._obs_shape = tuple(_cugym.env_spec(self.env_id)["observation_space"]["shape"])
 
     def __call__(self, obs):
         if self.device == "cpu":
             obs = np.asarray(obs, dtype=np.float32)
-            if obs.ndim == 1:
+            if obs.ndim == 1 or obs.shape == self._obs_shape:  # one observation
                 return self._policy.act(np.ascontiguousarray(obs[None]))[0]
             obs = np.ascontiguousarray(obs)
-            if obs.ndim != 2:
-                raise ValueError(f"observations must have shape (n, {self._policy.obs_dim}), got {obs.shape}")
-        return self._policy.act(obs)
+        return self._policy.act(obs)  # checks the shape: (n, obs_dim) or (n, *shape)
 
     act = __call__
 

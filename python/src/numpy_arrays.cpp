@@ -103,8 +103,10 @@ nb::object ArrayPool::Take(uint64_t round) {
   return nb::steal(array);
 }
 
-FinalObsPool::FinalObsPool(int64_t num_envs, int64_t obs_dim)
-    : n_(num_envs), row_shape_{obs_dim}, objects_(NpType::kObject, {num_envs}) {}
+FinalObsPool::FinalObsPool(int64_t num_envs, std::vector<int64_t> obs_shape)
+    : n_(num_envs), row_shape_(std::move(obs_shape)), obs_dim_(1), objects_(NpType::kObject, {num_envs}) {
+  for (int64_t d : row_shape_) obs_dim_ *= d;
+}
 
 FinalObsPool::~FinalObsPool() {
   for (PyObject* row : free_rows_) Py_DECREF(row);
@@ -138,7 +140,7 @@ nb::object FinalObsPool::Make(const float* final_obs, const int64_t* idx, int64_
   nb::object array = objects_.Take(round);
   PyObject** items = static_cast<PyObject**>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(array.ptr())));
   Harvest(items);
-  const int64_t obs_dim = row_shape_[0];
+  const int64_t obs_dim = obs_dim_;
   for (int64_t j = 0; j < k; ++j) {
     PyObject* row;
     if (!free_rows_.empty()) {

@@ -58,18 +58,20 @@ class ArrayPool {
 };
 
 // Gymnasium's final_obs for a SAME_STEP step of n envs: an object array of n entries, NULL (None)
-// except at the envs that ended, each a float32 array of obs_dim holding its last observation.
+// except at the envs that ended, each a float32 array of the observation's shape ((4,), or
+// (10, 10, 4) for an image-like env) holding its last observation.
 // The object arrays are recycled as ArrayPool's are, and so are the row arrays in them: a
 // recycled object array's rows that nothing else holds are kept for the next one, the others are
 // left to their holders. Needs the GIL, as does destroying it.
 class FinalObsPool {
  public:
-  FinalObsPool(int64_t num_envs, int64_t obs_dim);
+  // obs_shape: one observation's shape; the env's rows are its flat (row-major) layout.
+  FinalObsPool(int64_t num_envs, std::vector<int64_t> obs_shape);
   FinalObsPool(const FinalObsPool&) = delete;
   FinalObsPool& operator=(const FinalObsPool&) = delete;
   ~FinalObsPool();
 
-  // final_obs: [num_envs, obs_dim] (the env's); idx: the k envs that ended, in any order.
+  // final_obs: [num_envs, obs_dim] (the env's flat rows); idx: the k envs that ended, in any order.
   nanobind::object Make(const float* final_obs, const int64_t* idx, int64_t k, uint64_t round);
 
  private:
@@ -77,7 +79,8 @@ class FinalObsPool {
   void Harvest(PyObject** items);
 
   int64_t n_;
-  std::vector<int64_t> row_shape_;  // {obs_dim}
+  std::vector<int64_t> row_shape_;  // one observation's shape
+  int64_t obs_dim_;                 // the product of row_shape_
   ArrayPool objects_;
   std::vector<PyObject*> free_rows_;  // owned references to row arrays nothing else refers to
 };

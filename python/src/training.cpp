@@ -288,13 +288,11 @@ class PyPolicy {
   std::string device() const { return DeviceName(device_); }
   int64_t obs_dim() const { return obs_dim_; }
 
-  nb::object Act(nb::ndarray<const float, nb::ndim<2>, nb::c_contig> obs) {
+  // obs: (n, obs_dim), or (n, *shape) as the env hands them out (the same C-contiguous rows).
+  nb::object Act(nb::ndarray<const float, nb::c_contig> obs) {
     CheckArrayDevice("observations", {obs.device_type(), static_cast<int64_t>(obs.device_id())}, "policy", device_,
                      cuda_device_);
-    if (obs.shape(1) != static_cast<size_t>(obs_dim_))
-      throw nb::value_error(("observations must have shape (n, " + std::to_string(obs_dim_) + ") for " + env_id() +
-                             ", got (" + std::to_string(obs.shape(0)) + ", " + std::to_string(obs.shape(1)) + ")")
-                                .c_str());
+    CheckObsShape(obs);
     const int64_t n = static_cast<int64_t>(obs.shape(0));
     ScopedCudaDevice on_device(device_, cuda_device_);
     if (n > max_batch_) Build(std::max<int64_t>(n, 2 * max_batch_), env_id());
@@ -317,8 +315,27 @@ class PyPolicy {
  private:
   void Build(int64_t max_batch, const std::string& env_id) {
     policy_ = std::make_unique<agent::GreedyPolicy>(GlobalRegistry(), path_, env_id, max_batch, device_);
-    obs_dim_ = GlobalRegistry().Get(policy_->env_id()).spec.obs_dim();
+    const EnvSpec& spec = GlobalRegistry().Get(policy_->env_id()).spec;
+    obs_dim_ = spec.obs_dim();
+    obs_shape_ = spec.observation_space.shape;
     max_batch_ = max_batch;
+  }
+
+  void CheckObsShape(const nb::ndarray<const float, nb::c_contig>& obs) const {
+    const size_t rank = obs.ndim();
+    const bool flat = rank == 2 && obs.shape(1) == static_cast<size_t>(obs_dim_);
+    bool shaped = rank == obs_shape_.size() + 1;
+    for (size_t d = 1; shaped && d < rank; ++d) shaped = obs.shape(d) == static_cast<size_t>(obs_shape_[d - 1]);
+    if (flat || shaped) return;
+    std::string want = "(n, " + std::to_string(obs_dim_) + ")", got = "(";
+    if (obs_shape_.size() > 1) {
+      want += " or (n";
+      for (int64_t d : obs_shape_) want += ", " + std::to_string(d);
+      want += ")";
+    }
+    for (size_t d = 0; d < rank; ++d) got += (d ? ", " : "") + std::to_string(obs.shape(d));
+    got += rank == 1 ? ",)" : ")";
+    throw nb::value_error(("observations must have shape " + want + " for " + env_id() + ", got " + got).c_str());
   }
 
   std::string path_;
@@ -326,6 +343,7 @@ class PyPolicy {
   int cuda_device_ = 0;  // CUDA: the GPU the network lives on
   std::unique_ptr<agent::GreedyPolicy> policy_;
   int64_t obs_dim_ = 0;
+  std::vector<int64_t> obs_shape_;  // one observation's shape: (obs_dim_,) or e.g. (10, 10, 4)
   int64_t max_batch_ = 0;
 };
 

@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/flag_mask.h"
 #include "core/memory.h"
@@ -42,8 +43,19 @@ nb::capsule OwnerOf(void* block, Device device) {
 // A new C-contiguous device array viewing `data` (owned by `owner`) on CUDA device `cuda_id`: an
 // object with __dlpack__ / __dlpack_device__. CPU arrays are NumPy's own (numpy_arrays.h).
 template <class T>
-nb::object ExportDevice(T* data, std::initializer_list<size_t> shape, nb::handle owner, int cuda_id) {
-  return nb::ndarray<nb::array_api, T>(data, shape, owner, {}, nb::dtype<T>(), nb::device::cuda::value, cuda_id).cast();
+nb::object ExportDevice(T* data, size_t ndim, const size_t* shape, nb::handle owner, int cuda_id) {
+  return nb::ndarray<nb::array_api, T>(data, ndim, shape, owner, nullptr, nb::dtype<T>(), nb::device::cuda::value,
+                                       cuda_id)
+      .cast();
+}
+
+// `lead` followed by the observation's own shape: (n, 4) for CartPole, (n, 10, 10, 4) for
+// MinAtar Breakout. The data are the env's flat rows either way (row-major, C-contiguous).
+template <class T>
+std::vector<T> WithObsShape(T lead, const EnvSpec& spec) {
+  std::vector<T> shape{lead};
+  for (int64_t d : spec.observation_space.shape) shape.push_back(static_cast<T>(d));
+  return shape;
 }
 
 std::size_t RoundUp(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
@@ -65,9 +77,10 @@ class PyVectorEnv {
         ended_(static_cast<size_t>(num_envs)),
         episode_start_(static_cast<size_t>(num_envs)) {
     if (device_ == Device::kCpu) {
-      pools_ = std::make_unique<Pools>(num_envs, spec_.obs_dim());
+      pools_ = std::make_unique<Pools>(num_envs, spec_);
       return;
     }
+    obs_shape_ = WithObsShape(static_cast<size_t>(num_envs), spec_);
     // The GPU the env's memory was just allocated on; every later call makes it current again.
     cuda_device_ = CudaCurrentDevice();
     stream_ = Stream(device_);
@@ -232,7 +245,7 @@ class PyVectorEnv {
     return nb::ndarray<nb::numpy, int64_t>(block, {idx.size()}, owner).cast();
   }
 
-  // The rows of envs that ended in the last step, copied out: (final_obs [k, obs_dim],
+  // The rows of envs that ended in the last step, copied out: (final_obs [k, *obs shape],
   // episode returns [k], episode lengths [k]) for the k env indices given.
   nb::tuple Finished(nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> indices) {
     VectorEnv& env = Live();
@@ -255,9 +268,11 @@ class PyVectorEnv {
       CopyBytes(returns + j, Device::kCpu, env.episode_returns() + i, device_, sizeof(float));
       CopyBytes(lengths + j, Device::kCpu, env.episode_lengths() + i, device_, sizeof(int32_t));
     }
-    return nb::make_tuple(nb::ndarray<nb::numpy, float>(final_obs, {k, static_cast<size_t>(obs_dim)}, owner).cast(),
-                          nb::ndarray<nb::numpy, float>(returns, {k}, owner).cast(),
-                          nb::ndarray<nb::numpy, int32_t>(lengths, {k}, owner).cast());
+    const std::vector<size_t> final_shape = WithObsShape(k, spec_);
+    return nb::make_tuple(
+        nb::ndarray<nb::numpy, float>(final_obs, final_shape.size(), final_shape.data(), owner).cast(),
+        nb::ndarray<nb::numpy, float>(returns, {k}, owner).cast(),
+        nb::ndarray<nb::numpy, int32_t>(lengths, {k}, owner).cast());
   }
 
   // Env i drawn on a new (height, width, 3) uint8 frame with the CPU rasterizer.
@@ -297,15 +312,16 @@ class PyVectorEnv {
     nb::object obs, rewards, terminated, truncated;
   };
 
-  // The CPU's recycled arrays, one pool per dtype and shape (see ArrayPool).
+  // The CPU's recycled arrays, one pool per dtype and shape (see ArrayPool); observations have
+  // the env's shape, (n, *shape), and final_obs rows its shape.
   struct Pools {
-    Pools(int64_t n, int64_t obs_dim)
-        : obs(NpType::kFloat32, {n, obs_dim}),
+    Pools(int64_t n, const EnvSpec& spec)
+        : obs(NpType::kFloat32, WithObsShape(n, spec)),
           rewards(NpType::kFloat32, {n}),
           flags(NpType::kBool, {n}),
           doubles(NpType::kFloat64, {n}),
           ints(NpType::kInt64, {n}),
-          final_obs(n, obs_dim) {}
+          final_obs(n, spec.observation_space.shape) {}
     ArrayPool obs, rewards, flags, doubles, ints;
     FinalObsPool final_obs;
   };
@@ -475,10 +491,10 @@ class PyVectorEnv {
       out.pointers = {reinterpret_cast<float*>(block), reinterpret_cast<float*>(block + obs_bytes),
                       reinterpret_cast<uint8_t*>(block + obs_bytes + reward_bytes),
                       reinterpret_cast<uint8_t*>(block + obs_bytes + reward_bytes + flag_bytes)};
-      out.obs = ExportDevice(out.pointers.obs, {n, obs_dim}, owner, cuda_device_);
-      out.rewards = ExportDevice(out.pointers.rewards, {n}, owner, cuda_device_);
-      out.terminated = ExportDevice(reinterpret_cast<bool*>(out.pointers.terminated), {n}, owner, cuda_device_);
-      out.truncated = ExportDevice(reinterpret_cast<bool*>(out.pointers.truncated), {n}, owner, cuda_device_);
+      out.obs = ExportDevice(out.pointers.obs, obs_shape_.size(), obs_shape_.data(), owner, cuda_device_);
+      out.rewards = ExportDevice(out.pointers.rewards, 1, &n, owner, cuda_device_);
+      out.terminated = ExportDevice(reinterpret_cast<bool*>(out.pointers.terminated), 1, &n, owner, cuda_device_);
+      out.truncated = ExportDevice(reinterpret_cast<bool*>(out.pointers.truncated), 1, &n, owner, cuda_device_);
     }
     if (point_env_at_them) {
       env_->SetOutputs(out.pointers);
@@ -552,7 +568,8 @@ class PyVectorEnv {
   EnvSpec spec_;
   int64_t n_;
   Device device_;
-  int cuda_device_ = 0;  // CUDA: the GPU the env lives on (cudaGetDevice when it was made)
+  int cuda_device_ = 0;            // CUDA: the GPU the env lives on (cudaGetDevice when it was made)
+  std::vector<size_t> obs_shape_;  // CUDA: (n, *obs shape) of the exported observations
   CpuActions actions_;
   Autoreset mode_ = Autoreset::kSameStep;
   bool statistics_ = true;

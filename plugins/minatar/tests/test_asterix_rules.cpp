@@ -38,7 +38,9 @@ TEST(AsterixRules, SpawnAndMoveTimingAndRampSchedule) {
     // The game keeps playing after the player is hit, which is all this schedule needs.
     Asterix::Act(s, kNoop, true, d, &terminal);
     hit = hit || terminal;
-    if (act <= 101) ASSERT_EQ(d.uniforms - uniforms, act % 10 == 1 && act > 1 ? 2 : 0) << "act " << act;
+    if (act <= 101) {
+      ASSERT_EQ(d.uniforms - uniforms, act % 10 == 1 && act > 1 ? 2 : 0) << "act " << act;
+    }
     if (act == 11) {
       float obs[10 * 10 * Asterix::kChannels];
       Asterix::Observe(s, obs);
@@ -49,7 +51,9 @@ TEST(AsterixRules, SpawnAndMoveTimingAndRampSchedule) {
       EXPECT_EQ(s.spawn_interval, want[act / 102 - 1][0]) << "act " << act;
       EXPECT_EQ(s.move_interval, want[act / 102 - 1][1]) << "act " << act;
     }
-    if (act % 102 == 101 && act / 102 < 9) EXPECT_EQ(s.ramp_index, act / 102) << "act " << act;
+    if (act % 102 == 101 && act / 102 < 9) {
+      EXPECT_EQ(s.ramp_index, act / 102) << "act " << act;
+    }
   }
   EXPECT_EQ(s.ramp_index, 9);
   EXPECT_TRUE(hit) << "enemies fill row 5 once they spawn every act";
