@@ -375,7 +375,8 @@ ensure_cli() {
   if [ ! -f "$build_dir/CMakeCache.txt" ]; then
     run cmake -S . -B "$build_dir" "${args[@]}" "${dep_cmake_args[@]}" >/dev/null || { echo "gpu-check: BUILD FAILED"; return 1; }
   fi
-  run cmake --build "$build_dir" -j "$cores" --target cugym cugym_bench_nn || { echo "gpu-check: BUILD FAILED"; return 1; }
+  run cmake --build "$build_dir" -j "$cores" --target cugym cugym_bench_nn cugym_minatar ||
+    { echo "gpu-check: BUILD FAILED"; return 1; }
 }
 
 # bench_env ENV DEVICE N STEPS MODE: one `cugym bench --json` line appended to $jsonl.
@@ -412,6 +413,12 @@ part_speed() {
     "MountainCar-v0 $dev 1048576 200 step,fused" "MountainCarContinuous-v0 $dev 1048576 200 step,fused"
     "Acrobot-v1 $dev 1048576 100 step,fused" "Pendulum-v1 $dev 1048576 200 step,fused"
   )
+  # The MinAtar plugin (built by default; loaded from the build tree): Breakout's goal is 1e9 steps/s.
+  if [ -f "$build_dir/lib/cugym/plugins/libcugym_minatar.so" ]; then
+    runs+=("MinAtar-Breakout-v1 $dev 1048576 200 step,fused" "MinAtar-Asterix-v1 $dev 1048576 100 step"
+           "MinAtar-Freeway-v1 $dev 1048576 100 step" "MinAtar-Seaquest-v1 $dev 1048576 100 step"
+           "MinAtar-SpaceInvaders-v1 $dev 1048576 100 step")
+  fi
   [ "$box2d_from" = "" ] || runs+=("LunarLander-v3 $dev 4096 50 step")  # host-stepped: pinned copies
   for run_spec in "${runs[@]}"; do
     read -r env device n steps mode <<<"$run_spec"

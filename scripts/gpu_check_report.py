@@ -67,10 +67,15 @@ def fmt(x, spec):
     return format(x, spec) if isinstance(x, (int, float)) and math.isfinite(x) else "-"
 
 
+# Speed goals of the issues, judged on the GPU at N >= 1M (steps/s): a run below its goal is a problem.
+CUDA_GOALS = {"MinAtar-Breakout-v1": 1e9}
+
+
 def env_table(rows):
     print("| env | device | N | mode | env steps/s | traffic GB/s | bound steps/s (4.3 TB/s) | % of bound |")
     print("|---|---|---:|---|---:|---:|---:|---:|")
     bad = 0
+    below = []
     for r in rows:
         if "failed" in r:
             bad += 1
@@ -85,7 +90,14 @@ def env_table(rows):
             f"| {r['env']} | {device} | {r['num_envs']} | {r['mode']} | {r['steps_per_second']:.3e} | "
             f"{fmt(r.get('model_gbytes_per_second'), '.1f')} | {bound} | {pct} |"
         )
-    return bad
+        goal = CUDA_GOALS.get(r["env"])
+        if goal and r["device"] == "cuda" and r["num_envs"] >= 1 << 20 and r["steps_per_second"] < goal:
+            below.append(
+                f"{r['env']} {r['mode']} at N = {r['num_envs']}: {r['steps_per_second']:.3e} < goal {goal:.0e}"
+            )
+    for line in below:
+        print(f"\nbelow its goal: {line}")
+    return bad + len(below)
 
 
 def nn_table(rows):
