@@ -14,8 +14,11 @@
 #      namespace of its own: unshare -n), and python/tests/test_cuda.py again on the CPU back
 #      end (CUGYM_CUDA_TESTS_ON_CPU=1)
 # The Release (cuda) configuration runs every test, the `slow` learning checks included (seconds
-# there); the sanitizer configuration skips them unless CUGYM_SLOW_TESTS=1, and runs the longest
-# end-to-end checks shorter (CUGYM_SHORT_E2E, kSanitizerBuild: the same code, fewer steps).
+# there); the sanitizer configuration skips them unless CUGYM_SLOW_TESTS=1, runs the longest
+# end-to-end checks shorter (CUGYM_SHORT_E2E, kSanitizerBuild: the same code, fewer steps) and
+# MinAtar's conformance suite on small batches, and leaves the out-of-tree builds (the example
+# plugins and C++ programs) to the Release one. MinAtar's step-by-step tests run its oracle from
+# the Python venv (CUGYM_TEST_PYTHON), which each configuration's ctest waits for.
 #   scripts/test.sh --quick   only the first configuration that can run (cuda, else asan)
 # Exits non-zero if any step fails; ends with one summary line per step, with its seconds.
 set -uo pipefail
