@@ -3,7 +3,11 @@
 // shared/reference/minatar.md; that package is GPL-3.0 and serves only as the test oracle. This folder
 // is GPL-3.0 as well (plugins/minatar/LICENSE), kept apart from cugym's permissive core.
 //
-// ---- Interface notes for game authors (additions to briefs/minatar_interface.md) ----
+// ---- For game authors ----
+// A game is one struct with kName, kChannels, kNumMinimal, MinimalToFull(a), a State of plain ints,
+// Reset(State&, ramping, D& draws), Act(State&, full_action, ramping, D& draws, bool* terminal) -> reward
+// and Observe(const State&, float* obs) (HWC, 10 x 10 x kChannels), all CUGYM_HD; D is a draw source
+// below. See breakout.h for the smallest one.
 // 1. Namespace: games, MinAtarEnv and the draw sources live in namespace cugym::minatar.
 // 2. Flat state (VectorEnv::GetStates, snapshots, `cugym replay`): by default MinAtarEnv stores a
 //    game's State as sizeof(State) / 4 floats, one per int32_t, so a game State made ONLY of int32_t
@@ -18,7 +22,7 @@
 //    first failure (failed(), failure_index, ...).
 // 4. MinAtarEnv<G, kMinimal>::StepWith(params, state, action, draws) and ResetWith(params, draws) run
 //    the env with any draw source; Step/Reset use PhiloxDraws over cugym's Rng.
-// -------------------------------------------------------------------------------------
+// ---------------------------
 #pragma once
 
 #include <cstdint>
