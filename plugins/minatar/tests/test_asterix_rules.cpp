@@ -6,23 +6,12 @@
 
 #include "plugins/minatar/asterix.h"
 #include "plugins/minatar/common.h"
+#include "plugins/minatar/tests/fixed_draws.h"
 
 namespace cugym::minatar {
 namespace {
 
-// Every rand() returns `uniform`, every randint(lo, hi) returns lo; counts the calls.
-struct FixedDraws {
-  double uniform = 0.9;
-  int uniforms = 0, ints = 0;
-  double Uniform() {
-    ++uniforms;
-    return uniform;
-  }
-  int Int(int lo, int) {
-    ++ints;
-    return lo;
-  }
-};
+using testing::FixedDraws;
 
 bool ObsAt(const float* obs, int x, int y, int c) { return obs[(y * 10 + x) * Asterix::kChannels + c] != 0.0f; }
 

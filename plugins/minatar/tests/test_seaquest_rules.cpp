@@ -7,23 +7,12 @@
 
 #include "plugins/minatar/common.h"
 #include "plugins/minatar/seaquest.h"
+#include "plugins/minatar/tests/fixed_draws.h"
 
 namespace cugym::minatar {
 namespace {
 
-// Every rand() returns `uniform`, every randint(lo, hi) returns lo; counts the calls.
-struct FixedDraws {
-  double uniform = 0.9;
-  int uniforms = 0, ints = 0;
-  double Uniform() {
-    ++uniforms;
-    return uniform;
-  }
-  int Int(int lo, int) {
-    ++ints;
-    return lo;
-  }
-};
+using testing::FixedDraws;
 
 // A state with no spawn due on the next act.
 Seaquest::State Quiet() {
