@@ -23,36 +23,16 @@ namespace {
 
 using testing::AllDevices;
 using testing::DeviceParamName;
+using testing::ExpectGradientsNear;
+using testing::NumericGradient;
 using testing::RandomFloats;
 using testing::ToDevice;
-
-std::vector<double> ToDouble(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+using testing::ToDouble;
 
 double Dot(const std::vector<double>& a, const std::vector<double>& b) {
   double s = 0;
   for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
   return s;
-}
-
-std::vector<double> NumericGradient(const std::function<double(const std::vector<double>&)>& f, std::vector<double> x,
-                                    double h = 1e-6) {
-  std::vector<double> grad(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double keep = x[i];
-    x[i] = keep + h;
-    const double up = f(x);
-    x[i] = keep - h;
-    const double down = f(x);
-    x[i] = keep;
-    grad[i] = (up - down) / (2 * h);
-  }
-  return grad;
-}
-
-void ExpectNear(const std::vector<float>& got, const std::vector<double>& want, const char* what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (std::size_t i = 0; i < want.size(); ++i)
-    EXPECT_NEAR(got[i], want[i], 1e-4 * std::max(1.0, std::fabs(want[i]))) << what << " element " << i;
 }
 
 // PyTorch's Conv2d in float64, as torch computes it: the NHWC input permuted to NCHW, weight
@@ -170,7 +150,7 @@ void CheckConvGradients(Backend& backend, Device device, bool relu) {
   const Activation act = relu ? Activation::kRelu : Activation::kNone;
   Conv2dForward(backend, s, p, ConstBatchView(xd.data(), n, in, device), BatchView(patches.data(), rows, k, device),
                 BatchView(y.data(), n, s.out_features(), device), act);
-  ExpectNear(y.ToHost(), ConvRef(s, ToDouble(x), ToDouble(w), ToDouble(b), n, relu), "y");
+  ExpectGradientsNear(y.ToHost(), ConvRef(s, ToDouble(x), ToDouble(w), ToDouble(b), n, relu), "y");
   Conv2dBackward(backend, s, p, ConstBatchView(patches.data(), rows, k, device),
                  ConstBatchView(y.data(), n, s.out_features(), device),
                  BatchView(rd.data(), n, s.out_features(), device), act,
@@ -178,15 +158,15 @@ void CheckConvGradients(Backend& backend, Device device, bool relu) {
                  BatchView(dpatches.data(), rows, k, device), BatchView(dx.data(), n, in, device));
 
   const std::vector<double> rv = ToDouble(r), xv = ToDouble(x), wv = ToDouble(w), bv = ToDouble(b);
-  ExpectNear(dw.ToHost(),
-             NumericGradient([&](const std::vector<double>& v) { return Dot(rv, ConvRef(s, xv, v, bv, n, relu)); }, wv),
-             "dW");
-  ExpectNear(db.ToHost(),
-             NumericGradient([&](const std::vector<double>& v) { return Dot(rv, ConvRef(s, xv, wv, v, n, relu)); }, bv),
-             "db");
-  ExpectNear(dx.ToHost(),
-             NumericGradient([&](const std::vector<double>& v) { return Dot(rv, ConvRef(s, v, wv, bv, n, relu)); }, xv),
-             "dx");
+  ExpectGradientsNear(
+      dw.ToHost(),
+      NumericGradient([&](const std::vector<double>& v) { return Dot(rv, ConvRef(s, xv, v, bv, n, relu)); }, wv), "dW");
+  ExpectGradientsNear(
+      db.ToHost(),
+      NumericGradient([&](const std::vector<double>& v) { return Dot(rv, ConvRef(s, xv, wv, v, n, relu)); }, bv), "db");
+  ExpectGradientsNear(
+      dx.ToHost(),
+      NumericGradient([&](const std::vector<double>& v) { return Dot(rv, ConvRef(s, v, wv, bv, n, relu)); }, xv), "dx");
 }
 
 TEST_P(Conv, GradientsMatchFiniteDifferences) { CheckConvGradients(*backend_, device(), false); }
@@ -225,11 +205,11 @@ TEST_P(Conv, MlpWithConvGradientsAndPadding) {
   Buffer<float> xd = ToDevice(device(), x), rd = ToDevice(device(), r);
   ConstBatchView y = net.ForwardTrain(ConstBatchView(xd.data(), n, 40, device()));
   const std::vector<double> params = ToDouble(ToHost(net.parameters()));
-  ExpectNear(ToHost(y), NetRef(net, params, ToDouble(x), n), "output");
+  ExpectGradientsNear(ToHost(y), NetRef(net, params, ToDouble(x), n), "output");
   net.Backward(BatchView(rd.data(), n, 3, device()));
   const std::vector<float> analytic = ToHost(net.gradients());
   const std::vector<double> rv = ToDouble(r);
-  ExpectNear(
+  ExpectGradientsNear(
       analytic,
       NumericGradient([&](const std::vector<double>& p) { return Dot(rv, NetRef(net, p, ToDouble(x), n)); }, params),
       "parameters (the padding's gradient is 0 on both sides)");
@@ -348,7 +328,7 @@ TEST(ConvCheckpoint, RoundTripInPyTorchsLayout) {
                                   ToDouble(file.Find("conv.bias")->ToF32()), 2, true);
   a = LinearRef(a, ToDouble(file.Find("0.weight")->ToF32()), ToDouble(file.Find("0.bias")->ToF32()), 2, 48, 7, true);
   a = LinearRef(a, ToDouble(file.Find("2.weight")->ToF32()), ToDouble(file.Find("2.bias")->ToF32()), 2, 7, 2, false);
-  ExpectNear(ToHost(net.Forward(ConstBatchView(x.data(), 2, 90, Device::kCpu))), a, "forward from the file");
+  ExpectGradientsNear(ToHost(net.Forward(ConstBatchView(x.data(), 2, 90, Device::kCpu))), a, "forward from the file");
 
   o.seed = 22;
   Mlp other(cpu, {90, 7, 2}, o);

@@ -16,35 +16,12 @@ namespace {
 
 using testing::AllDevices;
 using testing::DeviceParamName;
+using testing::ExpectGradientsNear;
+using testing::NumericGradient;
 using testing::RandomActions;
 using testing::RandomFloats;
 using testing::ToDevice;
-
-// Central differences of f at x (float64), step h.
-std::vector<double> NumericGradient(const std::function<double(const std::vector<double>&)>& f, std::vector<double> x,
-                                    double h = 1e-6) {
-  std::vector<double> grad(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double keep = x[i];
-    x[i] = keep + h;
-    const double up = f(x);
-    x[i] = keep - h;
-    const double down = f(x);
-    x[i] = keep;
-    grad[i] = (up - down) / (2 * h);
-  }
-  return grad;
-}
-
-// fp32 analytic gradients agree with float64 differences to ~1e-6 relative; 1e-4 leaves margin.
-void ExpectGradientsNear(const std::vector<float>& analytic, const std::vector<double>& numeric, const char* what) {
-  ASSERT_EQ(analytic.size(), numeric.size()) << what;
-  for (std::size_t i = 0; i < numeric.size(); ++i) {
-    EXPECT_NEAR(analytic[i], numeric[i], 1e-4 * std::max(1.0, std::fabs(numeric[i]))) << what << " element " << i;
-  }
-}
-
-std::vector<double> ToDouble(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+using testing::ToDouble;
 
 // Reference Linear (+ReLU) in float64: y = act(x W^T + b), row-major everything.
 std::vector<double> LinearRef(const std::vector<double>& x, const std::vector<double>& w, const std::vector<double>& b,
