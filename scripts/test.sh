@@ -41,7 +41,9 @@ fi
 export ASAN_OPTIONS=detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-ctest_args=(--output-on-failure -j "$(nproc)")
+# One more job than cores: several script tests wait on signals, pacing or child processes part of
+# the time (cli.resume, cli.train, cli.render), and another test can use the core meanwhile.
+ctest_args=(--output-on-failure -j "$(($(nproc) + 1))")
 
 summary=()
 failed=0
