@@ -101,7 +101,14 @@ class BenchmarksPageTest(unittest.TestCase):
         with open(os.path.join(bench, "..", "docs", "benchmarks.md"), encoding="utf-8") as f:
             page = f.read()
         names = []
-        for script in ("bench_envs.py", "bench_python.py", "compare_gymnasium.py", "compare_torch_nn.py"):
+        for script in (
+            "bench_envs.py",
+            "bench_isa.py",
+            "bench_minatar.py",
+            "bench_python.py",
+            "compare_gymnasium.py",
+            "compare_torch_nn.py",
+        ):
             with open(os.path.join(bench, script), encoding="utf-8") as f:
                 found = re.search(r'^SECTION = "([^"]+)"$', f.read(), re.M)
             self.assertIsNotNone(found, f"{script} names no SECTION")
