@@ -54,14 +54,6 @@ std::vector<std::string> UserPluginFiles() {
 
 }  // namespace
 
-std::vector<std::string> DefaultPluginFiles(const std::string& shipped_dir) {
-  std::vector<std::string> files = UserPluginFiles();
-  if (!shipped_dir.empty()) {
-    for (std::string& file : SharedLibrariesIn(shipped_dir)) files.push_back(std::move(file));
-  }
-  return files;
-}
-
 std::vector<std::string> LoadDefaultPlugins(Registry& registry, const std::string& shipped_dir) {
   for (const std::string& file : UserPluginFiles()) {
     try {

@@ -33,15 +33,12 @@ using PluginEntryFn = int (*)(uint32_t host_abi, void* registry, char* error, st
 // default (below) may also be named with --plugin.
 void LoadPlugin(Registry& registry, const std::string& path);
 
-// The plugins every cugym front end (the CLI, the Python package) loads without being asked, in
-// this order: each entry of the CUGYM_PLUGIN_PATH environment variable (':'-separated; a file, or
+// Loads the plugins every cugym front end (the CLI, the Python package) loads without being asked,
+// in this order: each entry of the CUGYM_PLUGIN_PATH environment variable (':'-separated; a file, or
 // a folder whose *.so files load in name order), then the *.so files of `shipped_dir` (the plugins
-// built and installed with cugym, such as MinAtar; skipped when the folder does not exist).
-std::vector<std::string> DefaultPluginFiles(const std::string& shipped_dir);
-
-// Loads DefaultPluginFiles(shipped_dir). A plugin named by CUGYM_PLUGIN_PATH that fails to load
-// throws (the user asked for it); a shipped one that fails is skipped, and its reason is returned
-// as one line per plugin for the caller to show.
+// built and installed with cugym, such as MinAtar; skipped when the folder does not exist). A plugin
+// named by CUGYM_PLUGIN_PATH that fails to load throws (the user asked for it); a shipped one that
+// fails is skipped, and its reason is returned as one line per plugin for the caller to show.
 std::vector<std::string> LoadDefaultPlugins(Registry& registry, const std::string& shipped_dir);
 
 // The folder of the shipped plugins for the program at `executable`: `relative` (a path relative to
