@@ -1,12 +1,13 @@
-// The DQN loop's own device work (agent_kernels.h) on one device: the CPU runs plain loops, CUDA
-// Thrust launches on the nn back end's stream (queued in order with the network's
-// work and capturable into its CUDA graphs; no host synchronisation). No CUDA types here.
+// The agents' own device work (agent_kernels.h for DQN, pqn_kernels.h for PQN) on one device: the CPU runs plain loops,
+// CUDA Thrust launches on the nn back end's stream (queued in order with the network's work and capturable into its
+// CUDA graphs; no host synchronisation). No CUDA types here.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
 #include "agents/agent_kernels.h"
+#include "agents/pqn_kernels.h"
 #include "core/device.h"
 
 namespace cugym::agent {
@@ -50,6 +51,16 @@ class AgentOps {
   // same ring on every back end, for any n.
   virtual void CollectEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
                                const int32_t* lengths, int64_t n, const EpisodeRing& ring) = 0;
+
+  // PQN: rollout step t of the r.envs envs after their step (StoreRolloutStep).
+  virtual void StoreRolloutStep(const RolloutArrays& r, int64_t t, const float* obs, const float* final_obs,
+                                const float* rewards, const uint8_t* terminated, const uint8_t* truncated) = 0;
+  // PQN: the Q(lambda) targets of the whole rollout, one env's column each (QLambdaColumn).
+  virtual void QLambdaTargets(const RolloutArrays& r, double gamma, double lambda, double reward_scale) = 0;
+  // PQN: the `size` rows of the minibatch at position `first` of epoch `epoch`'s permutation of the
+  // rollout (GatherRolloutRow), keyed by EpochKey from the device's counters.
+  virtual void GatherMinibatch(const RolloutArrays& r, const RolloutBatch& batch, int64_t first, int64_t size,
+                               const StepCounters* counters, uint64_t seed, int64_t epoch) = 0;
 
  private:
   virtual void DoAddTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,

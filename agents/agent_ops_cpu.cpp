@@ -73,6 +73,19 @@ class CpuAgentOps final : public AgentOps {
     }
     *ring.count = count + static_cast<unsigned long long>(total);
   }
+  void StoreRolloutStep(const RolloutArrays& r, int64_t t, const float* obs, const float* final_obs,
+                        const float* rewards, const uint8_t* terminated, const uint8_t* truncated) override {
+    for (int64_t i = 0; i < r.envs; ++i)
+      agent::StoreRolloutStep(r, t, obs, final_obs, rewards, terminated, truncated, i);
+  }
+  void QLambdaTargets(const RolloutArrays& r, double gamma, double lambda, double reward_scale) override {
+    for (int64_t i = 0; i < r.envs; ++i) QLambdaColumn(r, gamma, lambda, reward_scale, i);
+  }
+  void GatherMinibatch(const RolloutArrays& r, const RolloutBatch& batch, int64_t first, int64_t size,
+                       const StepCounters* counters, uint64_t seed, int64_t epoch) override {
+    const uint32_t key = EpochKey(seed, counters, epoch);
+    for (int64_t j = 0; j < size; ++j) GatherRolloutRow(r, batch, first, key, j);
+  }
 };
 
 }  // namespace

@@ -175,6 +175,32 @@ struct AdvanceCountFunctor {
   }
 };
 
+struct StoreRolloutFunctor {
+  RolloutArrays r;
+  int64_t t;
+  const float *obs, *final_obs, *rewards;
+  const uint8_t *terminated, *truncated;
+  __device__ void operator()(int64_t i) const {
+    StoreRolloutStep(r, t, obs, final_obs, rewards, terminated, truncated, i);
+  }
+};
+
+struct QLambdaFunctor {
+  RolloutArrays r;
+  double gamma, lambda, reward_scale;
+  __device__ void operator()(int64_t i) const { QLambdaColumn(r, gamma, lambda, reward_scale, i); }
+};
+
+struct GatherRolloutFunctor {
+  RolloutArrays r;
+  RolloutBatch batch;
+  int64_t first;
+  const StepCounters* counters;
+  uint64_t seed;
+  int64_t epoch;
+  __device__ void operator()(int64_t j) const { GatherRolloutRow(r, batch, first, EpochKey(seed, counters, epoch), j); }
+};
+
 class CudaAgentOps final : public AgentOps {
  public:
   explicit CudaAgentOps(void* stream) : stream_(static_cast<cudaStream_t>(stream)) {}
@@ -229,6 +255,17 @@ class CudaAgentOps final : public AgentOps {
                                                    static_cast<int>(n), stream_));
     ForEach(stream_, n, StoreEpisodeFunctor{flags_.data(), offsets_.data(), returns, lengths, n, ring});
     ForEach(stream_, 1, AdvanceCountFunctor{flags_.data(), offsets_.data(), n, ring.count});
+  }
+  void StoreRolloutStep(const RolloutArrays& r, int64_t t, const float* obs, const float* final_obs,
+                        const float* rewards, const uint8_t* terminated, const uint8_t* truncated) override {
+    ForEach(stream_, r.envs, StoreRolloutFunctor{r, t, obs, final_obs, rewards, terminated, truncated});
+  }
+  void QLambdaTargets(const RolloutArrays& r, double gamma, double lambda, double reward_scale) override {
+    ForEach(stream_, r.envs, QLambdaFunctor{r, gamma, lambda, reward_scale});
+  }
+  void GatherMinibatch(const RolloutArrays& r, const RolloutBatch& batch, int64_t first, int64_t size,
+                       const StepCounters* counters, uint64_t seed, int64_t epoch) override {
+    ForEach(stream_, size, GatherRolloutFunctor{r, batch, first, counters, seed, epoch});
   }
 
  private:

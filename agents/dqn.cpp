@@ -5,7 +5,6 @@
 #include "agents/dqn.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -43,6 +42,8 @@ QLearnerOptions LearnerOptions(const DqnConfig& c, const EnvSpec& spec) {
   options.adam.lr = c.learning_rate;
   options.adam.eps = c.adam_eps;
   options.adam.max_grad_norm = c.max_grad_norm;
+  options.adam.rectified = c.optimizer == "radam";
+  options.layer_norm = c.layer_norm;
   if (c.anneal_lr) options.adam.lr_decay_updates = std::max<int64_t>(c.PlannedUpdates(), 1);
   options.seed = c.seed;
   options.dueling = c.dueling;
@@ -117,61 +118,18 @@ ExploreHold DqnAgent::explore_hold() {
 void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
                      const std::function<void()>& on_checkpoint,
                      const std::function<bool(const DqnEvaluation&)>& on_eval) {
-  using Clock = std::chrono::steady_clock;
   const int64_t n = config_.num_envs;
-  auto interval_start = Clock::now();
-  int64_t interval_first_step = global_step_;
-  int64_t next_log = (global_step_ / config_.log_interval + 1) * config_.log_interval;
-  int64_t next_checkpoint = config_.checkpoint_interval > 0
-                                ? (global_step_ / config_.checkpoint_interval + 1) * config_.checkpoint_interval
-                                : std::numeric_limits<int64_t>::max();
-  const bool evaluate = eval_env_ != nullptr;
-  bool finished = false;  // on_eval ended the run
-  int64_t next_eval = (global_step_ / config_.eval_interval + 1) * config_.eval_interval;
-  auto log = [&] {
-    const auto now = Clock::now();
-    const double seconds = std::chrono::duration<double>(now - interval_start).count();
-    wall_time_ += seconds;
-    on_log(ReadProgress(seconds, global_step_ - interval_first_step));
-    interval_start = Clock::now();
-    interval_first_step = global_step_;
-  };
-
-  while (global_step_ < config_.total_steps && !finished && !stop()) {
+  TrainLoop loop;
+  loop.iterate = [&] {
     RunIteration(PlanIteration());
     // The host's mirrors of what the iteration advanced on the device.
     ++vector_steps_;
     global_step_ += n;
     replay_->Stored(n);
-    if (global_step_ >= next_log) {
-      log();
-      next_log += config_.log_interval;
-    }
-    if (evaluate && global_step_ >= next_eval) {
-      const auto start = Clock::now();
-      DqnEvaluation e;
-      e.global_step = global_step_;
-      e.wall_time = wall_time_ + std::chrono::duration<double>(start - interval_start).count();
-      e.result = Evaluate(next_eval / config_.eval_interval - 1);
-      last_eval_return_ = e.result.mean_return;
-      const auto took = Clock::now() - start;
-      e.eval_seconds = std::chrono::duration<double>(took).count();
-      interval_start += took;  // training time only: the evaluation is not counted
-      if (on_eval) finished = on_eval(e);
-      next_eval += config_.eval_interval;
-    }
-    if (global_step_ >= next_checkpoint) {
-      on_checkpoint();
-      next_checkpoint += config_.checkpoint_interval;
-    }
-  }
-  // A row at the end of the run; an interrupted run writes none (its checkpoint resumes the
-  // interval, so the resumed run's rows are the uninterrupted run's).
-  if ((global_step_ >= config_.total_steps || finished) && global_step_ != interval_first_step) {
-    log();
-  } else {
-    wall_time_ += std::chrono::duration<double>(Clock::now() - interval_start).count();
-  }
+  };
+  loop.progress = [&](double seconds, int64_t steps) { return ReadProgress(seconds, steps); };
+  loop.evaluate = [&](int64_t k) { return Evaluate(k); };
+  RunTrainLoop(config_, global_step_, wall_time_, last_eval_return_, loop, on_log, stop, on_checkpoint, on_eval);
 }
 
 DqnAgent::IterationPlan DqnAgent::PlanIteration() {
@@ -295,13 +253,7 @@ DqnProgress DqnAgent::ReadProgress(double interval_seconds, int64_t interval_ste
 
 EvalResult DqnAgent::Evaluate(int64_t k) {
   if (!eval_env_) throw std::logic_error("DqnAgent::Evaluate: eval_episodes is 0");
-  const int64_t n = config_.eval_episodes;
-  // Seeds of their own, another for each evaluation: the training envs use config_.seed itself.
-  eval_env_->Reset(config_.seed * 0x9E3779B97F4A7C15ull + 0xE7A1u + static_cast<uint64_t>(k));
-  const auto obs = Rows(eval_env_->obs(), n, obs_dim_, device_);
-  return PlayEpisodes(
-      *eval_env_, std::vector<int64_t>(n, 1),
-      [&](uint64_t, int32_t* actions) { learner_->Act(obs, Vec(actions, n, device_)); }, eval_actions_);
+  return EvaluateLearner(*eval_env_, *learner_, eval_actions_, config_.seed, k);
 }
 
 }  // namespace cugym::agent

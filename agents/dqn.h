@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/agent.h"
 #include "agents/agent_ops.h"
 #include "agents/cuda_graph.h"
 #include "agents/dqn_config.h"
@@ -25,39 +26,15 @@
 
 namespace cugym::agent {
 
-// One metrics.csv row (CleanRL's names): means over the episodes that ended since the last row.
-struct DqnProgress {
-  int64_t global_step = 0;
-  double wall_time = 0;        // seconds of training in this process
-  double episodic_return = 0;  // NaN when no episode ended in the interval
-  double episodic_length = 0;
-  double td_loss = 0;   // of the last gradient step (NaN before learning starts)
-  double q_values = 0;  // mean Q(s, a) of the last minibatch
-  double epsilon = 0;
-  double sps = 0;              // env steps per second over the interval
-  double mean_return_100 = 0;  // over the last 100 finished episodes (NaN before any)
-  int64_t episodes = 0;        // finished so far
-  double eval_return = 0;      // mean return of the latest evaluation (NaN before any)
-};
-
-// One greedy evaluation during training: eval_episodes episodes on envs of their own (own seeds,
-// no exploration), one episode each, with the online network.
-struct DqnEvaluation {
-  int64_t global_step = 0;
-  double wall_time = 0;     // seconds of training so far (evaluations not counted)
-  double eval_seconds = 0;  // what this evaluation took
-  EvalResult result;
-};
-
-class DqnAgent {
+class DqnAgent final : public Agent {
  public:
   // Throws std::invalid_argument for an env with a Box action space (DQN needs discrete
   // actions), an unknown env or a bad config.
   DqnAgent(const Registry& registry, const DqnConfig& config, Device device);
-  ~DqnAgent();
+  ~DqnAgent() override;
 
-  const DqnConfig& config() const { return config_; }
-  int64_t global_step() const { return global_step_; }
+  const DqnConfig& config() const override { return config_; }
+  int64_t global_step() const override { return global_step_; }
   double Epsilon(int64_t step) const;
   // CUDA with cuda_graph where the whole iteration cannot be one graph (a fractional number of
   // gradient steps per vector step, or an env stepped on the host): whether the gradient steps
@@ -73,33 +50,26 @@ class DqnAgent {
   // recorded work again, so its scheduling is checked against the eager loop without a GPU.
   void set_iteration_graph_on_cpu(bool on) { iteration_graph_on_cpu_ = on; }
 
-  // Trains until total_steps or until `stop()` returns true (checked every vector step: a
-  // signal handler sets a flag). `on_log` gets a row every log_interval env steps and at the
-  // end; `on_checkpoint` is called every checkpoint_interval env steps; `on_eval` gets an
-  // evaluation every eval_interval env steps (when eval_episodes > 0) and returns true to end the
-  // run there (a normal end, with a last metrics row; `stop` is an interruption, without one).
-  // Evaluations change nothing the training reads: a run gives the same weights without them.
+  // Agent::Train: one iteration per vector step.
   void Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
-             const std::function<void()>& on_checkpoint, const std::function<bool(const DqnEvaluation&)>& on_eval = {});
-  // The greedy evaluation Train runs: eval_episodes episodes of the online network on the eval
-  // envs, the k-th evaluation of the run from seeds of its own.
-  EvalResult Evaluate(int64_t k);
+             const std::function<void()>& on_checkpoint,
+             const std::function<bool(const DqnEvaluation&)>& on_eval = {}) override;
+  EvalResult Evaluate(int64_t k) override;
 
   // Everything a run needs to go on as if it had never stopped, in one safetensors file: both
   // networks and Adam, the envs' full state, the exploration holds, the episode ring and the
   // return(100) window, every counter (env and vector steps, replay draws, target schedule,
   // update debt, wall time), the config, and the replay memory when config.save_replay. The
   // format, tensor by tensor: agents/dqn_checkpoint.h.
-  void SaveCheckpoint(const std::string& path) const;
+  void SaveCheckpoint(const std::string& path) const override;
   // Restores a checkpoint of the same env and network. Without a replay memory in it (save_replay
   // = false), learning waits until the buffer has been refilled with min(learning_starts,
   // buffer_size) new transitions; a checkpoint without the envs' state (written before cugym
   // kept it) restarts their episodes. Either way the run is then no longer the uninterrupted one.
   // CUDA graphs captured before are dropped (DropGraphs): the restored run captures its own, and
   // an agent that loads a checkpoint trains on as a new agent that loads it would.
-  void LoadCheckpoint(const std::string& path);
-  // The online network with the env and training step in its metadata: all eval/watch/record need.
-  void SaveModel(const std::string& path) const;
+  void LoadCheckpoint(const std::string& path) override;
+  void SaveModel(const std::string& path) const override;
 
  private:
   // What one iteration queues after its vector step, decided on the host from its mirrors of

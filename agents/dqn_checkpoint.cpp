@@ -66,6 +66,7 @@ std::vector<int32_t> CheckpointReader::Ints(const std::string& name, int64_t siz
 
 void DqnAgent::SaveCheckpoint(const std::string& path) const {
   CheckpointWriter out;
+  out.Text("cugym.algo", "dqn");
   out.Text("cugym.env_id", config_.env_id);
   out.Text("cugym.version", VersionString());
   out.Text("cugym.config", config_.ToToml());
@@ -78,15 +79,7 @@ void DqnAgent::SaveCheckpoint(const std::string& path) const {
   out.Real("cugym.wall_time", wall_time_);
   out.Real("cugym.last_eval_return", last_eval_return_);
   episodes_->Save(out);
-  VectorEnvSnapshot env;
-  if (env_->SaveSnapshot(&env)) {
-    out.Int("cugym.env.seed", env.seed);
-    out.Int("cugym.env.steps", env.steps);
-    out.Floats("env.states", env.states);
-    out.Ints("env.rng_counters", env.rng_counters);
-    out.Ints("env.elapsed", env.elapsed);
-    out.Floats("env.running_returns", env.running_returns);
-  }
+  SaveEnvState(*env_, out);
   if (config_.exploration_hold_mu > 0) {
     out.Ints("explore.held", held_actions_.ToHost());
     out.Ints("explore.left", hold_left_.ToHost());
@@ -97,6 +90,8 @@ void DqnAgent::SaveCheckpoint(const std::string& path) const {
 
 void DqnAgent::LoadCheckpoint(const std::string& path) {
   const CheckpointReader in(path);
+  if (in.Has("cugym.algo") && in.Text("cugym.algo") != "dqn")
+    throw std::invalid_argument(path + ": a " + in.Text("cugym.algo") + " checkpoint; this run's algo is dqn");
   if (in.Text("cugym.env_id") != config_.env_id)
     throw std::invalid_argument(path + ": a checkpoint for " + in.Text("cugym.env_id") + ", not " + config_.env_id);
   const int64_t n = config_.num_envs;
@@ -111,7 +106,6 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
   if (!in.Has("cugym.update_debt"))
     throw std::invalid_argument(path + ": a checkpoint from a cugym before exact resumption (no cugym.update_debt)" +
                                 " cannot be resumed; cugym eval still reads its network");
-  const bool has_env = in.HasTensor("env.states");
   const bool has_replay = in.Has("cugym.replay.position");
   DropGraphs();  // before anything they captured changes
   learner_->Load(in.file(), path);
@@ -129,17 +123,7 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
     held_actions_.FromHost(in.Ints("explore.held", n).data(), n);
     hold_left_.FromHost(in.Ints("explore.left", n).data(), n);
   }
-  if (has_env) {
-    VectorEnvSnapshot env;
-    env.seed = static_cast<uint64_t>(in.Int("cugym.env.seed"));
-    env.steps = static_cast<uint64_t>(in.Int("cugym.env.steps"));
-    env.states = in.Floats("env.states", n * spec_.state_dim);
-    const std::vector<int64_t> rng_counters = in.Int64s("env.rng_counters", n);
-    env.rng_counters.assign(rng_counters.begin(), rng_counters.end());
-    env.elapsed = in.Ints("env.elapsed", n);
-    env.running_returns = in.Floats("env.running_returns", n);
-    env_->LoadSnapshot(env);
-  } else {
+  if (!LoadEnvState(*env_, in, n, spec_.state_dim)) {
     // No envs' state in the checkpoint: they start new episodes from a seed of their own.
     env_->Reset(config_.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(global_step_)));
   }
@@ -152,11 +136,38 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
   learning_resumes_at_ = in.Int("cugym.learning_resumes_at");
 }
 
-void DqnAgent::SaveModel(const std::string& path) const {
-  nn::SaveMlp(path, learner_->online(),
-              {{"cugym.env_id", config_.env_id},
-               {"cugym.global_step", std::to_string(global_step_)},
-               {"cugym.head", config_.dueling ? "dueling" : "q"},
+void DqnAgent::SaveModel(const std::string& path) const { SaveQModel(path, *learner_, config_.env_id, global_step_); }
+
+void SaveEnvState(const VectorEnv& env, CheckpointWriter& out) {
+  VectorEnvSnapshot snapshot;
+  if (!env.SaveSnapshot(&snapshot)) return;
+  out.Int("cugym.env.seed", snapshot.seed);
+  out.Int("cugym.env.steps", snapshot.steps);
+  out.Floats("env.states", snapshot.states);
+  out.Ints("env.rng_counters", snapshot.rng_counters);
+  out.Ints("env.elapsed", snapshot.elapsed);
+  out.Floats("env.running_returns", snapshot.running_returns);
+}
+
+bool LoadEnvState(VectorEnv& env, const CheckpointReader& in, int64_t n, int64_t state_dim) {
+  if (!in.HasTensor("env.states")) return false;
+  VectorEnvSnapshot snapshot;
+  snapshot.seed = static_cast<uint64_t>(in.Int("cugym.env.seed"));
+  snapshot.steps = static_cast<uint64_t>(in.Int("cugym.env.steps"));
+  snapshot.states = in.Floats("env.states", n * state_dim);
+  const std::vector<int64_t> rng_counters = in.Int64s("env.rng_counters", n);
+  snapshot.rng_counters.assign(rng_counters.begin(), rng_counters.end());
+  snapshot.elapsed = in.Ints("env.elapsed", n);
+  snapshot.running_returns = in.Floats("env.running_returns", n);
+  env.LoadSnapshot(snapshot);
+  return true;
+}
+
+void SaveQModel(const std::string& path, const QLearner& learner, const std::string& env_id, int64_t global_step) {
+  nn::SaveMlp(path, learner.online(),
+              {{"cugym.env_id", env_id},
+               {"cugym.global_step", std::to_string(global_step)},
+               {"cugym.head", learner.options().dueling ? "dueling" : "q"},
                {"cugym.version", VersionString()}});
 }
 

@@ -26,8 +26,11 @@
 #include <vector>
 
 #include "core/safetensors.h"
+#include "core/vector_env.h"
 
 namespace cugym::agent {
+
+class QLearner;
 
 // Collects a checkpoint's metadata and tensors from their owners; QLearner::Save writes them.
 // Integers are written as tensors of int64, as every checkpoint before.
@@ -80,5 +83,16 @@ class CheckpointReader {
   std::string path_;
   SafetensorsFile file_;
 };
+
+// The envs' part of a checkpoint, shared by the agents: env.states, env.rng_counters, env.elapsed,
+// env.running_returns, cugym.env.seed, cugym.env.steps, when the env can save its state.
+void SaveEnvState(const VectorEnv& env, CheckpointWriter& out);
+// Restores what SaveEnvState wrote into `env` (n envs of `state_dim` floats each); returns false,
+// changing nothing, when the checkpoint holds no envs' state.
+bool LoadEnvState(VectorEnv& env, const CheckpointReader& in, int64_t n, int64_t state_dim);
+
+// A model file (nn::SaveMlp) of the learner's online network with the env, the training step and
+// the head in its metadata: what eval, watch and record read, whichever agent trained it.
+void SaveQModel(const std::string& path, const QLearner& learner, const std::string& env_id, int64_t global_step);
 
 }  // namespace cugym::agent

@@ -71,6 +71,7 @@ struct Key {
 // Sorted by name: config.toml lists them in this order, and the unknown-key error too.
 const Key kKeys[] = {
     {"adam_eps", &DqnConfig::adam_eps},
+    {"algo", &DqnConfig::algo},
     {"anneal_lr", &DqnConfig::anneal_lr},
     {"batch_size", &DqnConfig::batch_size},
     {"buffer_size", &DqnConfig::buffer_size},
@@ -89,6 +90,7 @@ const Key kKeys[] = {
     {"gamma", &DqnConfig::gamma},
     {"hidden_sizes", &DqnConfig::hidden_sizes},
     {"keep_checkpoints", &DqnConfig::keep_checkpoints},
+    {"layer_norm", &DqnConfig::layer_norm},
     {"learning_rate", &DqnConfig::learning_rate},
     {"learning_starts", &DqnConfig::learning_starts},
     {"log_interval", &DqnConfig::log_interval},
@@ -96,11 +98,17 @@ const Key kKeys[] = {
     {"max_grad_norm", &DqnConfig::max_grad_norm},
     {"n_step", &DqnConfig::n_step},
     {"num_envs", &DqnConfig::num_envs},
+    {"num_epochs", &DqnConfig::num_epochs},
+    {"num_minibatches", &DqnConfig::num_minibatches},
+    {"num_steps", &DqnConfig::num_steps},
+    {"optimizer", &DqnConfig::optimizer},
     {"per_alpha", &DqnConfig::per_alpha},
     {"per_beta", &DqnConfig::per_beta},
     {"per_eps", &DqnConfig::per_eps},
     {"prioritized_replay", &DqnConfig::prioritized_replay},
+    {"q_lambda", &DqnConfig::q_lambda},
     {"replay_ratio", &DqnConfig::replay_ratio},
+    {"reward_scale", &DqnConfig::reward_scale},
     {"save_replay", &DqnConfig::save_replay},
     {"seed", &DqnConfig::seed},
     {"start_e", &DqnConfig::start_e},
@@ -240,18 +248,40 @@ void DqnConfig::Validate() const {
   Require(eval_episodes >= 0 && eval_episodes <= 100000, "eval_episodes", "must be in 0..100000", s(eval_episodes));
   Require(eval_interval > 0, "eval_interval", "must be > 0 (eval_episodes = 0 turns evaluation off)", s(eval_interval));
   Require(stop_margin >= 0 && stop_margin <= 10, "stop_margin", "must be in [0, 10] standard errors", s(stop_margin));
+  Require(algo == "dqn" || algo == "pqn", "algo", "must be \"dqn\" or \"pqn\"", "\"" + algo + "\"");
+  Require(optimizer == "adam" || optimizer == "radam", "optimizer", "must be \"adam\" or \"radam\"",
+          "\"" + optimizer + "\"");
+  Require(num_steps >= 1 && num_steps <= 100000, "num_steps", "must be in 1..100000", s(num_steps));
+  Require(num_epochs >= 1 && num_epochs <= 1000, "num_epochs", "must be in 1..1000", s(num_epochs));
+  Require(num_minibatches >= 1, "num_minibatches", "must be >= 1", s(num_minibatches));
+  Require(q_lambda >= 0 && q_lambda <= 1, "q_lambda", "must be in [0, 1]", s(q_lambda));
+  Require(std::isfinite(reward_scale) && reward_scale > 0, "reward_scale", "must be > 0", s(reward_scale));
+  if (!pqn()) return;
+  Require(rollout_size() <= (int64_t{1} << 30), "num_steps",
+          "times num_envs (" + s(num_envs) + ") must be at most 2^30 transitions per rollout", s(num_steps));
+  Require(rollout_size() % num_minibatches == 0 && num_minibatches <= rollout_size(), "num_minibatches",
+          "must divide num_envs * num_steps (" + s(rollout_size()) + ")", s(num_minibatches));
+  // Keys that only mean something with a replay memory and a target network.
+  Require(!prioritized_replay, "prioritized_replay", "needs a replay memory (algo = \"dqn\")", "true");
+  Require(!double_dqn, "double_dqn", "needs a target network (algo = \"dqn\")", "true");
+  Require(n_step == 1, "n_step", "must be 1 with algo = \"pqn\" (q_lambda sets how far its targets look)", s(n_step));
 }
 
-const ShippedConfig* FindShippedConfig(const std::string& env_id) {
+const ShippedConfig* FindShippedConfig(const std::string& env_id, const std::string& algo) {
   for (int i = 0; i < kNumShippedConfigs; ++i) {
     DqnConfig config;
     config.Apply(ParseToml(kShippedConfigs[i].toml, kShippedConfigs[i].path));
-    if (config.env_id == env_id) return &kShippedConfigs[i];
+    if (config.env_id == env_id && config.algo == algo) return &kShippedConfigs[i];
   }
   return nullptr;
 }
 
 int64_t DqnConfig::PlannedUpdates() const {
+  if (pqn()) {
+    // Rollouts until total_steps is reached, each with num_epochs * num_minibatches updates.
+    const int64_t rollouts = (total_steps + rollout_size() - 1) / rollout_size();
+    return rollouts * num_epochs * num_minibatches;
+  }
   const int64_t n = num_envs;
   const int64_t vector_steps = (total_steps + n - 1) / n;
   const int64_t first = std::max(learning_starts / n + 1, (batch_size + n - 1) / n);  // 1-based
@@ -260,7 +290,7 @@ int64_t DqnConfig::PlannedUpdates() const {
 }
 
 std::string DqnConfig::ToToml() const {
-  std::string out = "# cugym DQN run configuration (resolved: defaults, file and --set overrides)\n";
+  std::string out = "# cugym run configuration (resolved: defaults, file and --set overrides)\n";
   for (const Key& k : kKeys) out += std::string(k.name) + " = " + Get(*this, k.member).ToToml() + "\n";
   return out;
 }

@@ -1,5 +1,6 @@
-// DQN hyperparameters: defaults, TOML files (configs/*.toml), --set overrides, validation that
-// names the offending key, and the resolved config written back as TOML.
+// Training hyperparameters of both agents (DQN by default, PQN with algo = "pqn"): defaults, TOML
+// files (configs/*.toml), --set overrides, validation that names the offending key, and the
+// resolved config written back as TOML. docs/dqn.md and docs/pqn.md say which keys each reads.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@ namespace cugym::agent {
 
 // Defaults are configs/cartpole.toml's: CartPole-v1 solved in seconds on a CPU.
 struct DqnConfig {
+  std::string algo = "dqn";  // "dqn" (replay memory, target network) or "pqn" (rollouts, Q(lambda))
   std::string env_id = "CartPole-v1";
   uint64_t seed = 1;
   int64_t num_envs = 8;         // envs stepped together
@@ -57,6 +59,17 @@ struct DqnConfig {
   // With stop_at_threshold: the evaluation's mean must clear the threshold by this many standard
   // errors (std / sqrt(episodes)); 0 stops at the first mean that reaches it.
   double stop_margin = 0.0;
+  bool layer_norm = false;  // a LayerNorm before every hidden ReLU (PQN's network; DQN may use it too)
+
+  // PQN (algo = "pqn", Gallici et al. 2025): rollouts of num_envs x num_steps transitions,
+  // Q(lambda) targets from the network before its updates, num_epochs passes of num_minibatches
+  // minibatches over them; no replay memory, no target network.
+  int64_t num_steps = 64;          // env steps per env in a rollout
+  int64_t num_epochs = 4;          // passes over each rollout
+  int64_t num_minibatches = 16;    // per pass; num_envs * num_steps must be a multiple
+  double q_lambda = 0.65;          // 0: one-step Q-learning targets, 1: Monte Carlo returns
+  double reward_scale = 1.0;       // rewards are multiplied by this in the targets (purejaxql's REW_SCALE)
+  std::string optimizer = "adam";  // "adam" or "radam" (PQN's); both agents read it
 
   // Applies every key of `table`; throws std::invalid_argument naming an unknown key or a value
   // of the wrong type.
@@ -69,6 +82,10 @@ struct DqnConfig {
   // env step, over the vector steps that end past learning_starts with a full minibatch stored.
   // Learning-rate annealing and prioritized replay's beta schedule span them.
   int64_t PlannedUpdates() const;
+  bool pqn() const { return algo == "pqn"; }
+  // PQN: transitions per rollout (num_envs * num_steps) and rows per minibatch.
+  int64_t rollout_size() const { return num_envs * num_steps; }
+  int64_t minibatch_size() const { return rollout_size() / num_minibatches; }
 };
 
 // A tuned config shipped in configs/ and compiled in (agents/CMakeLists.txt lists them).
@@ -79,7 +96,7 @@ struct ShippedConfig {
 extern const ShippedConfig kShippedConfigs[];
 extern const int kNumShippedConfigs;
 
-// The shipped config whose env_id is `env_id`, or nullptr when none is.
-const ShippedConfig* FindShippedConfig(const std::string& env_id);
+// The shipped config of `algo` whose env_id is `env_id`, or nullptr when none is.
+const ShippedConfig* FindShippedConfig(const std::string& env_id, const std::string& algo = "dqn");
 
 }  // namespace cugym::agent

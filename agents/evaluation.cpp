@@ -9,6 +9,7 @@
 
 #include "agents/agent_ops.h"
 #include "agents/policy.h"
+#include "agents/q_learner.h"
 
 namespace cugym::agent {
 
@@ -78,6 +79,16 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
                              StepKey(seed, RngStream::kExploration, step), ExploreHold{});
       },
       actions);
+}
+
+EvalResult EvaluateLearner(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions, uint64_t run_seed, int64_t k) {
+  const int64_t n = env.num_envs();
+  const Device device = learner.backend().device();
+  env.Reset(run_seed * 0x9E3779B97F4A7C15ull + 0xE7A1u + static_cast<uint64_t>(k));
+  const nn::ConstBatchView obs(env.obs(), n, learner.online().in_features(), device);
+  return PlayEpisodes(
+      env, std::vector<int64_t>(n, 1),
+      [&](uint64_t, int32_t* out) { learner.Act(obs, nn::VectorView<int32_t>(out, n, device)); }, actions);
 }
 
 }  // namespace cugym::agent

@@ -13,6 +13,8 @@
 
 namespace cugym::agent {
 
+class QLearner;
+
 struct EvalResult {
   int64_t episodes = 0;
   double mean_return = 0, std_return = 0, min_return = 0, max_return = 0, mean_length = 0;
@@ -32,5 +34,10 @@ EvalResult PlayEpisodes(VectorEnv& env, const std::vector<int64_t>& quota,
 // damaged model or one whose sizes do not fit the env.
 EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes, int64_t num_envs,
                          uint64_t seed, Device device, double epsilon, const std::string& env_id = "");
+
+// An agent's k-th evaluation during training: one greedy episode of the learner's online network
+// on each of `env`'s envs, reset from a seed of their own (derived from the run's seed and k; the
+// training envs use the run's seed itself). `actions` holds num_envs actions.
+EvalResult EvaluateLearner(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions, uint64_t run_seed, int64_t k);
 
 }  // namespace cugym::agent

@@ -35,10 +35,12 @@ MlpOptions NetOptions(const QLearnerOptions& o, bool trainable) {
     throw std::invalid_argument("QLearner: max_act_batch " + std::to_string(o.max_act_batch) + " (expected >= 1)");
   }
   MlpOptions m;
-  m.max_batch = std::max(o.batch_size, o.max_act_batch);
+  // Without a target network the target Mlp is never run: one row of workspace is enough.
+  m.max_batch = trainable || o.target_network ? std::max(o.batch_size, o.max_act_batch) : 1;
   m.trainable = trainable;
   m.seed = o.seed;
   m.conv = o.conv;
+  m.layer_norm = o.layer_norm;
   return m;
 }
 
@@ -142,15 +144,29 @@ void QLearner::Act(ConstBatchView obs, VectorView<int32_t> actions) {
 
 ConstBatchView QLearner::QValues(ConstBatchView obs) { return Q(online_, obs); }
 
+void QLearner::MaxQ(ConstBatchView obs, VectorView<float> max_q) {
+  backend_->RowMax(Q(online_, obs), max_q, VectorView<int32_t>());
+}
+
+void QLearner::CheckTarget(const char* op) const {
+  if (!options_.target_network)
+    throw std::logic_error(std::string("QLearner::") + op + ": this learner has no target network");
+}
+
 void QLearner::TargetMaxQ(ConstBatchView obs, VectorView<float> max_q) {
+  CheckTarget("TargetMaxQ");
   backend_->RowMax(Q(target_, obs), max_q, VectorView<int32_t>());
 }
 
 void QLearner::TargetQAt(ConstBatchView obs, VectorView<const int32_t> actions, VectorView<float> q) {
+  CheckTarget("TargetQAt");
   backend_->Gather(Q(target_, obs), actions, q);
 }
 
-void QLearner::UpdateTarget(float tau) { target_.PolyakFrom(online_, tau); }
+void QLearner::UpdateTarget(float tau) {
+  CheckTarget("UpdateTarget");
+  target_.PolyakFrom(online_, tau);
+}
 
 QLearner::Stats QLearner::ReadStats() const {
   std::vector<float> s = stats_.ToHost();
@@ -165,7 +181,8 @@ QLearner::Stats QLearner::ReadStats() const {
 void QLearner::Save(const std::string& path, const SafetensorsMetadata& extra,
                     std::vector<NamedTensor> extra_tensors) const {
   std::vector<NamedTensor> tensors = MlpTensors(online_);
-  for (NamedTensor& t : MlpTensors(target_, "target.")) tensors.push_back(std::move(t));
+  if (options_.target_network)
+    for (NamedTensor& t : MlpTensors(target_, "target.")) tensors.push_back(std::move(t));
   // Adam's moments, tensor by tensor like the parameters (the flat buffer's padding is left out).
   const std::vector<float> m = ToHost(adam_.exp_avg());
   const std::vector<float> v = ToHost(adam_.exp_avg_sq());
@@ -177,16 +194,17 @@ void QLearner::Save(const std::string& path, const SafetensorsMetadata& extra,
   tensors.push_back(NamedTensor::FromI64(kAdamStep, {}, &step));
 
   SafetensorsMetadata metadata = extra;
-  metadata.erase("cugym.conv");  // only the network says whether it has one
-  for (const auto& [key, value] : MlpMetadata(online_.layer_sizes(), online_.conv())) metadata[key] = value;
+  nn::EraseNetworkMetadata(metadata);  // only the network says whether it has a convolution or LayerNorm
+  for (const auto& [key, value] : MlpMetadata(online_.layer_sizes(), online_.conv(), online_.layer_norm()))
+    metadata[key] = value;
   metadata["cugym.kind"] = "q_learner";
   metadata["cugym.head"] = options_.dueling ? "dueling" : "q";
   metadata["cugym.loss"] = LossName(options_.loss);
   const AdamOptions& a = adam_.options();
-  metadata["cugym.adam"] = "lr=" + MetadataNumber(a.lr) + ",beta1=" + MetadataNumber(a.beta1) +
-                           ",beta2=" + MetadataNumber(a.beta2) + ",eps=" + MetadataNumber(a.eps) +
-                           ",max_grad_norm=" + MetadataNumber(a.max_grad_norm) +
-                           ",lr_decay_updates=" + std::to_string(a.lr_decay_updates);
+  metadata["cugym.adam"] =
+      "lr=" + MetadataNumber(a.lr) + ",beta1=" + MetadataNumber(a.beta1) + ",beta2=" + MetadataNumber(a.beta2) +
+      ",eps=" + MetadataNumber(a.eps) + ",max_grad_norm=" + MetadataNumber(a.max_grad_norm) +
+      ",lr_decay_updates=" + std::to_string(a.lr_decay_updates) + (a.rectified ? ",rectified=1" : "");
   for (NamedTensor& t : extra_tensors) tensors.push_back(std::move(t));
   WriteSafetensors(path, tensors, metadata);
 }
@@ -203,12 +221,14 @@ SafetensorsMetadata QLearner::Load(const SafetensorsFile& file, const std::strin
   }
   auto layers = file.metadata.find("cugym.layers");
   const nn::ConvSpec conv = nn::ReadMlpConv(file, path);
+  const bool layer_norm = nn::ReadMlpLayerNorm(file, path);
   if (layers == file.metadata.end() || layers->second != nn::FormatLayerSizes(online_.layer_sizes()) ||
-      conv != online_.conv()) {
+      conv != online_.conv() || layer_norm != online_.layer_norm()) {
     const std::string held = layers == file.metadata.end() ? std::string("?") : layers->second;
-    throw std::invalid_argument(
-        path + ": the checkpoint holds a " + (conv.enabled() ? DescribeNetwork({}, conv) + held : held) +
-        " network, this trainer's is " + DescribeNetwork(online_.layer_sizes(), online_.conv()));
+    throw std::invalid_argument(path + ": the checkpoint holds a " +
+                                (conv.enabled() ? DescribeNetwork({}, conv) + held : held) +
+                                (layer_norm ? " LayerNorm" : "") + " network, this trainer's is " +
+                                DescribeNetwork(online_.layer_sizes(), online_.conv(), online_.layer_norm()));
   }
   // Everything is checked before anything is changed.
   const NamedTensor* step = file.Find(kAdamStep);
@@ -228,9 +248,10 @@ SafetensorsMetadata QLearner::Load(const SafetensorsFile& file, const std::strin
     }
   }
   const std::vector<float> online = MlpParametersFrom(file, online_, "", path);
-  const std::vector<float> target = MlpParametersFrom(file, target_, "target.", path);
+  const std::vector<float> target =
+      options_.target_network ? MlpParametersFrom(file, target_, "target.", path) : std::vector<float>();
   CopyFromHost(online_.parameters(), online);
-  CopyFromHost(target_.parameters(), target);
+  if (options_.target_network) CopyFromHost(target_.parameters(), target);
   CopyFromHost(adam_.exp_avg(), m);
   CopyFromHost(adam_.exp_avg_sq(), v);
   CopyFromHost(adam_.step_count(), step->ToI64());

@@ -31,6 +31,11 @@ struct QLearnerOptions {
   /// A convolution in front of the MLP for image observations (out_channels 0: none):
   /// layer_sizes[0] must then be height * width * in_channels (nn::MlpOptions::conv).
   nn::ConvSpec conv;
+  /// A LayerNorm before every hidden ReLU (nn::MlpOptions::layer_norm): PQN's network.
+  bool layer_norm = false;
+  /// A target network (DQN). Without one (PQN, whose targets come from the online network before
+  /// its updates) TargetMaxQ, TargetQAt and UpdateTarget throw and checkpoints hold no "target.".
+  bool target_network = true;
 };
 
 /// The convolution DqnConfig's conv_channels asks for (3 x 3, stride 1, no padding, as MinAtar's
@@ -71,6 +76,8 @@ class QLearner {
   void Act(nn::ConstBatchView obs, nn::VectorView<int32_t> actions);
   // Q_online(obs) [n x actions], valid until the next call on the learner.
   nn::ConstBatchView QValues(nn::ConstBatchView obs);
+  // max_a Q_online(obs_i, a), for PQN's targets.
+  void MaxQ(nn::ConstBatchView obs, nn::VectorView<float> max_q);
   // max_a Q_target(obs_i, a), for DQN targets r + gamma * (1 - terminated) * max_q.
   void TargetMaxQ(nn::ConstBatchView obs, nn::VectorView<float> max_q);
   // Q_target(obs_i, actions_i), for Double DQN (actions from Act on the same observations).
@@ -85,8 +92,8 @@ class QLearner {
   Stats ReadStats() const;
 
   // Checkpoint: online weights under their plain names (so LoadMlp and PyTorch read it as a
-  // model; a convolution as "conv.weight", "conv.bias"), the target network under "target.", Adam's moments under
-  // "adam.exp_avg." / "adam.exp_avg_sq." and its step count as "adam.step" (I64). Metadata: the model keys,
+  // model; a convolution as "conv.weight", "conv.bias"), the target network (if any) under "target.", Adam's moments
+  // under "adam.exp_avg." / "adam.exp_avg_sq." and its step count as "adam.step" (I64). Metadata: the model keys,
   // "cugym.kind" = "q_learner" (Load also takes "q_trainer", the kind older checkpoints carry),
   // the loss, Adam's options, plus `extra`.
   // `extra_tensors` go into the same file (names not starting with "adam." or "target.").
@@ -109,6 +116,7 @@ class QLearner {
  private:
   // Q(obs) of `net` [n x actions]: its output, or for a dueling head the aggregated output (in q_).
   nn::ConstBatchView Q(nn::Mlp& net, nn::ConstBatchView obs);
+  void CheckTarget(const char* op) const;
 
   std::shared_ptr<nn::Backend> backend_;
   QLearnerOptions options_;

@@ -180,13 +180,19 @@ DqnConfig ResolveTrainConfig(const Registry& registry, const TrainConfigSource& 
     // No config file: the tuned one shipped for the env when there is one, else the defaults.
     const std::string env = !source.env_id.empty() ? source.env_id : config.env_id;
     registry.Get(env);  // an unknown id is the only thing said
-    if (const ShippedConfig* shipped = FindShippedConfig(env)) {
+    // An algorithm asked for among the overrides picks its own tuned config (--set algo=pqn).
+    auto algo = source.overrides.find("algo");
+    const std::string wanted = algo != source.overrides.end() && algo->second.kind == TomlValue::Kind::kString
+                                   ? algo->second.text
+                                   : config.algo;
+    if (const ShippedConfig* shipped = FindShippedConfig(env, wanted)) {
       config.Apply(ParseToml(shipped->toml, shipped->path));
       notes << "cugym train: " << env << " with the hyperparameters of " << shipped->path
             << " (built in; pass a config file for others)\n";
     } else {
-      notes << "cugym train: no tuned config ships for " << env
-            << "; using the defaults (configs/cartpole.toml's values, docs/dqn.md)\n";
+      notes << "cugym train: no tuned config ships for " << env << (wanted == "dqn" ? "" : " with algo = " + wanted)
+            << "; using the defaults (configs/cartpole.toml's values, docs/dqn.md"
+            << (wanted == "dqn" ? "" : ", docs/pqn.md") << ")\n";
     }
   }
   if (!source.env_id.empty()) config.env_id = source.env_id;
@@ -203,7 +209,8 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
   TrainRunResult result;
   result.run_dir = run_dir.string();
   result.resumed = options.resume;
-  DqnAgent agent(registry, config, options.device);
+  const std::unique_ptr<Agent> trained = MakeAgent(registry, config, options.device);
+  Agent& agent = *trained;
   const fs::path checkpoints = run_dir / "checkpoints";
   if (options.resume) {
     const std::vector<fs::path> found = Checkpoints(checkpoints);

@@ -1,4 +1,4 @@
-// A DQN training run in a run folder, shared by `cugym train` and the Python package's
+// A training run (DQN or PQN, agent.h) in a run folder, shared by `cugym train` and the Python package's
 // cugym.train(): where the config comes from, the folder (config.toml, metrics.csv, checkpoints/,
 // model.safetensors, eval.json), Ctrl-C checkpoints and resuming. Front ends only parse their
 // arguments and show progress.
@@ -10,7 +10,7 @@
 #include <ostream>
 #include <string>
 
-#include "agents/dqn.h"
+#include "agents/agent.h"
 #include "agents/dqn_config.h"
 #include "core/registry.h"
 #include "core/toml.h"
@@ -34,7 +34,7 @@ DqnConfig ResolveTrainConfig(const Registry& registry, const TrainConfigSource& 
 
 struct TrainRunOptions {
   std::string run_dir;  // "" = runs/<env>_<seed>_<time>; must be new or empty unless resuming
-  bool resume = false;  // continue run_dir from its newest checkpoint, exactly (DqnAgent::LoadCheckpoint)
+  bool resume = false;  // continue run_dir from its newest checkpoint, exactly (Agent::LoadCheckpoint)
   Device device = Device::kCpu;
   // Called after each evaluation during training, once its evals.csv row, best.safetensors and
   // event-file scalars are written. Returning true ends the run as stop() does: a checkpoint, then

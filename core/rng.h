@@ -44,8 +44,9 @@ CUGYM_HD CUGYM_FORCEINLINE float U32ToUnitFloat(uint32_t bits) {
 }
 
 // Independent streams drawn from the same (seed, index): env dynamics (reset and step noise), the
-// policies that act for the user (random actions, epsilon-greedy) and replay sampling.
-enum class RngStream : uint32_t { kEnv = 0, kActions = 1, kExploration = 2, kReplay = 3 };
+// policies that act for the user (random actions, epsilon-greedy), replay sampling and PQN's
+// minibatch shuffles.
+enum class RngStream : uint32_t { kEnv = 0, kActions = 1, kExploration = 2, kReplay = 3, kShuffle = 4 };
 
 // Draws for one env inside one call of reset or step. Created from the env's stored counter;
 // the caller stores counter() back afterwards. Each block of 4 draws uses one counter value.

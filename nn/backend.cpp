@@ -76,6 +76,46 @@ void Backend::ActivationBackward(BatchView dy, ConstBatchView y, VectorView<floa
   DoActivationBackward(dy, y, dbias, act);
 }
 
+void Backend::LayerNorm(BatchView x, VectorView<const float> gamma, VectorView<const float> beta,
+                        VectorView<float> rstd, BatchView y, Activation act) {
+  const char* op = "LayerNorm";
+  if (y.rows() != x.rows() || y.cols() != x.cols())
+    Bad(op, "x is " + Dims(x.rows(), x.cols()) + ", y " + Dims(y.rows(), y.cols()));
+  CheckSize(op, "gamma", gamma, x.cols());
+  CheckSize(op, "beta", beta, x.cols());
+  CheckSize(op, "rstd", rstd, x.rows());
+  CheckDevice(op, "x", x, device_);
+  CheckDevice(op, "gamma", gamma, device_);
+  CheckDevice(op, "beta", beta, device_);
+  CheckDevice(op, "rstd", rstd, device_);
+  CheckDevice(op, "y", y, device_);
+  if (x.size() == 0) return;
+  DoLayerNorm(x, gamma, beta, rstd, y, act);
+}
+
+void Backend::LayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<const float> rstd, ConstBatchView y,
+                                VectorView<const float> gamma, VectorView<float> dgamma, VectorView<float> dbeta,
+                                Activation act) {
+  const char* op = "LayerNormBackward";
+  if (xhat.rows() != dy.rows() || xhat.cols() != dy.cols())
+    Bad(op, "dy is " + Dims(dy.rows(), dy.cols()) + ", xhat " + Dims(xhat.rows(), xhat.cols()));
+  if (act == Activation::kRelu && (y.rows() != dy.rows() || y.cols() != dy.cols()))
+    Bad(op, "dy is " + Dims(dy.rows(), dy.cols()) + ", y " + Dims(y.rows(), y.cols()));
+  CheckSize(op, "rstd", rstd, dy.rows());
+  CheckSize(op, "gamma", gamma, dy.cols());
+  CheckSize(op, "dgamma", dgamma, dy.cols());
+  CheckSize(op, "dbeta", dbeta, dy.cols());
+  CheckDevice(op, "dy", dy, device_);
+  CheckDevice(op, "xhat", xhat, device_);
+  CheckDevice(op, "rstd", rstd, device_);
+  CheckDevice(op, "y", y, device_);
+  CheckDevice(op, "gamma", gamma, device_);
+  CheckDevice(op, "dgamma", dgamma, device_);
+  CheckDevice(op, "dbeta", dbeta, device_);
+  if (dy.cols() == 0) return;
+  DoLayerNormBackward(dy, xhat, rstd, y, gamma, dgamma, dbeta, act);
+}
+
 void Backend::GatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions,
                          VectorView<const float> targets, BatchView dq, VectorView<float> dbias,
                          VectorView<float> stats, VectorView<const float> weights, VectorView<float> errors) {

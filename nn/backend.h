@@ -7,6 +7,7 @@
 // core's Buffer::ToHost waits too (the stream synchronizes with the legacy default stream).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -24,6 +25,9 @@ enum class Activation { kNone, kRelu };
 // Losses on a selected output, averaged over the batch. kHuber is PyTorch's smooth_l1_loss with
 // beta = 1 (Huber with delta = 1): 0.5 d^2 for |d| < 1, |d| - 0.5 beyond.
 enum class LossKind { kMse, kHuber };
+
+/// LayerNorm's epsilon, added to the variance: PyTorch's nn.LayerNorm default (flax uses 1e-6).
+constexpr float kLayerNormEps = 1e-5f;
 
 /// A 2-D convolution layer's shape: stride 1, no padding ("valid"), images in NHWC layout (one
 /// sample is [height][width][in_channels], channels fastest, as the envs' image observations),
@@ -60,7 +64,8 @@ const char* LossName(LossKind loss);  // "mse", "huber"
 LossKind ParseLoss(const std::string& name);
 
 /// Adam with PyTorch's semantics (torch.optim.Adam, no weight decay, no amsgrad), plus PyTorch's
-/// clip_grad_norm_ applied to the gradients first when max_grad_norm > 0. Doubles, as PyTorch's
+/// clip_grad_norm_ applied to the gradients first when max_grad_norm > 0; with `rectified`, RAdam
+/// (Liu et al. 2020, torch.optim.RAdam's update: RadamRectification). Doubles, as PyTorch's
 /// Python floats: 0.999f is not 0.999, and 1 - 0.999f would be off by 1.3e-5 relative.
 struct AdamOptions {
   double lr = 1e-3;            ///< learning rate (CleanRL uses 2.5e-4 for Q-networks, SB3 1e-4)
@@ -72,7 +77,23 @@ struct AdamOptions {
   /// at update t (optax.linear_schedule, as PureJaxRL's LR_LINEAR_DECAY); it stays 0 after.
   /// Read from the device-side step count, so graph replays follow it.
   int64_t lr_decay_updates = 0;
+  /// RAdam: the step is lr * r_t * m_hat * sqrt(1 - beta2^t) / (sqrt(v) + eps) once the variance of
+  /// the adaptive rate is tractable (r_t > 0), and plain momentum, lr * m_hat, before (the first 5
+  /// steps with beta2 0.999). PQN's optimizer (purejaxql uses optax.radam).
+  bool rectified = false;
 };
+
+/// RAdam's variance rectification at update t (1-based), in double as PyTorch forms it: with
+/// rho_inf = 2 / (1 - beta2) - 1 and rho_t = rho_inf - 2 t beta2^t / (1 - beta2^t),
+/// r_t = sqrt((rho_t - 4)(rho_t - 2) rho_inf / ((rho_inf - 4)(rho_inf - 2) rho_t)) when rho_t > 5,
+/// else 0 (the un-normalised momentum step).
+CUGYM_HD inline double RadamRectification(double beta2, int64_t t) {
+  const double rho_inf = 2.0 / (1.0 - beta2) - 1.0;
+  const double beta2_t = pow(beta2, static_cast<double>(t));
+  const double rho_t = rho_inf - 2.0 * static_cast<double>(t) * beta2_t / (1.0 - beta2_t);
+  if (!(rho_t > 5.0)) return 0.0;
+  return sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t));
+}
 
 /// The learning rate of update t (1-based) under AdamOptions::lr_decay_updates.
 CUGYM_HD inline double ScheduledLr(double lr, int64_t lr_decay_updates, int64_t t) {
@@ -127,6 +148,20 @@ class Backend {
   // pre-activation: dy * [y > 0] for ReLU, unchanged for kNone); y is BiasActivation's output.
   // dbias [f] = sum over rows of dL/dz (overwritten).
   void ActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act);
+
+  // Layer normalization of each row of x [n x f] (PyTorch's nn.LayerNorm over the last axis,
+  // biased variance, kLayerNormEps, learned scale and shift), then `act`: x is replaced by
+  // xhat = (x - mean) * rstd, kept for the backward, rstd [n] = 1 / sqrt(var + eps), and
+  // y [n x f] = act(gamma * xhat + beta). Each row is one thread's loop, in the same order on both
+  // back ends.
+  void LayerNorm(BatchView x, VectorView<const float> gamma, VectorView<const float> beta, VectorView<float> rstd,
+                 BatchView y, Activation act);
+  // Backward of LayerNorm: dy [n x f] holds dL/dy on entry and dL/dx on return; xhat, rstd and y
+  // are the forward's (y's sign is the ReLU mask). dgamma and dbeta [f] are overwritten with the
+  // column sums of dh * xhat and dh, where dh = dL/d(gamma * xhat + beta).
+  void LayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<const float> rstd, ConstBatchView y,
+                         VectorView<const float> gamma, VectorView<float> dgamma, VectorView<float> dbeta,
+                         Activation act);
 
   // Regression of selected outputs: d_b = q[b, actions[b]] - targets[b] for the n rows of q
   // [n x k]; loss = mean_b L(d_b). Writes stats[0] = loss, stats[1] = mean_b q[b, actions[b]];
@@ -195,6 +230,11 @@ class Backend {
                       ColMajorView c) = 0;
   virtual void DoBiasActivation(BatchView y, VectorView<const float> bias, Activation act) = 0;
   virtual void DoActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act) = 0;
+  virtual void DoLayerNorm(BatchView x, VectorView<const float> gamma, VectorView<const float> beta,
+                           VectorView<float> rstd, BatchView y, Activation act) = 0;
+  virtual void DoLayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<const float> rstd, ConstBatchView y,
+                                   VectorView<const float> gamma, VectorView<float> dgamma, VectorView<float> dbeta,
+                                   Activation act) = 0;
   virtual void DoGatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions,
                             VectorView<const float> targets, BatchView dq, VectorView<float> dbias,
                             VectorView<float> stats, VectorView<const float> weights, VectorView<float> errors) = 0;

@@ -122,6 +122,41 @@ class CpuBackend final : public Backend {
     }
   }
 
+  void DoLayerNorm(BatchView x, VectorView<const float> gamma, VectorView<const float> beta, VectorView<float> rstd,
+                   BatchView y, Activation act) override {
+    const int64_t f = x.cols();
+    for (int64_t r = 0; r < x.rows(); ++r) {
+      rstd.data()[r] = internal::LayerNormRow(x.data() + r * f, gamma.data(), beta.data(), y.data() + r * f, f,
+                                              act == Activation::kRelu);
+    }
+  }
+
+  void DoLayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<const float> rstd, ConstBatchView y,
+                           VectorView<const float> gamma, VectorView<float> dgamma, VectorView<float> dbeta,
+                           Activation act) override {
+    const int64_t n = dy.rows(), f = dy.cols();
+    const bool relu = act == Activation::kRelu;
+    float* dg = dgamma.data();
+    float* db = dbeta.data();
+    std::fill(dg, dg + f, 0.0f);
+    std::fill(db, db + f, 0.0f);
+    // dh (through the ReLU's mask) in place and the column sums row by row: each column's terms
+    // are added in row order, as CUDA's column loop adds them.
+    for (int64_t r = 0; r < n; ++r) {
+      float* g = dy.data() + r * f;
+      const float* out = relu ? y.data() + r * f : nullptr;
+      const float* xh = xhat.data() + r * f;
+      for (int64_t j = 0; j < f; ++j) {
+        const float dh = relu ? internal::ReluGrad(g[j], out[j]) : g[j];
+        g[j] = dh;
+        dg[j] += dh * xh[j];
+        db[j] += dh;
+      }
+    }
+    for (int64_t r = 0; r < n; ++r)
+      internal::LayerNormBackwardRow(dy.data() + r * f, xhat.data() + r * f, rstd.data()[r], gamma.data(), f);
+  }
+
   void DoGatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions, VectorView<const float> targets,
                     BatchView dq, VectorView<float> dbias, VectorView<float> stats, VectorView<const float> weights,
                     VectorView<float> errors) override {
@@ -201,21 +236,36 @@ class CpuBackend final : public Backend {
       if (c < 1.0f) coef = c;
     }
     const int64_t t = ++state.step.data()[0];
-    // Scalars as PyTorch forms them: in double, rounded to float where they meet the tensors.
-    const double bc1 = 1.0 - std::pow(o.beta1, static_cast<double>(t));
-    const double bc2 = 1.0 - std::pow(o.beta2, static_cast<double>(t));
-    const float step_size = static_cast<float>(ScheduledLr(o.lr, o.lr_decay_updates, t) / bc1);
-    const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
+    const internal::AdamScalars scalars = internal::AdamStepScalars(o, t);
     const float w1 = static_cast<float>(1.0 - o.beta1), b2 = static_cast<float>(o.beta2),
                 w2 = static_cast<float>(1.0 - o.beta2), eps = static_cast<float>(o.eps);
     float* p = params.data();
     float* m = state.exp_avg.data();
     float* v = state.exp_avg_sq.data();
-    for (int64_t i = 0; i < n; ++i) {
-      const float gi = g[i] * coef;
-      m[i] = internal::FlushSubnormal(m[i] + w1 * (gi - m[i]));  // PyTorch: exp_avg.lerp_(grad, 1 - beta1)
-      v[i] = internal::FlushSubnormal(v[i] * b2 + w2 * gi * gi);
-      p[i] -= step_size * m[i] / (std::sqrt(v[i]) / bc2_sqrt + eps);
+    // One loop per kind of step, so each stays a plain vectorizable loop.
+    const auto update = [&](auto delta) {
+      for (int64_t i = 0; i < n; ++i) {
+        const float gi = g[i] * coef;
+        m[i] = internal::FlushSubnormal(m[i] + w1 * (gi - m[i]));  // PyTorch: exp_avg.lerp_(grad, 1 - beta1)
+        v[i] = internal::FlushSubnormal(v[i] * b2 + w2 * gi * gi);
+        p[i] -= delta(m[i], v[i]);
+      }
+    };
+    switch (scalars.kind) {
+      case internal::AdamScalars::kRectified:
+        update([&](float mi, float vi) {
+          return internal::AdamDelta<internal::AdamScalars::kRectified>(scalars, mi, vi, eps);
+        });
+        break;
+      case internal::AdamScalars::kMomentum:
+        update([&](float mi, float vi) {
+          return internal::AdamDelta<internal::AdamScalars::kMomentum>(scalars, mi, vi, eps);
+        });
+        break;
+      default:
+        update([&](float mi, float vi) {
+          return internal::AdamDelta<internal::AdamScalars::kAdam>(scalars, mi, vi, eps);
+        });
     }
   }
 

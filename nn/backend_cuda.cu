@@ -192,8 +192,7 @@ __global__ void SumSquaresKernel(const float* g, int64_t n, float* partials) {
 }
 
 struct AdamArgs {
-  double lr, beta1, beta2;  // for the bias corrections, formed in double as PyTorch does
-  int64_t lr_decay_updates;
+  AdamOptions options;    // for the step's scalars (AdamStepScalars), formed in double as PyTorch does
   float w1, b2, w2, eps;  // 1 - beta1, beta2, 1 - beta2, eps: rounded once from double
   float max_grad_norm;
   bool clip;  // ClipsGradients: decided on the host, not on the rounded float
@@ -204,7 +203,8 @@ struct AdamArgs {
 // stores step + 1, so a graph replay keeps counting without the host.
 __global__ void AdamKernel(AdamArgs o, float* p, const float* g, float* m, float* v, int64_t n, int64_t* step,
                            const float* partials, int num_partials, float* grad_norm, unsigned* done) {
-  __shared__ float s_coef, s_step_size, s_bc2_sqrt;
+  __shared__ float s_coef;
+  __shared__ internal::AdamScalars s_scalars;
   __shared__ int64_t s_t;
   __shared__ bool s_last;
   if (threadIdx.x == 0) {
@@ -218,15 +218,13 @@ __global__ void AdamKernel(AdamArgs o, float* p, const float* g, float* m, float
       const float c = o.max_grad_norm / (norm + internal::kClipEps);
       if (c < 1.0f) coef = c;
     }
-    const double bc1 = 1.0 - pow(o.beta1, static_cast<double>(t));
-    const double bc2 = 1.0 - pow(o.beta2, static_cast<double>(t));
     s_coef = coef;
-    s_step_size = static_cast<float>(ScheduledLr(o.lr, o.lr_decay_updates, t) / bc1);
-    s_bc2_sqrt = static_cast<float>(sqrt(bc2));
+    s_scalars = internal::AdamStepScalars(o.options, t);
     s_t = t;
   }
   __syncthreads();
-  const float coef = s_coef, step_size = s_step_size, bc2_sqrt = s_bc2_sqrt;
+  const float coef = s_coef;
+  const internal::AdamScalars scalars = s_scalars;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const float gi = g[i] * coef;
@@ -235,7 +233,7 @@ __global__ void AdamKernel(AdamArgs o, float* p, const float* g, float* m, float
     const float vi = internal::FlushSubnormal(v[i] * o.b2 + o.w2 * gi * gi);
     m[i] = mi;
     v[i] = vi;
-    p[i] -= step_size * mi / (sqrtf(vi) / bc2_sqrt + o.eps);
+    p[i] -= internal::AdamDelta(scalars, mi, vi, o.eps);
   }
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -247,6 +245,39 @@ __global__ void AdamKernel(AdamArgs o, float* p, const float* g, float* m, float
     *step = s_t;
     *done = 0;
   }
+}
+
+// LayerNorm: one thread per row (LayerNormRow), so the sums run in the CPU's order.
+__global__ void LayerNormKernel(float* x, const float* gamma, const float* beta, float* rstd, float* y, int64_t n,
+                                int64_t f, bool relu) {
+  for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; r < n;
+       r += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    rstd[r] = internal::LayerNormRow(x + r * f, gamma, beta, y + r * f, f, relu);
+}
+
+// LayerNorm's parameter gradients: one thread per column, rows in order (as the CPU's sums); dy
+// becomes dh (the ReLU's mask applied) on the way, each element by its column's thread.
+__global__ void LayerNormParamGradKernel(float* dy, const float* xhat, const float* y, float* dgamma, float* dbeta,
+                                         int64_t n, int64_t f, bool relu) {
+  for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; j < f;
+       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float sg = 0.0f, sb = 0.0f;
+    for (int64_t r = 0; r < n; ++r) {
+      const float dh = relu ? internal::ReluGrad(dy[r * f + j], y[r * f + j]) : dy[r * f + j];
+      dy[r * f + j] = dh;
+      sg += dh * xhat[r * f + j];
+      sb += dh;
+    }
+    dgamma[j] = sg;
+    dbeta[j] = sb;
+  }
+}
+
+__global__ void LayerNormBackwardKernel(float* dy, const float* xhat, const float* rstd, const float* gamma, int64_t n,
+                                        int64_t f) {
+  for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; r < n;
+       r += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    internal::LayerNormBackwardRow(dy + r * f, xhat + r * f, rstd[r], gamma, f);
 }
 
 __global__ void ValueAdvantageKernel(const float* x, float* y, int64_t n, int k) {
@@ -457,10 +488,7 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
       SumSquaresKernel<<<norm_blocks, kThreads, 0, stream_>>>(grads.data(), n, partials);
       CUGYM_CUDA_CHECK_LAST();
     }
-    AdamArgs args{o.lr,
-                  o.beta1,
-                  o.beta2,
-                  o.lr_decay_updates,
+    AdamArgs args{o,
                   static_cast<float>(1.0 - o.beta1),
                   static_cast<float>(o.beta2),
                   static_cast<float>(1.0 - o.beta2),
@@ -470,6 +498,27 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
     AdamKernel<<<Blocks(n), kThreads, 0, stream_>>>(args, params.data(), grads.data(), state.exp_avg.data(),
                                                     state.exp_avg_sq.data(), n, state.step.data(), partials,
                                                     norm_blocks, state.grad_norm.data(), done);
+    CUGYM_CUDA_CHECK_LAST();
+  }
+
+  void DoLayerNorm(BatchView x, VectorView<const float> gamma, VectorView<const float> beta, VectorView<float> rstd,
+                   BatchView y, Activation act) override {
+    LayerNormKernel<<<Blocks(x.rows()), kThreads, 0, stream_>>>(x.data(), gamma.data(), beta.data(), rstd.data(),
+                                                                y.data(), x.rows(), x.cols(), act == Activation::kRelu);
+    CUGYM_CUDA_CHECK_LAST();
+  }
+
+  void DoLayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<const float> rstd, ConstBatchView y,
+                           VectorView<const float> gamma, VectorView<float> dgamma, VectorView<float> dbeta,
+                           Activation act) override {
+    const bool relu = act == Activation::kRelu;
+    const float* out = relu ? y.data() : nullptr;
+    LayerNormParamGradKernel<<<Blocks(dy.cols()), kThreads, 0, stream_>>>(dy.data(), xhat.data(), out, dgamma.data(),
+                                                                          dbeta.data(), dy.rows(), dy.cols(), relu);
+    CUGYM_CUDA_CHECK_LAST();
+    if (dy.rows() == 0) return;
+    LayerNormBackwardKernel<<<Blocks(dy.rows()), kThreads, 0, stream_>>>(dy.data(), xhat.data(), rstd.data(),
+                                                                         gamma.data(), dy.rows(), dy.cols());
     CUGYM_CUDA_CHECK_LAST();
   }
 

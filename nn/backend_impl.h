@@ -41,4 +41,86 @@ CUGYM_HD inline void ValueAdvantageBackwardRow(const float* dy, float* dx, int k
   for (int j = 0; j < k; ++j) dx[1 + j] = dy[j] - mean;
 }
 
+// sum_j term(j) for j in [0, f), in a fixed order that vectorizes without reassociation: eight
+// interleaved partial sums (lane j % 8), combined pairwise at the end. Both back ends run it, so
+// they add in the same order.
+template <class Term>
+CUGYM_HD inline float LaneSum(int64_t f, const Term& term) {
+  float lane[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  int64_t j = 0;
+  for (; j + 8 <= f; j += 8) {
+    for (int k = 0; k < 8; ++k) lane[k] += term(j + k);
+  }
+  for (int k = 0; j < f; ++j, ++k) lane[k] += term(j);
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+// One row of Backend::LayerNorm: x [f] becomes xhat, y [f] = act(gamma * xhat + beta); returns
+// rstd. Two passes over x (the mean, then the variance of the centred values), in float.
+CUGYM_HD inline float LayerNormRow(float* x, const float* gamma, const float* beta, float* y, int64_t f, bool relu) {
+  const float mean = LaneSum(f, [&](int64_t j) { return x[j]; }) / static_cast<float>(f);
+  const float sq = LaneSum(f, [&](int64_t j) {
+    const float d = x[j] - mean;
+    return d * d;
+  });
+  const float rstd = 1.0f / sqrtf(sq / static_cast<float>(f) + kLayerNormEps);
+  for (int64_t j = 0; j < f; ++j) {
+    const float xhat = (x[j] - mean) * rstd;
+    const float h = gamma[j] * xhat + beta[j];
+    x[j] = xhat;
+    y[j] = relu && h < 0.0f ? 0.0f : h;  // NaN stays NaN, as BiasActivation's ReLU
+  }
+  return rstd;
+}
+
+// dL/dz from dL/dy through a ReLU y = max(z, 0): the mask y > 0.
+CUGYM_HD inline float ReluGrad(float dy, float y) { return y > 0.0f ? dy : 0.0f; }
+
+// One row of Backend::LayerNormBackward's input gradient, once dh = dL/d(gamma * xhat + beta) is
+// in dy (the ReLU's mask applied by the column pass): dy [f] becomes dL/dx =
+// rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = gamma * dh.
+CUGYM_HD inline void LayerNormBackwardRow(float* dy, const float* xhat, float rstd, const float* gamma, int64_t f) {
+  const float m1 = LaneSum(f, [&](int64_t j) { return dy[j] * gamma[j]; }) / static_cast<float>(f);
+  const float m2 = LaneSum(f, [&](int64_t j) { return dy[j] * gamma[j] * xhat[j]; }) / static_cast<float>(f);
+  for (int64_t j = 0; j < f; ++j) dy[j] = rstd * (dy[j] * gamma[j] - m1 - xhat[j] * m2);
+}
+
+// The scalars of one Adam or RAdam step t (1-based), formed in double as PyTorch does and rounded
+// to float where they meet the tensors; AdamDelta applies them to one parameter.
+struct AdamScalars {
+  enum Kind { kAdam, kRectified, kMomentum } kind;
+  float step_size;  // Adam: lr_t / bc1; RAdam: lr_t * r_t / bc1, or lr_t / bc1 before rectification
+  float bc2_sqrt;   // sqrt(1 - beta2^t)
+};
+CUGYM_HD inline AdamScalars AdamStepScalars(const AdamOptions& o, int64_t t) {
+  const double bc1 = 1.0 - pow(o.beta1, static_cast<double>(t));
+  const double bc2 = 1.0 - pow(o.beta2, static_cast<double>(t));
+  const double lr = ScheduledLr(o.lr, o.lr_decay_updates, t);
+  AdamScalars s{AdamScalars::kAdam, static_cast<float>(lr / bc1), static_cast<float>(sqrt(bc2))};
+  if (o.rectified) {
+    const double r = RadamRectification(o.beta2, t);
+    s.kind = r > 0.0 ? AdamScalars::kRectified : AdamScalars::kMomentum;
+    if (r > 0.0) s.step_size = static_cast<float>(lr * r / bc1);
+  }
+  return s;
+}
+// The amount one parameter moves down (p -= AdamDelta(...)), from its new moments m and v: a
+// template on the kind, so the CPU's loop over the parameters has no branch in it.
+template <AdamScalars::Kind kKind>
+CUGYM_HD inline float AdamDelta(const AdamScalars& s, float m, float v, float eps) {
+  if (kKind == AdamScalars::kRectified) return s.step_size * m * s.bc2_sqrt / (sqrtf(v) + eps);  // torch's RAdam
+  if (kKind == AdamScalars::kMomentum) return s.step_size * m;
+  return s.step_size * m / (sqrtf(v) / s.bc2_sqrt + eps);
+}
+CUGYM_HD inline float AdamDelta(const AdamScalars& s, float m, float v, float eps) {
+  switch (s.kind) {
+    case AdamScalars::kRectified:
+      return AdamDelta<AdamScalars::kRectified>(s, m, v, eps);
+    case AdamScalars::kMomentum:
+      return AdamDelta<AdamScalars::kMomentum>(s, m, v, eps);
+    default:
+      return AdamDelta<AdamScalars::kAdam>(s, m, v, eps);
+  }
+}
+
 }  // namespace cugym::nn::internal

@@ -10,6 +10,7 @@ constexpr const char* kKindKey = "cugym.kind";
 constexpr const char* kLayersKey = "cugym.layers";
 constexpr const char* kActivationKey = "cugym.activation";
 constexpr const char* kConvKey = "cugym.conv";
+constexpr const char* kNormKey = "cugym.norm";
 constexpr const char* kConvFields[] = {"height", "width", "in_channels", "out_channels", "kernel"};
 
 std::vector<int> LayersOf(const SafetensorsFile& file, const std::string& path) {
@@ -58,8 +59,8 @@ std::vector<int> ParseLayerSizes(const std::string& text) {
   return sizes;
 }
 
-std::string LinearTensorName(const std::string& prefix, int layer, const char* what) {
-  return prefix + std::to_string(2 * layer) + "." + what;
+std::string LinearTensorName(const std::string& prefix, int layer, const char* what, bool layer_norm) {
+  return prefix + std::to_string((layer_norm ? 3 : 2) * layer) + "." + what;
 }
 
 std::string FormatConv(const ConvSpec& conv) {
@@ -90,11 +91,12 @@ ConvSpec ParseConv(const std::string& text) {
   return conv;
 }
 
-std::string DescribeNetwork(const std::vector<int>& layer_sizes, const ConvSpec& conv) {
-  if (!conv.enabled()) return FormatLayerSizes(layer_sizes);
+std::string DescribeNetwork(const std::vector<int>& layer_sizes, const ConvSpec& conv, bool layer_norm) {
+  const std::string norm = layer_norm ? " LayerNorm" : "";
+  if (!conv.enabled()) return FormatLayerSizes(layer_sizes) + norm;
   return "conv " + std::to_string(conv.height) + "x" + std::to_string(conv.width) + "x" +
          std::to_string(conv.in_channels) + "->" + std::to_string(conv.out_channels) + " " +
-         std::to_string(conv.kernel) + "x" + std::to_string(conv.kernel) + ", " + FormatLayerSizes(layer_sizes);
+         std::to_string(conv.kernel) + "x" + std::to_string(conv.kernel) + ", " + FormatLayerSizes(layer_sizes) + norm;
 }
 
 std::vector<ParameterTensor> MlpParameterTensors(const Mlp& net) {
@@ -103,11 +105,20 @@ std::vector<ParameterTensor> MlpParameterTensors(const Mlp& net) {
     const ConvSpec& c = net.conv();
     tensors.push_back({"conv.weight", {c.out_channels, c.in_channels, c.kernel, c.kernel}, net.conv_weight_offset()});
     tensors.push_back({"conv.bias", {c.out_channels}, net.conv_bias_offset()});
+    if (net.layer_norm()) {
+      tensors.push_back({"conv_norm.weight", {c.out_channels}, net.conv_norm_weight_offset()});
+      tensors.push_back({"conv_norm.bias", {c.out_channels}, net.conv_norm_bias_offset()});
+    }
   }
   const std::vector<int>& s = net.layer_sizes();
+  const bool ln = net.layer_norm();
   for (int l = 0; l < net.num_layers(); ++l) {
-    tensors.push_back({LinearTensorName("", l, "weight"), {s[l + 1], net.linear_in(l)}, net.weight_offset(l)});
-    tensors.push_back({LinearTensorName("", l, "bias"), {s[l + 1]}, net.bias_offset(l)});
+    tensors.push_back({LinearTensorName("", l, "weight", ln), {s[l + 1], net.linear_in(l)}, net.weight_offset(l)});
+    tensors.push_back({LinearTensorName("", l, "bias", ln), {s[l + 1]}, net.bias_offset(l)});
+    if (ln && l + 1 < net.num_layers()) {
+      tensors.push_back({std::to_string(3 * l + 1) + ".weight", {s[l + 1]}, net.norm_weight_offset(l)});
+      tensors.push_back({std::to_string(3 * l + 1) + ".bias", {s[l + 1]}, net.norm_bias_offset(l)});
+    }
   }
   return tensors;
 }
@@ -140,17 +151,23 @@ std::vector<float> MlpParametersFrom(const SafetensorsFile& file, const Mlp& net
   return host;
 }
 
-SafetensorsMetadata MlpMetadata(const std::vector<int>& layer_sizes, const ConvSpec& conv) {
+SafetensorsMetadata MlpMetadata(const std::vector<int>& layer_sizes, const ConvSpec& conv, bool layer_norm) {
   SafetensorsMetadata metadata = {
       {kKindKey, "mlp"}, {kLayersKey, FormatLayerSizes(layer_sizes)}, {kActivationKey, "relu"}};
   if (conv.enabled()) metadata[kConvKey] = FormatConv(conv);
+  if (layer_norm) metadata[kNormKey] = "layer_norm";
   return metadata;
+}
+
+void EraseNetworkMetadata(SafetensorsMetadata& metadata) {
+  metadata.erase(kConvKey);
+  metadata.erase(kNormKey);
 }
 
 void SaveMlp(const std::string& path, const Mlp& net, const SafetensorsMetadata& extra) {
   SafetensorsMetadata metadata = extra;
-  metadata.erase(kConvKey);  // only the network says whether it has one
-  for (const auto& [key, value] : MlpMetadata(net.layer_sizes(), net.conv())) metadata[key] = value;
+  EraseNetworkMetadata(metadata);  // only the network says whether it has a convolution or LayerNorm
+  for (const auto& [key, value] : MlpMetadata(net.layer_sizes(), net.conv(), net.layer_norm())) metadata[key] = value;
   WriteSafetensors(path, MlpTensors(net), metadata);
 }
 
@@ -159,9 +176,11 @@ SafetensorsMetadata LoadMlp(const std::string& path, Mlp& net) { return LoadMlp(
 SafetensorsMetadata LoadMlp(const SafetensorsFile& file, const std::string& path, Mlp& net) {
   std::vector<int> sizes = LayersOf(file, path);
   const ConvSpec conv = ReadMlpConv(file, path);
-  if (sizes != net.layer_sizes() || conv != net.conv()) {
-    throw std::invalid_argument(path + ": the file holds a " + DescribeNetwork(sizes, conv) + " network, this one is " +
-                                DescribeNetwork(net.layer_sizes(), net.conv()));
+  const bool layer_norm = ReadMlpLayerNorm(file, path);
+  if (sizes != net.layer_sizes() || conv != net.conv() || layer_norm != net.layer_norm()) {
+    throw std::invalid_argument(path + ": the file holds a " + DescribeNetwork(sizes, conv, layer_norm) +
+                                " network, this one is " +
+                                DescribeNetwork(net.layer_sizes(), net.conv(), net.layer_norm()));
   }
   auto act = file.metadata.find(kActivationKey);
   if (act != file.metadata.end() && act->second != "relu") {
@@ -185,6 +204,14 @@ ConvSpec ReadMlpConv(const SafetensorsFile& file, const std::string& path) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(path + ": metadata " + kConvKey + ": " + e.what());
   }
+}
+
+bool ReadMlpLayerNorm(const SafetensorsFile& file, const std::string& path) {
+  auto it = file.metadata.find(kNormKey);
+  if (it == file.metadata.end()) return false;
+  if (it->second != "layer_norm")
+    throw std::invalid_argument(path + ": metadata " + kNormKey + " '" + it->second + "' (expected layer_norm)");
+  return true;
 }
 
 }  // namespace cugym::nn

@@ -12,6 +12,12 @@
 // is [hidden, Ho*Wo*out] over the convolution's output flattened NHWC, in (y, x, c) order: a
 // PyTorch model reading it flattens conv_out.permute(0, 2, 3, 1) (docs/nn.md). Files without
 // "cugym.conv" are plain MLPs, read as before.
+//
+// A network with LayerNorm (MlpOptions::layer_norm) is nn.Sequential(Linear, LayerNorm, ReLU,
+// Linear, LayerNorm, ReLU, ..., Linear): layer l's Linear is "<3l>.weight"/"<3l>.bias" and its
+// LayerNorm "<3l+1>.weight" (scale) and "<3l+1>.bias" (shift); the convolution's LayerNorm (over
+// each position's channels) is "conv_norm.weight"/"conv_norm.bias"; the metadata says
+// "cugym.norm" = "layer_norm" (eps 1e-5, PyTorch's default).
 #pragma once
 
 #include <string>
@@ -26,15 +32,16 @@ namespace cugym::nn {
 std::string FormatLayerSizes(const std::vector<int>& sizes);
 std::vector<int> ParseLayerSizes(const std::string& text);
 
-// The name of layer l's "weight" or "bias" under `prefix` ("" or e.g. "target.").
-std::string LinearTensorName(const std::string& prefix, int layer, const char* what);
+// The name of layer l's "weight" or "bias" under `prefix` ("" or e.g. "target."), in a network
+// with or without LayerNorm.
+std::string LinearTensorName(const std::string& prefix, int layer, const char* what, bool layer_norm = false);
 
 // "height=10,width=10,in_channels=4,out_channels=16,kernel=3" <-> ConvSpec (the "cugym.conv"
 // metadata). Parsing throws std::invalid_argument naming the text.
 std::string FormatConv(const ConvSpec& conv);
 ConvSpec ParseConv(const std::string& text);
 // "4,120,84,2", or with a convolution "conv 10x10x4->16 3x3, 400,128,6": for error messages.
-std::string DescribeNetwork(const std::vector<int>& layer_sizes, const ConvSpec& conv);
+std::string DescribeNetwork(const std::vector<int>& layer_sizes, const ConvSpec& conv, bool layer_norm = false);
 
 // One tensor of a network's parameters: its name (without prefix), shape and offset in the flat
 // buffer, in the buffer's order (the convolution's first). Checkpoints of anything laid out like
@@ -55,7 +62,8 @@ std::vector<float> MlpParametersFrom(const SafetensorsFile& file, const Mlp& net
                                      const std::string& where);
 
 // Metadata every model file carries, for a network of these sizes (and convolution, if enabled).
-SafetensorsMetadata MlpMetadata(const std::vector<int>& layer_sizes, const ConvSpec& conv = {});
+SafetensorsMetadata MlpMetadata(const std::vector<int>& layer_sizes, const ConvSpec& conv = {},
+                                bool layer_norm = false);
 
 // Writes net's parameters to `path` (atomically); `extra` adds metadata keys (it may not
 // override the cugym.* ones).
@@ -71,5 +79,10 @@ std::vector<int> ReadMlpLayerSizes(const std::string& path);
 std::vector<int> ReadMlpLayerSizes(const SafetensorsFile& file, const std::string& path);
 // The convolution a model file records (MlpOptions::conv), disabled when it has none.
 ConvSpec ReadMlpConv(const SafetensorsFile& file, const std::string& path);
+// Whether a model file's network has LayerNorm (MlpOptions::layer_norm); throws
+// std::invalid_argument naming the file for a "cugym.norm" other than "layer_norm".
+bool ReadMlpLayerNorm(const SafetensorsFile& file, const std::string& path);
+// The keys SaveMlp and checkpoints write for the network's shape, which only the network sets.
+void EraseNetworkMetadata(SafetensorsMetadata& metadata);
 
 }  // namespace cugym::nn

@@ -21,7 +21,8 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
       sizes_(std::move(layer_sizes)),
       max_batch_(options.max_batch),
       trainable_(options.trainable),
-      conv_(options.conv) {
+      conv_(options.conv),
+      layer_norm_(options.layer_norm) {
   if (backend_ == nullptr) throw std::invalid_argument("Mlp: no back end");
   if (sizes_.size() < 2) {
     throw std::invalid_argument("Mlp: layer sizes need at least an input and an output size, got " +
@@ -56,6 +57,12 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
     total = AlignUp(total + conv_.out_channels * conv_.patch_size());
     conv_offsets_.bias = total;
     total = AlignUp(total + conv_.out_channels);
+    if (layer_norm_) {
+      conv_norm_offsets_.weight = total;
+      total = AlignUp(total + conv_.out_channels);
+      conv_norm_offsets_.bias = total;
+      total = AlignUp(total + conv_.out_channels);
+    }
   }
   for (int l = 0; l < num_layers(); ++l) {
     Offsets o;
@@ -64,6 +71,14 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
     o.bias = total;
     total = AlignUp(total + sizes_[l + 1]);
     offsets_.push_back(o);
+    if (layer_norm_ && l + 1 < num_layers()) {
+      Offsets norm;
+      norm.weight = total;
+      total = AlignUp(total + sizes_[l + 1]);
+      norm.bias = total;
+      total = AlignUp(total + sizes_[l + 1]);
+      norm_offsets_.push_back(norm);
+    }
   }
   const Device device = backend_->device();
   params_ = Buffer<float>(device, total);
@@ -85,6 +100,13 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
   const int64_t conv_floats = has_conv() ? rows * AlignUp(conv_.out_features()) : 0;
   int64_t floats = patch_floats + conv_floats + rows * widths;
   if (trainable_) floats += 2 * rows * AlignUp(widest_hidden) + rows * AlignUp(out_features());
+  // LayerNorm keeps each normalized layer's xhat and 1/std for the backward.
+  int64_t norm_floats = 0;
+  if (layer_norm_) {
+    for (int l = 0; l + 1 < num_layers(); ++l) norm_floats += rows * AlignUp(sizes_[l + 1]) + AlignUp(rows);
+    if (has_conv()) norm_floats += conv_floats + AlignUp(rows * positions);
+  }
+  floats += norm_floats;
   workspace_ = Buffer<float>(device, floats);
   float* cursor = workspace_.data();
   if (has_conv()) {
@@ -96,6 +118,20 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
   for (int l = 1; l < static_cast<int>(sizes_.size()); ++l) {
     activations_.push_back(cursor);
     cursor += rows * AlignUp(sizes_[l]);
+  }
+  if (layer_norm_) {
+    for (int l = 0; l + 1 < num_layers(); ++l) {
+      xhat_.push_back(cursor);
+      cursor += rows * AlignUp(sizes_[l + 1]);
+      rstd_.push_back(cursor);
+      cursor += AlignUp(rows);
+    }
+    if (has_conv()) {
+      conv_xhat_ = cursor;
+      cursor += conv_floats;
+      conv_rstd_ = cursor;
+      cursor += AlignUp(rows * positions);
+    }
   }
   if (trainable_) {
     ping_[0] = cursor;
@@ -111,8 +147,11 @@ int64_t Mlp::linear_in(int layer) const { return layer == 0 && has_conv() ? conv
 
 int64_t Mlp::num_parameters() const {
   int64_t n = 0;
-  if (has_conv()) n += conv_.out_channels * (conv_.patch_size() + 1);
-  for (int l = 0; l < num_layers(); ++l) n += sizes_[l + 1] * (linear_in(l) + 1);
+  if (has_conv()) n += conv_.out_channels * (conv_.patch_size() + 1 + (layer_norm_ ? 2 : 0));
+  for (int l = 0; l < num_layers(); ++l) {
+    n += sizes_[l + 1] * (linear_in(l) + 1);
+    if (layer_norm_ && l + 1 < num_layers()) n += 2 * sizes_[l + 1];
+  }
   return n;
 }
 
@@ -124,6 +163,46 @@ void Mlp::CheckLayer(int layer) const {
 
 void Mlp::CheckConv() const {
   if (!has_conv()) throw std::invalid_argument("Mlp: the network has no convolution");
+}
+
+void Mlp::CheckNorm(int layer) const {
+  if (!layer_norm_) throw std::invalid_argument("Mlp: the network has no LayerNorm");
+  if (layer < 0 || layer + 1 >= num_layers()) {
+    throw std::invalid_argument("Mlp: no LayerNorm after layer " + std::to_string(layer) + " of " +
+                                std::to_string(num_layers()) + " (only hidden layers have one)");
+  }
+}
+
+NormParams Mlp::norm(int layer) const {
+  CheckNorm(layer);
+  const int64_t f = sizes_[layer + 1];
+  return {VectorView<const float>(params_.data() + norm_offsets_[layer].weight, f, device()),
+          VectorView<const float>(params_.data() + norm_offsets_[layer].bias, f, device())};
+}
+
+NormGrads Mlp::norm_grads(int layer) {
+  CheckNorm(layer);
+  if (!trainable_) throw std::invalid_argument("Mlp: gradients of a network built with trainable = false");
+  const int64_t f = sizes_[layer + 1];
+  return {VectorView<float>(grads_.data() + norm_offsets_[layer].weight, f, device()),
+          VectorView<float>(grads_.data() + norm_offsets_[layer].bias, f, device())};
+}
+
+NormParams Mlp::conv_norm() const {
+  CheckConv();
+  if (!layer_norm_) throw std::invalid_argument("Mlp: the network has no LayerNorm");
+  const int64_t f = conv_.out_channels;
+  return {VectorView<const float>(params_.data() + conv_norm_offsets_.weight, f, device()),
+          VectorView<const float>(params_.data() + conv_norm_offsets_.bias, f, device())};
+}
+
+NormGrads Mlp::conv_norm_grads() {
+  CheckConv();
+  if (!layer_norm_) throw std::invalid_argument("Mlp: the network has no LayerNorm");
+  if (!trainable_) throw std::invalid_argument("Mlp: gradients of a network built with trainable = false");
+  const int64_t f = conv_.out_channels;
+  return {VectorView<float>(grads_.data() + conv_norm_offsets_.weight, f, device()),
+          VectorView<float>(grads_.data() + conv_norm_offsets_.bias, f, device())};
 }
 
 VectorView<float> Mlp::gradients() {
@@ -176,6 +255,11 @@ void Mlp::Initialize(uint64_t seed) {
   for (int l = 0; l < num_layers(); ++l) {
     InitLinear(seed, l, sizes_[l + 1], linear_in(l), host.data() + offsets_[l].weight, host.data() + offsets_[l].bias);
   }
+  // LayerNorm starts as the identity: scale 1, shift 0 (PyTorch's and flax's defaults).
+  if (layer_norm_) {
+    if (has_conv()) std::fill_n(host.begin() + conv_norm_offsets_.weight, conv_.out_channels, 1.0f);
+    for (int l = 0; l + 1 < num_layers(); ++l) std::fill_n(host.begin() + norm_offsets_[l].weight, sizes_[l + 1], 1.0f);
+  }
   params_.FromHost(host.data(), host.size());
 }
 
@@ -193,14 +277,33 @@ ConstBatchView Mlp::RunForward(ConstBatchView x, const char* op) {
   ConstBatchView input = x;
   if (has_conv()) {
     const int64_t positions = static_cast<int64_t>(conv_.out_height()) * conv_.out_width();
+    const BatchView patches(patches_, n * positions, conv_.patch_size(), device());
     BatchView y(conv_out_, n, conv_.out_features(), device());
-    Conv2dForward(*backend_, conv_, conv_params(), x, BatchView(patches_, n * positions, conv_.patch_size(), device()),
-                  y, Activation::kRelu);
+    if (layer_norm_) {
+      // Conv2d -> LayerNorm over each position's channels -> ReLU.
+      Conv2dForward(*backend_, conv_, conv_params(), x, patches,
+                    BatchView(conv_xhat_, n, conv_.out_features(), device()), Activation::kNone);
+      const NormParams norm = conv_norm();
+      backend_->LayerNorm(BatchView(conv_xhat_, n * positions, conv_.out_channels, device()), norm.gamma, norm.beta,
+                          VectorView<float>(conv_rstd_, n * positions, device()),
+                          BatchView(conv_out_, n * positions, conv_.out_channels, device()), Activation::kRelu);
+    } else {
+      Conv2dForward(*backend_, conv_, conv_params(), x, patches, y, Activation::kRelu);
+    }
     input = y;
   }
   for (int l = 0; l < num_layers(); ++l) {
     BatchView y(activations_[l], n, sizes_[l + 1], device());
-    LinearForward(*backend_, linear(l), input, y, l + 1 < num_layers() ? Activation::kRelu : Activation::kNone);
+    const bool hidden = l + 1 < num_layers();
+    if (hidden && layer_norm_) {
+      // Linear -> LayerNorm -> ReLU: the Linear's output goes to xhat, normalized there in place.
+      BatchView z(xhat_[l], n, sizes_[l + 1], device());
+      LinearForward(*backend_, linear(l), input, z, Activation::kNone);
+      const NormParams p = norm(l);
+      backend_->LayerNorm(z, p.gamma, p.beta, VectorView<float>(rstd_[l], n, device()), y, Activation::kRelu);
+    } else {
+      LinearForward(*backend_, linear(l), input, y, hidden ? Activation::kRelu : Activation::kNone);
+    }
     input = y;
   }
   return input;
@@ -245,24 +348,42 @@ void Mlp::Backward(BatchView dy, bool last_bias_grad_ready) {
     ConstBatchView y(activations_[l], n, sizes_[l + 1], device());
     BatchView dx = l > 0 || has_conv() ? BatchView(ping_[next], n, linear_in(l), device()) : BatchView();
     const bool last = l == num_layers() - 1;
-    LinearBackward(*backend_, linear(l), x, y, dz, last ? Activation::kNone : Activation::kRelu, linear_grads(l), dx,
-                   last && last_bias_grad_ready);
+    Activation act = last ? Activation::kNone : Activation::kRelu;
+    if (!last && layer_norm_) {
+      // Back through ReLU and LayerNorm to the Linear's output.
+      const NormGrads g = norm_grads(l);
+      backend_->LayerNormBackward(dz, ConstBatchView(xhat_[l], n, sizes_[l + 1], device()),
+                                  VectorView<const float>(rstd_[l], n, device()), y, norm(l).gamma, g.gamma, g.beta,
+                                  Activation::kRelu);
+      act = Activation::kNone;
+    }
+    LinearBackward(*backend_, linear(l), x, y, dz, act, linear_grads(l), dx, last && last_bias_grad_ready);
     dz = dx;
     next ^= 1;
   }
   if (has_conv()) {
     // The first layer: no input gradient, so no patches gradient either.
     const int64_t positions = static_cast<int64_t>(conv_.out_height()) * conv_.out_width();
+    Activation act = Activation::kRelu;
+    if (layer_norm_) {
+      const NormGrads g = conv_norm_grads();
+      backend_->LayerNormBackward(BatchView(dz.data(), n * positions, conv_.out_channels, device()),
+                                  ConstBatchView(conv_xhat_, n * positions, conv_.out_channels, device()),
+                                  VectorView<const float>(conv_rstd_, n * positions, device()),
+                                  ConstBatchView(conv_out_, n * positions, conv_.out_channels, device()),
+                                  conv_norm().gamma, g.gamma, g.beta, Activation::kRelu);
+      act = Activation::kNone;
+    }
     Conv2dBackward(*backend_, conv_, conv_params(),
-                   ConstBatchView(patches_, n * positions, conv_.patch_size(), device()), conv_y, dz, Activation::kRelu,
-                   conv_grads(), BatchView(), BatchView());
+                   ConstBatchView(patches_, n * positions, conv_.patch_size(), device()), conv_y, dz, act, conv_grads(),
+                   BatchView(), BatchView());
   }
 }
 
 void Mlp::CopyParametersFrom(const Mlp& other) { PolyakFrom(other, 1.0f); }
 
 void Mlp::PolyakFrom(const Mlp& other, float tau) {
-  if (other.sizes_ != sizes_ || other.conv_ != conv_)
+  if (other.sizes_ != sizes_ || other.conv_ != conv_ || other.layer_norm_ != layer_norm_)
     throw std::invalid_argument("Mlp: copying parameters between networks of different layer sizes");
   if (other.backend_ != backend_)
     throw std::invalid_argument("Mlp: copying parameters between networks on different back ends");

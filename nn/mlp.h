@@ -1,7 +1,7 @@
 // A multilayer perceptron: Linear -> ReLU -> ... -> Linear, optionally behind a Conv2d -> ReLU
-// front for image observations, with all parameters in one flat buffer (so Adam, clipping, hard
-// copies and Polyak averaging are one pass each) and every activation buffer allocated at
-// construction.
+// front for image observations and optionally with a LayerNorm before each ReLU (PQN's network), with all parameters in
+// one flat buffer (so Adam, clipping, hard copies and Polyak averaging are one pass each) and every activation buffer
+// allocated at construction.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +29,20 @@ struct MlpOptions {
   /// (layer_sizes[0]) must be height * width * in_channels. MinAtar's network: {10, 10, C, 16, 3}
   /// with layer sizes {100 C, 128, actions}.
   ConvSpec conv;
+  /// A LayerNorm (learned scale and shift, Backend::LayerNorm) between every hidden Linear layer
+  /// and its ReLU, and between the convolution and its ReLU (over each position's channels, as
+  /// purejaxql's MinAtar network): Linear -> LayerNorm -> ReLU -> ... -> Linear.
+  bool layer_norm = false;
+};
+
+// A LayerNorm's scale (gamma, "weight" in PyTorch) and shift (beta, "bias").
+struct NormParams {
+  VectorView<const float> gamma;
+  VectorView<const float> beta;
+};
+struct NormGrads {
+  VectorView<float> gamma;
+  VectorView<float> beta;
 };
 
 class Mlp {
@@ -49,14 +63,15 @@ class Mlp {
   // The convolution in front (enabled() false: none).
   const ConvSpec& conv() const { return conv_; }
   bool has_conv() const { return conv_.enabled(); }
+  bool layer_norm() const { return layer_norm_; }
   int out_features() const { return sizes_.back(); }
   int max_batch() const { return max_batch_; }
   bool trainable() const { return trainable_; }
   Device device() const { return backend_->device(); }
   Backend& backend() const { return *backend_; }
   const std::shared_ptr<Backend>& shared_backend() const { return backend_; }
-  // Weights and biases, padding excluded (4-120-84-2: 10,934; MinAtar's 10x10x4 conv 16 then
-  // 400-128-6: 132,566).
+  // Weights and biases (and LayerNorm scales and shifts), padding excluded (4-120-84-2: 10,934;
+  // MinAtar's 10x10x4 conv 16 then 400-128-6: 132,566).
   int64_t num_parameters() const;
 
   // Parameters and gradients: views into flat buffers. Each tensor starts 64-byte aligned; the
@@ -71,6 +86,12 @@ class Mlp {
   // The convolution's weight [out x in*k*k] (PyTorch's [out][in][k][k]) and bias; throws without one.
   LinearParams conv_params() const;
   LinearGrads conv_grads();
+  // The LayerNorm after hidden layer l (l < num_layers() - 1) or after the convolution; throws
+  // without layer_norm.
+  NormParams norm(int layer) const;
+  NormGrads norm_grads(int layer);
+  NormParams conv_norm() const;
+  NormGrads conv_norm_grads();
 
   // Redraws every weight and bias (PyTorch's default, nn/init.h): host draws, one copy.
   void Initialize(uint64_t seed);
@@ -100,6 +121,12 @@ class Mlp {
   int64_t bias_offset(int layer) const { return offsets_.at(layer).bias; }
   int64_t conv_weight_offset() const { return conv_offsets_.weight; }
   int64_t conv_bias_offset() const { return conv_offsets_.bias; }
+  // Offsets of the LayerNorm's scale ("weight") and shift ("bias") after hidden layer l, and after
+  // the convolution.
+  int64_t norm_weight_offset(int layer) const { return norm_offsets_.at(layer).weight; }
+  int64_t norm_bias_offset(int layer) const { return norm_offsets_.at(layer).bias; }
+  int64_t conv_norm_weight_offset() const { return conv_norm_offsets_.weight; }
+  int64_t conv_norm_bias_offset() const { return conv_norm_offsets_.bias; }
 
  private:
   struct Offsets {
@@ -108,14 +135,19 @@ class Mlp {
   ConstBatchView RunForward(ConstBatchView x, const char* op);
   void CheckLayer(int layer) const;
   void CheckConv() const;
+  void CheckNorm(int layer) const;
 
   std::shared_ptr<Backend> backend_;
   std::vector<int> sizes_;
   int max_batch_;
   bool trainable_;
   ConvSpec conv_;
+  bool layer_norm_;
   Offsets conv_offsets_{0, 0};
   std::vector<Offsets> offsets_;
+  // LayerNorm scale (weight) and shift (bias) offsets, per hidden layer and for the convolution.
+  Offsets conv_norm_offsets_{0, 0};
+  std::vector<Offsets> norm_offsets_;
   Buffer<float> params_;
   Buffer<float> grads_;
   // Workspace: with a convolution its patches [max_batch * Ho*Wo x C*k*k] and output
@@ -126,6 +158,11 @@ class Mlp {
   float* patches_ = nullptr;
   float* conv_out_ = nullptr;
   std::vector<float*> activations_;
+  // layer_norm: each hidden layer's normalized pre-activation xhat [max_batch x width] and 1/std
+  // [max_batch], and the convolution's ([max_batch * Ho*Wo x out] and [max_batch * Ho*Wo]).
+  std::vector<float*> xhat_, rstd_;
+  float* conv_xhat_ = nullptr;
+  float* conv_rstd_ = nullptr;
   float* ping_[2] = {nullptr, nullptr};
   float* output_grad_ = nullptr;
   // The last ForwardTrain: its input and row count (0: none, or overwritten since).

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "agents/dqn.h"
+#include "agents/agent.h"
 #include "core/registry.h"
 #include "envs/builtin.h"
 
@@ -44,7 +44,7 @@ struct ScratchDir {
 };
 
 // Trains to total_steps with no logging, no stop and no checkpoints.
-inline void TrainQuietly(agent::DqnAgent& agent) {
+inline void TrainQuietly(agent::Agent& agent) {
   agent.Train([](const agent::DqnProgress&) {}, [] { return false; }, [] {});
 }
 

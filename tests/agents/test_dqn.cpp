@@ -93,7 +93,7 @@ TEST(DqnConfig, WrittenConfigReadsBackTheSame) {
     if (!line.empty() && line[0] != '#') names.push_back(line.substr(0, line.find(" = ")));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
-  EXPECT_EQ(names.size(), 40u);
+  EXPECT_EQ(names.size(), 48u);  // DQN's 40 and PQN's algo, layer_norm, num_steps, num_epochs, ...
   EXPECT_EQ(again.conv_channels, 16);
   EXPECT_EQ(again.hidden_sizes, (std::vector<int>{64, 64}));
   EXPECT_TRUE(again.double_dqn);
@@ -109,7 +109,7 @@ std::string FileBytes(const fs::path& path) {
 }
 
 TEST(DqnConfig, ShippedConfigsAreTheFilesAndCartPolesAreTheDefaults) {
-  ASSERT_EQ(kNumShippedConfigs, 9);
+  ASSERT_EQ(kNumShippedConfigs, 11);  // and cartpole_pqn, acrobot_pqn (test_pqn.cpp)
   for (const char* id :
        {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "LunarLander-v3", "MinAtar-Asterix-v1", "MinAtar-Breakout-v1",
         "MinAtar-Freeway-v1", "MinAtar-Seaquest-v1", "MinAtar-SpaceInvaders-v1"}) {
@@ -529,19 +529,20 @@ TEST(DqnCuda, EvaluationAgreesWithTheCpu) {
 }
 
 // Label slow: the shipped configs reach Gymnasium's thresholds for seed 1 (greedy mean over 100
-// episodes; CartPole-v1 475, Acrobot-v1 -100 and MountainCar-v0 -110, about 7 s for the three on
-// a 2-core CPU; docs/benchmarks.md has more seeds).
+// episodes; CartPole-v1 475, Acrobot-v1 -100 and MountainCar-v0 -110, about 7 s for DQN's three on
+// a 2-core CPU; docs/benchmarks.md has more seeds), DQN's and PQN's.
 struct LearningCase {
   const char* env_id;
   double threshold;
+  const char* algo;
 };
 
 class ShippedConfigLearning : public ::testing::TestWithParam<LearningCase> {};
 
 TEST_P(ShippedConfigLearning, ReachesTheThreshold) {
-  const auto [env_id, threshold] = GetParam();
-  const ScratchDir dir(std::string("cugym_dqn_learning_") + env_id);
-  const ShippedConfig* shipped = FindShippedConfig(env_id);
+  const auto [env_id, threshold, algo] = GetParam();
+  const ScratchDir dir(std::string("cugym_learning_") + algo + "_" + env_id);
+  const ShippedConfig* shipped = FindShippedConfig(env_id, algo);
   ASSERT_NE(shipped, nullptr) << env_id;
   DqnConfig config;
   config.Apply(ParseToml(shipped->toml, shipped->path));
@@ -561,10 +562,13 @@ TEST_P(ShippedConfigLearning, ReachesTheThreshold) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DqnLearning, ShippedConfigLearning,
-                         ::testing::Values(LearningCase{"CartPole-v1", 475.0}, LearningCase{"Acrobot-v1", -100.0},
-                                           LearningCase{"MountainCar-v0", -110.0}),
+                         ::testing::Values(LearningCase{"CartPole-v1", 475.0, "dqn"},
+                                           LearningCase{"Acrobot-v1", -100.0, "dqn"},
+                                           LearningCase{"MountainCar-v0", -110.0, "dqn"},
+                                           LearningCase{"CartPole-v1", 475.0, "pqn"},
+                                           LearningCase{"Acrobot-v1", -100.0, "pqn"}),
                          [](const ::testing::TestParamInfo<LearningCase>& info) {
-                           std::string name = info.param.env_id;
+                           std::string name = std::string(info.param.algo) + "_" + info.param.env_id;
                            for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            return name;
                          });

@@ -78,6 +78,47 @@ TEST_P(AdamTest, MatchesNumpyReference) {
   }
 }
 
+TEST_P(AdamTest, RadamMatchesTorch) {
+  // torch.optim.RAdam(lr 0.01, betas (0.9, 0.999), eps 1e-8), torch 2.15.0, float32: eight steps,
+  // the first five plain momentum steps (rho_t <= 5), then rectified ones.
+  AdamOptions o;
+  o.lr = 0.01;
+  o.rectified = true;
+  const std::vector<std::vector<float>> grads = {
+      {0.1f, -0.2f, 0.3f, -0.4f}, {0.2f, 0.1f, -0.3f, 0.05f}, {-0.1f, 0.4f, 0.2f, 0.3f}, {0.3f, -0.1f, 0.1f, -0.2f},
+      {0.05f, 0.2f, -0.4f, 0.1f}, {-0.3f, 0.1f, 0.2f, 0.4f},  {0.1f, 0.1f, 0.1f, -0.1f}, {0.2f, -0.3f, 0.05f, 0.2f}};
+  const std::vector<std::vector<float>> torch_params = {{0.499000013f, -1.24800003f, 1.99699998f, 0.00400000019f},
+                                                        {0.497473687f, -1.24757898f, 1.99715793f, 0.00563157909f},
+                                                        {0.496879578f, -1.24878931f, 1.99651957f, 0.00555408839f},
+                                                        {0.495585889f, -1.24935687f, 1.99577606f, 0.00608069496f},
+                                                        {0.494486004f, -1.2502743f, 1.99619091f, 0.00623451313f},
+                                                        {0.494457126f, -1.25038815f, 1.99618125f, 0.00616637012f},
+                                                        {0.494392753f, -1.25054336f, 1.99614561f, 0.00611588219f},
+                                                        {0.494259268f, -1.25058913f, 1.99609411f, 0.00601156102f}};
+  Adam adam(backend_, 4, o);
+  Buffer<float> params = ToDevice(device(), std::vector<float>{0.5f, -1.25f, 2.0f, 0.0f}), g(device(), 4);
+  for (std::size_t step = 0; step < grads.size(); ++step) {
+    g.FromHost(grads[step].data(), 4);
+    adam.Step(AsVector(params), AsVector(g));
+    const std::vector<float> p = params.ToHost();
+    for (int i = 0; i < 4; ++i)
+      EXPECT_NEAR(p[i], torch_params[step][i], 2e-7 * std::max(1.0f, std::fabs(torch_params[step][i])))
+          << "step " << step + 1 << " index " << i;
+  }
+}
+
+TEST(Radam, RectificationStartsAtStepSix) {
+  // rho_1..rho_5 = 1, 2, 3, 4, 4.996 (<= 5): momentum steps; rho_6 = 5.994 (Liu et al., optax and
+  // PyTorch agree).
+  for (int t = 1; t <= 5; ++t) EXPECT_EQ(RadamRectification(0.999, t), 0.0) << "step " << t;
+  const double rho_inf = 1999.0, rho_6 = rho_inf - 12.0 * std::pow(0.999, 6) / (1.0 - std::pow(0.999, 6));
+  EXPECT_NEAR(RadamRectification(0.999, 6),
+              std::sqrt((rho_6 - 4) * (rho_6 - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_6)), 1e-12);
+  EXPECT_GT(RadamRectification(0.999, 6), 0.0);
+  EXPECT_LT(RadamRectification(0.999, 6), RadamRectification(0.999, 1000));
+  EXPECT_LT(RadamRectification(0.999, 100000), 1.0 + 1e-9);
+}
+
 TEST_P(AdamTest, ClipByNormScalesAsPyTorch) {
   // One step with eps = 1 so the update sees the gradient's scale: p -= lr * g' / (|g'| + 1), g'
   // the clipped gradient. g = (3, 4): norm 5; max_norm 1 scales it by 1 / (5 + 1e-6).

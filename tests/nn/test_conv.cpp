@@ -85,18 +85,42 @@ std::vector<double> LinearRef(const std::vector<double>& x, const std::vector<do
   return y;
 }
 
-// The whole network in float64 from its flat parameters.
+// relu(LayerNorm(z) * gamma + beta) over rows of f features in float64 (PyTorch's nn.LayerNorm).
+std::vector<double> LayerNormReluRef(const std::vector<double>& z, const std::vector<double>& gamma,
+                                     const std::vector<double>& beta, int64_t f) {
+  std::vector<double> y(z.size());
+  for (std::size_t r = 0; r < z.size() / f; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < f; ++j) mean += z[r * f + j] / f;
+    for (int64_t j = 0; j < f; ++j) var += (z[r * f + j] - mean) * (z[r * f + j] - mean) / f;
+    for (int64_t j = 0; j < f; ++j)
+      y[r * f + j] = std::max((z[r * f + j] - mean) / std::sqrt(var + kLayerNormEps) * gamma[j] + beta[j], 0.0);
+  }
+  return y;
+}
+
+// The whole network in float64 from its flat parameters (with LayerNorm before each ReLU when the
+// network has it: over each position's channels after the convolution).
 std::vector<double> NetRef(const Mlp& net, const std::vector<double>& p, const std::vector<double>& x, int n) {
   auto slice = [&](int64_t offset, int64_t count) {
     return std::vector<double>(p.begin() + offset, p.begin() + offset + count);
   };
   const ConvSpec& c = net.conv();
+  const bool ln = net.layer_norm();
   std::vector<double> a = ConvRef(c, x, slice(net.conv_weight_offset(), c.out_channels * c.patch_size()),
-                                  slice(net.conv_bias_offset(), c.out_channels), n, true);
+                                  slice(net.conv_bias_offset(), c.out_channels), n, !ln);
+  if (ln) {
+    a = LayerNormReluRef(a, slice(net.conv_norm_weight_offset(), c.out_channels),
+                         slice(net.conv_norm_bias_offset(), c.out_channels), c.out_channels);
+  }
   const std::vector<int>& s = net.layer_sizes();
   for (int l = 0; l < net.num_layers(); ++l) {
+    const bool hidden = l + 1 < net.num_layers();
     a = LinearRef(a, slice(net.weight_offset(l), s[l + 1] * net.linear_in(l)), slice(net.bias_offset(l), s[l + 1]), n,
-                  net.linear_in(l), s[l + 1], l + 1 < net.num_layers());
+                  net.linear_in(l), s[l + 1], hidden && !ln);
+    if (hidden && ln)
+      a = LayerNormReluRef(a, slice(net.norm_weight_offset(l), s[l + 1]), slice(net.norm_bias_offset(l), s[l + 1]),
+                           s[l + 1]);
   }
   return a;
 }
@@ -215,6 +239,32 @@ TEST_P(Conv, MlpWithConvGradientsAndPadding) {
       "parameters (the padding's gradient is 0 on both sides)");
   // Inference gives the training forward's output.
   EXPECT_EQ(ToHost(net.Forward(ConstBatchView(xd.data(), n, 40, device()))), ToHost(y));
+}
+
+TEST_P(Conv, MlpWithConvAndLayerNormGradients) {
+  // PQN's MinAtar network in small: conv -> LayerNorm over each position's channels -> ReLU ->
+  // Linear -> LayerNorm -> ReLU -> Linear.
+  const int n = 3;
+  MlpOptions o = ConvOptions(19, 4);
+  o.layer_norm = true;
+  Mlp net(backend_, {40, 6, 3}, o);
+  EXPECT_EQ(net.num_parameters(), 3 * 18 + 3 + 2 * 3 + 6 * 18 + 6 + 2 * 6 + 3 * 6 + 3);
+  std::vector<float> host = ToHost(net.parameters());
+  const std::vector<float> noise = RandomFloats(6, 43, -0.3f, 0.3f);
+  for (int j = 0; j < 3; ++j) host[net.conv_norm_weight_offset() + j] += noise[j];
+  for (int j = 0; j < 6; ++j) host[net.norm_bias_offset(0) + j] += noise[j];
+  CopyFromHost(net.parameters(), host);
+  const std::vector<float> x = RandomFloats(n * 40, 44, -2.0f, 2.0f);
+  const std::vector<float> r = RandomFloats(n * 3, 45);
+  Buffer<float> xd = ToDevice(device(), x), rd = ToDevice(device(), r);
+  ConstBatchView y = net.ForwardTrain(ConstBatchView(xd.data(), n, 40, device()));
+  const std::vector<double> params = ToDouble(host), rv = ToDouble(r);
+  ExpectGradientsNear(ToHost(y), NetRef(net, params, ToDouble(x), n), "output");
+  net.Backward(BatchView(rd.data(), n, 3, device()));
+  ExpectGradientsNear(
+      ToHost(net.gradients()),
+      NumericGradient([&](const std::vector<double>& p) { return Dot(rv, NetRef(net, p, ToDouble(x), n)); }, params),
+      "parameters");
 }
 
 TEST_P(Conv, MlpWithConvLearnsAFixedMinibatch) {

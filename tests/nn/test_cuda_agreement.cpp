@@ -71,9 +71,9 @@ TEST_P(CudaAgreement, ForwardBackwardAndLoss) {
 
 // MinAtar's network (10 x 10 x 4 images, conv 16, 128 hidden, 6 actions) at batch 32: im2col
 // and its adjoint give the same bits (copies, and sums in one order); forward, loss and every
-// gradient, the convolution's included, agree within kTol.
-TEST(CudaAgreementConv, MinAtarNetwork) {
-  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
+// gradient, the convolution's included (and with layer_norm, PQN's network, the LayerNorms'),
+// agree within kTol.
+void CheckMinAtarNetwork(bool layer_norm) {
   auto cpu = MakeBackend(Device::kCpu), gpu = MakeBackend(Device::kCuda);
   const ConvSpec conv{10, 10, 4, 16, 3};
   const int n = 32, in = 400, out = 6;
@@ -94,6 +94,7 @@ TEST(CudaAgreementConv, MinAtarNetwork) {
   o.max_batch = n;
   o.seed = 77;
   o.conv = conv;
+  o.layer_norm = layer_norm;
   Mlp c(cpu, {in, 128, out}, o), g(gpu, {in, 128, out}, o);
   ASSERT_EQ(ToHost(c.parameters()), ToHost(g.parameters()));
   const std::vector<int32_t> a = RandomActions(n, out, 9);
@@ -115,9 +116,25 @@ TEST(CudaAgreementConv, MinAtarNetwork) {
     EXPECT_LT(NormwiseError(ToHost(g.linear_grads(l).weight), ToHost(c.linear_grads(l).weight)), kTol) << l;
     EXPECT_LT(NormwiseError(ToHost(g.linear_grads(l).bias), ToHost(c.linear_grads(l).bias)), kTol) << l;
   }
+  if (layer_norm) {
+    EXPECT_LT(NormwiseError(ToHost(g.conv_norm_grads().gamma), ToHost(c.conv_norm_grads().gamma)), kTol);
+    EXPECT_LT(NormwiseError(ToHost(g.conv_norm_grads().beta), ToHost(c.conv_norm_grads().beta)), kTol);
+    EXPECT_LT(NormwiseError(ToHost(g.norm_grads(0).gamma), ToHost(c.norm_grads(0).gamma)), kTol);
+    EXPECT_LT(NormwiseError(ToHost(g.norm_grads(0).beta), ToHost(c.norm_grads(0).beta)), kTol);
+  }
   EXPECT_LT(NormwiseError(ToHost(g.Forward(ConstBatchView(xg.data(), n, in, Device::kCuda))),
                           ToHost(c.Forward(ConstBatchView(xc.data(), n, in, Device::kCpu)))),
             kTol);
+}
+
+TEST(CudaAgreementConv, MinAtarNetwork) {
+  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
+  CheckMinAtarNetwork(false);
+}
+
+TEST(CudaAgreementConv, MinAtarNetworkWithLayerNorm) {
+  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
+  CheckMinAtarNetwork(true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Nets, CudaAgreement,

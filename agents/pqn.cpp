@@ -1,0 +1,263 @@
+// The PQN training loop (pqn.h): rollout, Q(lambda) targets, minibatch epochs; its checkpoint.
+#include "agents/pqn.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "agents/dqn_checkpoint.h"
+#include "core/build_info.h"
+
+namespace cugym::agent {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+const EnvSpec& DiscreteSpec(const Registry& registry, const std::string& id) {
+  const EnvSpec& spec = registry.Get(id).spec;
+  if (!spec.action_space.is_discrete())
+    throw std::invalid_argument("PQN needs a discrete action space, but " + id + " has " +
+                                spec.action_space.ToString() + " actions");
+  return spec;
+}
+
+QLearnerOptions LearnerOptions(const DqnConfig& c, const EnvSpec& spec) {
+  QLearnerOptions options;
+  options.layer_sizes = {static_cast<int>(spec.obs_dim())};
+  options.layer_sizes.insert(options.layer_sizes.end(), c.hidden_sizes.begin(), c.hidden_sizes.end());
+  options.layer_sizes.push_back(static_cast<int>(spec.action_space.n));
+  options.batch_size = static_cast<int>(c.minibatch_size());
+  options.max_act_batch = static_cast<int>(std::max({c.num_envs, c.minibatch_size(), c.eval_episodes}));
+  options.loss = nn::ParseLoss(c.loss);
+  options.adam.lr = c.learning_rate;
+  options.adam.eps = c.adam_eps;
+  options.adam.max_grad_norm = c.max_grad_norm;
+  options.adam.rectified = c.optimizer == "radam";
+  if (c.anneal_lr) options.adam.lr_decay_updates = std::max<int64_t>(c.PlannedUpdates(), 1);
+  options.seed = c.seed;
+  options.dueling = c.dueling;
+  options.conv = ConvForObservations(c.conv_channels, spec.observation_space.shape, spec.id);
+  options.layer_norm = c.layer_norm;
+  options.target_network = false;
+  return options;
+}
+
+}  // namespace
+
+PqnAgent::PqnAgent(const Registry& registry, const DqnConfig& config, Device device)
+    : config_(config), device_(device), spec_(DiscreteSpec(registry, config.env_id)), last_eval_return_(kNaN) {
+  config_.Validate();
+  if (!config_.pqn()) throw std::invalid_argument("PqnAgent: the config's algo is \"" + config_.algo + "\"");
+  obs_dim_ = static_cast<int>(spec_.obs_dim());
+  num_actions_ = static_cast<int>(spec_.action_space.n);
+  const int64_t n = config_.num_envs, rows = config_.rollout_size(), b = config_.minibatch_size();
+  env_ = MakeVectorEnv(registry, config_.env_id, n, device);
+  learner_ = std::make_unique<QLearner>(nn::MakeBackend(device), LearnerOptions(config_, spec_));
+  value_rows_ = learner_->online().max_batch();
+  ops_ = MakeAgentOps(device, learner_->backend().native_stream());
+  env_->set_stream(learner_->backend().native_stream());  // one stream for the env, the agent and the network
+  if (config_.eval_episodes > 0) {
+    eval_env_ = MakeVectorEnv(registry, config_.env_id, config_.eval_episodes, device);
+    eval_env_->set_stream(learner_->backend().native_stream());
+    eval_actions_ = Buffer<int32_t>(device, config_.eval_episodes);
+  }
+  obs_ = Buffer<float>(device, rows * obs_dim_);
+  next_obs_ = Buffer<float>(device, rows * obs_dim_);
+  rewards_ = Buffer<float>(device, rows);
+  next_values_ = Buffer<float>(device, rows);
+  targets_ = Buffer<float>(device, rows);
+  actions_ = Buffer<int32_t>(device, rows);
+  terminated_ = Buffer<uint8_t>(device, rows);
+  truncated_ = Buffer<uint8_t>(device, rows);
+  batch_obs_ = Buffer<float>(device, b * obs_dim_);
+  batch_targets_ = Buffer<float>(device, b);
+  batch_actions_ = Buffer<int32_t>(device, b);
+  if (config_.exploration_hold_mu > 0) {
+    held_actions_ = Buffer<int32_t>(device, n);
+    hold_left_ = Buffer<int32_t>(device, n);
+    hold_left_.Zero();
+  }
+  episodes_ = std::make_unique<EpisodeStats>(device);
+  counters_dev_ = Buffer<StepCounters>(device, 1);
+  const StepCounters zero{0, 0};
+  counters_dev_.FromHost(&zero, 1);
+  use_graph_ = device == Device::kCuda && config_.cuda_graph && env_->step_capturable();
+  env_->Reset(config_.seed);
+}
+
+PqnAgent::~PqnAgent() = default;
+
+double PqnAgent::Epsilon(int64_t step) const { return ScheduledEpsilon(epsilon_schedule(), step); }
+
+EpsilonSchedule PqnAgent::epsilon_schedule() const {
+  return EpsilonSchedule{config_.start_e, config_.end_e,
+                         config_.exploration_fraction * static_cast<double>(config_.total_steps)};
+}
+
+ExploreHold PqnAgent::explore_hold() {
+  if (config_.exploration_hold_mu <= 0) return {};
+  return ExploreHold{held_actions_.data(), hold_left_.data(), static_cast<float>(config_.exploration_hold_mu),
+                     static_cast<int32_t>(config_.exploration_max_hold)};
+}
+
+RolloutArrays PqnAgent::rollout() {
+  RolloutArrays r;
+  r.obs = obs_.data();
+  r.next_obs = next_obs_.data();
+  r.actions = actions_.data();
+  r.rewards = rewards_.data();
+  r.terminated = terminated_.data();
+  r.truncated = truncated_.data();
+  r.next_values = next_values_.data();
+  r.targets = targets_.data();
+  r.steps = config_.num_steps;
+  r.envs = config_.num_envs;
+  r.obs_dim = obs_dim_;
+  return r;
+}
+
+void PqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
+                     const std::function<void()>& on_checkpoint,
+                     const std::function<bool(const DqnEvaluation&)>& on_eval) {
+  TrainLoop loop;
+  loop.iterate = [&] { Iteration(); };
+  loop.progress = [&](double seconds, int64_t steps) { return ReadProgress(seconds, steps); };
+  loop.evaluate = [&](int64_t k) { return Evaluate(k); };
+  RunTrainLoop(config_, global_step_, wall_time_, last_eval_return_, loop, on_log, stop, on_checkpoint, on_eval);
+}
+
+// On CUDA with cuda_graph and a capturable env every iteration queues the same work (every value
+// that changes lives on the device: the step counters, hence epsilon, the exploration keys and the
+// shuffles; the optimizer's step count, hence the learning rate): the first runs eagerly, the
+// second is captured, and the rest replay it, one launch each. Elsewhere the iteration runs
+// eagerly and skips the greedy forwards while epsilon is 1 (the actions would be replaced anyway,
+// so the bits are the same).
+void PqnAgent::Iteration() {
+  const int64_t n = config_.num_envs, steps = config_.num_steps;
+  if ((use_graph_ || iteration_graph_on_cpu_) && !iteration_graph_.failed()) {
+    iteration_graph_.Run(learner_->backend(), [this] { IterationKernels(0); });
+  } else {
+    int64_t greedy_from = 0;
+    while (greedy_from < steps && Epsilon(global_step_ + greedy_from * n) >= 1.0) ++greedy_from;
+    IterationKernels(greedy_from);
+  }
+  vector_steps_ += steps;
+  global_step_ += steps * n;
+}
+
+void PqnAgent::IterationKernels(int64_t greedy_from) {
+  for (int64_t t = 0; t < config_.num_steps; ++t) CollectStep(t, t >= greedy_from);
+  LearnKernels();
+}
+
+void PqnAgent::CollectStep(int64_t t, bool greedy) {
+  const int64_t n = config_.num_envs;
+  int32_t* actions = actions_.data() + t * n;
+  if (greedy)
+    learner_->Act(nn::ConstBatchView(env_->obs(), n, obs_dim_, device_), nn::VectorView<int32_t>(actions, n, device_));
+  ops_->Explore(actions, n, counters_dev_.data(), epsilon_schedule(), config_.seed, num_actions_, explore_hold());
+  CopyBytesAsync(obs_.data() + t * n * obs_dim_, env_->obs(), n * obs_dim_ * sizeof(float), device_,
+                 learner_->backend().native_stream());
+  env_->Step(actions);
+  ops_->StoreRolloutStep(rollout(), t, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(),
+                         env_->truncated());
+  ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(), n,
+                        episodes_->ring());
+  ops_->AdvanceSteps(counters_dev_.data(), n);
+}
+
+// The values of the next observations (max over actions, the network before this iteration's
+// updates), the Q(lambda) targets, then num_epochs passes over num_minibatches minibatches.
+void PqnAgent::LearnKernels() {
+  const int64_t rows = config_.rollout_size(), b = config_.minibatch_size();
+  const RolloutArrays r = rollout();
+  for (int64_t first = 0; first < rows; first += value_rows_) {
+    const int64_t count = std::min(value_rows_, rows - first);
+    learner_->MaxQ(nn::ConstBatchView(next_obs_.data() + first * obs_dim_, count, obs_dim_, device_),
+                   nn::VectorView<float>(next_values_.data() + first, count, device_));
+  }
+  ops_->QLambdaTargets(r, config_.gamma, config_.q_lambda, config_.reward_scale);
+  const RolloutBatch batch{batch_obs_.data(), batch_actions_.data(), batch_targets_.data()};
+  for (int64_t epoch = 0; epoch < config_.num_epochs; ++epoch) {
+    for (int64_t m = 0; m < config_.num_minibatches; ++m) {
+      ops_->GatherMinibatch(r, batch, m * b, b, counters_dev_.data(), config_.seed, epoch);
+      learner_->TrainStep(nn::ConstBatchView(batch_obs_.data(), b, obs_dim_, device_),
+                          nn::VectorView<const int32_t>(batch_actions_.data(), b, device_),
+                          nn::VectorView<const float>(batch_targets_.data(), b, device_));
+    }
+  }
+}
+
+DqnProgress PqnAgent::ReadProgress(double interval_seconds, int64_t interval_steps) {
+  DqnProgress p;
+  p.global_step = global_step_;
+  p.wall_time = wall_time_;
+  p.epsilon = Epsilon(global_step_);
+  p.sps = interval_seconds > 0 ? static_cast<double>(interval_steps) / interval_seconds : 0;
+  const EpisodeStats::Interval episodes = episodes_->Read();
+  p.episodic_return = episodes.mean_return;
+  p.episodic_length = episodes.mean_length;
+  p.mean_return_100 = episodes.mean_return_100;
+  p.episodes = episodes.episodes;
+  p.eval_return = last_eval_return_;
+  const QLearner::Stats stats = learner_->ReadStats();
+  p.td_loss = stats.updates > 0 ? stats.loss : kNaN;
+  p.q_values = stats.updates > 0 ? stats.mean_q : kNaN;
+  return p;
+}
+
+EvalResult PqnAgent::Evaluate(int64_t k) {
+  if (!eval_env_) throw std::logic_error("PqnAgent::Evaluate: eval_episodes is 0");
+  return EvaluateLearner(*eval_env_, *learner_, eval_actions_, config_.seed, k);
+}
+
+void PqnAgent::SaveCheckpoint(const std::string& path) const {
+  CheckpointWriter out;
+  out.Text("cugym.algo", "pqn");
+  out.Text("cugym.env_id", config_.env_id);
+  out.Text("cugym.version", VersionString());
+  out.Text("cugym.config", config_.ToToml());
+  out.Int("cugym.global_step", global_step_);
+  out.Int("cugym.vector_steps", vector_steps_);
+  out.Real("cugym.wall_time", wall_time_);
+  out.Real("cugym.last_eval_return", last_eval_return_);
+  episodes_->Save(out);
+  SaveEnvState(*env_, out);
+  if (config_.exploration_hold_mu > 0) {
+    out.Ints("explore.held", held_actions_.ToHost());
+    out.Ints("explore.left", hold_left_.ToHost());
+  }
+  learner_->Save(path, out.metadata(), std::move(out.tensors()));
+}
+
+void PqnAgent::LoadCheckpoint(const std::string& path) {
+  const CheckpointReader in(path);
+  const std::string algo = in.Has("cugym.algo") ? in.Text("cugym.algo") : "dqn";
+  if (algo != "pqn") throw std::invalid_argument(path + ": a " + algo + " checkpoint; this run's algo is pqn");
+  if (in.Text("cugym.env_id") != config_.env_id)
+    throw std::invalid_argument(path + ": a checkpoint for " + in.Text("cugym.env_id") + ", not " + config_.env_id);
+  const int64_t n = config_.num_envs;
+  const int64_t global_step = in.Int("cugym.global_step");
+  const int64_t vector_steps = in.Int("cugym.vector_steps");
+  iteration_graph_.Drop();  // it replays host values of its capture that are replaced here
+  learner_->Load(in.file(), path);
+  global_step_ = global_step;
+  vector_steps_ = vector_steps;
+  const StepCounters counters{vector_steps, global_step};
+  counters_dev_.FromHost(&counters, 1);
+  wall_time_ = in.Real("cugym.wall_time");
+  last_eval_return_ = in.Real("cugym.last_eval_return");
+  episodes_->Load(in);
+  if (config_.exploration_hold_mu > 0) {
+    held_actions_.FromHost(in.Ints("explore.held", n).data(), n);
+    hold_left_.FromHost(in.Ints("explore.left", n).data(), n);
+  }
+  // No envs' state in the checkpoint (an env that cannot save it): new episodes from a seed of their own.
+  if (!LoadEnvState(*env_, in, n, spec_.state_dim))
+    env_->Reset(config_.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(global_step_)));
+}
+
+void PqnAgent::SaveModel(const std::string& path) const { SaveQModel(path, *learner_, config_.env_id, global_step_); }
+
+}  // namespace cugym::agent
