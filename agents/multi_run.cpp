@@ -30,7 +30,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Keys whose values all runs of a batch may differ in: none changes an array's shape (the network,
-// the envs, the replay memory) or what is trained on.
+// the envs, the replay memory, PQN's rollout and minibatches) or what is trained on.
 const std::set<std::string>& SweepableKeys() {
   static const std::set<std::string> keys = {"adam_eps",
                                              "anneal_lr",
@@ -43,10 +43,14 @@ const std::set<std::string>& SweepableKeys() {
                                              "learning_starts",
                                              "max_grad_norm",
                                              "n_step",
+                                             "num_epochs",
+                                             "optimizer",
                                              "per_alpha",
                                              "per_beta",
                                              "per_eps",
+                                             "q_lambda",
                                              "replay_ratio",
+                                             "reward_scale",
                                              "start_e",
                                              "stop_margin",
                                              "target_update_interval",

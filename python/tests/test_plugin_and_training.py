@@ -147,6 +147,28 @@ def test_train_config_forms(tmp_path, repo):
         cugym.train(out=tmp_path / "e", hidden_sizes={"a": 1}, progress=False)
 
 
+def test_pqn_trains_resumes_and_its_model_loads(tmp_path):
+    # algo="pqn" without a config file picks the shipped configs/cartpole_pqn.toml (compiled in).
+    s = cugym.train(
+        env_id="CartPole-v1",
+        algo="pqn",
+        out=tmp_path / "pqn",
+        total_steps=2048,
+        eval_episodes=2,
+        eval_interval=1024,
+        stop_at_threshold=False,
+        device="cpu",
+        progress=False,
+    )
+    text = open(s["config"]).read()
+    assert 'algo = "pqn"' in text and "num_steps = 32" in text and "layer_norm = true" in text
+    assert s["global_step"] == 2048 and s["best_step"] in (1024, 2048)
+    policy = cugym.load_policy(s["model"])
+    assert policy(np.zeros((3, 4), np.float32)).shape == (3,)
+    resumed = cugym.train(resume=tmp_path / "pqn", total_steps=4096, eval_episodes=0, progress=False, device="cpu")
+    assert resumed["resumed"] and resumed["global_step"] == 4096
+
+
 def test_load_policy_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="no model file"):
         cugym.load_policy(tmp_path / "missing.safetensors")

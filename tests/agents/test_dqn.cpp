@@ -109,7 +109,7 @@ std::string FileBytes(const fs::path& path) {
 }
 
 TEST(DqnConfig, ShippedConfigsAreTheFilesAndCartPolesAreTheDefaults) {
-  ASSERT_EQ(kNumShippedConfigs, 11);  // and cartpole_pqn, acrobot_pqn (test_pqn.cpp)
+  ASSERT_EQ(kNumShippedConfigs, 16);  // and 7 PQN configs (test_pqn.cpp)
   for (const char* id :
        {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "LunarLander-v3", "MinAtar-Asterix-v1", "MinAtar-Breakout-v1",
         "MinAtar-Freeway-v1", "MinAtar-Seaquest-v1", "MinAtar-SpaceInvaders-v1"}) {

@@ -38,6 +38,11 @@ std::string ConfigError(const std::string& toml) {
   return "";
 }
 
+std::string FileBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 TEST(PqnConfig, BadKeysAndValuesNameTheKey) {
   EXPECT_EQ(ConfigError("algo = \"pqn\"\nnum_envs = 8\nnum_steps = 16\nnum_minibatches = 4"), "");
   EXPECT_EQ(ConfigError("algo = \"ppo\""), "algo must be \"dqn\" or \"pqn\", got \"ppo\"");
@@ -69,15 +74,35 @@ TEST(PqnConfig, BadKeysAndValuesNameTheKey) {
 }
 
 TEST(PqnConfig, ShippedPqnConfigsAreFoundByAlgo) {
-  for (const char* id : {"CartPole-v1", "Acrobot-v1"}) {
+  for (const char* id : {"CartPole-v1", "Acrobot-v1", "MinAtar-Asterix-v1", "MinAtar-Breakout-v1", "MinAtar-Freeway-v1",
+                         "MinAtar-Seaquest-v1", "MinAtar-SpaceInvaders-v1"}) {
     const ShippedConfig* pqn = FindShippedConfig(id, "pqn");
     ASSERT_NE(pqn, nullptr) << id;
+    const std::string path = std::string(CUGYM_SOURCE_DIR) + "/" + pqn->path;
+    EXPECT_EQ(std::string(pqn->toml), FileBytes(path)) << path << " changed without a rebuild";
     DqnConfig config;
     config.Apply(ParseToml(pqn->toml, pqn->path));
+    config.Validate();
     EXPECT_TRUE(config.pqn()) << pqn->path;
+    EXPECT_TRUE(config.layer_norm) << pqn->path;
     EXPECT_FALSE(FindShippedConfig(id) == pqn) << "DQN stays the default for " << id;
   }
   EXPECT_EQ(FindShippedConfig("MountainCar-v0", "pqn"), nullptr) << "PQN does not solve sparse MountainCar";
+
+  // `cugym train --env CartPole-v1 --set algo=pqn`: the algorithm's own shipped config.
+  TrainConfigSource source;
+  source.env_id = "CartPole-v1";
+  source.overrides["algo"] = ParseTomlValue("\"pqn\"", "--set");
+  std::ostringstream notes;
+  const DqnConfig resolved = ResolveTrainConfig(Builtins(), source, notes);
+  EXPECT_TRUE(resolved.pqn());
+  EXPECT_TRUE(resolved.layer_norm);
+  EXPECT_NE(notes.str().find("configs/cartpole_pqn.toml"), std::string::npos) << notes.str();
+  source.env_id = "MountainCar-v0";
+  std::ostringstream none;
+  EXPECT_TRUE(ResolveTrainConfig(Builtins(), source, none).pqn());
+  EXPECT_NE(none.str().find("no tuned config ships for MountainCar-v0 with algo = pqn"), std::string::npos)
+      << none.str();
 }
 
 // A rollout of `steps` x `envs` on the host (no obs), for the target recursion alone.
@@ -182,11 +207,6 @@ std::function<void(const DqnProgress&)> RowWriter(std::ostringstream& rows) {
     rows << p.global_step << " " << p.episodic_return << " " << p.episodic_length << " " << p.td_loss << " "
          << p.q_values << " " << p.epsilon << " " << p.mean_return_100 << " " << p.episodes << "\n";
   };
-}
-
-std::string FileBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 std::string Rows(const DqnConfig& config, const fs::path& model, bool graph_on_cpu = false) {

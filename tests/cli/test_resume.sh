@@ -5,6 +5,8 @@
 # has the same rows (but for the wall-clock columns), none missing and none twice. Every train and
 # resume names --device cpu: the default, auto, would resume on CUDA on a GPU machine and compare
 # those bits with the CPU's.
+# The same SIGINT case for PQN (configs/cartpole_pqn.toml without its early stop), whose checkpoints
+# fall between rollouts.
 #   test_resume.sh CUGYM SOURCE_DIR
 # CUGYM_SHORT_E2E=1 (the sanitizer build's ctest sets it) trains 20k steps with checkpoints every
 # 5k instead: the same code, a fifth of the time.
@@ -63,6 +65,19 @@ echo "test_resume: killed with $(($(wc -l <"$tmp/kill/metrics.csv") - 1)) rows w
 if ! cmp -s "$tmp/full/model.safetensors" "$tmp/kill/model.safetensors"; then fail "SIGKILL: another model"; fi
 if [ "$(rows "$tmp/full")" != "$(rows "$tmp/kill")" ]; then
   fail "SIGKILL: other metrics rows"; diff <(rows "$tmp/full") <(rows "$tmp/kill") | head -n 10
+fi
+
+checks=$((checks + 1))
+pqn=(--device cpu --config "$2/configs/cartpole_pqn.toml" --set stop_at_threshold=false --set total_steps=60000
+  --set checkpoint_interval=16384)
+if [ "${CUGYM_SHORT_E2E:-0}" = 1 ]; then pqn+=(--set total_steps=12000 --set eval_episodes=10); fi
+"$cugym" train "${pqn[@]}" --out "$tmp/pqn_full" >"$tmp/log" 2>&1 || fail "PQN: the uninterrupted run failed: $(tail -n 2 "$tmp/log")"
+interrupt_after 0.3 train "${pqn[@]}" --out "$tmp/pqn_int" || fail "PQN: interrupted run exited non-zero"
+"$cugym" train --resume "$tmp/pqn_int" --device cpu >>"$tmp/log" 2>&1 || fail "PQN: resume failed: $(tail -n 2 "$tmp/log")"
+echo "test_resume: the PQN run stopped $(grep -c '^interrupted at step' "$tmp/log") time(s) before finishing"
+if ! cmp -s "$tmp/pqn_full/model.safetensors" "$tmp/pqn_int/model.safetensors"; then fail "PQN SIGINT: another model"; fi
+if [ "$(rows "$tmp/pqn_full")" != "$(rows "$tmp/pqn_int")" ]; then
+  fail "PQN SIGINT: other metrics rows"; diff <(rows "$tmp/pqn_full") <(rows "$tmp/pqn_int") | head -n 10
 fi
 
 summary
