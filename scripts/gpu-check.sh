@@ -14,7 +14,8 @@
 #           memcheck and racecheck over a few CUDA cases of envs, nn and agents where it can run;
 #           --slow adds the slow learning tests
 #   speed   env steps/s beside the bandwidth bound, nn updates/s (builds cugym where needed)
-#   dqn     the shipped DQN configs trained on cuda over seeds, judged (builds cugym where needed)
+#   dqn     the shipped DQN configs (and PQN's CartPole and Breakout) trained on cuda over seeds, judged
+#           (builds cugym where needed)
 #   python  the package built with CUDA by this machine's python3 (pip, no build isolation, no
 #           index), then python/tests with CUGYM_REQUIRE_GPU=1 (DLPack with PyTorch, CuPy, JAX)
 # Options: --dry-run  print the probe and every command the parts would run, run none of them
@@ -484,6 +485,13 @@ part_dqn() {
   train_seeds mountain_car "$dev" "${mountain_seeds[@]}"
   [ "$rehearse" -eq 1 ] || train_seeds cartpole cpu 1
   wait_trainings
+  # PQN (docs/pqn.md): its CartPole config over the same seeds, and MinAtar Breakout's (5M steps
+  # in one CUDA graph per iteration; the goal is the reference DQN's score, 10, in under 60 s).
+  train_seeds cartpole_pqn "$dev" "${cartpole_seeds[@]}"
+  if [ "$rehearse" -eq 0 ] && [ -f "$build_dir/lib/cugym/plugins/libcugym_minatar.so" ]; then
+    train_seeds minatar_breakout_pqn "$dev" 1
+  fi
+  wait_trainings
   local dqn_s=$((SECONDS - t0))
   [ "$dry" -eq 0 ] || return 0
   [ -z "${OUT:-}" ] || tar -czf "$OUT/dqn-runs.tgz" -C "$build_dir" --exclude='*.safetensors' dqn 2>/dev/null || true
@@ -497,7 +505,8 @@ part_dqn() {
   local need_cartpole=6 need_acrobot=6
   [ "$rehearse" -eq 0 ] || { need_cartpole=1; need_acrobot=1; }
   local bars=(--bar "cartpole-$dev:475:$need_cartpole" --bar "acrobot-$dev:-100:$need_acrobot"
-              --bar "mountain_car-$dev:-110:0")
+              --bar "mountain_car-$dev:-110:0" --bar "cartpole_pqn-$dev:475:$need_cartpole"
+              --bar "minatar_breakout_pqn-$dev:10:0")
   [ "$rehearse" -eq 1 ] || bars+=(--bar "cartpole-cpu:475:0")
   $report dqn --dqn-dir "$dqn_dir" --limit "$train_limit" "${bars[@]}"
 }
