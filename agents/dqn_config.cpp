@@ -217,12 +217,14 @@ void DqnConfig::Validate() const {
   Require(adam_eps > 0, "adam_eps", "must be > 0", s(adam_eps));
   Require(buffer_size > 0, "buffer_size", "must be > 0", s(buffer_size));
   Require(batch_size > 0, "batch_size", "must be > 0", s(batch_size));
-  Require(
-      num_envs <= buffer_size, "num_envs",
-      "must not exceed buffer_size (" + s(buffer_size) + "): one vector step writes num_envs rows of the replay ring",
-      s(num_envs));
-  Require(batch_size <= buffer_size, "batch_size", "must not exceed buffer_size (" + s(buffer_size) + ")",
-          s(batch_size));
+  if (!pqn()) {  // PQN has no replay memory
+    Require(
+        num_envs <= buffer_size, "num_envs",
+        "must not exceed buffer_size (" + s(buffer_size) + "): one vector step writes num_envs rows of the replay ring",
+        s(num_envs));
+    Require(batch_size <= buffer_size, "batch_size", "must not exceed buffer_size (" + s(buffer_size) + ")",
+            s(batch_size));
+  }
   Require(gamma >= 0 && gamma <= 1, "gamma", "must be in [0, 1]", s(gamma));
   Require(n_step >= 1 && n_step <= 1000, "n_step", "must be in 1..1000", s(n_step));
   Require(per_alpha >= 0 && per_alpha <= 10, "per_alpha", "must be in [0, 10] (0: uniform sampling)", s(per_alpha));

@@ -9,7 +9,10 @@ wall time, from its own output (pqn.py saves no model).
 
     python bench/pqn_vs_dqn.py [--cugym build/cli/cugym] [--seeds 1-32] [--envs CartPole-v1 Acrobot-v1]
         [--cleanrl-pqn PATH/TO/cleanrl/pqn.py --cleanrl-python PY --cleanrl-seeds 1 2 3]
-        [--write docs/benchmarks.md]
+        [--out DIR] [--write docs/benchmarks.md]
+
+The run folders go to --out (kept, for `python -m cugym.report DIR/<env>_<agent>` curves) or to a
+temporary folder.
 
 Needs nothing beyond the standard library (the cugym binary computes the statistics).
 """
@@ -84,6 +87,17 @@ def cleanrl_pqn(python, script, seed, work):
     return {"seed": seed, "last100": statistics.mean(returns[-100:]), "seconds": total, "episodes": len(returns)}
 
 
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def fmt(x, digits=1):
     return "-" if x is None else f"{x:.{digits}f}"
 
@@ -96,11 +110,14 @@ def main():
     ap.add_argument("--cleanrl-pqn", help="CleanRL's cleanrl/pqn.py")
     ap.add_argument("--cleanrl-python", default=sys.executable)
     ap.add_argument("--cleanrl-seeds", nargs="+", type=int, default=[1, 2, 3])
+    ap.add_argument("--out", help="keep the run folders here (a new or empty folder)")
     ap.add_argument("--write", help="markdown file whose pqn-vs-dqn section gets the table")
     a = ap.parse_args()
 
     rows = []
-    with tempfile.TemporaryDirectory(prefix="cugym_pqn_vs_dqn_") as scratch:
+    with tempfile.TemporaryDirectory(prefix="cugym_pqn_vs_dqn_") as tmp:
+        scratch = a.out or tmp
+        os.makedirs(scratch, exist_ok=True)
         for env_id in a.envs:
             for algo, config in zip(("DQN", "PQN"), CONFIGS[env_id]):
                 r = train_seeds(a.cugym, config, a.seeds, os.path.join(scratch, f"{env_id}_{algo}"))
@@ -115,7 +132,7 @@ def main():
                 print(json.dumps(c), flush=True)
 
     lines = [
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"{cpu_name()}, {os.cpu_count()} cores, "
         f"{datetime.date.today().isoformat()}; one run at a time (`--jobs 1`), seeds {a.seeds} (not tuned on). "
         "Solved: the final model's greedy mean over 100 episodes reaches the threshold. Times are "
         "training seconds (evaluations not counted): to the first evaluation at the threshold, and to "

@@ -1,4 +1,4 @@
-// `cugym train`: DQN from the command line, into a run folder (config.toml, metrics.csv,
+// `cugym train`: DQN or PQN from the command line, into a run folder (config.toml, metrics.csv,
 // checkpoints/, model.safetensors), with a progress line, Ctrl-C checkpoints and --resume.
 #include <unistd.h>
 
@@ -141,11 +141,12 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
       argc, argv, 2);
   if (args.help()) {
     std::cout << args.Usage(
-        "Trains DQN and writes config.toml, metrics.csv, checkpoints/ and model.safetensors into the\n"
+        "Trains DQN (or PQN: algo = \"pqn\" in the config, or --set algo=pqn for the env's PQN config) and\n"
+        "writes config.toml, metrics.csv, checkpoints/ and model.safetensors into the\n"
         "run folder, then evaluates the greedy policy. Ctrl-C or SIGTERM writes a checkpoint and stops;\n"
         "--resume DIR continues from the newest checkpoint exactly as if the run had never stopped (envs,\n"
         "networks, Adam, replay memory, exploration, counters; with save_replay = false the replay memory\n"
-        "is refilled before learning resumes). Keys: docs/dqn.md.\n"
+        "is refilled before learning resumes). Keys: docs/dqn.md, docs/pqn.md.\n"
         "--seeds and --sweep train every (grid point, seed) in one process into DIR/[POINT/]seed_S/ (each\n"
         "the run folder `--seed S` alone gives, with the same bits) and write DIR/summary.json and\n"
         "DIR/summary.md; --resume DIR continues such a batch.");

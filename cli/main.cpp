@@ -17,7 +17,7 @@ constexpr const char* kUsage =
     "usage: cugym <command> [flags]   (cugym <command> --help for its flags)\n"
     "\n"
     "commands:\n"
-    "  train    train DQN on an env (a run folder with metrics, checkpoints and the model)\n"
+    "  train    train DQN or PQN on an env (a run folder with metrics, checkpoints and the model)\n"
     "  eval     the greedy return of a trained model\n"
     "  list     the registered envs and their spaces\n"
     "  bench    env steps per second of a batched env under a random policy\n"

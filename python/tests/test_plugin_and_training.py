@@ -204,5 +204,8 @@ def test_report_draws_the_learning_curves_of_a_batch(tmp_path):
     pytest.importorskip("matplotlib")
     report.main([str(tmp_path / "b")])
     assert (tmp_path / "b/curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Several batches in one figure (DQN's and PQN's, say).
+    report.main([str(tmp_path / "b"), str(tmp_path / "b"), "--out", str(tmp_path / "both.png")])
+    assert (tmp_path / "both.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(SystemExit, match="no summary.json"):
         report.main([str(tmp_path)])
