@@ -331,6 +331,7 @@ TEST(PqnAgent, ShippedCartPoleConfigSolvesThroughRunTraining) {
   config.Apply(ParseToml(shipped->toml, shipped->path));
   if (testing::kSanitizerBuild) {
     config.total_steps = 4096;
+    config.eval_interval = 2048;  // two evaluations, so best.safetensors is written
     config.eval_episodes = 5;
   }
   TrainRunOptions options;
