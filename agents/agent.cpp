@@ -5,13 +5,36 @@
 #include <limits>
 
 #include "agents/dqn.h"
+#include "agents/episode_stats.h"
 #include "agents/pqn.h"
+#include "agents/q_learner.h"
 
 namespace cugym::agent {
 
 std::unique_ptr<Agent> MakeAgent(const Registry& registry, const DqnConfig& config, Device device) {
   if (config.algo == "pqn") return std::make_unique<PqnAgent>(registry, config, device);
   return std::make_unique<DqnAgent>(registry, config, device);
+}
+
+DqnProgress ReadProgress(int64_t global_step, double wall_time, double epsilon, double interval_seconds,
+                         int64_t interval_steps, EpisodeStats& episodes, const QLearner& learner,
+                         double last_eval_return) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  DqnProgress p;
+  p.global_step = global_step;
+  p.wall_time = wall_time;
+  p.epsilon = epsilon;
+  p.sps = interval_seconds > 0 ? static_cast<double>(interval_steps) / interval_seconds : 0;
+  const EpisodeStats::Interval ended = episodes.Read();
+  p.episodic_return = ended.mean_return;
+  p.episodic_length = ended.mean_length;
+  p.mean_return_100 = ended.mean_return_100;
+  p.episodes = ended.episodes;
+  p.eval_return = last_eval_return;
+  const QLearner::Stats stats = learner.ReadStats();
+  p.td_loss = stats.updates > 0 ? stats.loss : kNaN;
+  p.q_values = stats.updates > 0 ? stats.mean_q : kNaN;
+  return p;
 }
 
 namespace {

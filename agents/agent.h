@@ -15,6 +15,9 @@
 
 namespace cugym::agent {
 
+class EpisodeStats;
+class QLearner;
+
 // One metrics.csv row (CleanRL's names): means over the episodes that ended since the last row.
 struct DqnProgress {
   int64_t global_step = 0;
@@ -64,6 +67,12 @@ class Agent {
   // The online network with the env and training step in its metadata: all eval/watch/record need.
   virtual void SaveModel(const std::string& path) const = 0;
 };
+
+// A metrics row from what both agents keep: the counters, the episodes that ended since the last
+// row (`episodes` is read, which waits for the queued work) and the learner's last update.
+DqnProgress ReadProgress(int64_t global_step, double wall_time, double epsilon, double interval_seconds,
+                         int64_t interval_steps, EpisodeStats& episodes, const QLearner& learner,
+                         double last_eval_return);
 
 // DqnAgent or PqnAgent by config.algo. Throws std::invalid_argument for an unknown env, an env
 // without discrete actions or a bad config.

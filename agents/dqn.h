@@ -102,7 +102,6 @@ class DqnAgent final : public Agent {
   void UpdateTarget() { learner_->UpdateTarget(static_cast<float>(config_.tau)); }
   ExploreHold explore_hold();
   EpsilonSchedule epsilon_schedule() const;
-  DqnProgress ReadProgress(double interval_seconds, int64_t interval_steps);
 
   DqnConfig config_;
   Device device_;

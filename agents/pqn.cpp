@@ -122,7 +122,10 @@ void PqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, cons
                      const std::function<bool(const DqnEvaluation&)>& on_eval) {
   TrainLoop loop;
   loop.iterate = [&] { Iteration(); };
-  loop.progress = [&](double seconds, int64_t steps) { return ReadProgress(seconds, steps); };
+  loop.progress = [&](double seconds, int64_t steps) {
+    return ReadProgress(global_step_, wall_time_, Epsilon(global_step_), seconds, steps, *episodes_, *learner_,
+                        last_eval_return_);
+  };
   loop.evaluate = [&](int64_t k) { return Evaluate(k); };
   RunTrainLoop(config_, global_step_, wall_time_, last_eval_return_, loop, on_log, stop, on_checkpoint, on_eval);
 }
@@ -187,24 +190,6 @@ void PqnAgent::LearnKernels() {
                           nn::VectorView<const float>(batch_targets_.data(), b, device_));
     }
   }
-}
-
-DqnProgress PqnAgent::ReadProgress(double interval_seconds, int64_t interval_steps) {
-  DqnProgress p;
-  p.global_step = global_step_;
-  p.wall_time = wall_time_;
-  p.epsilon = Epsilon(global_step_);
-  p.sps = interval_seconds > 0 ? static_cast<double>(interval_steps) / interval_seconds : 0;
-  const EpisodeStats::Interval episodes = episodes_->Read();
-  p.episodic_return = episodes.mean_return;
-  p.episodic_length = episodes.mean_length;
-  p.mean_return_100 = episodes.mean_return_100;
-  p.episodes = episodes.episodes;
-  p.eval_return = last_eval_return_;
-  const QLearner::Stats stats = learner_->ReadStats();
-  p.td_loss = stats.updates > 0 ? stats.loss : kNaN;
-  p.q_values = stats.updates > 0 ? stats.mean_q : kNaN;
-  return p;
 }
 
 EvalResult PqnAgent::Evaluate(int64_t k) {

@@ -67,7 +67,6 @@ class PqnAgent final : public Agent {
   ExploreHold explore_hold();
   EpsilonSchedule epsilon_schedule() const;
   RolloutArrays rollout();
-  DqnProgress ReadProgress(double interval_seconds, int64_t interval_steps);
 
   DqnConfig config_;
   Device device_;
