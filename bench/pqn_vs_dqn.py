@@ -21,7 +21,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -30,6 +29,7 @@ import tempfile
 import time
 
 import sections
+from bench_isa import cpu_name
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SECTION = "pqn-vs-dqn"
@@ -85,17 +85,6 @@ def cleanrl_pqn(python, script, seed, work):
         raise SystemExit(f"pqn.py seed {seed} failed:\n{p.stderr[-2000:]}")
     returns = [float(m) for m in re.findall(r"episodic_return=\[?([-0-9.e]+)", p.stdout)]
     return {"seed": seed, "last100": statistics.mean(returns[-100:]), "seconds": total, "episodes": len(returns)}
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def fmt(x, digits=1):
