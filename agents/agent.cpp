@@ -1,8 +1,10 @@
 // The agent factory and the training loop's schedule (agent.h).
 #include "agents/agent.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
+#include <stdexcept>
 
 #include "agents/dqn.h"
 #include "agents/episode_stats.h"
@@ -14,6 +16,32 @@ namespace cugym::agent {
 std::unique_ptr<Agent> MakeAgent(const Registry& registry, const DqnConfig& config, Device device) {
   if (config.algo == "pqn") return std::make_unique<PqnAgent>(registry, config, device);
   return std::make_unique<DqnAgent>(registry, config, device);
+}
+
+QLearnerOptions LearnerOptionsFor(const DqnConfig& c, const EnvSpec& spec) {
+  QLearnerOptions options;
+  options.layer_sizes = {static_cast<int>(spec.obs_dim())};
+  options.layer_sizes.insert(options.layer_sizes.end(), c.hidden_sizes.begin(), c.hidden_sizes.end());
+  options.layer_sizes.push_back(static_cast<int>(spec.action_space.n));
+  options.loss = nn::ParseLoss(c.loss);
+  options.adam.lr = c.learning_rate;
+  options.adam.eps = c.adam_eps;
+  options.adam.max_grad_norm = c.max_grad_norm;
+  options.adam.rectified = c.optimizer == "radam";
+  if (c.anneal_lr) options.adam.lr_decay_updates = std::max<int64_t>(c.PlannedUpdates(), 1);
+  options.seed = c.seed;
+  options.dueling = c.dueling;
+  options.conv = ConvForObservations(c.conv_channels, spec.observation_space.shape, spec.id);
+  options.layer_norm = c.layer_norm;
+  return options;
+}
+
+const EnvSpec& DiscreteSpec(const Registry& registry, const std::string& id, const std::string& agent) {
+  const EnvSpec& spec = registry.Get(id).spec;
+  if (!spec.action_space.is_discrete())
+    throw std::invalid_argument(agent + " needs a discrete action space, but " + id + " has " +
+                                spec.action_space.ToString() + " actions");
+  return spec;
 }
 
 DqnProgress ReadProgress(int64_t global_step, double wall_time, double epsilon, double interval_seconds,

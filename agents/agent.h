@@ -17,6 +17,7 @@ namespace cugym::agent {
 
 class EpisodeStats;
 class QLearner;
+struct QLearnerOptions;
 
 // One metrics.csv row (CleanRL's names): means over the episodes that ended since the last row.
 struct DqnProgress {
@@ -73,6 +74,13 @@ class Agent {
 DqnProgress ReadProgress(int64_t global_step, double wall_time, double epsilon, double interval_seconds,
                          int64_t interval_steps, EpisodeStats& episodes, const QLearner& learner,
                          double last_eval_return);
+
+// The Q network and optimizer options a config asks for on `spec`'s env, shared by both agents
+// (each then sets its minibatch, its largest act batch and whether it keeps a target network).
+QLearnerOptions LearnerOptionsFor(const DqnConfig& config, const EnvSpec& spec);
+// `id`'s spec; throws std::invalid_argument unless its actions are discrete ("AGENT needs a
+// discrete action space, but ...").
+const EnvSpec& DiscreteSpec(const Registry& registry, const std::string& id, const std::string& agent);
 
 // DqnAgent or PqnAgent by config.algo. Throws std::invalid_argument for an unknown env, an env
 // without discrete actions or a bad config.

@@ -14,31 +14,10 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-const EnvSpec& DiscreteSpec(const Registry& registry, const std::string& id) {
-  const EnvSpec& spec = registry.Get(id).spec;
-  if (!spec.action_space.is_discrete())
-    throw std::invalid_argument("PQN needs a discrete action space, but " + id + " has " +
-                                spec.action_space.ToString() + " actions");
-  return spec;
-}
-
 QLearnerOptions LearnerOptions(const DqnConfig& c, const EnvSpec& spec) {
-  QLearnerOptions options;
-  options.layer_sizes = {static_cast<int>(spec.obs_dim())};
-  options.layer_sizes.insert(options.layer_sizes.end(), c.hidden_sizes.begin(), c.hidden_sizes.end());
-  options.layer_sizes.push_back(static_cast<int>(spec.action_space.n));
+  QLearnerOptions options = LearnerOptionsFor(c, spec);
   options.batch_size = static_cast<int>(c.minibatch_size());
   options.max_act_batch = static_cast<int>(std::max({c.num_envs, c.minibatch_size(), c.eval_episodes}));
-  options.loss = nn::ParseLoss(c.loss);
-  options.adam.lr = c.learning_rate;
-  options.adam.eps = c.adam_eps;
-  options.adam.max_grad_norm = c.max_grad_norm;
-  options.adam.rectified = c.optimizer == "radam";
-  if (c.anneal_lr) options.adam.lr_decay_updates = std::max<int64_t>(c.PlannedUpdates(), 1);
-  options.seed = c.seed;
-  options.dueling = c.dueling;
-  options.conv = ConvForObservations(c.conv_channels, spec.observation_space.shape, spec.id);
-  options.layer_norm = c.layer_norm;
   options.target_network = false;
   return options;
 }
@@ -46,7 +25,7 @@ QLearnerOptions LearnerOptions(const DqnConfig& c, const EnvSpec& spec) {
 }  // namespace
 
 PqnAgent::PqnAgent(const Registry& registry, const DqnConfig& config, Device device)
-    : config_(config), device_(device), spec_(DiscreteSpec(registry, config.env_id)), last_eval_return_(kNaN) {
+    : config_(config), device_(device), spec_(DiscreteSpec(registry, config.env_id, "PQN")), last_eval_return_(kNaN) {
   config_.Validate();
   if (!config_.pqn()) throw std::invalid_argument("PqnAgent: the config's algo is \"" + config_.algo + "\"");
   obs_dim_ = static_cast<int>(spec_.obs_dim());
