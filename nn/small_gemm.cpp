@@ -27,6 +27,20 @@
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 #endif
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
+// The sanitizers' checks in the kernel's inner loop (a call for each access wider than 16 bytes,
+// AddressSanitizer's handling of the AVX vectors; UBSan's bounds and overflow checks on every index)
+// made the sanitizer build's SmallGemm over ten times slower than its other code, and its DQN tests
+// minutes long. There the kernel (and what it inlines) is left uninstrumented, and SmallGemm checks
+// each operand's whole extent once per call instead (CheckOperand).
+#if defined(__SANITIZE_ADDRESS__)
+#define CUGYM_KERNEL_UNINSTRUMENTED __attribute__((no_sanitize("address,undefined")))
+#else
+#define CUGYM_KERNEL_UNINSTRUMENTED
+#endif
 
 namespace cugym::nn::internal {
 namespace {
@@ -48,7 +62,7 @@ constexpr int kTileRows = kVecs * kLanes;
 typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
 
 // a * b + c in every lane, rounded once.
-inline Vec Fma(Vec a, Vec b, Vec c) {
+CUGYM_KERNEL_UNINSTRUMENTED inline Vec Fma(Vec a, Vec b, Vec c) {
 #if defined(__AVX512F__)
   return reinterpret_cast<Vec>(
       _mm512_fmadd_ps(reinterpret_cast<__m512>(a), reinterpret_cast<__m512>(b), reinterpret_cast<__m512>(c)));
@@ -72,7 +86,8 @@ struct Strided {
 
 // Writes one column of D's tile: d[0..rows) (vectors of lanes), d[r] going to out[r * rs].
 template <int vecs>
-inline void Store(const Vec (&d)[vecs], int rows, float alpha, float beta, float* out, int64_t rs) {
+CUGYM_KERNEL_UNINSTRUMENTED inline void Store(const Vec (&d)[vecs], int rows, float alpha, float beta, float* out,
+                                              int64_t rs) {
   if (rs == 1 && alpha == 1.0f && beta == 0.0f && rows == vecs * kLanes) {
     for (int v = 0; v < vecs; ++v) std::memcpy(out + v * kLanes, &d[v], sizeof(Vec));
     return;
@@ -116,8 +131,8 @@ inline void Transpose(Vec (&rows)[kLanes]) {
 // One tile of `vecs` vectors of rows by `cols` columns: P's rows at p (column stride ldp, unit row
 // stride), Q (k x cols) strided; D's entry (r, j) goes to out[r * rs + j * cs].
 template <int vecs, int cols>
-void Kernel(const float* p, int64_t ldp, Strided q, int64_t k, int rows, float alpha, float beta, float* out,
-            int64_t rs, int64_t cs) {
+CUGYM_KERNEL_UNINSTRUMENTED void Kernel(const float* p, int64_t ldp, Strided q, int64_t k, int rows, float alpha,
+                                        float beta, float* out, int64_t rs, int64_t cs) {
   Vec acc[cols][vecs] = {};
   for (int64_t l = 0; l < k; ++l) {
     Vec a[vecs];
@@ -146,11 +161,24 @@ int64_t Cost(int64_t rows, int64_t cols, int64_t k, bool in_place, bool scatter)
   return lanes * cols * k + kTileRows * ((in_place ? 0 : rows * k) + (scatter ? rows * cols : 0));
 }
 
+// In sanitizer builds: reads the first poisoned byte of [data, data + count) if there is one, an
+// instrumented access that AddressSanitizer reports as usual (which allocation, freed or overflowed).
+void CheckOperand([[maybe_unused]] const float* data, [[maybe_unused]] int64_t count) {
+#if defined(__SANITIZE_ADDRESS__)
+  if (void* bad = __asan_region_is_poisoned(const_cast<float*>(data), static_cast<size_t>(count) * sizeof(float))) {
+    (void)*static_cast<volatile const char*>(bad);
+  }
+#endif
+}
+
 }  // namespace
 
 void SmallGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, const float* b,
                float beta, float* c, std::vector<float>& pack) {
   if (m <= 0 || n <= 0) return;
+  CheckOperand(a, m * k);  // dense operands: a is m x k (or k x m), b k x n, c m x n
+  CheckOperand(b, k * n);
+  CheckOperand(c, m * n);
   // op_a(a)(i, l) = a[i * ars + l * acs]; op_b(b)(l, j) = b[l * brs + j * bcs].
   const int64_t ars = trans_a ? k : 1, acs = trans_a ? 1 : m;
   const int64_t brs = trans_b ? n : 1, bcs = trans_b ? 1 : k;

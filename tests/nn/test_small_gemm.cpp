@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -79,6 +80,30 @@ TEST(SmallGemm, AnEmptySumLeavesBetaTimesC) {
   EXPECT_EQ(c, (std::vector<float>{0.5f, 1, 1.5f, 2}));
   internal::SmallGemm(false, false, 2, 2, 0, 1.0f, nullptr, nullptr, 0.0f, c.data(), pack);
   EXPECT_EQ(c, (std::vector<float>{0, 0, 0, 0}));
+}
+
+// Sanitizer builds leave the kernel uninstrumented (its checks made it over ten times slower) and
+// check each operand's whole extent once per call instead: an operand one float short, whose last
+// float only the kernel reads or writes (32 rows: whole tiles, read in place), is still reported.
+TEST(SmallGemmDeathTest, SanitizersReportAnOperandShortOfItsExtent) {
+#if !defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "a check of AddressSanitizer builds";
+#else
+  if (!internal::kHaveSmallGemm) GTEST_SKIP() << "built without FMA: the back end uses OpenBLAS";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  constexpr int64_t m = 32, n = 7, k = 9;
+  const int64_t sizes[3] = {m * k, k * n, m * n};
+  for (int shortened = 0; shortened < 3; ++shortened) {
+    std::unique_ptr<float[]> operand[3];
+    for (int i = 0; i < 3; ++i) operand[i].reset(new float[sizes[i] - (i == shortened ? 1 : 0)]());
+    std::vector<float> pack;
+    EXPECT_DEATH(internal::SmallGemm(false, false, m, n, k, 1.0f, operand[0].get(), operand[1].get(), 0.0f,
+                                     operand[2].get(), pack),
+                 "heap-buffer-overflow")
+        << "operand "
+        << "abc"[shortened];
+  }
+#endif
 }
 
 TEST(SmallGemm, TheCpuBackEndsSmallProductsAreTheChain) {
