@@ -13,12 +13,18 @@ LunarLander). The two use different random streams, so episodes are compared as 
 
 With Box2D 2.4's own joint limits (cugym before issue 27) the LunarLander-v3 random test fails:
 means 4.3 standard errors apart, KS p 0.006, angle gap 0.126 rad against a bound of 0.086.
-Seeds are fixed on both sides, so a run is deterministic. Measured: about 45 s on 2 shared cores,
-half of it Gymnasium's episodes (cugym's side runs 50 envs, so few steps are spent waiting for the
-last env's episodes).
+Seeds are fixed on both sides, so a run is deterministic. Gymnasium's side (22 s of each random
+test's 26 s on a 2-core EPYC) is recorded in tests/fixtures/lunar_lander/gymnasium_episodes.csv,
+written by this file run as a script (--record); every run replays the first episodes of each
+recorded sample in Gymnasium and requires the same figures, so a Gymnasium that moved on, or a
+stale file, fails here rather than being compared against.
 """
 
+import argparse
+import csv
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,6 +40,8 @@ IDS = ["LunarLander-v3", "LunarLanderContinuous-v3"]
 RANDOM_EPISODES = 2000
 HEURISTIC_EPISODES = {"Gymnasium": 300, "cugym": 600}
 CUGYM_ENVS = 50
+RECORDED = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "lunar_lander" / "gymnasium_episodes.csv"
+REPLAYED = 10  # episodes of each recorded sample replayed in Gymnasium by every run
 
 
 def heuristic_batch(s, continuous):
@@ -83,6 +91,38 @@ def gymnasium_episodes(env_id, policy, count):
         angles[k] = abs(float(before[4]))
     env.close()
     return returns, angles
+
+
+def recorded_versions():
+    """The first line of the recording: '# gymnasium X, Box2D Y, ...'."""
+    with open(RECORDED) as f:
+        return f.readline().strip("# \n")
+
+
+def recorded_episodes(env_id, policy):
+    """Gymnasium's returns and |angle| as gymnasium_episodes gave them when the file was recorded."""
+    returns, angles = [], []
+    with open(RECORDED) as f:
+        for row in csv.DictReader(line for line in f if not line.startswith("#")):
+            if row["env_id"] == env_id and row["policy"] == policy:
+                assert int(row["episode"]) == len(returns), f"{RECORDED}: episodes out of order"
+                returns.append(float(row["return"]))
+                angles.append(float(row["abs_angle_before_end"]))
+    return np.array(returns), np.array(angles)
+
+
+def record(path):
+    """Writes Gymnasium's episodes of every sample the tests compare against."""
+    with open(path, "w", newline="") as f:
+        f.write(f"# gymnasium {gymnasium.__version__}, Box2D {box2d.__version__}, numpy {np.__version__}; ")
+        f.write("written by python/tests/test_lunar_lander_gymnasium.py --record\n")
+        out = csv.writer(f, lineterminator="\n")
+        out.writerow(["env_id", "policy", "episode", "return", "abs_angle_before_end"])
+        for env_id in IDS:
+            for policy, count in (("random", RANDOM_EPISODES), ("heuristic", HEURISTIC_EPISODES["Gymnasium"])):
+                returns, angles = gymnasium_episodes(env_id, policy, count)
+                for k in range(count):
+                    out.writerow([env_id, policy, k, f"{returns[k]:.12g}", f"{angles[k]:.9g}"])  # angles: float32
 
 
 def cugym_episodes(env_id, policy, count):
@@ -164,9 +204,25 @@ def test_heuristic_batch_is_gymnasiums():
         np.testing.assert_array_equal(ours, theirs.astype(ours.dtype))
 
 
+@pytest.mark.parametrize("policy", ["random", "heuristic"])
+@pytest.mark.parametrize("env_id", IDS)
+def test_the_recorded_episodes_are_what_gymnasium_gives(env_id, policy):
+    returns, angles = recorded_episodes(env_id, policy)
+    want = RANDOM_EPISODES if policy == "random" else HEURISTIC_EPISODES["Gymnasium"]
+    assert len(returns) == want, f"{RECORDED} holds {len(returns)} {env_id} {policy} episodes, not {want}"
+    live_returns, live_angles = gymnasium_episodes(env_id, policy, REPLAYED)
+    hint = (
+        f"Gymnasium {gymnasium.__version__} with Box2D {box2d.__version__} gives other episodes than the recording "
+        f"({recorded_versions()}): record again with `python {Path(__file__).name} --record`"
+    )
+    np.testing.assert_allclose(live_returns, returns[:REPLAYED], rtol=1e-9, atol=1e-9, err_msg=hint)
+    # The angles are float32 observations, recorded to the 9 digits that give back the same float32.
+    np.testing.assert_array_equal(live_angles.astype(np.float32), angles[:REPLAYED].astype(np.float32), err_msg=hint)
+
+
 @pytest.mark.parametrize("env_id", IDS)
 def test_random_policy_returns_match_gymnasium(env_id):
-    g_returns, g_angles = gymnasium_episodes(env_id, "random", RANDOM_EPISODES)
+    g_returns, g_angles = recorded_episodes(env_id, "random")
     c_returns, c_angles = cugym_episodes(env_id, "random", RANDOM_EPISODES)
     d, p = ks_two_sample(g_returns, c_returns)
     z = mean_z(g_returns, c_returns)
@@ -184,8 +240,18 @@ def test_random_policy_returns_match_gymnasium(env_id):
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_heuristic_returns_match_gymnasium(env_id):
-    g_returns, _ = gymnasium_episodes(env_id, "heuristic", HEURISTIC_EPISODES["Gymnasium"])
+    g_returns, _ = recorded_episodes(env_id, "heuristic")
     c_returns, _ = cugym_episodes(env_id, "heuristic", HEURISTIC_EPISODES["cugym"])
     z = mean_z(g_returns, c_returns)
     print(f"{env_id} heuristic: return mean Gymnasium {g_returns.mean():.2f} cugym {c_returns.mean():.2f} (z {z:+.2f})")
     assert abs(z) < 3
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="Records Gymnasium's side of these tests (a few minutes).")
+    parser.add_argument("--record", action="store_true", help=f"write {RECORDED}")
+    if not parser.parse_args().record:
+        parser.error("nothing to do: run it with --record, or run the tests with pytest")
+    record(RECORDED)
+    print(f"wrote {RECORDED}")
+    sys.exit(0)
