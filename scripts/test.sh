@@ -4,12 +4,13 @@
 #      ruff (format check and lint) over python/, bench/, scripts/, examples/ and plugins/ from a tools venv in
 #      build-ci-tools (ruff pinned below, installed from PyPI once)
 #   2. cuda: CUDA-enabled Release build with -Werror into build-ci-cuda (only when nvcc exists;
-#      archs from CUGYM_CI_CUDA_ARCH, default 90), then ctest
+#      archs from CUGYM_CI_CUDA_ARCH, default 90), the Python extension included, then ctest
 #   3. asan: CPU-only RelWithDebInfo build with ASan+UBSan into build-ci-asan, then ctest
-#   4. python: `pip install .` (CPU only, Box2D required) into a fresh venv in build-ci-python, with
-#      tensorboard, box2d, pygame and matplotlib from PyPI (test oracles) and the ray extra (the
-#      venv and those packages are fetched in the background during steps 2-3), the example
-#      plugin built against the cuda configuration's install, then pytest python/tests and
+#   4. python: `pip install .` (Box2D required) into a fresh venv in build-ci-python, installing the
+#      extension the cuda configuration built (CPU only and built by pip without nvcc), with
+#      tensorboard, box2d, pygame and matplotlib from PyPI (test oracles) and the ray extra (those
+#      packages are fetched in the background during steps 2-3), the example plugin as the cuda
+#      configuration's plugin.out_of_tree test built it, then pytest python/tests and
 #      bench/test_dqn_seeds.py, python/tests/test_tune.py (a two-node Ray cluster, in a network
 #      namespace of its own: unshare -n), and python/tests/test_cuda.py again on the CPU back
 #      end (CUGYM_CUDA_TESTS_ON_CPU=1)
@@ -114,20 +115,27 @@ run_config() {
   fi
 }
 
-# The Python phase's fresh venv and its packages from PyPI (downloads, mostly: Ray alone is 135 MB)
-# are made in the background while the C++ configurations build; run_python then waits for them
-# and builds and installs cugym itself. With Box2D required (LunarLander through Gymnasium's API)
-# and the ray extra (cugym.tune); tensorboard to read the event files with TensorBoard's own
-# reader; box2d and pygame for Gymnasium's LunarLander reference; matplotlib for cugym.report.
+# The Python phase's fresh venv. What building the extension needs (scikit-build-core, nanobind,
+# numpy's headers) is installed first, so that the cuda configuration can build the extension with
+# its libraries (the Python phase then installs that build: the library is compiled twice, not
+# three times). The test packages from PyPI (downloads, mostly: Ray alone is 135 MB) follow in the
+# background while the C++ configurations build; run_python waits for them. With the ray extra
+# (cugym.tune); tensorboard to read the event files with TensorBoard's own reader; box2d and pygame
+# for Gymnasium's LunarLander reference; matplotlib for cugym.report.
 python_dir="$root/build-ci-python"
-prepare_python_venv() {
-  rm -rf "$python_dir/venv" &&
-    python3 -m venv "$python_dir/venv" &&
-    "$python_dir/venv/bin/pip" install -q pytest tensorboard box2d pygame matplotlib minatar==1.0.15 "ray[tune]>=2.9" \
-      "numpy>=1.24" "gymnasium>=1.0"
-}
+python_build_ready=0
 mkdir -p "$python_dir"
-prepare_python_venv >"$python_dir/venv.log" 2>&1 &
+rm -rf "$python_dir/venv"
+if python3 -m venv "$python_dir/venv" >"$python_dir/venv.log" 2>&1 &&
+   "$python_dir/venv/bin/pip" install -q "scikit-build-core>=0.10" "nanobind>=2.2" "numpy>=2.0" >>"$python_dir/venv.log" 2>&1; then
+  python_build_ready=1
+fi
+prepare_python_venv() {
+  [ "$python_build_ready" -eq 1 ] &&
+    "$python_dir/venv/bin/pip" install -q pytest tensorboard box2d pygame matplotlib minatar==1.0.15 "ray[tune]>=2.9" \
+      "gymnasium>=1.0"
+}
+prepare_python_venv >>"$python_dir/venv.log" 2>&1 &
 python_venv_pid=$!
 # venv_ready: waits for that venv once; then its status is in $python_venv_rc (0: ready), and
 # CUGYM_TEST_PYTHON names its python (the MinAtar oracle, minatar==1.0.15, is installed there).
@@ -143,8 +151,13 @@ venv_ready() {
 ran=0
 if command -v nvcc >/dev/null 2>&1; then
   extra_ctest_args=()
+  # With the Python extension (and Box2D, which the Python phase requires): run_python installs it
+  # from this build tree.
+  python_args=()
+  [ "$python_build_ready" -eq 1 ] &&
+    python_args=(-DCUGYM_PYTHON=ON "-DPython_EXECUTABLE=$python_dir/venv/bin/python" -DCUGYM_BOX2D=ON)
   run_config cuda build-ci-cuda -DCMAKE_BUILD_TYPE=Release -DCUGYM_CUDA=AUTO \
-    "-DCMAKE_CUDA_ARCHITECTURES=${CUGYM_CI_CUDA_ARCH:-90}" -DCUGYM_WERROR=ON
+    "-DCMAKE_CUDA_ARCHITECTURES=${CUGYM_CI_CUDA_ARCH:-90}" -DCUGYM_WERROR=ON "${python_args[@]}"
   ran=1
 else
   summary+=("cuda: SKIP (no nvcc on PATH or in /usr/local/cuda/bin)")
@@ -161,10 +174,12 @@ else
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 fi
 
-# The Python package as a user installs it: a fresh venv, pip install . (scikit-build-core builds
-# the extension from this CMake project; CPU only, as the cuda configuration already compiles
-# every CUDA source), then pytest. The plugin test uses examples/custom_env built against the
-# cuda configuration's install (an ASan-built plugin cannot load into Python).
+# The Python package as a user installs it: pip install . (scikit-build-core, through pyproject.toml)
+# into the fresh venv, then pytest. Where the cuda configuration built the extension, pip installs
+# that build (its tree as scikit-build-core's build dir, the configuration's own settings kept:
+# nothing is compiled again), a CUDA-enabled package on a machine without a GPU; else pip builds a
+# CPU-only one in $python_dir/build. The plugin test loads examples/custom_env as the cuda
+# configuration's plugin.out_of_tree test built it (an ASan-built plugin cannot load into Python).
 run_python() {
   local dir="$python_dir" rc=0 t0=$SECONDS
   banner "python: venv, pip install ., pytest ($dir)"
@@ -173,19 +188,23 @@ run_python() {
     summary+=("python: FAIL (the venv or its PyPI packages; python3-venv missing, or no network?) [$dir]")
     failed=1; return
   fi
-  if ! CMAKE_BUILD_PARALLEL_LEVEL="${CUGYM_JOBS:-$(nproc)}" CUGYM_CUDA=OFF CUGYM_BOX2D=ON \
-      "$dir/venv/bin/pip" install -q "$root[ray]" "-Cbuild-dir=$dir/build"; then
+  local cuda_tree="$root/build-ci-cuda" pip_args build_note
+  if grep -q '^CUGYM_PYTHON:BOOL=ON' "$cuda_tree/CMakeCache.txt" 2>/dev/null; then
+    pip_args=(--no-build-isolation "-Cbuild-dir=$cuda_tree" -Ccmake.define.CUGYM_BUILD_TESTS=ON
+              -Ccmake.define.CUGYM_SDL2=AUTO -Ccmake.define.CUGYM_CUDA=AUTO -Ccmake.define.CUGYM_BOX2D=ON)
+    build_note="the cuda configuration's build"
+  else
+    pip_args=(--no-build-isolation "-Cbuild-dir=$dir/build" -Ccmake.define.CUGYM_CUDA=OFF -Ccmake.define.CUGYM_BOX2D=ON)
+    build_note="CPU only, built here"
+  fi
+  if ! CMAKE_BUILD_PARALLEL_LEVEL="${CUGYM_JOBS:-$(nproc)}" "$dir/venv/bin/pip" install -q "$root[ray]" "${pip_args[@]}"; then
     summary+=("python: FAIL (pip install .) [$dir]"); failed=1; return
   fi
   local plugin_note=""
-  if [ -f "$root/build-ci-cuda/CMakeCache.txt" ] &&
-     cmake --install "$root/build-ci-cuda" --prefix "$dir/prefix" >"$dir/plugin.log" 2>&1 &&
-     cmake -S "$root/examples/custom_env" -B "$dir/catch" -DCMAKE_PREFIX_PATH="$dir/prefix" \
-       -DCUGYM_PLUGIN_NO_CUDA=ON -DCMAKE_BUILD_TYPE=Release >>"$dir/plugin.log" 2>&1 &&
-     cmake --build "$dir/catch" >>"$dir/plugin.log" 2>&1; then
-    export CUGYM_TEST_PLUGIN="$dir/catch/libcugym_catch.so"
+  if [ -f "$cuda_tree/tests/plugin-out/libcugym_catch.so" ] && [ "$build_note" != "CPU only, built here" ]; then
+    export CUGYM_TEST_PLUGIN="$cuda_tree/tests/plugin-out/libcugym_catch.so"
   else
-    plugin_note=", plugin test skipped: no cuda build to build it against"
+    plugin_note=", plugin test skipped: no plugin from the cuda configuration's tests"
   fi
   # The package's tests, and the many-seed statistics of bench/dqn_seeds.py (numpy is there).
   (cd "$dir" && CUGYM_REQUIRE_TENSORBOARD=1 "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider \
@@ -213,7 +232,7 @@ run_python() {
        "$root/python/tests/test_cuda.py") || rc=$?
   fi
   if [ "$rc" -eq 0 ]; then
-    summary+=("python: PASS (pytest${plugin_note}${tune_note}; $(took "$t0")) [$dir]")
+    summary+=("python: PASS (pytest, ${build_note}${plugin_note}${tune_note}; $(took "$t0")) [$dir]")
   elif [ "$rc" -eq 5 ]; then
     summary+=("python: FAIL (pytest collected no tests) [$dir]"); failed=1
   else

@@ -26,6 +26,8 @@ if ! cmake -S "$source/examples/custom_env" -B "$tmp/catch" -DCMAKE_PREFIX_PATH=
 fi
 plugin=$tmp/catch/libcugym_catch.so
 grep -E 'CUDA' "$tmp/configure.log" | head -3
+# Kept for scripts/test.sh's Python phase (its conftest loads it), which then need not build it again.
+mkdir -p "$build/tests/plugin-out" && cp "$plugin" "$build/tests/plugin-out/"
 
 expect 0 'Catch-v0 +\(3,\) +Discrete\(3\) +100' -- list --plugin "$plugin"
 expect 0 'CartPole-v1' -- --plugin "$plugin" list
