@@ -155,7 +155,8 @@ if command -v nvcc >/dev/null 2>&1; then
   # from this build tree.
   python_args=()
   [ "$python_build_ready" -eq 1 ] &&
-    python_args=(-DCUGYM_PYTHON=ON "-DPython_EXECUTABLE=$python_dir/venv/bin/python" -DCUGYM_BOX2D=ON)
+    python_args=(-DCUGYM_PYTHON=ON "-DPython_EXECUTABLE=$python_dir/venv/bin/python" -DCUGYM_BOX2D=ON
+                 "-Dnanobind_DIR=$("$python_dir/venv/bin/python" -m nanobind --cmake_dir)")
   run_config cuda build-ci-cuda -DCMAKE_BUILD_TYPE=Release -DCUGYM_CUDA=AUTO \
     "-DCMAKE_CUDA_ARCHITECTURES=${CUGYM_CI_CUDA_ARCH:-90}" -DCUGYM_WERROR=ON "${python_args[@]}"
   ran=1
