@@ -15,6 +15,7 @@ usage: oracle_replay.py --replay BIN --out DIR [--games g1,g2] [--configs v1,v0]
 """
 
 import argparse
+import logging
 import os
 import subprocess
 import sys
@@ -22,7 +23,15 @@ import time
 
 try:
     import numpy as np
+
+    # The oracle's display (matplotlib and seaborn: 3 s of its 3.1 s import) is never used here, and
+    # MinAtar runs without it: its environment.py catches their ImportError (and logs a warning).
+    sys.modules.setdefault("matplotlib", None)
+    sys.modules.setdefault("seaborn", None)
+    logging.disable(logging.WARNING)
     from minatar import Environment
+
+    logging.disable(logging.NOTSET)
 except ImportError as e:
     print(f"SKIP: the oracle is not importable ({e}); pip install minatar==1.0.15 into CUGYM_TEST_PYTHON")
     sys.exit(77)
