@@ -189,8 +189,9 @@ run_python() {
     summary+=("python: FAIL (the venv or its PyPI packages; python3-venv missing, or no network?) [$dir]")
     failed=1; return
   fi
-  local cuda_tree="$root/build-ci-cuda" pip_args build_note
+  local cuda_tree="$root/build-ci-cuda" pip_args build_note reused=0
   if grep -q '^CUGYM_PYTHON:BOOL=ON' "$cuda_tree/CMakeCache.txt" 2>/dev/null; then
+    reused=1
     pip_args=(--no-build-isolation "-Cbuild-dir=$cuda_tree" -Ccmake.define.CUGYM_BUILD_TESTS=ON
               -Ccmake.define.CUGYM_SDL2=AUTO -Ccmake.define.CUGYM_CUDA=AUTO -Ccmake.define.CUGYM_BOX2D=ON)
     build_note="the cuda configuration's build"
@@ -202,7 +203,7 @@ run_python() {
     summary+=("python: FAIL (pip install .) [$dir]"); failed=1; return
   fi
   local plugin_note=""
-  if [ -f "$cuda_tree/tests/plugin-out/libcugym_catch.so" ] && [ "$build_note" != "CPU only, built here" ]; then
+  if [ "$reused" -eq 1 ] && [ -f "$cuda_tree/tests/plugin-out/libcugym_catch.so" ]; then
     export CUGYM_TEST_PLUGIN="$cuda_tree/tests/plugin-out/libcugym_catch.so"
   else
     plugin_note=", plugin test skipped: no plugin from the cuda configuration's tests"
