@@ -181,12 +181,16 @@ void ExpectSameOutputs(const VectorEnv& a, const VectorEnv& b) {
   EXPECT_EQ(a.GetStates(0, n), b.GetStates(0, n));
 }
 
+// The per-env path (compiled here) against the vectorized CPU path as the plugin ships it (loaded,
+// not compiled a second time here).
 template <class Env>
 void CheckRolloutAgrees() {
-  SCOPED_TRACE(Env::Spec().id);
+  const std::string id = Env::Spec().id;
+  SCOPED_TRACE(id);
   const int64_t n = 67;
   BatchedEnv<Env, ReferenceBackend> reference(n, Device::kCpu);
-  BatchedEnv<Env, CpuBackend> cpu(n, Device::kCpu);
+  const std::unique_ptr<VectorEnv> plugin_env = MakeVectorEnv(PluginRegistry(), id, n, Device::kCpu);
+  VectorEnv& cpu = *plugin_env;
   reference.Reset(13);
   cpu.Reset(13);
   reference.StepRandom(600);  // one call, state in registers: many episodes end and restart
