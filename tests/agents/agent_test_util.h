@@ -10,16 +10,9 @@
 #include "agents/agent.h"
 #include "core/registry.h"
 #include "envs/builtin.h"
+#include "tests/sanitizer.h"
 
 namespace cugym::testing {
-
-// AddressSanitizer builds (CUGYM_SANITIZE) run the longest end-to-end cases shorter: the Release
-// configuration runs them in full, so the sanitizer needs only the code they reach.
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kSanitizerBuild = true;
-#else
-inline constexpr bool kSanitizerBuild = false;
-#endif
 
 inline const Registry& Builtins() {
   static const Registry* registry = [] {

@@ -19,6 +19,7 @@
 #include "envs/host_batched_env.h"
 #include "tests/envs/env_test_util.h"
 #include "tests/envs/lunar_lander_policies.h"
+#include "tests/sanitizer.h"
 
 namespace cugym {
 namespace {
@@ -263,11 +264,7 @@ TEST(LunarLanderGymnasium, SpecMatches) {
 // Sanitizer builds take 300 (the tolerances follow the count): the Release configuration runs all
 // 1000, and the sanitizers need only the code they reach.
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr int kEpisodes = 300;
-#else
-constexpr int kEpisodes = 1000;
-#endif
+constexpr int kEpisodes = testing::kSanitizerBuild ? 300 : 1000;
 constexpr int kEnvs = 100, kPerEnv = kEpisodes / kEnvs;
 
 void PrintFigures(const char* id, const char* policy, const Episodes& e) {

@@ -20,6 +20,7 @@
 #include "plugins/minatar/common.h"
 #include "plugins/minatar/tests/games.h"
 #include "tests/envs/reference_backend.h"
+#include "tests/sanitizer.h"
 
 namespace cugym::minatar {
 namespace {
@@ -70,11 +71,7 @@ struct Sample {
 // of the one before, as the oracle's do. Sanitizer builds take a quarter of the envs (the tolerance
 // follows the count): the Release configuration runs them all, the sanitizers need the code only.
 TEST(MinAtarStatistics, RandomPolicyMatchesTheOracle) {
-#if defined(__SANITIZE_ADDRESS__)
-  constexpr int64_t kShare = 4;
-#else
-  constexpr int64_t kShare = 1;
-#endif
+  constexpr int64_t kShare = testing::kSanitizerBuild ? 4 : 1;
   int checked = 0;
   for (const std::string& id : PluginRegistry().Ids()) {
     if (id.rfind("MinAtar-", 0) != 0) continue;
