@@ -56,24 +56,78 @@ void Backend::Gemm(Op op_a, ConstColMajorView a, Op op_b, ConstColMajorView b, f
   DoGemm(op_a, a, op_b, b, alpha, beta, c);
 }
 
-void Backend::BiasActivation(BatchView y, VectorView<const float> bias, Activation act) {
+void Backend::GemmBatched(int64_t count, Op op_a, ConstColMajorView a, int64_t stride_a, Op op_b, ConstColMajorView b,
+                          int64_t stride_b, float alpha, float beta, ColMajorView c, int64_t stride_c) {
+  if (count < 1) Bad("GemmBatched", "count " + std::to_string(count) + " (expected >= 1)");
+  if (stride_a < 0 || stride_b < 0 || stride_c < 0) {
+    Bad("GemmBatched", "strides " + std::to_string(stride_a) + ", " + std::to_string(stride_b) + ", " +
+                           std::to_string(stride_c) + " (expected >= 0)");
+  }
+  if (count > 1 && stride_c < c.size()) {
+    Bad("GemmBatched",
+        "the outputs overlap: c is " + Dims(c.rows(), c.cols()) + ", its stride " + std::to_string(stride_c));
+  }
+  if (count == 1) return Gemm(op_a, a, op_b, b, alpha, beta, c);
+  const int64_t m = op_a == Op::kN ? a.rows() : a.cols();
+  const int64_t k = op_a == Op::kN ? a.cols() : a.rows();
+  const int64_t kb = op_b == Op::kN ? b.rows() : b.cols();
+  const int64_t n = op_b == Op::kN ? b.cols() : b.rows();
+  if (k != kb || c.rows() != m || c.cols() != n) {
+    Bad("GemmBatched", "op(a) is " + Dims(m, k) + ", op(b) " + Dims(kb, n) + ", c " + Dims(c.rows(), c.cols()));
+  }
+  CheckDevice("GemmBatched", "a", a, device_);
+  CheckDevice("GemmBatched", "b", b, device_);
+  CheckDevice("GemmBatched", "c", c, device_);
+  if (m == 0 || n == 0) return;
+  DoGemmBatched(count, op_a, a, stride_a, op_b, b, stride_b, alpha, beta, c, stride_c);
+}
+
+void Backend::DoGemmBatched(int64_t count, Op op_a, ConstColMajorView a, int64_t stride_a, Op op_b, ConstColMajorView b,
+                            int64_t stride_b, float alpha, float beta, ColMajorView c, int64_t stride_c) {
+  for (int64_t r = 0; r < count; ++r) {
+    DoGemm(op_a, ConstColMajorView(a.data() + r * stride_a, a.rows(), a.cols(), a.device()), op_b,
+           ConstColMajorView(b.data() + r * stride_b, b.rows(), b.cols(), b.device()), alpha, beta,
+           ColMajorView(c.data() + r * stride_c, c.rows(), c.cols(), c.device()));
+  }
+}
+
+namespace {
+
+// Groups of rows for the grouped bias passes: >= 1, dividing the rows; a stride that keeps the
+// groups' vectors apart.
+void CheckGroups(const char* op, int64_t rows, int64_t groups, int64_t stride, int64_t f, bool output) {
+  if (groups < 1 || rows % groups != 0) {
+    Bad(op, std::to_string(rows) + " rows in " + std::to_string(groups) + " groups (expected >= 1 equal groups)");
+  }
+  if (groups > 1 && (stride < 0 || (output && stride < f))) {
+    Bad(op, "bias stride " + std::to_string(stride) + " for " + std::to_string(f) + " features");
+  }
+}
+
+}  // namespace
+
+void Backend::BiasActivation(BatchView y, VectorView<const float> bias, Activation act, int64_t groups,
+                             int64_t bias_stride) {
   CheckSize("BiasActivation", "bias", bias, y.cols());
+  CheckGroups("BiasActivation", y.rows(), groups, bias_stride, y.cols(), false);
   CheckDevice("BiasActivation", "y", y, device_);
   CheckDevice("BiasActivation", "bias", bias, device_);
   if (y.size() == 0) return;
-  DoBiasActivation(y, bias, act);
+  DoBiasActivation(y, bias, act, groups, groups > 1 ? bias_stride : 0);
 }
 
-void Backend::ActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act) {
+void Backend::ActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act,
+                                 int64_t groups, int64_t dbias_stride) {
   if (act == Activation::kRelu && (y.rows() != dy.rows() || y.cols() != dy.cols())) {
     Bad("ActivationBackward", "dy is " + Dims(dy.rows(), dy.cols()) + ", y " + Dims(y.rows(), y.cols()));
   }
   CheckSize("ActivationBackward", "dbias", dbias, dy.cols());
+  CheckGroups("ActivationBackward", dy.rows(), groups, dbias_stride, dy.cols(), true);
   CheckDevice("ActivationBackward", "dy", dy, device_);
   CheckDevice("ActivationBackward", "y", y, device_);
   CheckDevice("ActivationBackward", "dbias", dbias, device_);
   if (dbias.size() == 0) return;
-  DoActivationBackward(dy, y, dbias, act);
+  DoActivationBackward(dy, y, dbias, act, groups, groups > 1 ? dbias_stride : 0);
 }
 
 void Backend::LayerNorm(BatchView x, VectorView<const float> gamma, VectorView<const float> beta,
@@ -118,7 +172,8 @@ void Backend::LayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<co
 
 void Backend::GatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions,
                          VectorView<const float> targets, BatchView dq, VectorView<float> dbias,
-                         VectorView<float> stats, VectorView<const float> weights, VectorView<float> errors) {
+                         VectorView<float> stats, VectorView<const float> weights, VectorView<float> errors,
+                         int64_t groups, int64_t dbias_stride) {
   const char* op = "GatherLoss";
   if (q.rows() == 0 || q.cols() == 0) Bad(op, "q is " + Dims(q.rows(), q.cols()) + ": no rows to average over");
   if (actions.empty() && q.cols() != 1) Bad(op, "no actions given for q with " + std::to_string(q.cols()) + " columns");
@@ -127,7 +182,10 @@ void Backend::GatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32
   if (dq.rows() != q.rows() || dq.cols() != q.cols())
     Bad(op, "dq is " + Dims(dq.rows(), dq.cols()) + ", q " + Dims(q.rows(), q.cols()));
   if (!dbias.empty()) CheckSize(op, "dbias", dbias, q.cols());
-  if (stats.size() < 2) Bad(op, "stats has " + std::to_string(stats.size()) + " elements, needs 2");
+  CheckGroups(op, q.rows(), groups, dbias_stride, q.cols(), !dbias.empty());
+  if (stats.size() < 2 * groups) {
+    Bad(op, "stats has " + std::to_string(stats.size()) + " elements, needs " + std::to_string(2 * groups));
+  }
   CheckDevice(op, "q", q, device_);
   CheckDevice(op, "actions", actions, device_);
   CheckDevice(op, "targets", targets, device_);
@@ -138,7 +196,7 @@ void Backend::GatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32
   CheckDevice(op, "stats", stats, device_);
   CheckDevice(op, "weights", weights, device_);
   CheckDevice(op, "errors", errors, device_);
-  DoGatherLoss(loss, q, actions, targets, dq, dbias, stats, weights, errors);
+  DoGatherLoss(loss, q, actions, targets, dq, dbias, stats, weights, errors, groups, groups > 1 ? dbias_stride : 0);
 }
 
 void Backend::Gather(ConstBatchView q, VectorView<const int32_t> actions, VectorView<float> out) {

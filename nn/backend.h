@@ -141,13 +141,30 @@ class Backend {
   // c = alpha * op_a(a) * op_b(b) + beta * c, all column-major (BLAS's sgemm).
   void Gemm(Op op_a, ConstColMajorView a, Op op_b, ConstColMajorView b, float alpha, float beta, ColMajorView c);
 
+  // `count` GEMMs at once (cuBLAS's strided batched GEMM): for r in [0, count), the views a, b and
+  // c moved r * stride_a, r * stride_b and r * stride_c floats, c_r = alpha * op_a(a_r) * op_b(b_r) +
+  // beta * c_r. The replicas of a network (Mlp's MlpOptions::replicas) run their layers this way.
+  // The outputs must not overlap (stride_c >= c.size() when count > 1). On the CPU each product is
+  // Gemm's on its operands, bit for bit; on CUDA one launch.
+  void GemmBatched(int64_t count, Op op_a, ConstColMajorView a, int64_t stride_a, Op op_b, ConstColMajorView b,
+                   int64_t stride_b, float alpha, float beta, ColMajorView c, int64_t stride_c);
+
   // y = act(y + bias) in place, bias broadcast over the rows of y [n x f].
-  void BiasActivation(BatchView y, VectorView<const float> bias, Activation act);
+  void BiasActivation(BatchView y, VectorView<const float> bias, Activation act) { BiasActivation(y, bias, act, 1, 0); }
+  // The same on `groups` equal blocks of consecutive rows of y, block g with the bias moved
+  // g * bias_stride floats (one bias per replica of a network, one pass for all).
+  void BiasActivation(BatchView y, VectorView<const float> bias, Activation act, int64_t groups, int64_t bias_stride);
 
   // Backward of BiasActivation. dy [n x f] holds dL/dy on entry and dL/dz on return (z the
   // pre-activation: dy * [y > 0] for ReLU, unchanged for kNone); y is BiasActivation's output.
   // dbias [f] = sum over rows of dL/dz (overwritten).
-  void ActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act);
+  void ActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act) {
+    ActivationBackward(dy, y, dbias, act, 1, 0);
+  }
+  // The same on `groups` equal blocks of consecutive rows, block g's sums into dbias moved
+  // g * dbias_stride floats: each block's are the bits a call on that block alone gives.
+  void ActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act, int64_t groups,
+                          int64_t dbias_stride);
 
   // Layer normalization of each row of x [n x f] (PyTorch's nn.LayerNorm over the last axis,
   // biased variance, kLayerNormEps, learned scale and shift), then `act`: x is replaced by
@@ -172,9 +189,13 @@ class Backend {
   // gradient zero.
   // Optional, may be empty: `weights` [n] weigh each row's term, loss = mean_b w_b L(d_b) (importance
   // weights of prioritized replay); `errors` [n] receives d_b itself.
+  // Grouped (K replicas of a network, one pass for all): the rows in `groups` equal blocks, each
+  // its own regression: group g's loss and mean into stats[2 g], stats[2 g + 1] (stats has 2 K
+  // elements), its bias gradient into dbias moved g * dbias_stride floats; each group's results are
+  // the bits a call on its rows alone gives.
   void GatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions, VectorView<const float> targets,
                   BatchView dq, VectorView<float> dbias, VectorView<float> stats, VectorView<const float> weights = {},
-                  VectorView<float> errors = {});
+                  VectorView<float> errors = {}, int64_t groups = 1, int64_t dbias_stride = 0);
 
   // out[b] = q[b, actions[b]] (NaN on CUDA for an action out of range).
   void Gather(ConstBatchView q, VectorView<const int32_t> actions, VectorView<float> out);
@@ -228,8 +249,15 @@ class Backend {
  private:
   virtual void DoGemm(Op op_a, ConstColMajorView a, Op op_b, ConstColMajorView b, float alpha, float beta,
                       ColMajorView c) = 0;
-  virtual void DoBiasActivation(BatchView y, VectorView<const float> bias, Activation act) = 0;
-  virtual void DoActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act) = 0;
+  // The CPU's: one Gemm after the other.
+  virtual void DoGemmBatched(int64_t count, Op op_a, ConstColMajorView a, int64_t stride_a, Op op_b,
+                             ConstColMajorView b, int64_t stride_b, float alpha, float beta, ColMajorView c,
+                             int64_t stride_c);
+  // y [groups * rows x f], bias [f] (group g's at g * bias_stride); likewise dbias.
+  virtual void DoBiasActivation(BatchView y, VectorView<const float> bias, Activation act, int64_t groups,
+                                int64_t bias_stride) = 0;
+  virtual void DoActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act,
+                                    int64_t groups, int64_t dbias_stride) = 0;
   virtual void DoLayerNorm(BatchView x, VectorView<const float> gamma, VectorView<const float> beta,
                            VectorView<float> rstd, BatchView y, Activation act) = 0;
   virtual void DoLayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<const float> rstd, ConstBatchView y,
@@ -237,7 +265,8 @@ class Backend {
                                    Activation act) = 0;
   virtual void DoGatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions,
                             VectorView<const float> targets, BatchView dq, VectorView<float> dbias,
-                            VectorView<float> stats, VectorView<const float> weights, VectorView<float> errors) = 0;
+                            VectorView<float> stats, VectorView<const float> weights, VectorView<float> errors,
+                            int64_t groups, int64_t dbias_stride) = 0;
   virtual void DoGather(ConstBatchView q, VectorView<const int32_t> actions, VectorView<float> out) = 0;
   virtual void DoRowMax(ConstBatchView q, VectorView<float> max, VectorView<int32_t> argmax) = 0;
   virtual void DoAdamStep(const AdamOptions& options, VectorView<float> params, VectorView<const float> grads,

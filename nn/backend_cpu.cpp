@@ -91,10 +91,11 @@ class CpuBackend final : public Backend {
                 BlasInt(b.ld()), beta, c.data(), BlasInt(c.ld()));
   }
 
-  void DoBiasActivation(BatchView y, VectorView<const float> bias, Activation act) override {
-    const int64_t f = y.cols();
-    const float* b = bias.data();
+  void DoBiasActivation(BatchView y, VectorView<const float> bias, Activation act, int64_t groups,
+                        int64_t bias_stride) override {
+    const int64_t f = y.cols(), rows = y.rows() / groups;
     for (int64_t r = 0; r < y.rows(); ++r) {
+      const float* b = bias.data() + (r / rows) * bias_stride;
       float* row = y.data() + r * f;
       if (act == Activation::kRelu) {
         for (int64_t j = 0; j < f; ++j) row[j] = std::max(row[j] + b[j], 0.0f);
@@ -104,11 +105,14 @@ class CpuBackend final : public Backend {
     }
   }
 
-  void DoActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act) override {
-    const int64_t f = dy.cols();
-    float* db = dbias.data();
-    std::fill(db, db + f, 0.0f);
+  void DoActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act, int64_t groups,
+                            int64_t dbias_stride) override {
+    const int64_t f = dy.cols(), rows = dy.rows() / groups;
+    for (int64_t group = 0; group < groups; ++group) {
+      std::fill_n(dbias.data() + group * dbias_stride, f, 0.0f);
+    }
     for (int64_t r = 0; r < dy.rows(); ++r) {
+      float* db = dbias.data() + (r / rows) * dbias_stride;
       float* g = dy.data() + r * f;
       if (act == Activation::kRelu) {
         const float* out = y.data() + r * f;
@@ -159,20 +163,34 @@ class CpuBackend final : public Backend {
 
   void DoGatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions, VectorView<const float> targets,
                     BatchView dq, VectorView<float> dbias, VectorView<float> stats, VectorView<const float> weights,
-                    VectorView<float> errors) override {
-    const int64_t n = q.rows(), k = q.cols();
+                    VectorView<float> errors, int64_t groups, int64_t dbias_stride) override {
+    const int64_t n = q.rows() / groups, k = q.cols();
+    std::fill(dq.data(), dq.data() + dq.size(), 0.0f);
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t first = g * n;
+      GatherLossRows(loss, q.data() + first * k, actions.empty() ? nullptr : actions.data() + first,
+                     targets.data() + first, dq.data() + first * k,
+                     dbias.empty() ? nullptr : dbias.data() + g * dbias_stride, stats.data() + 2 * g,
+                     weights.empty() ? nullptr : weights.data() + first,
+                     errors.empty() ? nullptr : errors.data() + first, n, k, first);
+    }
+  }
+
+  // One group of GatherLoss (dq already zero); `first` numbers its rows in errors.
+  static void GatherLossRows(LossKind loss, const float* q, const int32_t* actions, const float* targets, float* dq,
+                             float* dbias, float* stats, const float* weights, float* errors, int64_t n, int64_t k,
+                             int64_t first) {
     const float inv_n = 1.0f / static_cast<float>(n);
     double loss_sum = 0.0, q_sum = 0.0;
-    std::fill(dq.data(), dq.data() + dq.size(), 0.0f);
-    if (!dbias.empty()) std::fill(dbias.data(), dbias.data() + k, 0.0f);
+    if (dbias != nullptr) std::fill(dbias, dbias + k, 0.0f);
     for (int64_t r = 0; r < n; ++r) {
-      const int32_t a = actions.empty() ? 0 : actions.data()[r];
+      const int32_t a = actions == nullptr ? 0 : actions[r];
       if (a < 0 || a >= k) {
-        throw std::invalid_argument("GatherLoss: action " + std::to_string(a) + " in row " + std::to_string(r) +
+        throw std::invalid_argument("GatherLoss: action " + std::to_string(a) + " in row " + std::to_string(first + r) +
                                     " is outside [0, " + std::to_string(k) + ")");
       }
-      const float value = q.data()[r * k + a];
-      const float d = value - targets.data()[r];
+      const float value = q[r * k + a];
+      const float d = value - targets[r];
       float grad;
       double term;
       if (loss == LossKind::kMse) {
@@ -183,18 +201,18 @@ class CpuBackend final : public Backend {
         term = ad < 1.0f ? 0.5 * static_cast<double>(d) * d : ad - 0.5;
         grad = HuberGradient(d) * inv_n;
       }
-      if (!weights.empty()) {
-        term *= weights.data()[r];
-        grad *= weights.data()[r];
+      if (weights != nullptr) {
+        term *= weights[r];
+        grad *= weights[r];
       }
-      if (!errors.empty()) errors.data()[r] = d;
+      if (errors != nullptr) errors[r] = d;
       loss_sum += term;
       q_sum += value;
-      dq.data()[r * k + a] = grad;
-      if (!dbias.empty()) dbias.data()[a] += grad;
+      dq[r * k + a] = grad;
+      if (dbias != nullptr) dbias[a] += grad;
     }
-    stats.data()[0] = static_cast<float>(loss_sum / n);
-    stats.data()[1] = static_cast<float>(q_sum / n);
+    stats[0] = static_cast<float>(loss_sum / n);
+    stats[1] = static_cast<float>(q_sum / n);
   }
 
   void DoGather(ConstBatchView q, VectorView<const int32_t> actions, VectorView<float> out) override {

@@ -49,10 +49,13 @@ __device__ float BlockSum(float value, float* shared) {
   return total;
 }
 
-__global__ void BiasActivationKernel(float* y, const float* bias, int64_t count, int f, bool relu) {
+// group_size: elements per group of rows (each group's bias bias_stride floats after the one
+// before's).
+__global__ void BiasActivationKernel(float* y, const float* bias, int64_t count, int f, bool relu, int64_t group_size,
+                                     int64_t bias_stride) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    float v = y[i] + bias[i % f];
+    float v = y[i] + bias[(i / group_size) * bias_stride + i % f];
     if (relu) v = v < 0.0f ? 0.0f : v;  // as std::max(v, 0.0f) on the CPU (NaN stays NaN)
     y[i] = v;
   }
@@ -63,11 +66,15 @@ __global__ void BiasActivationKernel(float* y, const float* bias, int64_t count,
 // rows before using any (a convolution's bias gradient runs over n * Ho * Wo rows: 2048 for
 // MinAtar's batch of 32, 256 per thread, which one load in flight at a time would make
 // latency-bound); each row's value is still added in row order, so the sums are those of a loop
-// over one row at a time.
+// over one row at a time. Grouped (blockIdx.y = group g): rows [g n, (g + 1) n) into dbias + g *
+// dbias_stride, the same sums as a call on that group alone.
 __global__ void ActivationBackwardKernel(float* __restrict__ dy, const float* __restrict__ y, float* dbias, int64_t n,
-                                         int f, bool relu) {
+                                         int f, bool relu, int64_t dbias_stride) {
   constexpr int kPhases = 8, kUnroll = 4;
   __shared__ float partial[kPhases][33];
+  dy += blockIdx.y * n * f;
+  if (relu) y += blockIdx.y * n * f;
+  dbias += blockIdx.y * dbias_stride;
   const int j = blockIdx.x * 32 + threadIdx.x;
   float sum = 0.0f;
   if (j < f) {
@@ -100,11 +107,22 @@ __global__ void ActivationBackwardKernel(float* __restrict__ dy, const float* __
   }
 }
 
-// One block: gather, loss, gradient, statistics and the last bias gradient in one pass. Each
-// thread owns rows threadIdx.x + i * blockDim.x throughout, so it rereads only what it wrote.
+// One block per group of n rows: gather, loss, gradient, statistics and the last bias gradient in
+// one pass. Each thread owns rows threadIdx.x + i * blockDim.x throughout, so it rereads only what
+// it wrote.
 __global__ void GatherLossKernel(bool huber, const float* q, const int32_t* actions, const float* targets, float* dq,
-                                 float* dbias, float* stats, const float* weights, float* errors, int64_t n, int k) {
+                                 float* dbias, float* stats, const float* weights, float* errors, int64_t n, int k,
+                                 int64_t dbias_stride) {
   __shared__ float shared[kLossThreads];
+  const int64_t first = blockIdx.x * n;
+  q += first * k;
+  dq += first * k;
+  targets += first;
+  if (actions != nullptr) actions += first;
+  if (weights != nullptr) weights += first;
+  if (errors != nullptr) errors += first;
+  if (dbias != nullptr) dbias += blockIdx.x * dbias_stride;
+  stats += 2 * blockIdx.x;
   const float inv_n = 1.0f / static_cast<float>(n);
   float loss_sum = 0.0f, q_sum = 0.0f;
   int bad = 0;
@@ -440,26 +458,40 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
                                    CheckedInt(c.ld(), "ldc")));
   }
 
-  void DoBiasActivation(BatchView y, VectorView<const float> bias, Activation act) override {
+  void DoGemmBatched(int64_t count, Op op_a, ConstColMajorView a, int64_t stride_a, Op op_b, ConstColMajorView b,
+                     int64_t stride_b, float alpha, float beta, ColMajorView c, int64_t stride_c) override {
+    const int64_t k = op_a == Op::kN ? a.cols() : a.rows();
+    CUGYM_CUBLAS_CHECK(cublasSgemmStridedBatched(
+        handle_, ToCublas(op_a), ToCublas(op_b), CheckedInt(c.rows(), "m"), CheckedInt(c.cols(), "n"),
+        static_cast<int>(k), &alpha, a.data(), CheckedInt(a.ld(), "lda"), stride_a, b.data(), CheckedInt(b.ld(), "ldb"),
+        stride_b, &beta, c.data(), CheckedInt(c.ld(), "ldc"), stride_c, CheckedInt(count, "batch count")));
+  }
+
+  void DoBiasActivation(BatchView y, VectorView<const float> bias, Activation act, int64_t groups,
+                        int64_t bias_stride) override {
     BiasActivationKernel<<<Blocks(y.size()), kThreads, 0, stream_>>>(
-        y.data(), bias.data(), y.size(), static_cast<int>(y.cols()), act == Activation::kRelu);
+        y.data(), bias.data(), y.size(), static_cast<int>(y.cols()), act == Activation::kRelu, y.size() / groups,
+        bias_stride);
     CUGYM_CUDA_CHECK_LAST();
   }
 
-  void DoActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act) override {
+  void DoActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act, int64_t groups,
+                            int64_t dbias_stride) override {
     const int f = static_cast<int>(dy.cols());
-    ActivationBackwardKernel<<<(f + 31) / 32, dim3(32, 8), 0, stream_>>>(dy.data(), y.data(), dbias.data(), dy.rows(),
-                                                                         f, act == Activation::kRelu);
+    if (groups > 65535) throw std::invalid_argument("ActivationBackward: more than 65535 groups on CUDA");
+    const dim3 grid((f + 31) / 32, static_cast<unsigned>(groups));
+    ActivationBackwardKernel<<<grid, dim3(32, 8), 0, stream_>>>(dy.data(), y.data(), dbias.data(), dy.rows() / groups,
+                                                                f, act == Activation::kRelu, dbias_stride);
     CUGYM_CUDA_CHECK_LAST();
   }
 
   void DoGatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions, VectorView<const float> targets,
                     BatchView dq, VectorView<float> dbias, VectorView<float> stats, VectorView<const float> weights,
-                    VectorView<float> errors) override {
-    GatherLossKernel<<<1, kLossThreads, 0, stream_>>>(
+                    VectorView<float> errors, int64_t groups, int64_t dbias_stride) override {
+    GatherLossKernel<<<CheckedInt(groups, "groups"), kLossThreads, 0, stream_>>>(
         loss == LossKind::kHuber, q.data(), actions.empty() ? nullptr : actions.data(), targets.data(), dq.data(),
         dbias.empty() ? nullptr : dbias.data(), stats.data(), weights.empty() ? nullptr : weights.data(),
-        errors.empty() ? nullptr : errors.data(), q.rows(), static_cast<int>(q.cols()));
+        errors.empty() ? nullptr : errors.data(), q.rows() / groups, static_cast<int>(q.cols()), dbias_stride);
     CUGYM_CUDA_CHECK_LAST();
   }
 

@@ -100,6 +100,10 @@ std::string DescribeNetwork(const std::vector<int>& layer_sizes, const ConvSpec&
 }
 
 std::vector<ParameterTensor> MlpParameterTensors(const Mlp& net) {
+  if (net.replicas() != 1) {
+    throw std::invalid_argument("a network of " + std::to_string(net.replicas()) +
+                                " replicas: save or load one replica through a network of one (Mlp::CopyReplicaTo)");
+  }
   std::vector<ParameterTensor> tensors;
   if (net.has_conv()) {
     const ConvSpec& c = net.conv();

@@ -22,20 +22,45 @@ void CheckShapes(const char* op, const LinearParams& p, int64_t x_cols, int64_t 
   }
 }
 
+// Rows per replica; throws unless `rows` splits into replicas.count equal blocks.
+int64_t ReplicaRows(const char* op, int64_t rows, const LayerReplicas& replicas) {
+  if (replicas.count < 1 || rows % replicas.count != 0) {
+    throw std::invalid_argument(std::string(op) + ": " + std::to_string(rows) + " rows for " +
+                                std::to_string(replicas.count) + " replicas (expected equal blocks)");
+  }
+  return rows / replicas.count;
+}
+
+// The first replica's block of a [K n x f] batch, column-major [f x n] (what the GEMMs take).
+template <class T>
+MatrixView<T, Layout::kColMajor> FirstBlock(MatrixView<T, Layout::kRowMajor> v, int64_t rows) {
+  return {v.data(), v.cols(), rows, v.device()};
+}
+
 }  // namespace
 
-void LinearForward(Backend& backend, const LinearParams& params, ConstBatchView x, BatchView y, Activation act) {
+void LinearForward(Backend& backend, const LinearParams& params, ConstBatchView x, BatchView y, Activation act,
+                   const LayerReplicas& replicas) {
   CheckShapes("LinearForward", params, x.cols(), y.cols());
   if (x.rows() != y.rows()) {
     throw std::invalid_argument("LinearForward: x has " + std::to_string(x.rows()) + " rows, y " +
                                 std::to_string(y.rows()));
   }
-  backend.Gemm(Op::kT, params.weight.Transpose(), Op::kN, x.Transpose(), 1.0f, 0.0f, y.Transpose());
-  backend.BiasActivation(y, params.bias, act);
+  if (replicas.count == 1) {
+    backend.Gemm(Op::kT, params.weight.Transpose(), Op::kN, x.Transpose(), 1.0f, 0.0f, y.Transpose());
+    backend.BiasActivation(y, params.bias, act);
+    return;
+  }
+  const int64_t n = ReplicaRows("LinearForward", x.rows(), replicas);
+  const int64_t in = x.cols(), out = y.cols();
+  backend.GemmBatched(replicas.count, Op::kT, params.weight.Transpose(), replicas.stride, Op::kN, FirstBlock(x, n),
+                      n * in, 1.0f, 0.0f, FirstBlock(y, n), n * out);
+  backend.BiasActivation(y, params.bias, act, replicas.count, replicas.stride);
 }
 
 void LinearBackward(Backend& backend, const LinearParams& params, ConstBatchView x, ConstBatchView y, BatchView dy,
-                    Activation act, const LinearGrads& grads, BatchView dx, bool bias_grad_ready) {
+                    Activation act, const LinearGrads& grads, BatchView dx, bool bias_grad_ready,
+                    const LayerReplicas& replicas) {
   CheckShapes("LinearBackward", params, x.cols(), dy.cols());
   if (grads.weight.rows() != params.weight.rows() || grads.weight.cols() != params.weight.cols() ||
       grads.bias.size() != params.bias.size()) {
@@ -48,10 +73,24 @@ void LinearBackward(Backend& backend, const LinearParams& params, ConstBatchView
   if (bias_grad_ready && act != Activation::kNone) {
     throw std::invalid_argument("LinearBackward: bias_grad_ready needs Activation::kNone (no mask to apply)");
   }
-  if (!bias_grad_ready) backend.ActivationBackward(dy, y, grads.bias, act);
-  backend.Gemm(Op::kN, x.Transpose(), Op::kT, ConstBatchView(dy).Transpose(), 1.0f, 0.0f, grads.weight.Transpose());
+  if (replicas.count == 1) {
+    if (!bias_grad_ready) backend.ActivationBackward(dy, y, grads.bias, act);
+    backend.Gemm(Op::kN, x.Transpose(), Op::kT, ConstBatchView(dy).Transpose(), 1.0f, 0.0f, grads.weight.Transpose());
+    if (dx.size() > 0) {
+      backend.Gemm(Op::kN, params.weight.Transpose(), Op::kN, ConstBatchView(dy).Transpose(), 1.0f, 0.0f,
+                   dx.Transpose());
+    }
+    return;
+  }
+  const int64_t n = ReplicaRows("LinearBackward", x.rows(), replicas);
+  const int64_t in = x.cols(), out = dy.cols(), k = replicas.count, stride = replicas.stride;
+  if (!bias_grad_ready) backend.ActivationBackward(dy, y, grads.bias, act, k, stride);
+  const ConstColMajorView dz = FirstBlock(ConstBatchView(dy), n);
+  backend.GemmBatched(k, Op::kN, FirstBlock(x, n), n * in, Op::kT, dz, n * out, 1.0f, 0.0f, grads.weight.Transpose(),
+                      stride);
   if (dx.size() > 0) {
-    backend.Gemm(Op::kN, params.weight.Transpose(), Op::kN, ConstBatchView(dy).Transpose(), 1.0f, 0.0f, dx.Transpose());
+    backend.GemmBatched(k, Op::kN, params.weight.Transpose(), stride, Op::kN, dz, n * out, 1.0f, 0.0f,
+                        FirstBlock(dx, n), n * in);
   }
 }
 

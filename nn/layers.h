@@ -28,8 +28,18 @@ struct LinearGrads {
   VectorView<float> bias;  // [out], overwritten
 };
 
+// K replicas of one layer (MlpOptions::replicas): replica r's weight and bias, and their
+// gradients, lie r * stride floats after those the LinearParams / LinearGrads view, and x, y, dy
+// and dx hold K equal blocks of rows, replica r's after replica r - 1's. One batched GEMM per
+// product and one bias pass for all K. count 1: a plain layer.
+struct LayerReplicas {
+  int64_t count = 1;
+  int64_t stride = 0;
+};
+
 // y = act(x W^T + b). 2 * n * in * out flops.
-void LinearForward(Backend& backend, const LinearParams& params, ConstBatchView x, BatchView y, Activation act);
+void LinearForward(Backend& backend, const LinearParams& params, ConstBatchView x, BatchView y, Activation act,
+                   const LayerReplicas& replicas = {});
 
 // Backward of LinearForward. On entry dy holds dL/dy; on return it holds dL/dz (z = x W^T + b).
 // Writes grads (dW = dz^T x, db = column sums of dz) and, when dx is not empty, dx = dz W.
@@ -37,7 +47,8 @@ void LinearForward(Backend& backend, const LinearParams& params, ConstBatchView 
 // (only for kNone) grads.bias already holds the column sums of dy (the fused loss kernel wrote
 // them) and the reduction pass is skipped. 4 * n * in * out flops with dx, half without.
 void LinearBackward(Backend& backend, const LinearParams& params, ConstBatchView x, ConstBatchView y, BatchView dy,
-                    Activation act, const LinearGrads& grads, BatchView dx, bool bias_grad_ready = false);
+                    Activation act, const LinearGrads& grads, BatchView dx, bool bias_grad_ready = false,
+                    const LayerReplicas& replicas = {});
 
 // Conv2d's parameters and gradients are a LinearParams / LinearGrads with weight [out x C*k*k].
 // y [n x Ho*Wo*out] = act(conv(x) + b) for x [n x H*W*C]; `patches` [n*Ho*Wo x C*k*k] is

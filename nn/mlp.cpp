@@ -20,6 +20,7 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
     : backend_(std::move(backend)),
       sizes_(std::move(layer_sizes)),
       max_batch_(options.max_batch),
+      replicas_(options.replicas),
       trainable_(options.trainable),
       conv_(options.conv),
       layer_norm_(options.layer_norm) {
@@ -35,6 +36,10 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
     }
   }
   if (max_batch_ < 1) throw std::invalid_argument("Mlp: max_batch " + std::to_string(max_batch_) + " (expected >= 1)");
+  if (replicas_ < 1) throw std::invalid_argument("Mlp: replicas " + std::to_string(replicas_) + " (expected >= 1)");
+  if (replicas_ > 1 && (conv_.out_channels != 0 || layer_norm_)) {
+    throw std::invalid_argument("Mlp: replicas take plain Linear layers (no convolution, no LayerNorm)");
+  }
   if (conv_.out_channels < 0) {
     throw std::invalid_argument("Mlp: conv.out_channels " + std::to_string(conv_.out_channels) +
                                 " (expected >= 1, or 0 for no convolution)");
@@ -80,6 +85,8 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
       norm_offsets_.push_back(norm);
     }
   }
+  replica_stride_ = total;  // a multiple of 16 floats: every replica's tensors stay aligned
+  total *= replicas_;
   const Device device = backend_->device();
   params_ = Buffer<float>(device, total);
   params_.Zero();
@@ -94,7 +101,7 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
     widths += AlignUp(sizes_[l]);
     if (l < num_layers()) widest_hidden = std::max<int64_t>(widest_hidden, sizes_[l]);
   }
-  const int64_t rows = max_batch_;
+  const int64_t rows = static_cast<int64_t>(max_batch_) * replicas_;
   const int64_t positions = static_cast<int64_t>(conv_.out_height()) * conv_.out_width();
   const int64_t patch_floats = has_conv() ? AlignUp(rows * positions * conv_.patch_size()) : 0;
   const int64_t conv_floats = has_conv() ? rows * AlignUp(conv_.out_features()) : 0;
@@ -246,8 +253,19 @@ LinearGrads Mlp::conv_grads() {
           VectorView<float>(grads_.data() + conv_offsets_.bias, conv_.out_channels, device())};
 }
 
+void Mlp::CheckReplica(int replica) const {
+  if (replica < 0 || replica >= replicas_) {
+    throw std::invalid_argument("Mlp: replica " + std::to_string(replica) + " of " + std::to_string(replicas_));
+  }
+}
+
 void Mlp::Initialize(uint64_t seed) {
-  std::vector<float> host(params_.size(), 0.0f);
+  for (int r = 0; r < replicas_; ++r) Initialize(r, seed);
+}
+
+void Mlp::Initialize(int replica, uint64_t seed) {
+  CheckReplica(replica);
+  std::vector<float> host(static_cast<std::size_t>(replica_stride_), 0.0f);
   if (has_conv()) {
     InitConv2d(seed, conv_.out_channels, conv_.in_channels, conv_.kernel, host.data() + conv_offsets_.weight,
                host.data() + conv_offsets_.bias);
@@ -260,14 +278,41 @@ void Mlp::Initialize(uint64_t seed) {
     if (has_conv()) std::fill_n(host.begin() + conv_norm_offsets_.weight, conv_.out_channels, 1.0f);
     for (int l = 0; l + 1 < num_layers(); ++l) std::fill_n(host.begin() + norm_offsets_[l].weight, sizes_[l + 1], 1.0f);
   }
-  params_.FromHost(host.data(), host.size());
+  CopyFromHost(VectorView<float>(params_.data() + replica * replica_stride_, replica_stride_, device()), host);
+}
+
+void Mlp::CheckSolo(const Mlp& solo, const char* op) const {
+  if (solo.replicas_ != 1 || solo.sizes_ != sizes_ || solo.conv_ != conv_ || solo.layer_norm_ != layer_norm_) {
+    throw std::invalid_argument(std::string("Mlp::") + op +
+                                ": the other network must be one replica of the same layers");
+  }
+  if (solo.backend_ != backend_) {
+    throw std::invalid_argument(std::string("Mlp::") + op + ": the other network is on another back end");
+  }
+}
+
+void Mlp::CopyReplicaFrom(int replica, const Mlp& solo) {
+  CheckReplica(replica);
+  CheckSolo(solo, "CopyReplicaFrom");
+  backend_->Polyak(VectorView<float>(params_.data() + replica * replica_stride_, replica_stride_, device()),
+                   solo.parameters(), 1.0f);
+}
+
+void Mlp::CopyReplicaTo(int replica, Mlp& solo) const {
+  CheckReplica(replica);
+  CheckSolo(solo, "CopyReplicaTo");
+  backend_->Polyak(solo.parameters(),
+                   VectorView<const float>(params_.data() + replica * replica_stride_, replica_stride_, device()),
+                   1.0f);
 }
 
 ConstBatchView Mlp::RunForward(ConstBatchView x, const char* op) {
-  if (x.cols() != in_features() || x.rows() > max_batch_) {
+  const int64_t most = static_cast<int64_t>(max_batch_) * replicas_;
+  if (x.cols() != in_features() || x.rows() > most || x.rows() % replicas_ != 0) {
     throw std::invalid_argument(std::string(op) + ": input is " + std::to_string(x.rows()) + " x " +
-                                std::to_string(x.cols()) + ", the network takes at most " + std::to_string(max_batch_) +
-                                " x " + std::to_string(in_features()));
+                                std::to_string(x.cols()) + ", the network takes at most " + std::to_string(most) +
+                                " x " + std::to_string(in_features()) +
+                                (replicas_ > 1 ? " in " + std::to_string(replicas_) + " equal blocks of rows" : ""));
   }
   if (x.size() > 0 && x.device() != device()) {
     throw std::invalid_argument(std::string(op) + ": input on " + DeviceName(x.device()) + ", network on " +
@@ -302,7 +347,7 @@ ConstBatchView Mlp::RunForward(ConstBatchView x, const char* op) {
       const NormParams p = norm(l);
       backend_->LayerNorm(z, p.gamma, p.beta, VectorView<float>(rstd_[l], n, device()), y, Activation::kRelu);
     } else {
-      LinearForward(*backend_, linear(l), input, y, hidden ? Activation::kRelu : Activation::kNone);
+      LinearForward(*backend_, linear(l), input, y, hidden ? Activation::kRelu : Activation::kNone, layer_replicas());
     }
     input = y;
   }
@@ -357,7 +402,8 @@ void Mlp::Backward(BatchView dy, bool last_bias_grad_ready) {
                                   Activation::kRelu);
       act = Activation::kNone;
     }
-    LinearBackward(*backend_, linear(l), x, y, dz, act, linear_grads(l), dx, last && last_bias_grad_ready);
+    LinearBackward(*backend_, linear(l), x, y, dz, act, linear_grads(l), dx, last && last_bias_grad_ready,
+                   layer_replicas());
     dz = dx;
     next ^= 1;
   }
@@ -383,8 +429,9 @@ void Mlp::Backward(BatchView dy, bool last_bias_grad_ready) {
 void Mlp::CopyParametersFrom(const Mlp& other) { PolyakFrom(other, 1.0f); }
 
 void Mlp::PolyakFrom(const Mlp& other, float tau) {
-  if (other.sizes_ != sizes_ || other.conv_ != conv_ || other.layer_norm_ != layer_norm_)
-    throw std::invalid_argument("Mlp: copying parameters between networks of different layer sizes");
+  if (other.sizes_ != sizes_ || other.conv_ != conv_ || other.layer_norm_ != layer_norm_ ||
+      other.replicas_ != replicas_)
+    throw std::invalid_argument("Mlp: copying parameters between networks of different layer sizes or replicas");
   if (other.backend_ != backend_)
     throw std::invalid_argument("Mlp: copying parameters between networks on different back ends");
   backend_->Polyak(parameters(), other.parameters(), tau);

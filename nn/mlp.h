@@ -33,6 +33,14 @@ struct MlpOptions {
   /// and its ReLU, and between the convolution and its ReLU (over each position's channels, as
   /// purejaxql's MinAtar network): Linear -> LayerNorm -> ReLU -> ... -> Linear.
   bool layer_norm = false;
+  /// Replicas: K independent networks of these sizes run as one (the K agents of a batch of
+  /// seeds). Their parameters lie one block after the other in parameters() (replica r's at
+  /// r * replica_stride(), each laid out as a network of one is), inputs and outputs hold K equal
+  /// blocks of rows (replica r's rows r n .. r n + n - 1), and each layer is one batched GEMM and
+  /// one bias pass for all K (Backend::GemmBatched). On the CPU replica r's outputs and gradients
+  /// are the bits a network of one with its parameters gives. Plain Linear layers only (no conv,
+  /// no layer_norm). max_batch counts rows per replica.
+  int replicas = 1;
 };
 
 // A LayerNorm's scale (gamma, "weight" in PyTorch) and shift (beta, "bias").
@@ -70,12 +78,17 @@ class Mlp {
   Device device() const { return backend_->device(); }
   Backend& backend() const { return *backend_; }
   const std::shared_ptr<Backend>& shared_backend() const { return backend_; }
-  // Weights and biases (and LayerNorm scales and shifts), padding excluded (4-120-84-2: 10,934;
-  // MinAtar's 10x10x4 conv 16 then 400-128-6: 132,566).
+  // Weights and biases (and LayerNorm scales and shifts) of one replica, padding excluded
+  // (4-120-84-2: 10,934; MinAtar's 10x10x4 conv 16 then 400-128-6: 132,566).
   int64_t num_parameters() const;
+  // MlpOptions::replicas, and the floats from one replica's parameters (and gradients) to the
+  // next's: one replica's block, padding included (parameters().size() / replicas()).
+  int replicas() const { return replicas_; }
+  int64_t replica_stride() const { return replica_stride_; }
 
-  // Parameters and gradients: views into flat buffers. Each tensor starts 64-byte aligned; the
-  // padding between tensors is zero and stays zero (its gradient is zero).
+  // Parameters and gradients: views into flat buffers (every replica's). Each tensor starts
+  // 64-byte aligned; the padding between tensors is zero and stays zero (its gradient is zero).
+  // The per-tensor views below are replica 0's; replica r's lie r * replica_stride() further.
   VectorView<float> parameters() { return AsVector(params_); }
   VectorView<const float> parameters() const { return AsVector(params_); }
   VectorView<float> gradients();
@@ -93,10 +106,18 @@ class Mlp {
   NormParams conv_norm() const;
   NormGrads conv_norm_grads();
 
-  // Redraws every weight and bias (PyTorch's default, nn/init.h): host draws, one copy.
+  // Redraws every weight and bias (PyTorch's default, nn/init.h): host draws, one copy. Every
+  // replica gets the weights of `seed`; the second form redraws one replica only.
   void Initialize(uint64_t seed);
+  void Initialize(int replica, uint64_t seed);
 
-  // Inference: the output [n x out] for x [n x in], n <= max_batch. The view points into the
+  // One replica's parameters from or into `solo`, a network of one replica with the same layers
+  // on the same back end (to save, load or evaluate one replica as an ordinary network).
+  void CopyReplicaFrom(int replica, const Mlp& solo);
+  void CopyReplicaTo(int replica, Mlp& solo) const;
+
+  // Inference: the output [n x out] for x [n x in], n <= max_batch (with replicas, n = K m rows,
+  // m <= max_batch, replica r's m rows after replica r - 1's). The view points into the
   // workspace and stays valid until the next Forward, ForwardTrain or Backward.
   ConstBatchView Forward(ConstBatchView x);
   // Training forward: the same output; keeps every layer's activations and x itself (x must stay
@@ -107,7 +128,8 @@ class Mlp {
   BatchView OutputGrad();
   // Backward of the last ForwardTrain. dy [n x out] = dL/doutput (overwritten). gradients() are
   // overwritten, not accumulated (unlike PyTorch's .grad). With last_bias_grad_ready, the last
-  // layer's bias gradient is already in place (written by Backend::GatherLoss).
+  // layer's bias gradient is already in place (written by Backend::GatherLoss; with replicas, every
+  // replica's: its grouped form).
   void Backward(BatchView dy, bool last_bias_grad_ready = false);
 
   // Hard update (this = other) and Polyak averaging (this = tau * other + (1 - tau) * this) of
@@ -136,10 +158,16 @@ class Mlp {
   void CheckLayer(int layer) const;
   void CheckConv() const;
   void CheckNorm(int layer) const;
+  void CheckReplica(int replica) const;
+  void CheckSolo(const Mlp& solo, const char* op) const;
+  // The layers' replica layout (count 1: a network of one).
+  LayerReplicas layer_replicas() const { return {replicas_, replica_stride_}; }
 
   std::shared_ptr<Backend> backend_;
   std::vector<int> sizes_;
   int max_batch_;
+  int replicas_;
+  int64_t replica_stride_ = 0;
   bool trainable_;
   ConvSpec conv_;
   bool layer_norm_;
