@@ -41,6 +41,7 @@ MlpOptions NetOptions(const QLearnerOptions& o, bool trainable) {
   m.seed = o.seed;
   m.conv = o.conv;
   m.layer_norm = o.layer_norm;
+  m.replicas = o.replicas;
   return m;
 }
 
@@ -91,13 +92,25 @@ QLearner::QLearner(std::shared_ptr<Backend> backend, const QLearnerOptions& opti
       online_(backend_, NetworkSizes(options), NetOptions(options, true)),
       target_(backend_, NetworkSizes(options), NetOptions(options, false)),
       adam_(backend_, online_.parameters().size(), options.adam),
-      stats_(backend_->device(), 2) {
+      stats_(backend_->device(), 2 * static_cast<int64_t>(online_.replicas())) {
+  const int replicas = online_.replicas();
+  if (replicas > 1 && ClipsGradients(options.adam)) {
+    throw std::invalid_argument("QLearner: gradient clipping (max_grad_norm) with replicas: its norm would span all " +
+                                std::to_string(replicas));
+  }
+  if (!options.replica_seeds.empty()) {
+    if (static_cast<int>(options.replica_seeds.size()) != replicas) {
+      throw std::invalid_argument("QLearner: " + std::to_string(options.replica_seeds.size()) + " replica seeds for " +
+                                  std::to_string(replicas) + " replicas");
+    }
+    for (int r = 0; r < replicas; ++r) online_.Initialize(r, options.replica_seeds[r]);
+  }
   stats_.Zero();
   target_.CopyParametersFrom(online_);
   if (options.dueling) {
     const int64_t k = Actions(options);
-    q_ = Buffer<float>(backend_->device(), static_cast<int64_t>(online_.max_batch()) * k);
-    dq_ = Buffer<float>(backend_->device(), static_cast<int64_t>(options.batch_size) * k);
+    q_ = Buffer<float>(backend_->device(), static_cast<int64_t>(online_.max_batch()) * replicas * k);
+    dq_ = Buffer<float>(backend_->device(), static_cast<int64_t>(options.batch_size) * replicas * k);
   }
 }
 
@@ -114,24 +127,27 @@ ConstBatchView QLearner::Q(nn::Mlp& net, ConstBatchView obs) {
 
 void QLearner::TrainStep(ConstBatchView obs, VectorView<const int32_t> actions, VectorView<const float> targets,
                          VectorView<const float> weights, VectorView<float> errors) {
-  if (obs.rows() > options_.batch_size) {
+  const int replicas = online_.replicas();
+  if (obs.rows() > static_cast<int64_t>(options_.batch_size) * replicas) {
     throw std::invalid_argument("QLearner::TrainStep: " + std::to_string(obs.rows()) + " rows, batch_size is " +
-                                std::to_string(options_.batch_size));
+                                std::to_string(options_.batch_size) +
+                                (replicas > 1 ? " per replica of " + std::to_string(replicas) : ""));
   }
   ConstBatchView out = online_.ForwardTrain(obs);
   BatchView dout = online_.OutputGrad();
   const int last = online_.num_layers() - 1;
   if (!options_.dueling) {
     // The last bias gradient comes fused with the loss (one pass fewer).
+    // (With replicas the grouped loss writes every replica's, so Backward leaves the last bias alone.)
     backend_->GatherLoss(options_.loss, out, actions, targets, dout, online_.linear_grads(last).bias, AsVector(stats_),
-                         weights, errors);
+                         weights, errors, replicas, online_.replica_stride());
     online_.Backward(dout, /*last_bias_grad_ready=*/true);
   } else {
     const int64_t n = out.rows(), k = out.cols() - 1;
     BatchView q(q_.data(), n, k, backend_->device()), dq(dq_.data(), n, k, backend_->device());
     backend_->ValueAdvantage(out, q);
-    backend_->GatherLoss(options_.loss, q, actions, targets, dq, VectorView<float>(), AsVector(stats_), weights,
-                         errors);
+    backend_->GatherLoss(options_.loss, q, actions, targets, dq, VectorView<float>(), AsVector(stats_), weights, errors,
+                         replicas);
     backend_->ValueAdvantageBackward(dq, dout);
     online_.Backward(dout, /*last_bias_grad_ready=*/false);
   }
@@ -168,11 +184,15 @@ void QLearner::UpdateTarget(float tau) {
   target_.PolyakFrom(online_, tau);
 }
 
-QLearner::Stats QLearner::ReadStats() const {
+QLearner::Stats QLearner::ReadStats(int replica) const {
+  if (replica < 0 || replica >= online_.replicas()) {
+    throw std::invalid_argument("QLearner::ReadStats: replica " + std::to_string(replica) + " of " +
+                                std::to_string(online_.replicas()));
+  }
   std::vector<float> s = stats_.ToHost();
   Stats out;
-  out.loss = s[0];
-  out.mean_q = s[1];
+  out.loss = s[2 * replica];
+  out.mean_q = s[2 * replica + 1];
   out.grad_norm = ClipsGradients(options_.adam) ? adam_.ReadGradNorm() : 0.0f;
   out.updates = adam_.ReadStepCount();
   return out;

@@ -36,6 +36,14 @@ struct QLearnerOptions {
   /// A target network (DQN). Without one (PQN, whose targets come from the online network before
   /// its updates) TargetMaxQ, TargetQAt and UpdateTarget throw and checkpoints hold no "target.".
   bool target_network = true;
+  /// K learners in one (nn::MlpOptions::replicas: the agents of a batch of seeds): every call
+  /// takes and gives K equal blocks of rows, replica r's after replica r - 1's, and each replica
+  /// learns as a learner of one would from its own rows (the same bits on the CPU). Plain MLPs
+  /// (dueling allowed), no gradient clipping (its norm would span all K); all replicas share these
+  /// options and take their gradient steps together. Save and Load take learners of one.
+  int replicas = 1;
+  /// Replica r's initial weights from replica_seeds[r] (empty: every replica from `seed`).
+  std::vector<uint64_t> replica_seeds;
 };
 
 /// The convolution DqnConfig's conv_channels asks for (3 x 3, stride 1, no padding, as MinAtar's
@@ -85,11 +93,12 @@ class QLearner {
   // target = tau * online + (1 - tau) * target; tau = 1 (the default) is a hard copy.
   void UpdateTarget(float tau = 1.0f);
 
-  // [2] on the device: loss and mean Q(s, a) of the last TrainStep (the gradient norm is
-  // optimizer().grad_norm(); ReadStats reads all of them).
+  // [2] on the device (2 per replica): loss and mean Q(s, a) of the last TrainStep (the gradient
+  // norm is optimizer().grad_norm(); ReadStats reads all of them).
   nn::VectorView<const float> loss_stats() const { return nn::AsVector(stats_); }
-  // Host copy of the statistics (waits for the queued work: call it every K steps, not every step).
-  Stats ReadStats() const;
+  // Host copy of one replica's statistics (waits for the queued work: call it every K steps, not
+  // every step).
+  Stats ReadStats(int replica = 0) const;
 
   // Checkpoint: online weights under their plain names (so LoadMlp and PyTorch read it as a
   // model; a convolution as "conv.weight", "conv.bias"), the target network (if any) under "target.", Adam's moments

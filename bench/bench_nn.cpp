@@ -2,18 +2,20 @@
 // forward with max over actions on the next observations, then forward, loss, backward and Adam
 // on the minibatch (cugym::agent::QLearner), on the CPU and on the GPU (eager and replayed from a CUDA graph).
 // Optionally also the training step alone (forward, loss, backward, Adam) and greedy action
-// selection (forward + argmax) at a few batch sizes.
+// selection (forward + argmax) at a few batch sizes, and K networks updated as one
+// (--replicas: QLearnerOptions::replicas, the K agents of a batch of seeds; a call then updates all
+// K, each on its own minibatch).
 //
 //   cugym_bench_nn [--device cpu|cuda|all] [--nets 4-120-84-2,8-256-256-4] [--batch 128]
 //                  [--losses mse,huber] [--parts update,train,act] [--act-batches 1,128]
-//                  [--seconds 1] [--json]
+//                  [--replicas 1,32,1024] [--seconds 1] [--json]
 //
 // A net is its layer sizes joined by '-'; HxWxCcK in front adds a 3 x 3 convolution with K
 // channels on H x W x C images (NHWC): MinAtar's network is 10x10x4c16-128-6.
 //
 // MSE rows run without gradient clipping (CleanRL's DQN), Huber rows with max_grad_norm 10
-// (Stable-Baselines3's). The CPU's BLAS threads follow OPENBLAS_NUM_THREADS (default: all cores).
-// Each figure is the median of 5 timed repeats after a warm-up.
+// (Stable-Baselines3's); replicated rows (K > 1) take no clipping, so Huber rows are MSE's only. The CPU's BLAS threads
+// follow OPENBLAS_NUM_THREADS (default: all cores). Each figure is the median of 5 timed repeats after a warm-up.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -45,7 +47,7 @@ namespace nn = cugym::nn;
 struct Options {
   std::string device;
   std::vector<std::string> nets, losses, parts;
-  std::vector<int> act_batches;
+  std::vector<int> act_batches, replicas;
   int batch = 0;
   double seconds = 0;
   bool json = false;
@@ -75,6 +77,7 @@ Options Parse(int argc, char** argv) {
                     "act (forward + argmax), comma-separated",
                     "update"},
                    {"--act-batches", "LIST", "batch sizes of the act rows", "1,128"},
+                   {"--replicas", "LIST", "networks per call (K agents as one), comma-separated", "1"},
                    {"--seconds", "S", "measuring time per figure", "1"},
                    {"--json", "", "one JSON object per row", ""}},
                   argc, argv, 1);
@@ -94,12 +97,16 @@ Options Parse(int argc, char** argv) {
     if (part != "update" && part != "train" && part != "act")
       throw std::invalid_argument("--parts takes update, train and act, got '" + part + "'");
   }
-  for (const std::string& b : Split(args.String("--act-batches"), ',')) {
-    const std::size_t digits = b.find_first_not_of("0123456789");
-    if (b.empty() || b.size() > 7 || digits != std::string::npos || std::stoi(b) < 1)
-      throw std::invalid_argument("--act-batches takes positive integers, got '" + b + "'");
-    o.act_batches.push_back(std::stoi(b));
-  }
+  auto positive = [&](const char* flag, std::vector<int>& out) {
+    for (const std::string& b : Split(args.String(flag), ',')) {
+      const std::size_t digits = b.find_first_not_of("0123456789");
+      if (b.empty() || b.size() > 7 || digits != std::string::npos || std::stoi(b) < 1)
+        throw std::invalid_argument(std::string(flag) + " takes positive integers, got '" + b + "'");
+      out.push_back(std::stoi(b));
+    }
+  };
+  positive("--act-batches", o.act_batches);
+  positive("--replicas", o.replicas);
   const int64_t batch = args.Int("--batch");
   o.seconds = args.Double("--seconds");
   o.json = args.Switch("--json");
@@ -140,16 +147,16 @@ Net ParseNet(const std::string& text) {
 
 struct Result {
   std::string net, loss, device, mode, part, hardware, note;
-  int batch = 0;
+  int batch = 0, replicas = 1;
   double max_grad_norm = 0;
-  double updates_per_second = 0;  // 0 when not measured
+  double updates_per_second = 0;  // calls (of all K networks); 0 when not measured
 };
 
 // One benchmark configuration on one back end.
 class Bench {
  public:
-  Bench(std::shared_ptr<nn::Backend> backend, const Net& net, int batch, nn::LossKind loss, double clip)
-      : backend_(backend), device_(backend->device()), batch_(batch), in_(net.sizes.front()) {
+  Bench(std::shared_ptr<nn::Backend> backend, const Net& net, int batch, nn::LossKind loss, double clip, int replicas)
+      : backend_(backend), device_(backend->device()), batch_(batch * replicas), in_(net.sizes.front()) {
     const std::vector<int>& sizes = net.sizes;
     cugym::agent::QLearnerOptions o;
     o.layer_sizes = sizes;
@@ -159,19 +166,21 @@ class Bench {
     o.loss = loss;
     o.adam.lr = 1e-4;
     o.adam.max_grad_norm = clip;
+    o.replicas = replicas;
+    for (int r = 0; r < replicas && replicas > 1; ++r) o.replica_seeds.push_back(r + 1);
     trainer_ = std::make_unique<cugym::agent::QLearner>(backend, o);
     std::mt19937 gen(1);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> obs(static_cast<std::size_t>(batch) * in_), next(obs.size());
-    std::vector<int32_t> actions(batch);
+    std::vector<float> obs(static_cast<std::size_t>(batch_) * in_), next(obs.size());
+    std::vector<int32_t> actions(batch_);
     for (float& v : obs) v = u(gen);
     for (float& v : next) v = u(gen);
     for (int32_t& a : actions) a = static_cast<int32_t>(gen() % sizes.back());
     obs_ = Buffer<float>(device_, obs.size());
     next_ = Buffer<float>(device_, next.size());
     actions_ = Buffer<int32_t>(device_, actions.size());
-    targets_ = Buffer<float>(device_, batch);
-    greedy_ = Buffer<int32_t>(device_, batch);
+    targets_ = Buffer<float>(device_, batch_);
+    greedy_ = Buffer<int32_t>(device_, batch_);
     obs_.FromHost(obs.data(), obs.size());
     next_.FromHost(next.data(), next.size());
     actions_.FromHost(actions.data(), actions.size());
@@ -191,7 +200,8 @@ class Bench {
                         nn::AsVector(targets_));
   }
 
-  // Greedy actions for the first `rows` observations (forward + argmax), as an env step needs.
+  // Greedy actions for the first `rows` observations (forward + argmax), as an env step needs
+  // (rows per replica times the replicas).
   void Act(int rows) {
     trainer_->Act(nn::ConstBatchView(obs_.data(), rows, in_, device_), nn::AsVector(greedy_).Head(rows));
   }
@@ -271,38 +281,44 @@ int main(int argc, char** argv) {
             if (part == "act" && loss_name != args.losses.front()) continue;
             for (const int act_rows : part == "act" ? args.act_batches : std::vector<int>{0}) {
               const int batch = part == "act" ? act_rows : args.batch;
-              for (const char* mode : {"eager", "graph"}) {
-                if (device == Device::kCpu && std::strcmp(mode, "graph") == 0) continue;  // nothing to capture
-                Result r{net_name,
-                         part == "act" ? "-" : nn::LossName(loss),
-                         device_name,
-                         mode,
-                         part,
-                         "",
-                         unavailable,
-                         batch,
-                         part == "act" ? 0 : clip,
-                         0};
-                if (backend != nullptr) {
-                  r.hardware = backend->Describe();
-                  Bench bench(backend, net, std::max(batch, args.batch), loss, clip);
-                  r.updates_per_second = bench.Measure(args.seconds, std::strcmp(mode, "graph") == 0, part, act_rows);
-                }
-                results.push_back(r);
-                if (args.json) {
-                  JsonObject json;
-                  json.Str("bench", "nn_" + part)
-                      .Str("net", r.net)
-                      .Int("batch", r.batch)
-                      .Str("loss", r.loss)
-                      .Num("max_grad_norm", r.max_grad_norm)
-                      .Str("device", r.device)
-                      .Str("mode", r.mode)
-                      .Str("hardware", r.hardware)
-                      .Raw("updates_per_second", r.updates_per_second > 0 ? JsonNumber(r.updates_per_second) : "null")
-                      .Str("note", r.note);
-                  std::printf("%s\n", json.str().c_str());
-                  std::fflush(stdout);
+              for (const int replicas : args.replicas) {
+                if (replicas > 1 && clip > 0) continue;  // a replicated learner takes no clipping
+                for (const char* mode : {"eager", "graph"}) {
+                  if (device == Device::kCpu && std::strcmp(mode, "graph") == 0) continue;  // nothing to capture
+                  Result r{net_name,
+                           part == "act" ? "-" : nn::LossName(loss),
+                           device_name,
+                           mode,
+                           part,
+                           "",
+                           unavailable,
+                           batch,
+                           replicas,
+                           part == "act" ? 0 : clip,
+                           0};
+                  if (backend != nullptr) {
+                    r.hardware = backend->Describe();
+                    Bench bench(backend, net, std::max(batch, args.batch), loss, clip, replicas);
+                    r.updates_per_second =
+                        bench.Measure(args.seconds, std::strcmp(mode, "graph") == 0, part, act_rows * replicas);
+                  }
+                  results.push_back(r);
+                  if (args.json) {
+                    JsonObject json;
+                    json.Str("bench", "nn_" + part)
+                        .Str("net", r.net)
+                        .Int("batch", r.batch)
+                        .Int("replicas", r.replicas)
+                        .Str("loss", r.loss)
+                        .Num("max_grad_norm", r.max_grad_norm)
+                        .Str("device", r.device)
+                        .Str("mode", r.mode)
+                        .Str("hardware", r.hardware)
+                        .Raw("updates_per_second", r.updates_per_second > 0 ? JsonNumber(r.updates_per_second) : "null")
+                        .Str("note", r.note);
+                    std::printf("%s\n", json.str().c_str());
+                    std::fflush(stdout);
+                  }
                 }
               }
             }
@@ -320,16 +336,17 @@ int main(int argc, char** argv) {
   if (!args.json) {
     std::printf(
         "Calls per second, median of 5. update: target max-Q forward + forward, loss, backward, Adam; train: "
-        "without the target forward; act: forward + argmax\n");
-    std::printf("%-16s %-6s %5s %-6s %5s %-5s %-6s %14s %10s\n", "net", "part", "batch", "loss", "clip", "dev", "mode",
-                "calls/s", "us/call");
+        "without the target forward; act: forward + argmax. K networks per call (--replicas): per net = calls x K\n");
+    std::printf("%-16s %-6s %5s %5s %-6s %5s %-5s %-6s %12s %10s %12s\n", "net", "part", "batch", "K", "loss", "clip",
+                "dev", "mode", "calls/s", "us/call", "per net/s");
     for (const Result& r : results) {
-      std::printf("%-16s %-6s %5d %-6s %5g %-5s %-6s ", r.net.c_str(), r.part.c_str(), r.batch, r.loss.c_str(),
-                  r.max_grad_norm, r.device.c_str(), r.mode.c_str());
+      std::printf("%-16s %-6s %5d %5d %-6s %5g %-5s %-6s ", r.net.c_str(), r.part.c_str(), r.batch, r.replicas,
+                  r.loss.c_str(), r.max_grad_norm, r.device.c_str(), r.mode.c_str());
       if (r.updates_per_second > 0)
-        std::printf("%14.0f %10.1f\n", r.updates_per_second, 1e6 / r.updates_per_second);
+        std::printf("%12.0f %10.1f %12.0f\n", r.updates_per_second, 1e6 / r.updates_per_second,
+                    r.updates_per_second * r.replicas);
       else
-        std::printf("%14s %10s  (%s)\n", "-", "-", r.note.c_str());
+        std::printf("%12s %10s %12s  (%s)\n", "-", "-", "-", r.note.c_str());
     }
     std::string shown;
     for (const Result& r : results) {

@@ -435,6 +435,16 @@ part_speed() {
     echo "gpu-check: cugym_bench_nn FAILED"
     echo '{"bench": "nn_update", "failed": "cugym_bench_nn exited non-zero"}' >>"$nn_jsonl"
   fi
+  # K CartPole networks (DQN's shipped 4-120-84 with a dueling head's 3 outputs, minibatch 64, 8
+  # envs acting) as one batched network, the K agents of `cugym train --seeds` (issue 23): calls
+  # per second at K = 1, 64 and 1024 on the GPU.
+  local replicas=(--device cuda --nets 4-120-84-3 --batch 64 --losses mse --parts update,act --act-batches 8
+                  --replicas 1,64,1024 --seconds 0.2 --json)
+  echo "+ $build_dir/bench/cugym_bench_nn ${replicas[*]} >> $nn_jsonl"
+  if [ "$dry" -eq 0 ] && ! timeout 120 "$build_dir/bench/cugym_bench_nn" "${replicas[@]}" >>"$nn_jsonl"; then
+    echo "gpu-check: cugym_bench_nn --replicas FAILED"
+    echo '{"bench": "nn_update", "failed": "cugym_bench_nn --replicas exited non-zero"}' >>"$nn_jsonl"
+  fi
   local nn_s=$((SECONDS - t0))
   [ "$dry" -eq 0 ] || return 0
   banner "summary: speed part (paste into docs/benchmarks.md)"

@@ -101,27 +101,24 @@ def env_table(rows):
 
 
 def nn_table(rows):
-    print("| net | batch | loss | clip | device | mode | updates/s | us/update |")
-    print("|---|---:|---|---:|---|---|---:|---:|")
+    # K: networks updated per call (cugym_bench_nn --replicas); per net/s = calls/s x K.
+    print("| net | batch | K | loss | clip | device | mode | calls/s | us/call | per net/s |")
+    print("|---|---:|---:|---|---:|---|---|---:|---:|---:|")
     bad = 0
     for r in rows:
         if "failed" in r:
             bad += 1
-            print(f"| FAILED: {r['failed']} | | | | | | | |")
+            print(f"| FAILED: {r['failed']} | | | | | | | | | |")
             continue
+        k = r.get("replicas", 1)
+        head = f"| {r['net']} | {r['batch']} | {k} | {r['loss']} | {r['max_grad_norm']} | {r['device']} | {r['mode']} |"
         ups = r.get("updates_per_second")
         if ups is None:  # a device this machine lacks (the note says why)
             if r.get("device") == "cuda" and os.environ.get("CUGYM_REHEARSE") != "1":
                 bad += 1
-            print(
-                f"| {r['net']} | {r['batch']} | {r['loss']} | {r['max_grad_norm']} | {r['device']} | {r['mode']} | "
-                f"- ({r.get('note', '')}) | - |"
-            )
+            print(f"{head} - ({r.get('note', '')}) | - | - |")
             continue
-        print(
-            f"| {r['net']} | {r['batch']} | {r['loss']} | {r['max_grad_norm']} | {r['device']} | {r['mode']} | "
-            f"{ups:.0f} | {1e6 / ups:.1f} |"
-        )
+        print(f"{head} {ups:.0f} | {1e6 / ups:.1f} | {ups * k:.0f} |")
     return bad
 
 

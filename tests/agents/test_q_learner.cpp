@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -286,6 +287,108 @@ TEST_P(QLearnerTest, AConvolutionTrainsAndCheckpoints) {
               path + ": the checkpoint holds a conv 4x3x2->5 3x3, 24,16,3 network, this trainer's is 24,16,3");
   }
   std::remove(path.c_str());
+}
+
+// K learners as one (QLearnerOptions::replicas): four prioritized-replay-style updates (weights and
+// errors), target evaluation, acting and a Polyak update give each replica what a learner of one
+// with its seed gives: the same bits on the CPU, within rounding on CUDA (cuBLAS's batched GEMM).
+TEST_P(QLearnerTest, ReplicasLearnAsLearnersOfOne) {
+  constexpr int kReplicas = 3, kActRows = 10;
+  const Device dev = device();
+  auto expect_same = [dev](const std::vector<float>& got, const std::vector<float>& want, const char* what) {
+    if (dev == Device::kCpu) {
+      EXPECT_EQ(got, want) << what;
+    } else {
+      EXPECT_LT(NormwiseError(got, want), 1e-5) << what;
+    }
+  };
+  for (bool dueling : {false, true}) {
+    for (LossKind loss : {LossKind::kMse, LossKind::kHuber}) {
+      SCOPED_TRACE(::testing::Message() << (dueling ? "dueling " : "") << LossName(loss));
+      QLearnerOptions o = Options(loss, 0.0);
+      o.dueling = dueling;
+      std::vector<std::unique_ptr<QLearner>> solo;
+      for (int r = 0; r < kReplicas; ++r) {
+        QLearnerOptions one = o;
+        one.seed = 40 + r;
+        one.replica_seeds.clear();
+        solo.push_back(std::make_unique<QLearner>(backend_, one));
+        o.replica_seeds.push_back(40 + r);
+      }
+      o.replicas = kReplicas;
+      QLearner batch(backend_, o);
+      const int64_t stride = batch.online().replica_stride();
+      auto block = [](const std::vector<float>& v, int64_t r, int64_t size) {
+        return std::vector<float>(v.begin() + r * size, v.begin() + (r + 1) * size);
+      };
+
+      for (int step = 0; step < 4; ++step) {
+        const std::vector<float> obs = RandomFloats(kReplicas * kBatch * kIn, 60 + step);
+        const std::vector<int32_t> actions = RandomActions(kReplicas * kBatch, kActions, 70 + step);
+        const std::vector<float> targets = RandomFloats(kReplicas * kBatch, 80 + step, -2.0f, 2.0f);
+        const std::vector<float> weights = RandomFloats(kReplicas * kBatch, 90 + step, 0.1f, 1.0f);
+        Buffer<float> obs_d = ToDevice(dev, obs), targets_d = ToDevice(dev, targets),
+                      weights_d = ToDevice(dev, weights);
+        Buffer<int32_t> actions_d = ToDevice(dev, actions);
+        Buffer<float> errors(dev, kReplicas * kBatch), solo_errors(dev, kBatch);
+        batch.TrainStep(ConstBatchView(obs_d.data(), kReplicas * kBatch, kIn, dev), AsVector(actions_d),
+                        AsVector(targets_d), AsVector(weights_d), AsVector(errors));
+        const std::vector<float> params = ToHost(batch.online().parameters()), errs = errors.ToHost();
+        for (int r = 0; r < kReplicas; ++r) {
+          SCOPED_TRACE(::testing::Message() << "step " << step << " replica " << r);
+          const int64_t first = static_cast<int64_t>(r) * kBatch;
+          solo[r]->TrainStep(ConstBatchView(obs_d.data() + first * kIn, kBatch, kIn, dev),
+                             VectorView<const int32_t>(actions_d.data() + first, kBatch, dev),
+                             VectorView<const float>(targets_d.data() + first, kBatch, dev),
+                             VectorView<const float>(weights_d.data() + first, kBatch, dev), AsVector(solo_errors));
+          expect_same(block(params, r, stride), ToHost(solo[r]->online().parameters()), "online weights");
+          expect_same(block(errs, r, kBatch), solo_errors.ToHost(), "TD errors");
+          const QLearner::Stats got = batch.ReadStats(r), want = solo[r]->ReadStats();
+          expect_same({got.loss, got.mean_q}, {want.loss, want.mean_q}, "loss and mean Q");
+          EXPECT_EQ(got.updates, want.updates);
+        }
+      }
+
+      // Acting, the target's values, and a Polyak update.
+      const std::vector<float> obs = RandomFloats(kReplicas * kActRows * kIn, 99);
+      Buffer<float> obs_d = ToDevice(dev, obs), max_q(dev, kReplicas * kActRows), solo_max(dev, kActRows);
+      Buffer<int32_t> acts(dev, kReplicas * kActRows), solo_acts(dev, kActRows);
+      const ConstBatchView all(obs_d.data(), kReplicas * kActRows, kIn, dev);
+      batch.Act(all, AsVector(acts));
+      batch.UpdateTarget(0.05f);
+      batch.TargetMaxQ(all, AsVector(max_q));
+      const std::vector<int32_t> a = acts.ToHost();
+      const std::vector<float> m = max_q.ToHost(), target = ToHost(batch.target().parameters());
+      for (int r = 0; r < kReplicas; ++r) {
+        SCOPED_TRACE(::testing::Message() << "replica " << r);
+        const ConstBatchView mine(obs_d.data() + static_cast<int64_t>(r) * kActRows * kIn, kActRows, kIn, dev);
+        solo[r]->Act(mine, AsVector(solo_acts));
+        solo[r]->UpdateTarget(0.05f);
+        solo[r]->TargetMaxQ(mine, AsVector(solo_max));
+        if (dev == Device::kCpu) {
+          EXPECT_EQ(std::vector<int32_t>(a.begin() + r * kActRows, a.begin() + (r + 1) * kActRows), solo_acts.ToHost());
+        }
+        expect_same(block(m, r, kActRows), solo_max.ToHost(), "target max Q");
+        expect_same(block(target, r, stride), ToHost(solo[r]->target().parameters()), "target weights");
+      }
+    }
+  }
+}
+
+TEST_P(QLearnerTest, ReplicasRefuseWhatTheyCannotKeepApart) {
+  QLearnerOptions o = Options(LossKind::kMse, 10.0);
+  o.replicas = 2;
+  EXPECT_THROW(QLearner(backend_, o), std::invalid_argument) << "clipping's norm would span both";
+  o.adam.max_grad_norm = 0.0;
+  o.replica_seeds = {1, 2, 3};
+  EXPECT_THROW(QLearner(backend_, o), std::invalid_argument) << "three seeds for two replicas";
+  o.replica_seeds = {1, 2};
+  QLearner learner(backend_, o);
+  EXPECT_NE(ToHost(learner.online().parameters())[0],
+            ToHost(learner.online().parameters())[learner.online().replica_stride()])
+      << "each replica from its own seed";
+  EXPECT_THROW(learner.ReadStats(2), std::invalid_argument);
+  EXPECT_THROW(learner.Save(TempPath("replicas.safetensors")), std::invalid_argument) << "a file holds one learner";
 }
 
 TEST(QLearnerConv, ConvForObservationsNeedsImages) {
