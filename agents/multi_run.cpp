@@ -19,9 +19,12 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
+#include "agents/replay_memory.h"
 #include "core/atomic_file.h"
 #include "core/json_writer.h"
+#include "core/memory.h"
 
 namespace cugym::agent {
 namespace fs = std::filesystem;
@@ -172,6 +175,34 @@ std::pair<double, double> Bootstrap(const std::vector<double>& x, double (*stati
 }
 double IqmByValue(std::vector<double> x) { return Iqm(std::move(x)); }
 double MeanByValue(std::vector<double> x) { return Mean(x); }
+
+// The runs alive at once (`jobs` of them) each hold a replay memory, which dominates a DQN run's
+// memory: refused before anything trains when together they would not fit. (A run alone is checked
+// by its ReplayMemory.)
+void CheckBatchMemory(const Registry& registry, const std::vector<DqnConfig>& configs, int jobs, Device device) {
+  std::vector<std::pair<int64_t, const DqnConfig*>> runs;  // replay bytes, config
+  for (const DqnConfig& c : configs) {
+    if (c.pqn()) continue;
+    const int obs_dim = static_cast<int>(registry.Get(c.env_id).spec.obs_dim());
+    runs.emplace_back(
+        ReplayBytes(ReplayOptions{c.buffer_size, obs_dim, c.num_envs, c.batch_size, c.prioritized_replay, {}}), &c);
+  }
+  const int alive = std::min<int>(jobs, static_cast<int>(runs.size()));
+  if (alive < 2) return;
+  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  double needed = 0;
+  for (int i = 0; i < alive; ++i) needed += static_cast<double>(runs[i].first);
+  const std::size_t available = AvailableBytes(device);
+  if (needed <= 0.9 * static_cast<double>(available)) return;
+  const DqnConfig& largest = *runs.front().second;
+  throw std::invalid_argument(std::to_string(configs.size()) + " runs, " + std::to_string(alive) +
+                              " at a time: their replay memories need " + std::to_string(alive) + " x " +
+                              std::to_string(runs.front().first >> 20) + " MiB of " + DeviceName(device) +
+                              " memory but only " + std::to_string(available >> 20) +
+                              " MiB is free (each: buffer_size " + std::to_string(largest.buffer_size) +
+                              " transitions of " + std::to_string(registry.Get(largest.env_id).spec.obs_dim()) +
+                              " floats per observation; lower --jobs or buffer_size)");
+}
 
 std::string Fixed(double x, int digits = 1) {
   if (std::isnan(x)) return "-";
@@ -349,17 +380,18 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
     s.overrides["seed"] = ParseTomlValue(std::to_string(p.seed), "seed");
     configs.push_back(ResolveTrainConfig(registry, s, configs.empty() ? notes : quiet));
   }
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int jobs =
+      options.device == Device::kCuda
+          ? 1
+          : std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : hardware, static_cast<int>(plan.size())));
+  CheckBatchMemory(registry, configs, jobs, options.device);
   if (!options.resume) {
     DqnConfig base_config = ResolveTrainConfig(registry, source, quiet);
     WriteFileAtomically((out / "base_config.toml").string(), base_config.ToToml());
     WriteFileAtomically((out / "batch.toml").string(), BatchToml(seeds, sweep));
   }
 
-  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int jobs =
-      options.device == Device::kCuda
-          ? 1
-          : std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : hardware, static_cast<int>(plan.size())));
   notes << "cugym train: " << plan.size() << " runs (" << (sweep.empty() ? 1 : plan.size() / seeds.size())
         << " grid points x " << seeds.size() << " seeds), " << jobs << " at a time on " << DeviceName(options.device)
         << "\n";

@@ -3,12 +3,33 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace cugym::agent {
 
+int64_t ReplayBytes(const ReplayOptions& options) {
+  const int64_t cap = options.capacity, b = options.batch_size, dim = options.obs_dim;
+  int64_t bytes = cap * (8 * dim + 13) + b * (8 * dim + 12);
+  if (options.prioritized) {
+    PriorityTree tree;
+    SizePriorityTree(tree, cap);
+    bytes += 8 * tree.leaves + b * 16 + 8;
+  }
+  return bytes;
+}
+
 ReplayMemory::ReplayMemory(Device device, const ReplayOptions& options) : device_(device), options_(options) {
   const int64_t cap = options.capacity, b = options.batch_size, dim = options.obs_dim;
+  const double needed = static_cast<double>(ReplayBytes(options));
+  const std::size_t available = AvailableBytes(device);
+  if (needed > 0.9 * static_cast<double>(available)) {
+    throw std::invalid_argument("replay memory: buffer_size " + std::to_string(cap) + " transitions of " +
+                                std::to_string(dim) + " floats per observation need " +
+                                std::to_string(static_cast<long long>(needed / (1 << 20))) + " MiB of " +
+                                DeviceName(device) + " memory but only " + std::to_string(available >> 20) +
+                                " MiB is free (lower buffer_size)");
+  }
   obs_ = Buffer<float>(device, cap * dim);
   next_obs_ = Buffer<float>(device, cap * dim);
   rewards_ = Buffer<float>(device, cap);

@@ -30,10 +30,17 @@ struct ReplayOptions {
   PriorityOptions priorities;  // with prioritized
 };
 
+// The bytes a ReplayMemory of `options` allocates: per transition two observations, the reward,
+// terminal flag, action and end flag (8 obs_dim + 13 bytes), the priority tree (8 bytes per leaf,
+// leaves the capacity rounded up to a power of two), and the minibatch buffers.
+int64_t ReplayBytes(const ReplayOptions& options);
+
 class ReplayMemory {
  public:
   // Every array zeroed (checkpoints save whole arrays, rows never written included, so identical
-  // runs write identical files); every leaf of the tree 0 and the largest priority 1.
+  // runs write identical files); every leaf of the tree 0 and the largest priority 1. Throws
+  // std::invalid_argument, before allocating, when ReplayBytes is above 90% of the device's free
+  // memory (the message names the buffer size, the observation size and both amounts).
   ReplayMemory(Device device, const ReplayOptions& options);
 
   bool prioritized() const { return tree_.nodes != nullptr; }

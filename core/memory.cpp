@@ -33,7 +33,7 @@ void* AllocateBytes(Device device, std::size_t bytes) {
   if (device == Device::kCpu) {
     std::size_t rounded = (bytes + 63) / 64 * 64;
     void* ptr = std::aligned_alloc(64, rounded);
-    if (ptr == nullptr) throw std::runtime_error("out of host memory allocating " + Mib(bytes));
+    if (ptr == nullptr) throw std::runtime_error("cannot allocate " + Mib(bytes) + " of host memory");
     return ptr;
   }
 #ifdef CUGYM_HAVE_CUDA
@@ -41,7 +41,7 @@ void* AllocateBytes(Device device, std::size_t bytes) {
   cudaError_t status = cudaMalloc(&ptr, bytes);
   if (status != cudaSuccess) {
     cudaGetLastError();
-    throw std::runtime_error("out of GPU memory allocating " + Mib(bytes) + " (" + cudaGetErrorString(status) + ")");
+    throw std::runtime_error("cannot allocate " + Mib(bytes) + " of GPU memory (" + cudaGetErrorString(status) + ")");
   }
   return ptr;
 #else

@@ -1,6 +1,6 @@
 // Many runs in one process (agents/multi_run.h): seed s of a batch gives the model bits of a solo
 // run with seed s (K = 1, 3 and 8 on the CPU), a grid of values, the summary, an interrupted batch
-// resumed, and the one-line errors for seed lists and sweep keys.
+// resumed, the one-line errors for seed lists and sweep keys, and batches too big for memory.
 #include "agents/multi_run.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "agents/replay_memory.h"
+#include "core/memory.h"
 #include "tests/agents/agent_test_util.h"
 #include "tests/core/test_util.h"
 
@@ -161,6 +163,53 @@ TEST(MultiRun, SeedListsAndSweepKeysAreCheckedWithOneLine) {
                   scratch / "nothing", {}, {}, 1, [] { return false; }, true);
             }).find("no batch.toml there"),
             std::string::npos);
+}
+
+// Replay memory dominates a DQN run's memory: a batch whose runs alive at once would not fit
+// together is refused before it writes or trains anything, naming the runs and the bytes; one run
+// that alone would not fit is refused by its replay memory before allocating.
+TEST(MultiRun, RunsThatWouldNotFitTogetherAreRefusedFirst) {
+  using cugym::testing::InvalidArgumentMessage;
+  // Each run's replay memory at 70% of the free host memory: one fits, two do not (by a margin
+  // that other processes' allocations meanwhile do not close).
+  const double available = static_cast<double>(AvailableBytes(Device::kCpu));
+  const int64_t per_transition = ReplayBytes(ReplayOptions{2, 4, 1, 0, false, {}}) -
+                                 ReplayBytes(ReplayOptions{1, 4, 1, 0, false, {}});  // CartPole: obs 4
+  EXPECT_EQ(per_transition, 2 * 4 * 4 + 13);
+  const int64_t buffer = static_cast<int64_t>(0.7 * available / static_cast<double>(per_transition));
+  const ReplayOptions replay{buffer, 4, 8, 128, false, {}};  // the defaults: no prioritized replay
+  EXPECT_GT(ReplayBytes(replay), 0.65 * available);
+  EXPECT_LT(ReplayBytes(replay), 0.9 * available);
+
+  const ScratchDir scratch("cugym_multi_run_memory");
+  MultiRunOptions options;
+  options.out_dir = (scratch / "batch").string();
+  options.jobs = 2;
+  TrainConfigSource source = Source();
+  source.overrides["buffer_size"] = ParseTomlValue(std::to_string(buffer), "buffer_size");
+  std::ostringstream notes;
+  const std::string message = InvalidArgumentMessage([&] {
+    RunMany(
+        Builtins(), source, {1, 2, 3}, {}, options, [](const MultiRunProgress&) {}, [] { return false; }, notes);
+  });
+  EXPECT_EQ(message.rfind("3 runs, 2 at a time: their replay memories need 2 x ", 0), 0u) << message;
+  EXPECT_NE(message.find("MiB of cpu memory but only "), std::string::npos) << message;
+  EXPECT_NE(message.find("buffer_size " + std::to_string(buffer) +
+                         " transitions of 4 floats per observation; lower "
+                         "--jobs or buffer_size)"),
+            std::string::npos)
+      << message;
+  EXPECT_FALSE(fs::exists(scratch / "batch" / "batch.toml")) << "nothing written";
+
+  // One run, twice the free memory: its replay memory refuses before allocating.
+  const ReplayOptions too_big{2 * buffer, 4, 8, 64, false, {}};
+  const std::string alone = InvalidArgumentMessage([&] { ReplayMemory(Device::kCpu, too_big); });
+  EXPECT_EQ(alone.rfind("replay memory: buffer_size " + std::to_string(2 * buffer) +
+                            " transitions of 4 floats per observation need ",
+                        0),
+            0u)
+      << alone;
+  EXPECT_NE(alone.find("(lower buffer_size)"), std::string::npos) << alone;
 }
 
 }  // namespace

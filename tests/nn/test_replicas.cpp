@@ -65,8 +65,12 @@ TEST_P(Replicas, BatchedGemmIsEachProductOnItsOwn) {
       Buffer<float> ad = ToDevice(device, a), bd = ToDevice(device, b);
       Buffer<float> batched = ToDevice(device, c0), each = ToDevice(device, c0);
       const int64_t a_rows = op_a == Op::kN ? m : k, b_rows = op_b == Op::kN ? k : n;
-      auto view_a = [&](int64_t r) { return ConstColMajorView(ad.data() + r * kStrideA, a_rows, m * k / a_rows, device); };
-      auto view_b = [&](int64_t r) { return ConstColMajorView(bd.data() + r * kStrideB, b_rows, k * n / b_rows, device); };
+      auto view_a = [&](int64_t r) {
+        return ConstColMajorView(ad.data() + r * kStrideA, a_rows, m * k / a_rows, device);
+      };
+      auto view_b = [&](int64_t r) {
+        return ConstColMajorView(bd.data() + r * kStrideB, b_rows, k * n / b_rows, device);
+      };
       backend->GemmBatched(kCount, op_a, view_a(0), kStrideA, op_b, view_b(0), kStrideB, 0.5f, 0.25f,
                            ColMajorView(batched.data(), m, n, device), kStrideC);
       for (int64_t r = 0; r < kCount; ++r) {
@@ -82,8 +86,8 @@ TEST_P(Replicas, BatchedGemmIsEachProductOnItsOwn) {
       }
     }
   }
-  std::printf("[replicas] %s: batched GEMM, %d of %d entries the bits of one GEMM per replica\n",
-              DeviceName(device), same, total);
+  std::printf("[replicas] %s: batched GEMM, %d of %d entries the bits of one GEMM per replica\n", DeviceName(device),
+              same, total);
 }
 
 TEST_P(Replicas, GroupedBiasPassesAreEachGroupsOwn) {
@@ -234,8 +238,7 @@ TEST_P(Replicas, BadShapesAreRefused) {
   Buffer<float> x(device, 9 * 4);
   x.Zero();
   EXPECT_THROW(net.Forward(ConstBatchView(x.data(), 7, 4, device)), std::invalid_argument) << "7 rows in 2 replicas";
-  EXPECT_THROW(net.CopyReplicaTo(2, single), std::invalid_argument)
-      << "replica 2 of 2";
+  EXPECT_THROW(net.CopyReplicaTo(2, single), std::invalid_argument) << "replica 2 of 2";
   EXPECT_THROW(net.PolyakFrom(single, 0.5f), std::invalid_argument);
   EXPECT_THROW(net.CopyReplicaFrom(0, net), std::invalid_argument) << "not a network of one";
   Buffer<float> c(device, 8);
