@@ -472,6 +472,24 @@ train_seeds() {
     training_pids+=($!)
   done
 }
+# train_batch CONFIG DEVICE SEEDS: the same config's seeds as one `cugym train --seeds` process
+# (issue 23) into $dqn_dir/CONFIG-DEVICE-batch, its exit status and wall seconds beside it.
+batch_limit=200
+train_batch() {
+  local config="$1" device="$2" seeds="$3"
+  local dir="$dqn_dir/$config-$device-batch"
+  local cmd=("$cli" train --config "configs/$config.toml" --device "$device" --seeds "$seeds" --out "$dir")
+  echo "+ ${cmd[*]} > $dir.log &"
+  [ "$dry" -eq 0 ] || return 0
+  rm -rf "$dir" "$dir.rc" "$dir.seconds"
+  (
+    start=$SECONDS
+    OPENBLAS_NUM_THREADS=1 timeout "$batch_limit" "${cmd[@]}" >"$dir.log" 2>&1
+    echo $? >"$dir.rc"
+    echo $((SECONDS - start)) >"$dir.seconds"
+  ) &
+  training_pids+=($!)
+}
 wait_trainings() {
   local pid
   for pid in "${training_pids[@]}"; do wait "$pid"; done
@@ -493,6 +511,8 @@ part_dqn() {
   wait_trainings
   train_seeds acrobot "$dev" "${acrobot_seeds[@]}"
   train_seeds mountain_car "$dev" "${mountain_seeds[@]}"
+  # CartPole's first seeds again as one batch: seed s must give the solo run's model bytes.
+  train_batch cartpole "$dev" "1-$(( ${#cartpole_seeds[@]} < 4 ? ${#cartpole_seeds[@]} : 4 ))"
   [ "$rehearse" -eq 1 ] || train_seeds cartpole cpu 1
   wait_trainings
   # PQN (docs/pqn.md): its CartPole config over the same seeds, and MinAtar Breakout's (5M steps
@@ -518,7 +538,7 @@ part_dqn() {
               --bar "mountain_car-$dev:-110:0" --bar "cartpole_pqn-$dev:475:$need_cartpole"
               --bar "minatar_breakout_pqn-$dev:10:0")
   [ "$rehearse" -eq 1 ] || bars+=(--bar "cartpole-cpu:475:0")
-  $report dqn --dqn-dir "$dqn_dir" --limit "$train_limit" "${bars[@]}"
+  $report dqn --dqn-dir "$dqn_dir" --limit "$train_limit" "${bars[@]}" --batch "cartpole-$dev-batch:cartpole-$dev"
 }
 
 # ---- python: the package with CUDA, and its tests ----------------------------------------------------

@@ -215,8 +215,53 @@ def dqn_summary(args):
             f"| {group} | {len(runs)} | {reached} | {bar_text} | {returns} | "
             f"{fmt(statistics.median(times) if times else math.nan, '.1f')} | {verdict} |"
         )
+    for spec in args.batch:
+        bad += batch_summary(args.dqn_dir, spec)
     print(f"\ndqn verdict: {'FAIL' if bad else 'pass'} ({bad} problem(s))")
     return 3 if bad else 0
+
+
+def batch_summary(dqn_dir, spec):
+    """One `cugym train --seeds` batch (BATCH:SOLO_GROUP): its runs solved, its wall time, and
+    whether each seed's model has the bytes of the solo run of that seed (issue 23's contract, on
+    the same device). 1 when something is wrong, else 0."""
+    batch, solo = spec.split(":", 1)
+    folder = os.path.join(dqn_dir, batch)
+    status = exit_status(folder + ".rc")
+    try:
+        seconds = int(open(folder + ".seconds").read().strip())
+    except (OSError, ValueError):
+        seconds = None
+    try:
+        point = json.load(open(os.path.join(folder, "summary.json")))["points"][0]
+    except (OSError, ValueError, KeyError, IndexError):
+        point = None
+    same, differ, missing = [], [], []
+    for run in point["runs"] if point else []:
+        mine = os.path.join(run["run_dir"], "model.safetensors")
+        theirs = os.path.join(dqn_dir, f"{solo}-{run['seed']}", "model.safetensors")
+        if not (os.path.exists(mine) and os.path.exists(theirs)):
+            missing.append(run["seed"])
+        elif open(mine, "rb").read() == open(theirs, "rb").read():
+            same.append(run["seed"])
+        else:
+            differ.append(run["seed"])
+    verdict = "pass"
+    if status == TIMEOUT_EXIT:
+        verdict = "cut off (reported)"
+    elif status != 0 or point is None:
+        verdict = f"FAIL (exit {status}, {'no summary.json' if point is None else 'see the log'})"
+    elif differ:
+        verdict = f"FAIL (seeds {differ}: other model bytes than the solo runs)"
+    print(
+        f"\nbatch {batch} (`cugym train --seeds`, one process): "
+        f"{point['seeds'] if point else '-'} runs, solved (final) {point['solved_final'] if point else '-'}, "
+        f"wall {seconds if seconds is not None else '-'} s; the solo run's model bytes: seeds {same or '-'} the same"
+        + (f", {differ} other" if differ else "")
+        + (f", {missing} not compared (a run missing)" if missing else "")
+        + f": {verdict}"
+    )
+    return 1 if verdict.startswith("FAIL") else 0
 
 
 SANITIZER_UNUSABLE = re.compile(
@@ -279,6 +324,9 @@ def main():
     p.add_argument("--dqn-dir", required=True)
     p.add_argument("--limit", type=int, required=True, help="seconds after which a run was cut off")
     p.add_argument("--bar", action="append", default=[], help="GROUP:THRESHOLD:NEED, e.g. cartpole-cuda:475:3")
+    p.add_argument(
+        "--batch", action="append", default=[], help="BATCH:SOLO_GROUP, e.g. cartpole-cuda-batch:cartpole-cuda"
+    )
     args = parser.parse_args()
     summaries = {"ctest": ctest_summary, "sanitizer": sanitizer_summary, "speed": speed_summary, "dqn": dqn_summary}
     return summaries[args.what](args)

@@ -95,6 +95,27 @@ if [ $? -ne 0 ] || ! grep -q '| cartpole-cpu | 1 | 0 | >= 475, not judged | 1: c
   fail "dqn report: a run cut off in an unjudged group is reported, not failed:"; sed 's/^/    /' "$tmp/out"
 fi
 
+# A batch of seeds (`cugym train --seeds`, issue 23): each seed's model must have the bytes of
+# the solo run of that seed; other bytes fail the part.
+batch="$dqn/cartpole-cuda-batch"
+mkdir -p "$batch/seed_1" "$batch/seed_2"
+echo same >"$dqn/cartpole-cuda-1/model.safetensors" && echo same >"$batch/seed_1/model.safetensors"
+echo solo >"$dqn/cartpole-cuda-2/model.safetensors" && echo batch >"$batch/seed_2/model.safetensors"
+cat >"$batch/summary.json" <<JSON
+{"points": [{"point": "", "seeds": 2, "solved_final": 1, "runs": [
+  {"seed": 1, "run_dir": "$batch/seed_1"}, {"seed": 2, "run_dir": "$batch/seed_2"}]}]}
+JSON
+echo 0 >"$batch.rc" && echo 17 >"$batch.seconds"
+dqn_report --batch cartpole-cuda-batch:cartpole-cuda
+if [ $? -ne 3 ] || ! grep -q 'FAIL (seeds \[2\]: other model bytes than the solo runs)' "$tmp/out"; then
+  fail "dqn report: a batch seed whose model differs from its solo run's must fail:"; sed 's/^/    /' "$tmp/out"
+fi
+echo solo >"$batch/seed_2/model.safetensors"
+dqn_report --batch cartpole-cuda-batch:cartpole-cuda
+if [ $? -ne 0 ] || ! grep -q '2 runs, solved (final) 1, wall 17 s; the solo run.s model bytes: seeds \[1, 2\] the same: pass' "$tmp/out"; then
+  fail "dqn report: a batch with the solo runs' models passes:"; sed 's/^/    /' "$tmp/out"
+fi
+
 # speed: the bound beside a CUDA env row, the nn row; a failed benchmark exits 3.
 echo '{"env": "CartPole-v1", "device": "cuda", "hardware": "H", "num_envs": 1048576, "mode": "step", "steps_per_second": 2.75e10, "bytes_per_step": 78, "model_gbytes_per_second": 2145}' >"$tmp/env.jsonl"
 echo '{"bench": "nn_update", "net": "4-120-84-2", "batch": 128, "loss": "mse", "max_grad_norm": 0, "device": "cuda", "mode": "graph", "hardware": "H", "updates_per_second": 40000.0, "note": ""}' >"$tmp/nn.jsonl"
