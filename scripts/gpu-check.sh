@@ -265,7 +265,7 @@ cublas_dir() {
   local d toolkit
   toolkit="$(dirname "$(dirname "$(command -v nvcc 2>/dev/null || echo /nonexistent/bin/nvcc)")")"
   if ldconfig -p 2>/dev/null | grep -c 'libcublas\.so\.13' >/dev/null; then echo loader; return; fi
-  for d in ${LD_LIBRARY_PATH//:/ } "$toolkit/lib64" "$toolkit/targets/x86_64-linux/lib"; do
+  for d in ${LD_LIBRARY_PATH:+${LD_LIBRARY_PATH//:/ }} "$toolkit/lib64" "$toolkit/targets/x86_64-linux/lib"; do
     if [ -e "$d/libcublas.so.13" ]; then echo "$d"; return; fi
   done
 }
