@@ -31,7 +31,8 @@ int64_t ReplicaRows(const char* op, int64_t rows, const LayerReplicas& replicas)
   return rows / replicas.count;
 }
 
-// The first replica's block of a [K n x f] batch, column-major [f x n] (what the GEMMs take).
+// The first replica's block of a [K n x f] batch, column-major [f x n] (what the GEMMs take; with
+// one replica, the whole batch: GemmBatched of one is Gemm).
 template <class T>
 MatrixView<T, Layout::kColMajor> FirstBlock(MatrixView<T, Layout::kRowMajor> v, int64_t rows) {
   return {v.data(), v.cols(), rows, v.device()};
@@ -45,11 +46,6 @@ void LinearForward(Backend& backend, const LinearParams& params, ConstBatchView 
   if (x.rows() != y.rows()) {
     throw std::invalid_argument("LinearForward: x has " + std::to_string(x.rows()) + " rows, y " +
                                 std::to_string(y.rows()));
-  }
-  if (replicas.count == 1) {
-    backend.Gemm(Op::kT, params.weight.Transpose(), Op::kN, x.Transpose(), 1.0f, 0.0f, y.Transpose());
-    backend.BiasActivation(y, params.bias, act);
-    return;
   }
   const int64_t n = ReplicaRows("LinearForward", x.rows(), replicas);
   const int64_t in = x.cols(), out = y.cols();
@@ -72,15 +68,6 @@ void LinearBackward(Backend& backend, const LinearParams& params, ConstBatchView
   }
   if (bias_grad_ready && act != Activation::kNone) {
     throw std::invalid_argument("LinearBackward: bias_grad_ready needs Activation::kNone (no mask to apply)");
-  }
-  if (replicas.count == 1) {
-    if (!bias_grad_ready) backend.ActivationBackward(dy, y, grads.bias, act);
-    backend.Gemm(Op::kN, x.Transpose(), Op::kT, ConstBatchView(dy).Transpose(), 1.0f, 0.0f, grads.weight.Transpose());
-    if (dx.size() > 0) {
-      backend.Gemm(Op::kN, params.weight.Transpose(), Op::kN, ConstBatchView(dy).Transpose(), 1.0f, 0.0f,
-                   dx.Transpose());
-    }
-    return;
   }
   const int64_t n = ReplicaRows("LinearBackward", x.rows(), replicas);
   const int64_t in = x.cols(), out = dy.cols(), k = replicas.count, stride = replicas.stride;
