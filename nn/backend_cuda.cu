@@ -55,7 +55,8 @@ __global__ void BiasActivationKernel(float* y, const float* bias, int64_t count,
                                      int64_t bias_stride) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    float v = y[i] + bias[(i / group_size) * bias_stride + i % f];
+    const float* b = bias_stride == 0 ? bias : bias + (i / group_size) * bias_stride;  // no division ungrouped
+    float v = y[i] + b[i % f];
     if (relu) v = v < 0.0f ? 0.0f : v;  // as std::max(v, 0.0f) on the CPU (NaN stays NaN)
     y[i] = v;
   }
