@@ -12,7 +12,7 @@ expect 0 'CartPole-v1 +\(4,\) +Discrete\(2\) +500 +475' -- list
 expect 0 '"id": "CartPole-v1".*"n": 2' -- list --json
 expect 0 '^Acrobot-v1 .* gymnasium/envs/classic_control/acrobot\.py \(Gymnasium [0-9.]+\)$' -- list
 expect 0 '"id": "CartPole-v1".*"reference": "gymnasium/envs/classic_control/cartpole\.py \(Gymnasium' -- list --json
-expect 0 '^cugym [0-9]+\.[0-9]+\.[0-9]+ \(git [0-9a-f]+(-dirty)?|unknown\); CUDA (yes \(archs [0-9a-z,-]+\)|no), SDL2 (yes|no), Box2D (yes|no); BLAS cpu \(' -- --version
+expect 0 '^cugym [0-9]+\.[0-9]+\.[0-9]+ \(git ([0-9a-f]+(-dirty)?|unknown)\); CUDA (yes \(archs [0-9a-z,-]+\)|no), SDL2 (yes|no), Box2D (yes|no), MinAtar (yes|no); BLAS cpu \(' -- --version
 expect 0 '^\{"version": "[0-9]+\.[0-9]+\.[0-9]+ \(git [^)]+\)", "env": "CartPole-v1"' -- bench --steps 2 --repeats 1 --num-envs 4 --device cpu --json
 expect 0 '"version": "[0-9.]+ \(git .*"id": "Acrobot-v1"' -- list --json
 expect 0 'usage: cugym bench' -- bench --help

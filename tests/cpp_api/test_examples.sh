@@ -83,7 +83,8 @@ mkdir -p "$tmp/version"
 printf 'cmake_minimum_required(VERSION 3.25)\nproject(v LANGUAGES NONE)\nfind_package(cugym %s REQUIRED)\n' "$next" \
   >"$tmp/version/CMakeLists.txt"
 checks=$((checks + 1))
-if cmake -S "$tmp/version" -B "$tmp/version/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" >"$tmp/version.log" 2>&1 ||
+# (The same generator and tools as the examples: a machine may have ninja and no make.)
+if cmake -S "$tmp/version" -B "$tmp/version/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" "$@" >"$tmp/version.log" 2>&1 ||
    ! grep -q 'not accepted' "$tmp/version.log"; then
   fail "find_package(cugym $next) was not refused:"
   tail -20 "$tmp/version.log"
