@@ -474,7 +474,7 @@ train_seeds() {
 }
 # train_batch CONFIG DEVICE SEEDS: the same config's seeds as one `cugym train --seeds` process
 # (issue 23) into $dqn_dir/CONFIG-DEVICE-batch, its exit status and wall seconds beside it.
-batch_limit=200
+batch_limit=120  # as every run: the batch runs beside Acrobot's, within that phase's bound
 train_batch() {
   local config="$1" device="$2" seeds="$3"
   local dir="$dqn_dir/$config-$device-batch"
