@@ -40,20 +40,29 @@ LossKind ParseLoss(const std::string& name) {
   throw std::invalid_argument("unknown loss '" + name + "' (expected mse or huber)");
 }
 
-void Backend::Gemm(Op op_a, ConstColMajorView a, Op op_b, ConstColMajorView b, float alpha, float beta,
-                   ColMajorView c) {
+namespace {
+
+// Gemm's and GemmBatched's checks; false when there is nothing to compute (an empty c).
+bool CheckGemm(const char* op, Op op_a, ConstColMajorView a, Op op_b, ConstColMajorView b, ColMajorView c,
+               Device device) {
   const int64_t m = op_a == Op::kN ? a.rows() : a.cols();
   const int64_t k = op_a == Op::kN ? a.cols() : a.rows();
   const int64_t kb = op_b == Op::kN ? b.rows() : b.cols();
   const int64_t n = op_b == Op::kN ? b.cols() : b.rows();
   if (k != kb || c.rows() != m || c.cols() != n) {
-    Bad("Gemm", "op(a) is " + Dims(m, k) + ", op(b) " + Dims(kb, n) + ", c " + Dims(c.rows(), c.cols()));
+    Bad(op, "op(a) is " + Dims(m, k) + ", op(b) " + Dims(kb, n) + ", c " + Dims(c.rows(), c.cols()));
   }
-  CheckDevice("Gemm", "a", a, device_);
-  CheckDevice("Gemm", "b", b, device_);
-  CheckDevice("Gemm", "c", c, device_);
-  if (m == 0 || n == 0) return;
-  DoGemm(op_a, a, op_b, b, alpha, beta, c);
+  CheckDevice(op, "a", a, device);
+  CheckDevice(op, "b", b, device);
+  CheckDevice(op, "c", c, device);
+  return m > 0 && n > 0;
+}
+
+}  // namespace
+
+void Backend::Gemm(Op op_a, ConstColMajorView a, Op op_b, ConstColMajorView b, float alpha, float beta,
+                   ColMajorView c) {
+  if (CheckGemm("Gemm", op_a, a, op_b, b, c, device_)) DoGemm(op_a, a, op_b, b, alpha, beta, c);
 }
 
 void Backend::GemmBatched(int64_t count, Op op_a, ConstColMajorView a, int64_t stride_a, Op op_b, ConstColMajorView b,
@@ -68,18 +77,9 @@ void Backend::GemmBatched(int64_t count, Op op_a, ConstColMajorView a, int64_t s
         "the outputs overlap: c is " + Dims(c.rows(), c.cols()) + ", its stride " + std::to_string(stride_c));
   }
   if (count == 1) return Gemm(op_a, a, op_b, b, alpha, beta, c);
-  const int64_t m = op_a == Op::kN ? a.rows() : a.cols();
-  const int64_t k = op_a == Op::kN ? a.cols() : a.rows();
-  const int64_t kb = op_b == Op::kN ? b.rows() : b.cols();
-  const int64_t n = op_b == Op::kN ? b.cols() : b.rows();
-  if (k != kb || c.rows() != m || c.cols() != n) {
-    Bad("GemmBatched", "op(a) is " + Dims(m, k) + ", op(b) " + Dims(kb, n) + ", c " + Dims(c.rows(), c.cols()));
+  if (CheckGemm("GemmBatched", op_a, a, op_b, b, c, device_)) {
+    DoGemmBatched(count, op_a, a, stride_a, op_b, b, stride_b, alpha, beta, c, stride_c);
   }
-  CheckDevice("GemmBatched", "a", a, device_);
-  CheckDevice("GemmBatched", "b", b, device_);
-  CheckDevice("GemmBatched", "c", c, device_);
-  if (m == 0 || n == 0) return;
-  DoGemmBatched(count, op_a, a, stride_a, op_b, b, stride_b, alpha, beta, c, stride_c);
 }
 
 void Backend::DoGemmBatched(int64_t count, Op op_a, ConstColMajorView a, int64_t stride_a, Op op_b, ConstColMajorView b,
