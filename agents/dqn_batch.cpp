@@ -1,0 +1,181 @@
+// DqnBatch: DqnAgent's iteration for K agents in lockstep, the network work of all K in one call.
+#include "agents/dqn_batch.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "agents/agent.h"
+#include "nn/backend.h"
+
+namespace cugym::agent {
+namespace {
+
+nn::ConstBatchView Rows(const float* data, int64_t rows, int64_t cols, Device device) {
+  return nn::ConstBatchView(data, rows, cols, device);
+}
+template <class T>
+nn::VectorView<T> Vec(T* data, int64_t size, Device device) {
+  return nn::VectorView<T>(data, size, device);
+}
+
+}  // namespace
+
+DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds,
+                   Device device)
+    : config_(config), seeds_(seeds), device_(device), n_(config.num_envs) {
+  config_.Validate();
+  if (config_.pqn()) throw std::invalid_argument("DqnBatch: algo is pqn; a batch of agents trains DQN");
+  if (seeds_.empty()) throw std::invalid_argument("DqnBatch: no seeds");
+  if (std::set<uint64_t>(seeds_.begin(), seeds_.end()).size() != seeds_.size())
+    throw std::invalid_argument("DqnBatch: a seed appears twice");
+  const EnvSpec& spec = DiscreteSpec(registry, config_.env_id, "DQN");
+  obs_dim_ = static_cast<int>(spec.obs_dim());
+  num_actions_ = static_cast<int>(spec.action_space.n);
+  const int64_t k = agents(), n = n_, b = config_.batch_size;
+
+  // The learner DqnAgent builds (LearnerOptions in dqn.cpp), its evaluation rows aside, K times.
+  QLearnerOptions options = LearnerOptionsFor(config_, spec);
+  options.batch_size = static_cast<int>(b);
+  options.max_act_batch = static_cast<int>(std::max(n, config_.double_dqn ? b : int64_t{1}));
+  options.replicas = static_cast<int>(k);
+  for (uint64_t seed : seeds_) {
+    DqnConfig one = config_;
+    one.seed = seed;
+    options.replica_seeds.push_back(LearnerOptionsFor(one, spec).seed);
+  }
+  learner_ = std::make_unique<QLearner>(nn::MakeBackend(device), options);
+  void* stream = learner_->backend().native_stream();
+  ops_ = MakeAgentOps(device, stream);
+
+  const PriorityOptions priorities{config_.per_alpha, config_.per_eps, config_.per_beta,
+                                   std::max<int64_t>(config_.PlannedUpdates(), 1)};
+  const ReplayOptions replay{config_.buffer_size, obs_dim_, n, b, config_.prioritized_replay, priorities};
+  for (int64_t a = 0; a < k; ++a) {
+    envs_.push_back(MakeVectorEnv(registry, config_.env_id, n, device));
+    envs_.back()->set_stream(stream);
+    envs_.back()->Reset(seeds_[a]);
+    replays_.push_back(std::make_unique<ReplayMemory>(device, replay));
+    episodes_.push_back(std::make_unique<EpisodeStats>(device));
+  }
+  obs_ = Buffer<float>(device, k * n * obs_dim_);
+  actions_ = Buffer<int32_t>(device, k * n);
+  if (config_.exploration_hold_mu > 0) {
+    held_actions_ = Buffer<int32_t>(device, k * n);
+    hold_left_ = Buffer<int32_t>(device, k * n);
+    hold_left_.Zero();
+  }
+  counters_dev_ = Buffer<StepCounters>(device, 1);
+  const StepCounters zero{0, 0};
+  counters_dev_.FromHost(&zero, 1);
+  batch_obs_ = Buffer<float>(device, k * b * obs_dim_);
+  batch_next_obs_ = Buffer<float>(device, k * b * obs_dim_);
+  batch_rewards_ = Buffer<float>(device, k * b);
+  batch_bootstrap_ = Buffer<float>(device, k * b);
+  batch_actions_ = Buffer<int32_t>(device, k * b);
+  next_actions_ = Buffer<int32_t>(device, k * b);
+  next_q_ = Buffer<float>(device, k * b);
+  targets_ = Buffer<float>(device, k * b);
+  if (config_.prioritized_replay) {
+    batch_weights_ = Buffer<float>(device, k * b);
+    td_errors_ = Buffer<float>(device, k * b);
+  }
+  next_target_step_ = config_.learning_starts + config_.target_update_interval;
+}
+
+DqnBatch::~DqnBatch() = default;
+
+ExploreHold DqnBatch::explore_hold(int agent) {
+  if (config_.exploration_hold_mu <= 0) return {};
+  return ExploreHold{held_actions_.data() + agent * n_, hold_left_.data() + agent * n_,
+                     static_cast<float>(config_.exploration_hold_mu),
+                     static_cast<int32_t>(config_.exploration_max_hold)};
+}
+
+void DqnBatch::CopyNetworkTo(int agent, nn::Mlp& solo) const { learner_->online().CopyReplicaTo(agent, solo); }
+
+// DqnAgent::PlanIteration and RunIteration's eager path, the schedule once for all agents.
+void DqnBatch::Iterate() {
+  const EpsilonSchedule schedule{config_.start_e, config_.end_e,
+                                 config_.exploration_fraction * static_cast<double>(config_.total_steps)};
+  const int64_t step = global_step_ + n_;
+  const int64_t stored = std::min(replays_.front()->size() + n_, config_.buffer_size);
+  int64_t updates = 0, targets = 0;
+  if (step > config_.learning_starts && stored >= config_.batch_size) {
+    update_debt_ += config_.replay_ratio * static_cast<double>(n_);
+    for (; update_debt_ >= 1.0; update_debt_ -= 1.0) ++updates;
+    for (; step >= next_target_step_; next_target_step_ += config_.target_update_interval) ++targets;
+  }
+  Collect(ScheduledEpsilon(schedule, global_step_) < 1.0);
+  for (int64_t u = 0; u < updates; ++u) Update();
+  for (int64_t t = 0; t < targets; ++t) learner_->UpdateTarget(static_cast<float>(config_.tau));
+  global_step_ += n_;
+  for (auto& replay : replays_) replay->Stored(n_);
+}
+
+// DqnAgent::CollectKernels for every agent: one greedy forward for all, then each agent's
+// exploration, env step, stored transitions and finished episodes.
+void DqnBatch::Collect(bool greedy) {
+  const int64_t k = agents(), n = n_, row = n * obs_dim_;
+  void* stream = learner_->backend().native_stream();
+  const EpsilonSchedule schedule{config_.start_e, config_.end_e,
+                                 config_.exploration_fraction * static_cast<double>(config_.total_steps)};
+  for (int64_t a = 0; a < k; ++a) {
+    CopyBytesAsync(obs_.data() + a * row, envs_[a]->obs(), row * sizeof(float), device_, stream);
+  }
+  if (greedy) learner_->Act(Rows(obs_.data(), k * n, obs_dim_, device_), Vec(actions_.data(), k * n, device_));
+  for (int64_t a = 0; a < k; ++a) {
+    int32_t* actions = actions_.data() + a * n;
+    ops_->Explore(actions, n, counters_dev_.data(), schedule, seeds_[a], num_actions_, explore_hold(static_cast<int>(a)));
+    VectorEnv& env = *envs_[a];
+    env.Step(actions);
+    replays_[a]->Insert(*ops_, n, obs_.data() + a * row, actions, env.rewards(), env.obs(), env.final_obs(),
+                        env.terminated(), env.truncated());
+    ops_->CollectEpisodes(env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(), n,
+                          episodes_[a]->ring());
+  }
+  ops_->AdvanceSteps(counters_dev_.data(), n);
+}
+
+// DqnAgent::UpdateKernels for every agent: each samples its minibatch, then one target forward,
+// one TD-target pass and one training step for all, and each agent's priorities.
+void DqnBatch::Update() {
+  const int64_t k = agents(), b = config_.batch_size, rows = k * b;
+  void* stream = learner_->backend().native_stream();
+  const bool prioritized = config_.prioritized_replay;
+  auto gather = [&](auto* dst, const auto* src, int64_t a, int64_t width) {
+    CopyBytesAsync(dst + a * b * width, src, b * width * sizeof(*src), device_, stream);
+  };
+  for (int64_t a = 0; a < k; ++a) {
+    ReplayMemory& replay = *replays_[a];
+    replay.Sample(*ops_, seeds_[a], static_cast<int>(config_.n_step), static_cast<float>(config_.gamma));
+    gather(batch_obs_.data(), replay.batch_obs(), a, obs_dim_);
+    gather(batch_next_obs_.data(), replay.batch_next_obs(), a, obs_dim_);
+    gather(batch_actions_.data(), replay.batch_actions(), a, 1);
+    gather(batch_rewards_.data(), replay.batch_rewards(), a, 1);
+    gather(batch_bootstrap_.data(), replay.batch_bootstrap(), a, 1);
+    if (prioritized) gather(batch_weights_.data(), replay.batch_weights(), a, 1);
+  }
+  const auto next_obs = Rows(batch_next_obs_.data(), rows, obs_dim_, device_);
+  if (config_.double_dqn) {
+    learner_->Act(next_obs, Vec(next_actions_.data(), rows, device_));
+    learner_->TargetQAt(next_obs, Vec<const int32_t>(next_actions_.data(), rows, device_),
+                        Vec(next_q_.data(), rows, device_));
+  } else {
+    learner_->TargetMaxQ(next_obs, Vec(next_q_.data(), rows, device_));
+  }
+  ops_->TdTargets(batch_rewards_.data(), batch_bootstrap_.data(), next_q_.data(), targets_.data(), rows);
+  learner_->TrainStep(Rows(batch_obs_.data(), rows, obs_dim_, device_), Vec<const int32_t>(batch_actions_.data(), rows, device_),
+                      Vec<const float>(targets_.data(), rows, device_),
+                      prioritized ? Vec<const float>(batch_weights_.data(), rows, device_) : nn::VectorView<const float>(),
+                      prioritized ? Vec(td_errors_.data(), rows, device_) : nn::VectorView<float>());
+  if (!prioritized) return;
+  for (int64_t a = 0; a < k; ++a) {
+    ReplayMemory& replay = *replays_[a];
+    CopyBytesAsync(replay.td_errors(), td_errors_.data() + a * b, b * sizeof(float), device_, stream);
+    replay.UpdatePriorities(*ops_);
+  }
+}
+
+}  // namespace cugym::agent

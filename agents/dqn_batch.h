@@ -1,0 +1,79 @@
+// K DQN agents of one config, differing only in their seeds, trained in lockstep with their K
+// Q-networks as one replicated learner (QLearnerOptions::replicas): the core of issue 23's batched
+// agents. Every agent keeps what DqnAgent keeps (its envs, replay memory, exploration holds and
+// episode statistics, seeded from its own seed); the network work of all K is one call per op,
+// and the schedule (update debt, target updates, step counters) is one for all, as lockstep
+// makes it. Agent k's network after T iterations is, on the CPU, bit for bit the network of a
+// DqnAgent with seed seeds[k] after T iterations (tests/agents/test_dqn_batch.cpp).
+//
+// What it does not do yet (docs/design-notes.md): evaluation, checkpoints, run folders and early
+// stop per agent (RunTraining on agent proxies), CUDA graphs (every iteration runs eagerly), and
+// one launch per op for the envs and replay memories (each agent's are its own objects).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "agents/agent_ops.h"
+#include "agents/dqn_config.h"
+#include "agents/episode_stats.h"
+#include "agents/q_learner.h"
+#include "agents/replay_memory.h"
+#include "core/memory.h"
+#include "core/registry.h"
+
+namespace cugym::agent {
+
+class DqnBatch {
+ public:
+  // Throws std::invalid_argument for no seeds, a seed listed twice, PQN (algo = "pqn"), or what
+  // the replicated learner refuses (gradient clipping, a convolution, LayerNorm), and for what
+  // DqnAgent refuses.
+  DqnBatch(const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds, Device device);
+  ~DqnBatch();
+
+  int agents() const { return static_cast<int>(seeds_.size()); }
+  const std::vector<uint64_t>& seeds() const { return seeds_; }
+  int64_t global_step() const { return global_step_; }  // env steps of each agent
+
+  // One vector step of every agent: act, step, store, then the gradient steps and target updates
+  // that fall on it (DqnAgent's iteration).
+  void Iterate();
+
+  // Agent k's online network into `solo`, a network of one with the learner's layer sizes.
+  void CopyNetworkTo(int agent, nn::Mlp& solo) const;
+  const QLearner& learner() const { return *learner_; }
+  EpisodeStats& episodes(int agent) { return *episodes_.at(agent); }
+
+ private:
+  void Collect(bool greedy);
+  void Update();
+  ExploreHold explore_hold(int agent);
+
+  DqnConfig config_;
+  std::vector<uint64_t> seeds_;
+  Device device_;
+  int64_t n_;  // envs per agent
+  int obs_dim_, num_actions_;
+  std::unique_ptr<QLearner> learner_;
+  std::unique_ptr<AgentOps> ops_;
+  std::vector<std::unique_ptr<VectorEnv>> envs_;
+  std::vector<std::unique_ptr<ReplayMemory>> replays_;
+  std::vector<std::unique_ptr<EpisodeStats>> episodes_;
+  Buffer<float> obs_;       // [K n, obs_dim] every agent's observations before the step
+  Buffer<int32_t> actions_;  // [K n]
+  Buffer<int32_t> held_actions_, hold_left_;  // [K n] ez-greedy holds
+  Buffer<StepCounters> counters_dev_;  // [1] one for all: every agent steps n envs per iteration
+  // Every agent's minibatch side by side [K b], and the learner's inputs and outputs on it.
+  Buffer<float> batch_obs_, batch_next_obs_, batch_rewards_, batch_bootstrap_, batch_weights_, td_errors_;
+  Buffer<int32_t> batch_actions_, next_actions_;
+  Buffer<float> next_q_, targets_;
+
+  // The host's schedule, DqnAgent's for one agent (all K share it).
+  int64_t global_step_ = 0;
+  double update_debt_ = 0;
+  int64_t next_target_step_ = 0;
+};
+
+}  // namespace cugym::agent
