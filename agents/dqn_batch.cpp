@@ -22,8 +22,7 @@ nn::VectorView<T> Vec(T* data, int64_t size, Device device) {
 
 }  // namespace
 
-DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds,
-                   Device device)
+DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds, Device device)
     : config_(config), seeds_(seeds), device_(device), n_(config.num_envs) {
   config_.Validate();
   if (config_.pqn()) throw std::invalid_argument("DqnBatch: algo is pqn; a batch of agents trains DQN");
@@ -34,6 +33,19 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
   obs_dim_ = static_cast<int>(spec.obs_dim());
   num_actions_ = static_cast<int>(spec.action_space.n);
   const int64_t k = agents(), n = n_, b = config_.batch_size;
+  const PriorityOptions priorities{config_.per_alpha, config_.per_eps, config_.per_beta,
+                                   std::max<int64_t>(config_.PlannedUpdates(), 1)};
+  const ReplayOptions replay{config_.buffer_size, obs_dim_, n, b, config_.prioritized_replay, priorities};
+  // The K replay memories dominate: refused before anything is allocated when they would not fit.
+  const double needed = static_cast<double>(k) * static_cast<double>(ReplayBytes(replay));
+  const std::size_t available = AvailableBytes(device);
+  if (needed > 0.9 * static_cast<double>(available)) {
+    throw std::invalid_argument(
+        std::to_string(k) + " agents' replay memories need " + std::to_string(k) + " x " +
+        std::to_string(ReplayBytes(replay) >> 20) + " MiB of " + DeviceName(device) + " memory but only " +
+        std::to_string(available >> 20) + " MiB is free (each: buffer_size " + std::to_string(config_.buffer_size) +
+        " transitions of " + std::to_string(obs_dim_) + " floats per observation, " + std::to_string(n) + " envs)");
+  }
 
   // The learner DqnAgent builds (LearnerOptions in dqn.cpp), its evaluation rows aside, K times.
   QLearnerOptions options = LearnerOptionsFor(config_, spec);
@@ -49,9 +61,6 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
   void* stream = learner_->backend().native_stream();
   ops_ = MakeAgentOps(device, stream);
 
-  const PriorityOptions priorities{config_.per_alpha, config_.per_eps, config_.per_beta,
-                                   std::max<int64_t>(config_.PlannedUpdates(), 1)};
-  const ReplayOptions replay{config_.buffer_size, obs_dim_, n, b, config_.prioritized_replay, priorities};
   for (int64_t a = 0; a < k; ++a) {
     envs_.push_back(MakeVectorEnv(registry, config_.env_id, n, device));
     envs_.back()->set_stream(stream);
@@ -127,7 +136,8 @@ void DqnBatch::Collect(bool greedy) {
   if (greedy) learner_->Act(Rows(obs_.data(), k * n, obs_dim_, device_), Vec(actions_.data(), k * n, device_));
   for (int64_t a = 0; a < k; ++a) {
     int32_t* actions = actions_.data() + a * n;
-    ops_->Explore(actions, n, counters_dev_.data(), schedule, seeds_[a], num_actions_, explore_hold(static_cast<int>(a)));
+    ops_->Explore(actions, n, counters_dev_.data(), schedule, seeds_[a], num_actions_,
+                  explore_hold(static_cast<int>(a)));
     VectorEnv& env = *envs_[a];
     env.Step(actions);
     replays_[a]->Insert(*ops_, n, obs_.data() + a * row, actions, env.rewards(), env.obs(), env.final_obs(),
@@ -166,10 +176,11 @@ void DqnBatch::Update() {
     learner_->TargetMaxQ(next_obs, Vec(next_q_.data(), rows, device_));
   }
   ops_->TdTargets(batch_rewards_.data(), batch_bootstrap_.data(), next_q_.data(), targets_.data(), rows);
-  learner_->TrainStep(Rows(batch_obs_.data(), rows, obs_dim_, device_), Vec<const int32_t>(batch_actions_.data(), rows, device_),
-                      Vec<const float>(targets_.data(), rows, device_),
-                      prioritized ? Vec<const float>(batch_weights_.data(), rows, device_) : nn::VectorView<const float>(),
-                      prioritized ? Vec(td_errors_.data(), rows, device_) : nn::VectorView<float>());
+  learner_->TrainStep(
+      Rows(batch_obs_.data(), rows, obs_dim_, device_), Vec<const int32_t>(batch_actions_.data(), rows, device_),
+      Vec<const float>(targets_.data(), rows, device_),
+      prioritized ? Vec<const float>(batch_weights_.data(), rows, device_) : nn::VectorView<const float>(),
+      prioritized ? Vec(td_errors_.data(), rows, device_) : nn::VectorView<float>());
   if (!prioritized) return;
   for (int64_t a = 0; a < k; ++a) {
     ReplayMemory& replay = *replays_[a];

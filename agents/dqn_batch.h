@@ -27,9 +27,10 @@ namespace cugym::agent {
 
 class DqnBatch {
  public:
-  // Throws std::invalid_argument for no seeds, a seed listed twice, PQN (algo = "pqn"), or what
-  // the replicated learner refuses (gradient clipping, a convolution, LayerNorm), and for what
-  // DqnAgent refuses.
+  // Throws std::invalid_argument for no seeds, a seed listed twice, PQN (algo = "pqn"), what the
+  // replicated learner refuses (gradient clipping, a convolution, LayerNorm), what DqnAgent
+  // refuses, and K replay memories that would not fit in the device's free memory (before
+  // allocating anything; the message names the agents, envs and bytes).
   DqnBatch(const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds, Device device);
   ~DqnBatch();
 
@@ -61,10 +62,10 @@ class DqnBatch {
   std::vector<std::unique_ptr<VectorEnv>> envs_;
   std::vector<std::unique_ptr<ReplayMemory>> replays_;
   std::vector<std::unique_ptr<EpisodeStats>> episodes_;
-  Buffer<float> obs_;       // [K n, obs_dim] every agent's observations before the step
-  Buffer<int32_t> actions_;  // [K n]
+  Buffer<float> obs_;                         // [K n, obs_dim] every agent's observations before the step
+  Buffer<int32_t> actions_;                   // [K n]
   Buffer<int32_t> held_actions_, hold_left_;  // [K n] ez-greedy holds
-  Buffer<StepCounters> counters_dev_;  // [1] one for all: every agent steps n envs per iteration
+  Buffer<StepCounters> counters_dev_;         // [1] one for all: every agent steps n envs per iteration
   // Every agent's minibatch side by side [K b], and the learner's inputs and outputs on it.
   Buffer<float> batch_obs_, batch_next_obs_, batch_rewards_, batch_bootstrap_, batch_weights_, td_errors_;
   Buffer<int32_t> batch_actions_, next_actions_;

@@ -54,13 +54,12 @@ TEST_P(DqnBatchTest, EachAgentTrainsAsItsSoloRun) {
   const Device device = GetParam();
   const ScratchDir scratch("cugym_dqn_batch");
   const std::vector<uint64_t> seeds = {3, 11, 42};
-  const std::vector<TomlTable> variants = {
-      {},  // the shipped config
-      {{"double_dqn", ParseTomlValue("true", "t")},
-       {"n_step", ParseTomlValue("3", "t")},
-       {"prioritized_replay", ParseTomlValue("false", "t")},
-       {"dueling", ParseTomlValue("false", "t")},
-       {"exploration_hold_mu", ParseTomlValue("2.0", "t")}}};
+  const std::vector<TomlTable> variants = {{},  // the shipped config
+                                           {{"double_dqn", ParseTomlValue("true", "t")},
+                                            {"n_step", ParseTomlValue("3", "t")},
+                                            {"prioritized_replay", ParseTomlValue("false", "t")},
+                                            {"dueling", ParseTomlValue("false", "t")},
+                                            {"exploration_hold_mu", ParseTomlValue("2.0", "t")}}};
   for (std::size_t v = 0; v < variants.size(); ++v) {
     SCOPED_TRACE(::testing::Message() << "variant " << v);
     const DqnConfig config = Config(variants[v]);
@@ -89,10 +88,22 @@ TEST(DqnBatch, RefusesWhatItCannotBatch) {
   using cugym::testing::InvalidArgumentMessage;
   DqnConfig config = Config({});
   EXPECT_EQ(InvalidArgumentMessage([&] { DqnBatch(Builtins(), config, {}, Device::kCpu); }), "DqnBatch: no seeds");
-  EXPECT_EQ(InvalidArgumentMessage([&] { DqnBatch(Builtins(), config, {1, 2, 1}, Device::kCpu); }),
+  EXPECT_EQ(InvalidArgumentMessage([&] {
+              DqnBatch(Builtins(), config, {1, 2, 1}, Device::kCpu);
+            }),
             "DqnBatch: a seed appears twice");
+  // Two agents whose replay memories take 70% of the free memory each (one would fit).
+  const int64_t per_transition = 8 * 4 + 13;  // CartPole: 4 floats per observation (no priorities here)
+  DqnConfig big = Config({{"prioritized_replay", ParseTomlValue("false", "t")}});
+  big.buffer_size = static_cast<int64_t>(0.7 * static_cast<double>(AvailableBytes(Device::kCpu)) /
+                                         static_cast<double>(per_transition));
+  const std::string memory = InvalidArgumentMessage([&] { DqnBatch(Builtins(), big, {1, 2}, Device::kCpu); });
+  EXPECT_EQ(memory.rfind("2 agents' replay memories need 2 x ", 0), 0u) << memory;
+  EXPECT_NE(memory.find("transitions of 4 floats per observation, 8 envs)"), std::string::npos) << memory;
   config.max_grad_norm = 10.0;
-  EXPECT_NE(InvalidArgumentMessage([&] { DqnBatch(Builtins(), config, {1, 2}, Device::kCpu); }).find("clipping"),
+  EXPECT_NE(InvalidArgumentMessage([&] {
+              DqnBatch(Builtins(), config, {1, 2}, Device::kCpu);
+            }).find("clipping"),
             std::string::npos);
 }
 
