@@ -46,7 +46,7 @@ const EnvSpec& DiscreteSpec(const Registry& registry, const std::string& id, con
 
 DqnProgress ReadProgress(int64_t global_step, double wall_time, double epsilon, double interval_seconds,
                          int64_t interval_steps, EpisodeStats& episodes, const QLearner& learner,
-                         double last_eval_return) {
+                         double last_eval_return, int replica) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   DqnProgress p;
   p.global_step = global_step;
@@ -59,7 +59,7 @@ DqnProgress ReadProgress(int64_t global_step, double wall_time, double epsilon, 
   p.mean_return_100 = ended.mean_return_100;
   p.episodes = ended.episodes;
   p.eval_return = last_eval_return;
-  const QLearner::Stats stats = learner.ReadStats();
+  const QLearner::Stats stats = learner.ReadStats(replica);
   p.td_loss = stats.updates > 0 ? stats.loss : kNaN;
   p.q_values = stats.updates > 0 ? stats.mean_q : kNaN;
   return p;

@@ -70,10 +70,11 @@ class Agent {
 };
 
 // A metrics row from what both agents keep: the counters, the episodes that ended since the last
-// row (`episodes` is read, which waits for the queued work) and the learner's last update.
+// row (`episodes` is read, which waits for the queued work) and the learner's last update (of
+// `replica`, for a replicated learner).
 DqnProgress ReadProgress(int64_t global_step, double wall_time, double epsilon, double interval_seconds,
                          int64_t interval_steps, EpisodeStats& episodes, const QLearner& learner,
-                         double last_eval_return);
+                         double last_eval_return, int replica = 0);
 
 // The Q network and optimizer options a config asks for on `spec`'s env, shared by both agents
 // (each then sets its minibatch, its largest act batch and whether it keeps a target network).

@@ -6,7 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "agents/agent.h"
+#include "agents/dqn_checkpoint.h"
+#include "agents/evaluation.h"
 #include "nn/backend.h"
 
 namespace cugym::agent {
@@ -58,6 +59,10 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
     options.replica_seeds.push_back(LearnerOptionsFor(one, spec).seed);
   }
   learner_ = std::make_unique<QLearner>(nn::MakeBackend(device), options);
+  solo_options_ = LearnerOptionsFor(config_, spec);
+  solo_options_.batch_size = static_cast<int>(b);
+  solo_options_.max_act_batch =
+      static_cast<int>(std::max({n, config_.double_dqn ? b : int64_t{1}, config_.eval_episodes}));
   void* stream = learner_->backend().native_stream();
   ops_ = MakeAgentOps(device, stream);
 
@@ -67,7 +72,12 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
     envs_.back()->Reset(seeds_[a]);
     replays_.push_back(std::make_unique<ReplayMemory>(device, replay));
     episodes_.push_back(std::make_unique<EpisodeStats>(device));
+    if (config_.eval_episodes > 0) {
+      eval_envs_.push_back(MakeVectorEnv(registry, config_.env_id, config_.eval_episodes, device));
+      eval_envs_.back()->set_stream(stream);
+    }
   }
+  if (config_.eval_episodes > 0) eval_actions_ = Buffer<int32_t>(device, config_.eval_episodes);
   obs_ = Buffer<float>(device, k * n * obs_dim_);
   actions_ = Buffer<int32_t>(device, k * n);
   if (config_.exploration_hold_mu > 0) {
@@ -104,10 +114,35 @@ ExploreHold DqnBatch::explore_hold(int agent) {
 
 void DqnBatch::CopyNetworkTo(int agent, nn::Mlp& solo) const { learner_->online().CopyReplicaTo(agent, solo); }
 
+EpsilonSchedule DqnBatch::epsilon_schedule() const {
+  return EpsilonSchedule{config_.start_e, config_.end_e,
+                         config_.exploration_fraction * static_cast<double>(config_.total_steps)};
+}
+
+QLearner& DqnBatch::Solo(int agent) const {
+  if (!solo_) solo_ = std::make_unique<QLearner>(learner_->online().shared_backend(), solo_options_);
+  CopyNetworkTo(agent, solo_->online());
+  return *solo_;
+}
+
+DqnProgress DqnBatch::Progress(int agent, double wall_time, double seconds, int64_t steps, double last_eval_return) {
+  const EpsilonSchedule schedule = epsilon_schedule();
+  return ReadProgress(global_step_, wall_time, ScheduledEpsilon(schedule, global_step_), seconds, steps,
+                      *episodes_.at(agent), *learner_, last_eval_return, agent);
+}
+
+EvalResult DqnBatch::Evaluate(int agent, int64_t index) {
+  if (eval_envs_.empty()) throw std::logic_error("DqnBatch::Evaluate: eval_episodes is 0");
+  return EvaluateLearner(*eval_envs_.at(agent), Solo(agent), eval_actions_, seeds_.at(agent), index);
+}
+
+void DqnBatch::SaveModel(int agent, const std::string& path) const {
+  SaveQModel(path, Solo(agent), config_.env_id, global_step_);
+}
+
 // DqnAgent::PlanIteration and RunIteration's eager path, the schedule once for all agents.
 void DqnBatch::Iterate() {
-  const EpsilonSchedule schedule{config_.start_e, config_.end_e,
-                                 config_.exploration_fraction * static_cast<double>(config_.total_steps)};
+  const EpsilonSchedule schedule = epsilon_schedule();
   const int64_t step = global_step_ + n_;
   const int64_t stored = std::min(replays_.front()->size() + n_, config_.buffer_size);
   int64_t updates = 0, targets = 0;
@@ -128,8 +163,7 @@ void DqnBatch::Iterate() {
 void DqnBatch::Collect(bool greedy) {
   const int64_t k = agents(), n = n_, row = n * obs_dim_;
   void* stream = learner_->backend().native_stream();
-  const EpsilonSchedule schedule{config_.start_e, config_.end_e,
-                                 config_.exploration_fraction * static_cast<double>(config_.total_steps)};
+  const EpsilonSchedule schedule = epsilon_schedule();
   for (int64_t a = 0; a < k; ++a) {
     CopyBytesAsync(obs_.data() + a * row, envs_[a]->obs(), row * sizeof(float), device_, stream);
   }

@@ -3,18 +3,21 @@
 // agents. Every agent keeps what DqnAgent keeps (its envs, replay memory, exploration holds and
 // episode statistics, seeded from its own seed); the network work of all K is one call per op,
 // and the schedule (update debt, target updates, step counters) is one for all, as lockstep
-// makes it. Agent k's network after T iterations is, on the CPU, bit for bit the network of a
-// DqnAgent with seed seeds[k] after T iterations (tests/agents/test_dqn_batch.cpp).
+// makes it. Agent k's network, model file, metrics row and evaluations after T iterations are,
+// on the CPU, bit for bit those of a DqnAgent with seed seeds[k] after T iterations
+// (tests/agents/test_dqn_batch.cpp).
 //
-// What it does not do yet (docs/design-notes.md): evaluation, checkpoints, run folders and early
-// stop per agent (RunTraining on agent proxies), CUDA graphs (every iteration runs eagerly), and
-// one launch per op for the envs and replay memories (each agent's are its own objects).
+// What it does not do yet (docs/design-notes.md): checkpoints, run folders and early stop per
+// agent (RunTraining on agent proxies), CUDA graphs (every iteration runs eagerly), and one launch
+// per op for the envs and replay memories (each agent's are its own objects).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "agents/agent.h"
 #include "agents/agent_ops.h"
 #include "agents/dqn_config.h"
 #include "agents/episode_stats.h"
@@ -44,6 +47,14 @@ class DqnBatch {
 
   // Agent k's online network into `solo`, a network of one with the learner's layer sizes.
   void CopyNetworkTo(int agent, nn::Mlp& solo) const;
+  // What DqnAgent's Train loop asks of its agent, for agent k: a metrics row over the last
+  // `seconds` and `steps` (its episodes since the last row, its learner's last update), its
+  // `index`-th greedy evaluation (config.eval_episodes episodes on envs of its own; throws
+  // std::logic_error when eval_episodes is 0), and its model file. Each is the result DqnAgent
+  // with agent k's seed gives at the same step (the same bits on the CPU).
+  DqnProgress Progress(int agent, double wall_time, double seconds, int64_t steps, double last_eval_return);
+  EvalResult Evaluate(int agent, int64_t index);
+  void SaveModel(int agent, const std::string& path) const;
   const QLearner& learner() const { return *learner_; }
   EpisodeStats& episodes(int agent) { return *episodes_.at(agent); }
 
@@ -51,6 +62,9 @@ class DqnBatch {
   void Collect(bool greedy);
   void Update();
   ExploreHold explore_hold(int agent);
+  EpsilonSchedule epsilon_schedule() const;
+  // A learner of one holding agent k's online network (evaluation and model files).
+  QLearner& Solo(int agent) const;
 
   DqnConfig config_;
   std::vector<uint64_t> seeds_;
@@ -62,6 +76,10 @@ class DqnBatch {
   std::vector<std::unique_ptr<VectorEnv>> envs_;
   std::vector<std::unique_ptr<ReplayMemory>> replays_;
   std::vector<std::unique_ptr<EpisodeStats>> episodes_;
+  QLearnerOptions solo_options_;                       // a learner of one, evaluation rows included
+  mutable std::unique_ptr<QLearner> solo_;             // made at the first use
+  std::vector<std::unique_ptr<VectorEnv>> eval_envs_;  // [K] eval_episodes envs each, when evaluating
+  Buffer<int32_t> eval_actions_;
   Buffer<float> obs_;                         // [K n, obs_dim] every agent's observations before the step
   Buffer<int32_t> actions_;                   // [K n]
   Buffer<int32_t> held_actions_, hold_left_;  // [K n] ez-greedy holds

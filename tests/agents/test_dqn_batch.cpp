@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,26 +27,47 @@ namespace {
 using testing::Builtins;
 using testing::ScratchDir;
 
-// The shipped CartPole config, short: 3000 env steps (375 iterations, 1,000 before learning).
+// The shipped CartPole config, short: 3000 env steps (375 iterations, 1,000 before learning),
+// 10-episode evaluations only when called (no early stop), no log rows in between.
 DqnConfig Config(TomlTable keys) {
   TrainConfigSource source;
   source.env_id = "CartPole-v1";
   keys["total_steps"] = ParseTomlValue(testing::kSanitizerBuild ? "2000" : "3000", "t");
-  keys["eval_episodes"] = ParseTomlValue("0", "t");
+  keys["eval_episodes"] = ParseTomlValue("10", "t");
+  keys["eval_interval"] = ParseTomlValue("1000000", "t");
+  keys["log_interval"] = ParseTomlValue("1000000", "t");
+  keys["stop_at_threshold"] = ParseTomlValue("false", "t");
   source.overrides = keys;
   std::ostringstream notes;
   return ResolveTrainConfig(Builtins(), source, notes);
 }
 
-// DqnAgent with `seed` trained through its own loop, its model's parameters.
-std::vector<float> SoloParameters(DqnConfig config, uint64_t seed, Device device, const std::string& path) {
+std::string Bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// What a DqnAgent with `seed` gives after training alone: its model file's bytes and parameters,
+// its second evaluation, and a metrics row's episode figures and last update.
+struct Solo {
+  std::string model;
+  std::vector<float> parameters;
+  EvalResult eval;
+  DqnProgress progress;
+};
+
+Solo TrainSolo(DqnConfig config, uint64_t seed, Device device, const std::string& path) {
   config.seed = seed;
   DqnAgent agent(Builtins(), config, device);
-  agent.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
+  Solo solo;
+  agent.Train([&](const DqnProgress& p) { solo.progress = p; }, [] { return false; }, [] {});
   agent.SaveModel(path);
+  solo.model = Bytes(path);
   nn::Mlp net(nn::MakeBackend(device), nn::ReadMlpLayerSizes(path), nn::MlpOptions{});
   nn::LoadMlp(path, net);
-  return nn::ToHost(net.parameters());
+  solo.parameters = nn::ToHost(net.parameters());
+  solo.eval = agent.Evaluate(2);
+  return solo;
 }
 
 class DqnBatchTest : public ::testing::TestWithParam<Device> {};
@@ -67,19 +90,30 @@ TEST_P(DqnBatchTest, EachAgentTrainsAsItsSoloRun) {
     while (batch.global_step() < config.total_steps) batch.Iterate();
     for (int k = 0; k < batch.agents(); ++k) {
       SCOPED_TRACE(::testing::Message() << "seed " << seeds[k]);
-      const std::vector<float> solo =
-          SoloParameters(config, seeds[k], device, (scratch / ("solo_" + std::to_string(k))).string());
+      const Solo solo = TrainSolo(config, seeds[k], device, (scratch / ("solo_" + std::to_string(k))).string());
       // A network of one on the batch's back end (CopyReplicaTo wants the same one).
-      nn::Mlp same_backend(batch.learner().online().shared_backend(), batch.learner().online().layer_sizes(),
-                           nn::MlpOptions{});
-      batch.CopyNetworkTo(k, same_backend);
-      const std::vector<float> got = nn::ToHost(same_backend.parameters());
+      nn::Mlp mine(batch.learner().online().shared_backend(), batch.learner().online().layer_sizes(), nn::MlpOptions{});
+      batch.CopyNetworkTo(k, mine);
+      const std::vector<float> got = nn::ToHost(mine.parameters());
+      const DqnProgress progress = batch.Progress(k, 0.0, 1.0, config.total_steps, 0.0);
+      EXPECT_EQ(progress.global_step, solo.progress.global_step);
+      EXPECT_EQ(progress.episodes, solo.progress.episodes) << "episodes ended and reset alike";
+      EXPECT_GT(progress.episodes, 10);
+      const EvalResult eval = batch.Evaluate(k, 2);
+      EXPECT_EQ(eval.episodes, solo.eval.episodes);
       if (device == Device::kCpu) {
-        EXPECT_EQ(got, solo);
+        EXPECT_EQ(got, solo.parameters);
+        const std::string path = (scratch / ("batch_" + std::to_string(k))).string();
+        batch.SaveModel(k, path);
+        EXPECT_EQ(Bytes(path), solo.model) << "the model file of the solo run";
+        EXPECT_EQ(progress.td_loss, solo.progress.td_loss);
+        EXPECT_EQ(progress.q_values, solo.progress.q_values);
+        EXPECT_EQ(progress.mean_return_100, solo.progress.mean_return_100);
+        EXPECT_EQ(eval.mean_return, solo.eval.mean_return);
+        EXPECT_EQ(eval.std_return, solo.eval.std_return);
       } else {
-        EXPECT_LT(nn::testing::NormwiseError(got, solo), 1e-3);
+        EXPECT_LT(nn::testing::NormwiseError(got, solo.parameters), 1e-3);
       }
-      EXPECT_GT(batch.episodes(k).Read().episodes, 10) << "episodes ended and reset";
     }
   }
 }
