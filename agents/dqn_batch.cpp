@@ -121,7 +121,7 @@ EpsilonSchedule DqnBatch::epsilon_schedule() const {
 
 QLearner& DqnBatch::Solo(int agent) const {
   if (!solo_) solo_ = std::make_unique<QLearner>(learner_->online().shared_backend(), solo_options_);
-  CopyNetworkTo(agent, solo_->online());
+  learner_->CopyReplicaTo(agent, *solo_);
   return *solo_;
 }
 
@@ -138,6 +138,26 @@ EvalResult DqnBatch::Evaluate(int agent, int64_t index) {
 
 void DqnBatch::SaveModel(int agent, const std::string& path) const {
   SaveQModel(path, Solo(agent), config_.env_id, global_step_);
+}
+
+void DqnBatch::SaveCheckpoint(int agent, const std::string& path, double wall_time, double last_eval_return) const {
+  DqnCounters c;
+  c.global_step = global_step_;
+  c.vector_steps = global_step_ / n_;
+  c.draws = replays_.at(agent)->draws();
+  c.next_target_step = next_target_step_;
+  c.update_debt = update_debt_;
+  c.learning_resumes_at = config_.learning_starts;
+  c.wall_time = wall_time;
+  c.last_eval_return = last_eval_return;
+  DqnConfig config = config_;
+  config.seed = seeds_[agent];
+  std::vector<int32_t> held, left;
+  if (config_.exploration_hold_mu > 0) {
+    held = held_actions_.ToHost(agent * n_, n_);
+    left = hold_left_.ToHost(agent * n_, n_);
+  }
+  SaveDqnCheckpoint(path, config, c, *episodes_[agent], *envs_[agent], held, left, *replays_[agent], Solo(agent));
 }
 
 // DqnAgent::PlanIteration and RunIteration's eager path, the schedule once for all agents.

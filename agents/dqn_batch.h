@@ -4,12 +4,13 @@
 // episode statistics, seeded from its own seed); the network work of all K is one call per op,
 // and the schedule (update debt, target updates, step counters) is one for all, as lockstep
 // makes it. Agent k's network, model file, metrics row and evaluations after T iterations are,
-// on the CPU, bit for bit those of a DqnAgent with seed seeds[k] after T iterations
-// (tests/agents/test_dqn_batch.cpp).
+// on the CPU, bit for bit those of a DqnAgent with seed seeds[k] after T iterations, and its
+// checkpoint is one that DqnAgent resumes from exactly (tests/agents/test_dqn_batch.cpp).
 //
-// What it does not do yet (docs/design-notes.md): checkpoints, run folders and early stop per
-// agent (RunTraining on agent proxies), CUDA graphs (every iteration runs eagerly), and one launch
-// per op for the envs and replay memories (each agent's are its own objects).
+// What it does not do yet (docs/design-notes.md): load checkpoints back into a batch, run folders
+// and early stop per agent (RunTraining on agent proxies), CUDA graphs (every iteration runs
+// eagerly), and one launch per op for the envs and replay memories (each agent's are its own
+// objects).
 #pragma once
 
 #include <cstdint>
@@ -55,6 +56,11 @@ class DqnBatch {
   DqnProgress Progress(int agent, double wall_time, double seconds, int64_t steps, double last_eval_return);
   EvalResult Evaluate(int agent, int64_t index);
   void SaveModel(int agent, const std::string& path) const;
+  // Agent k's checkpoint in DqnAgent's format (its config with its own seed, its envs, replay
+  // memory, holds, episodes, networks and Adam state, the shared counters), with the training
+  // loop's `wall_time` and `last_eval_return`: a DqnAgent that loads it goes on exactly as agent k
+  // would have alone.
+  void SaveCheckpoint(int agent, const std::string& path, double wall_time, double last_eval_return) const;
   const QLearner& learner() const { return *learner_; }
   EpisodeStats& episodes(int agent) { return *episodes_.at(agent); }
 

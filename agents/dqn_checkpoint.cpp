@@ -64,28 +64,45 @@ std::vector<int32_t> CheckpointReader::Ints(const std::string& name, int64_t siz
   return std::vector<int32_t>(wide.begin(), wide.end());
 }
 
-void DqnAgent::SaveCheckpoint(const std::string& path) const {
+void SaveDqnCheckpoint(const std::string& path, const DqnConfig& config, const DqnCounters& c,
+                       const EpisodeStats& episodes, const VectorEnv& env, const std::vector<int32_t>& held,
+                       const std::vector<int32_t>& left, const ReplayMemory& replay, const QLearner& learner) {
   CheckpointWriter out;
   out.Text("cugym.algo", "dqn");
-  out.Text("cugym.env_id", config_.env_id);
+  out.Text("cugym.env_id", config.env_id);
   out.Text("cugym.version", VersionString());
-  out.Text("cugym.config", config_.ToToml());
-  out.Int("cugym.global_step", global_step_);
-  out.Int("cugym.vector_steps", vector_steps_);
-  out.Int("cugym.draws", replay_->draws());
-  out.Int("cugym.next_target_step", next_target_step_);
-  out.Real("cugym.update_debt", update_debt_);
-  out.Int("cugym.learning_resumes_at", learning_resumes_at_);
-  out.Real("cugym.wall_time", wall_time_);
-  out.Real("cugym.last_eval_return", last_eval_return_);
-  episodes_->Save(out);
-  SaveEnvState(*env_, out);
-  if (config_.exploration_hold_mu > 0) {
-    out.Ints("explore.held", held_actions_.ToHost());
-    out.Ints("explore.left", hold_left_.ToHost());
+  out.Text("cugym.config", config.ToToml());
+  out.Int("cugym.global_step", c.global_step);
+  out.Int("cugym.vector_steps", c.vector_steps);
+  out.Int("cugym.draws", c.draws);
+  out.Int("cugym.next_target_step", c.next_target_step);
+  out.Real("cugym.update_debt", c.update_debt);
+  out.Int("cugym.learning_resumes_at", c.learning_resumes_at);
+  out.Real("cugym.wall_time", c.wall_time);
+  out.Real("cugym.last_eval_return", c.last_eval_return);
+  episodes.Save(out);
+  SaveEnvState(env, out);
+  if (config.exploration_hold_mu > 0) {
+    out.Ints("explore.held", held);
+    out.Ints("explore.left", left);
   }
-  if (config_.save_replay) replay_->Save(out);
-  learner_->Save(path, out.metadata(), std::move(out.tensors()));
+  if (config.save_replay) replay.Save(out);
+  learner.Save(path, out.metadata(), std::move(out.tensors()));
+}
+
+void DqnAgent::SaveCheckpoint(const std::string& path) const {
+  DqnCounters c;
+  c.global_step = global_step_;
+  c.vector_steps = vector_steps_;
+  c.draws = replay_->draws();
+  c.next_target_step = next_target_step_;
+  c.update_debt = update_debt_;
+  c.learning_resumes_at = learning_resumes_at_;
+  c.wall_time = wall_time_;
+  c.last_eval_return = last_eval_return_;
+  const bool holds = config_.exploration_hold_mu > 0;
+  SaveDqnCheckpoint(path, config_, c, *episodes_, *env_, holds ? held_actions_.ToHost() : std::vector<int32_t>(),
+                    holds ? hold_left_.ToHost() : std::vector<int32_t>(), *replay_, *learner_);
 }
 
 void DqnAgent::LoadCheckpoint(const std::string& path) {

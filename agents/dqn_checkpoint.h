@@ -31,6 +31,9 @@
 namespace cugym::agent {
 
 class QLearner;
+class EpisodeStats;
+class ReplayMemory;
+struct DqnConfig;
 
 // Collects a checkpoint's metadata and tensors from their owners; QLearner::Save writes them.
 // Integers are written as tensors of int64, as every checkpoint before.
@@ -94,5 +97,18 @@ bool LoadEnvState(VectorEnv& env, const CheckpointReader& in, int64_t n, int64_t
 // A model file (nn::SaveMlp) of the learner's online network with the env, the training step and
 // the head in its metadata: what eval, watch and record read, whichever agent trained it.
 void SaveQModel(const std::string& path, const QLearner& learner, const std::string& env_id, int64_t global_step);
+
+// What a DQN checkpoint holds besides its parts: the loop's counters.
+struct DqnCounters {
+  int64_t global_step = 0, vector_steps = 0, next_target_step = 0, learning_resumes_at = 0;
+  uint32_t draws = 0;  // minibatches sampled
+  double update_debt = 0, wall_time = 0, last_eval_return = 0;
+};
+// Writes one DQN agent's checkpoint (the format DqnAgent::LoadCheckpoint reads): the counters,
+// the config, its episodes, envs' state, exploration holds (`held` and `left`: host copies,
+// empty without holds), replay memory (with config.save_replay) and learner (a learner of one).
+void SaveDqnCheckpoint(const std::string& path, const DqnConfig& config, const DqnCounters& counters,
+                       const EpisodeStats& episodes, const VectorEnv& env, const std::vector<int32_t>& held,
+                       const std::vector<int32_t>& left, const ReplayMemory& replay, const QLearner& learner);
 
 }  // namespace cugym::agent

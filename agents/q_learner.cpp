@@ -184,6 +184,44 @@ void QLearner::UpdateTarget(float tau) {
   target_.PolyakFrom(online_, tau);
 }
 
+void QLearner::CheckSolo(int replica, const QLearner& solo, const char* op) const {
+  if (replica < 0 || replica >= online_.replicas()) {
+    throw std::invalid_argument(std::string("QLearner::") + op + ": replica " + std::to_string(replica) + " of " +
+                                std::to_string(online_.replicas()));
+  }
+  if (solo.online_.replicas() != 1 || solo.options_.target_network != options_.target_network ||
+      solo.options_.dueling != options_.dueling || solo.backend_ != backend_) {
+    throw std::invalid_argument(std::string("QLearner::") + op +
+                                ": the other learner must be one replica of the same kind on the same back end");
+  }
+}
+
+void QLearner::CopyReplicaTo(int replica, QLearner& solo) const {
+  CheckSolo(replica, solo, "CopyReplicaTo");
+  online_.CopyReplicaTo(replica, solo.online_);  // checks the layers
+  if (options_.target_network) target_.CopyReplicaTo(replica, solo.target_);
+  const int64_t stride = online_.replica_stride(), first = replica * stride;
+  const Device device = backend_->device();
+  backend_->Polyak(solo.adam_.exp_avg(), VectorView<const float>(adam_.exp_avg().data() + first, stride, device), 1.0f);
+  backend_->Polyak(solo.adam_.exp_avg_sq(), VectorView<const float>(adam_.exp_avg_sq().data() + first, stride, device),
+                   1.0f);
+  backend_->Polyak(AsVector(solo.stats_), VectorView<const float>(stats_.data() + 2 * replica, 2, device), 1.0f);
+  CopyBytes(solo.adam_.step_count().data(), device, adam_.step_count().data(), device, sizeof(int64_t));
+}
+
+void QLearner::CopyReplicaFrom(int replica, const QLearner& solo) {
+  CheckSolo(replica, solo, "CopyReplicaFrom");
+  online_.CopyReplicaFrom(replica, solo.online_);
+  if (options_.target_network) target_.CopyReplicaFrom(replica, solo.target_);
+  const int64_t stride = online_.replica_stride(), first = replica * stride;
+  const Device device = backend_->device();
+  backend_->Polyak(VectorView<float>(adam_.exp_avg().data() + first, stride, device), solo.adam_.exp_avg(), 1.0f);
+  backend_->Polyak(VectorView<float>(adam_.exp_avg_sq().data() + first, stride, device), solo.adam_.exp_avg_sq(), 1.0f);
+  backend_->Polyak(VectorView<float>(stats_.data() + 2 * replica, 2, device), AsVector(solo.stats_), 1.0f);
+  // One step count for all replicas: they step together.
+  CopyBytes(adam_.step_count().data(), device, solo.adam_.step_count().data(), device, sizeof(int64_t));
+}
+
 QLearner::Stats QLearner::ReadStats(int replica) const {
   if (replica < 0 || replica >= online_.replicas()) {
     throw std::invalid_argument("QLearner::ReadStats: replica " + std::to_string(replica) + " of " +

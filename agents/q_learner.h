@@ -114,6 +114,13 @@ class QLearner {
   // The same from a file already read (`path` names it in errors).
   SafetensorsMetadata Load(const SafetensorsFile& file, const std::string& path);
 
+  // One replica's whole state (online and target networks, Adam's moments and step count, the last
+  // statistics) into or from `solo`, a learner of one with the same layers and back end: to save
+  // one agent of a batch in a learner of one's checkpoint, or to load it. Throws
+  // std::invalid_argument for another shape or back end.
+  void CopyReplicaTo(int replica, QLearner& solo) const;
+  void CopyReplicaFrom(int replica, const QLearner& solo);
+
   nn::Mlp& online() { return online_; }
   const nn::Mlp& online() const { return online_; }
   nn::Mlp& target() { return target_; }
@@ -126,6 +133,7 @@ class QLearner {
   // Q(obs) of `net` [n x actions]: its output, or for a dueling head the aggregated output (in q_).
   nn::ConstBatchView Q(nn::Mlp& net, nn::ConstBatchView obs);
   void CheckTarget(const char* op) const;
+  void CheckSolo(int replica, const QLearner& solo, const char* op) const;
 
   std::shared_ptr<nn::Backend> backend_;
   QLearnerOptions options_;

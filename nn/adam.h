@@ -31,6 +31,7 @@ class Adam {
   VectorView<float> exp_avg() { return {moments_.data(), num_params_, moments_.device()}; }
   VectorView<float> exp_avg_sq() { return {moments_.data() + num_params_, num_params_, moments_.device()}; }
   VectorView<int64_t> step_count() { return AsVector(step_); }
+  VectorView<const int64_t> step_count() const { return AsVector(step_); }
   VectorView<const float> exp_avg() const { return {moments_.data(), num_params_, moments_.device()}; }
   VectorView<const float> exp_avg_sq() const { return {moments_.data() + num_params_, num_params_, moments_.device()}; }
   // [1]: the total gradient norm before clipping, written by each Step when clipping is on.

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -113,6 +114,41 @@ TEST_P(DqnBatchTest, EachAgentTrainsAsItsSoloRun) {
         EXPECT_EQ(eval.std_return, solo.eval.std_return);
       } else {
         EXPECT_LT(nn::testing::NormwiseError(got, solo.parameters), 1e-3);
+      }
+    }
+  }
+}
+
+// Agent k's checkpoint half-way is a solo run's: a DqnAgent that loads it and trains on ends with
+// the model file of the solo run that was never interrupted.
+TEST_P(DqnBatchTest, AnAgentsCheckpointResumesAsItsSoloRun) {
+  CUGYM_SKIP_WITHOUT_GPU(GetParam());
+  const Device device = GetParam();
+  const ScratchDir scratch("cugym_dqn_batch_checkpoint");
+  const std::vector<uint64_t> seeds = {5, 9};
+  for (const TomlTable& keys : {TomlTable{}, TomlTable{{"exploration_hold_mu", ParseTomlValue("2.0", "t")}}}) {
+    const DqnConfig config = Config(keys);
+    DqnBatch batch(Builtins(), config, seeds, device);
+    while (batch.global_step() < config.total_steps / 2) batch.Iterate();
+    for (int k = 0; k < batch.agents(); ++k) {
+      SCOPED_TRACE(::testing::Message() << "seed " << seeds[k]);
+      const std::string checkpoint = (scratch / ("agent_" + std::to_string(k) + ".safetensors")).string();
+      batch.SaveCheckpoint(k, checkpoint, 0.0, std::numeric_limits<double>::quiet_NaN());
+      DqnConfig one = config;
+      one.seed = seeds[k];
+      DqnAgent resumed(Builtins(), one, device);
+      resumed.LoadCheckpoint(checkpoint);
+      EXPECT_EQ(resumed.global_step(), batch.global_step());
+      resumed.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
+      const std::string path = (scratch / ("resumed_" + std::to_string(k))).string();
+      resumed.SaveModel(path);
+      const Solo solo = TrainSolo(config, seeds[k], device, (scratch / ("solo_" + std::to_string(k))).string());
+      if (device == Device::kCpu) {
+        EXPECT_EQ(Bytes(path), solo.model) << "the uninterrupted solo run's model file";
+      } else {
+        nn::Mlp net(nn::MakeBackend(device), nn::ReadMlpLayerSizes(path), nn::MlpOptions{});
+        nn::LoadMlp(path, net);
+        EXPECT_LT(nn::testing::NormwiseError(nn::ToHost(net.parameters()), solo.parameters), 1e-3);
       }
     }
   }

@@ -375,6 +375,44 @@ TEST_P(QLearnerTest, ReplicasLearnAsLearnersOfOne) {
   }
 }
 
+// One replica's whole state moves to a learner of one and back: replica 1 copied out, into
+// replica 0, and out again gives the same networks, Adam state and statistics.
+TEST_P(QLearnerTest, AReplicasStateCopiesOutAndIn) {
+  QLearnerOptions o = Options(LossKind::kMse, 0.0);
+  o.replicas = 2;
+  o.replica_seeds = {1, 2};
+  QLearner batch(backend_, o);
+  const std::vector<float> obs = RandomFloats(2 * kBatch * kIn, 3), targets = RandomFloats(2 * kBatch, 4);
+  const std::vector<int32_t> actions = RandomActions(2 * kBatch, kActions, 5);
+  Buffer<float> obs_d = ToDevice(device(), obs), targets_d = ToDevice(device(), targets);
+  Buffer<int32_t> actions_d = ToDevice(device(), actions);
+  for (int i = 0; i < 3; ++i) {
+    batch.TrainStep(ConstBatchView(obs_d.data(), 2 * kBatch, kIn, device()), AsVector(actions_d), AsVector(targets_d));
+  }
+  batch.UpdateTarget(0.5f);
+  QLearnerOptions one = Options(LossKind::kMse, 0.0);
+  QLearner a(backend_, one), b(backend_, one);
+  batch.CopyReplicaTo(1, a);
+  EXPECT_EQ(ToHost(a.online().parameters()),
+            ToHost(VectorView<const float>(batch.online().parameters().data() + batch.online().replica_stride(),
+                                           batch.online().replica_stride(), device())));
+  batch.CopyReplicaFrom(0, a);
+  batch.CopyReplicaTo(0, b);
+  EXPECT_EQ(ToHost(b.online().parameters()), ToHost(a.online().parameters()));
+  EXPECT_EQ(ToHost(b.target().parameters()), ToHost(a.target().parameters()));
+  EXPECT_EQ(ToHost(b.optimizer().exp_avg()), ToHost(a.optimizer().exp_avg()));
+  EXPECT_EQ(ToHost(b.optimizer().exp_avg_sq()), ToHost(a.optimizer().exp_avg_sq()));
+  EXPECT_EQ(b.ReadStats().updates, 3);
+  EXPECT_EQ(b.ReadStats().loss, batch.ReadStats(1).loss);
+  EXPECT_NE(ToHost(a.online().parameters()), ToHost(QLearner(backend_, one).online().parameters()))
+      << "a copy, not a learner's initial weights";
+  QLearnerOptions other = one;
+  other.dueling = true;
+  QLearner dueling(backend_, other);
+  EXPECT_THROW(batch.CopyReplicaTo(0, dueling), std::invalid_argument);
+  EXPECT_THROW(batch.CopyReplicaTo(2, a), std::invalid_argument);
+}
+
 TEST_P(QLearnerTest, ReplicasRefuseWhatTheyCannotKeepApart) {
   QLearnerOptions o = Options(LossKind::kMse, 10.0);
   o.replicas = 2;
