@@ -101,6 +101,7 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
     td_errors_ = Buffer<float>(device, k * b);
   }
   next_target_step_ = config_.learning_starts + config_.target_update_interval;
+  learning_resumes_at_ = config_.learning_starts;
 }
 
 DqnBatch::~DqnBatch() = default;
@@ -140,6 +141,70 @@ void DqnBatch::SaveModel(int agent, const std::string& path) const {
   SaveQModel(path, Solo(agent), config_.env_id, global_step_);
 }
 
+std::vector<DqnBatch::LoopState> DqnBatch::LoadCheckpoints(const std::vector<std::string>& paths) {
+  if (static_cast<int>(paths.size()) != agents()) {
+    throw std::invalid_argument("DqnBatch::LoadCheckpoints: " + std::to_string(paths.size()) + " checkpoints for " +
+                                std::to_string(agents()) + " agents");
+  }
+  // Everything read and checked before anything changes.
+  std::vector<std::unique_ptr<CheckpointReader>> in;
+  DqnCounters shared;
+  for (int a = 0; a < agents(); ++a) {
+    const std::string& path = paths[a];
+    in.push_back(std::make_unique<CheckpointReader>(path));
+    const CheckpointReader& r = *in.back();
+    if (r.Has("cugym.algo") && r.Text("cugym.algo") != "dqn")
+      throw std::invalid_argument(path + ": a " + r.Text("cugym.algo") + " checkpoint; a batch trains dqn");
+    if (r.Text("cugym.env_id") != config_.env_id)
+      throw std::invalid_argument(path + ": a checkpoint for " + r.Text("cugym.env_id") + ", not " + config_.env_id);
+    if (!r.Has("cugym.update_debt") || !r.Has("cugym.replay.position") || !r.Has("cugym.env.seed")) {
+      throw std::invalid_argument(path + ": a checkpoint without the replay memory or the envs' state cannot go on " +
+                                  "in a batch (save_replay = true)");
+    }
+    DqnCounters c;
+    c.global_step = r.Int("cugym.global_step");
+    c.vector_steps = r.Int("cugym.vector_steps");
+    c.next_target_step = r.Int("cugym.next_target_step");
+    c.update_debt = r.Real("cugym.update_debt");
+    c.learning_resumes_at = r.Int("cugym.learning_resumes_at");
+    if (a == 0) {
+      shared = c;
+    } else if (c.global_step != shared.global_step || c.vector_steps != shared.vector_steps ||
+               c.next_target_step != shared.next_target_step || c.update_debt != shared.update_debt ||
+               c.learning_resumes_at != shared.learning_resumes_at) {
+      throw std::invalid_argument(path + ": not of the same step as " + paths[0] + " (step " +
+                                  std::to_string(c.global_step) + " against " + std::to_string(shared.global_step) +
+                                  "): a batch's agents go on together");
+    }
+  }
+  std::vector<LoopState> loops;
+  for (int a = 0; a < agents(); ++a) {
+    const CheckpointReader& r = *in[a];
+    QLearner& solo = Solo(a);
+    solo.Load(r.file(), paths[a]);
+    learner_->CopyReplicaFrom(a, solo);
+    replays_[a]->set_draws(static_cast<uint32_t>(r.Int("cugym.draws")));
+    replays_[a]->Load(r);
+    episodes_[a]->Load(r);
+    if (config_.exploration_hold_mu > 0) {
+      held_actions_.FromHost(r.Ints("explore.held", n_).data(), n_, a * n_);
+      hold_left_.FromHost(r.Ints("explore.left", n_).data(), n_, a * n_);
+    }
+    LoadEnvState(*envs_[a], r, n_, envs_[a]->spec().state_dim);
+    LoopState loop;
+    loop.wall_time = r.Real("cugym.wall_time");
+    loop.last_eval_return = r.Has("cugym.last_eval_return") ? r.Real("cugym.last_eval_return") : 0.0;
+    loops.push_back(loop);
+  }
+  global_step_ = shared.global_step;
+  next_target_step_ = shared.next_target_step;
+  update_debt_ = shared.update_debt;
+  learning_resumes_at_ = shared.learning_resumes_at;
+  const StepCounters counters{shared.vector_steps, shared.global_step};
+  counters_dev_.FromHost(&counters, 1);
+  return loops;
+}
+
 void DqnBatch::SaveCheckpoint(int agent, const std::string& path, double wall_time, double last_eval_return) const {
   DqnCounters c;
   c.global_step = global_step_;
@@ -147,7 +212,7 @@ void DqnBatch::SaveCheckpoint(int agent, const std::string& path, double wall_ti
   c.draws = replays_.at(agent)->draws();
   c.next_target_step = next_target_step_;
   c.update_debt = update_debt_;
-  c.learning_resumes_at = config_.learning_starts;
+  c.learning_resumes_at = learning_resumes_at_;
   c.wall_time = wall_time;
   c.last_eval_return = last_eval_return;
   DqnConfig config = config_;
@@ -166,7 +231,7 @@ void DqnBatch::Iterate() {
   const int64_t step = global_step_ + n_;
   const int64_t stored = std::min(replays_.front()->size() + n_, config_.buffer_size);
   int64_t updates = 0, targets = 0;
-  if (step > config_.learning_starts && stored >= config_.batch_size) {
+  if (step > learning_resumes_at_ && stored >= config_.batch_size) {
     update_debt_ += config_.replay_ratio * static_cast<double>(n_);
     for (; update_debt_ >= 1.0; update_debt_ -= 1.0) ++updates;
     for (; step >= next_target_step_; next_target_step_ += config_.target_update_interval) ++targets;

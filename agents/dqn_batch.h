@@ -4,13 +4,13 @@
 // episode statistics, seeded from its own seed); the network work of all K is one call per op,
 // and the schedule (update debt, target updates, step counters) is one for all, as lockstep
 // makes it. Agent k's network, model file, metrics row and evaluations after T iterations are,
-// on the CPU, bit for bit those of a DqnAgent with seed seeds[k] after T iterations, and its
-// checkpoint is one that DqnAgent resumes from exactly (tests/agents/test_dqn_batch.cpp).
+// on the CPU, bit for bit those of a DqnAgent with seed seeds[k] after T iterations; its
+// checkpoint is one that DqnAgent resumes from exactly, and a batch loaded from its agents'
+// checkpoints goes on exactly (tests/agents/test_dqn_batch.cpp).
 //
-// What it does not do yet (docs/design-notes.md): load checkpoints back into a batch, run folders
-// and early stop per agent (RunTraining on agent proxies), CUDA graphs (every iteration runs
-// eagerly), and one launch per op for the envs and replay memories (each agent's are its own
-// objects).
+// What it does not do yet (docs/design-notes.md): run folders and early stop per agent
+// (RunTraining on agent proxies), CUDA graphs (every iteration runs eagerly), and one launch per
+// op for the envs and replay memories (each agent's are its own objects).
 #pragma once
 
 #include <cstdint>
@@ -61,6 +61,16 @@ class DqnBatch {
   // loop's `wall_time` and `last_eval_return`: a DqnAgent that loads it goes on exactly as agent k
   // would have alone.
   void SaveCheckpoint(int agent, const std::string& path, double wall_time, double last_eval_return) const;
+  // The training loop's own values a checkpoint keeps for its agent.
+  struct LoopState {
+    double wall_time = 0, last_eval_return = 0;
+  };
+  // Every agent from its checkpoint (paths[k] for seeds[k], as SaveCheckpoint or a DqnAgent of
+  // that seed wrote them), then the batch goes on as each agent would have alone. Throws
+  // std::invalid_argument naming the file for another algorithm, env or network, a damaged file or
+  // one without the replay memory or envs, and when the checkpoints are not of one step (their
+  // counters differ). Returns each agent's loop values.
+  std::vector<LoopState> LoadCheckpoints(const std::vector<std::string>& paths);
   const QLearner& learner() const { return *learner_; }
   EpisodeStats& episodes(int agent) { return *episodes_.at(agent); }
 
@@ -99,6 +109,7 @@ class DqnBatch {
   int64_t global_step_ = 0;
   double update_debt_ = 0;
   int64_t next_target_step_ = 0;
+  int64_t learning_resumes_at_ = 0;
 };
 
 }  // namespace cugym::agent

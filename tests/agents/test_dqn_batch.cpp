@@ -154,6 +154,52 @@ TEST_P(DqnBatchTest, AnAgentsCheckpointResumesAsItsSoloRun) {
   }
 }
 
+// A batch stopped half-way and loaded from its agents' checkpoints goes on to each agent's
+// uninterrupted solo model; checkpoints of different steps are refused.
+TEST_P(DqnBatchTest, ABatchResumesFromItsAgentsCheckpoints) {
+  CUGYM_SKIP_WITHOUT_GPU(GetParam());
+  const Device device = GetParam();
+  const ScratchDir scratch("cugym_dqn_batch_resume");
+  const std::vector<uint64_t> seeds = {5, 9};
+  const DqnConfig config = Config({{"exploration_hold_mu", ParseTomlValue("2.0", "t")}});
+  std::vector<std::string> paths;
+  {
+    DqnBatch first(Builtins(), config, seeds, device);
+    while (first.global_step() < config.total_steps / 2) first.Iterate();
+    for (int k = 0; k < first.agents(); ++k) {
+      paths.push_back((scratch / ("agent_" + std::to_string(k) + ".safetensors")).string());
+      first.SaveCheckpoint(k, paths.back(), 1.5 + k, 100.0 + k);
+    }
+    first.Iterate();
+    const std::string later = (scratch / "later.safetensors").string();
+    first.SaveCheckpoint(1, later, 0.0, 0.0);
+    DqnBatch mixed(Builtins(), config, seeds, device);
+    EXPECT_NE(cugym::testing::InvalidArgumentMessage([&] {
+                mixed.LoadCheckpoints({paths[0], later});
+              }).find("not of the same step"),
+              std::string::npos);
+  }
+  DqnBatch resumed(Builtins(), config, seeds, device);
+  const std::vector<DqnBatch::LoopState> loops = resumed.LoadCheckpoints(paths);
+  ASSERT_EQ(loops.size(), 2u);
+  EXPECT_EQ(loops[1].wall_time, 2.5);
+  EXPECT_EQ(loops[1].last_eval_return, 101.0);
+  while (resumed.global_step() < config.total_steps) resumed.Iterate();
+  for (int k = 0; k < resumed.agents(); ++k) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seeds[k]);
+    const Solo solo = TrainSolo(config, seeds[k], device, (scratch / ("solo_" + std::to_string(k))).string());
+    const std::string path = (scratch / ("resumed_" + std::to_string(k))).string();
+    resumed.SaveModel(k, path);
+    if (device == Device::kCpu) {
+      EXPECT_EQ(Bytes(path), solo.model) << "the uninterrupted solo run's model file";
+    } else {
+      nn::Mlp net(nn::MakeBackend(device), nn::ReadMlpLayerSizes(path), nn::MlpOptions{});
+      nn::LoadMlp(path, net);
+      EXPECT_LT(nn::testing::NormwiseError(nn::ToHost(net.parameters()), solo.parameters), 1e-3);
+    }
+  }
+}
+
 TEST(DqnBatch, RefusesWhatItCannotBatch) {
   using cugym::testing::InvalidArgumentMessage;
   DqnConfig config = Config({});
