@@ -5,6 +5,7 @@
 #include <chrono>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "agents/dqn.h"
 #include "agents/episode_stats.h"
@@ -72,59 +73,85 @@ int64_t NextMultiple(int64_t step, int64_t interval) { return (step / interval +
 
 }  // namespace
 
+TrainSchedule::TrainSchedule(const DqnConfig& config, const int64_t& global_step, double& wall_time,
+                             double& last_eval_return, std::function<DqnProgress(double, int64_t)> progress,
+                             std::function<EvalResult(int64_t)> evaluate,
+                             std::function<void(const DqnProgress&)> on_log, std::function<void()> on_checkpoint,
+                             std::function<bool(const DqnEvaluation&)> on_eval)
+    : config_(config),
+      global_step_(global_step),
+      wall_time_(wall_time),
+      last_eval_return_(last_eval_return),
+      progress_(std::move(progress)),
+      evaluate_(std::move(evaluate)),
+      on_log_(std::move(on_log)),
+      on_checkpoint_(std::move(on_checkpoint)),
+      on_eval_(std::move(on_eval)),
+      interval_start_(Clock::now()),
+      interval_first_step_(global_step),
+      next_log_(NextMultiple(global_step, config.log_interval)),
+      next_checkpoint_(config.checkpoint_interval > 0 ? NextMultiple(global_step, config.checkpoint_interval)
+                                                      : std::numeric_limits<int64_t>::max()),
+      next_eval_(NextMultiple(global_step, config.eval_interval)) {}
+
+void TrainSchedule::Log() {
+  const auto now = Clock::now();
+  const double seconds = std::chrono::duration<double>(now - interval_start_).count();
+  wall_time_ += seconds;
+  on_log_(progress_(seconds, global_step_ - interval_first_step_));
+  interval_start_ = Clock::now();
+  interval_first_step_ = global_step_;
+}
+
+double TrainSchedule::Iterated() {
+  double eval_seconds = 0;
+  if (global_step_ >= next_log_) {
+    Log();
+    next_log_ = NextMultiple(global_step_, config_.log_interval);
+  }
+  if (config_.eval_episodes > 0 && global_step_ >= next_eval_) {
+    const auto start = Clock::now();
+    DqnEvaluation e;
+    e.global_step = global_step_;
+    e.wall_time = wall_time_ + std::chrono::duration<double>(start - interval_start_).count();
+    e.result = evaluate_(next_eval_ / config_.eval_interval - 1);
+    last_eval_return_ = e.result.mean_return;
+    const auto took = Clock::now() - start;
+    eval_seconds = e.eval_seconds = std::chrono::duration<double>(took).count();
+    interval_start_ += took;  // training time only: the evaluation is not counted
+    if (on_eval_) finished_ = on_eval_(e);
+    next_eval_ = NextMultiple(global_step_, config_.eval_interval);
+  }
+  if (global_step_ >= next_checkpoint_) {
+    on_checkpoint_();
+    next_checkpoint_ = NextMultiple(global_step_, config_.checkpoint_interval);
+  }
+  return eval_seconds;
+}
+
+void TrainSchedule::Exclude(double seconds) {
+  interval_start_ += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+void TrainSchedule::End() {
+  if ((global_step_ >= config_.total_steps || finished_) && global_step_ != interval_first_step_) {
+    Log();
+  } else {
+    wall_time_ += std::chrono::duration<double>(Clock::now() - interval_start_).count();
+  }
+}
+
 void RunTrainLoop(const DqnConfig& config, const int64_t& global_step, double& wall_time, double& last_eval_return,
                   const TrainLoop& loop, const std::function<void(const DqnProgress&)>& on_log,
                   const std::function<bool()>& stop, const std::function<void()>& on_checkpoint,
                   const std::function<bool(const DqnEvaluation&)>& on_eval) {
-  using Clock = std::chrono::steady_clock;
-  auto interval_start = Clock::now();
-  int64_t interval_first_step = global_step;
-  int64_t next_log = NextMultiple(global_step, config.log_interval);
-  int64_t next_checkpoint = config.checkpoint_interval > 0 ? NextMultiple(global_step, config.checkpoint_interval)
-                                                           : std::numeric_limits<int64_t>::max();
-  const bool evaluate = config.eval_episodes > 0;
-  bool finished = false;  // on_eval ended the run
-  int64_t next_eval = NextMultiple(global_step, config.eval_interval);
-  auto log = [&] {
-    const auto now = Clock::now();
-    const double seconds = std::chrono::duration<double>(now - interval_start).count();
-    wall_time += seconds;
-    on_log(loop.progress(seconds, global_step - interval_first_step));
-    interval_start = Clock::now();
-    interval_first_step = global_step;
-  };
-
-  while (global_step < config.total_steps && !finished && !stop()) {
+  TrainSchedule schedule(config, global_step, wall_time, last_eval_return, loop.progress, loop.evaluate, on_log,
+                         on_checkpoint, on_eval);
+  while (schedule.going() && !stop()) {
     loop.iterate();
-    if (global_step >= next_log) {
-      log();
-      next_log = NextMultiple(global_step, config.log_interval);
-    }
-    if (evaluate && global_step >= next_eval) {
-      const auto start = Clock::now();
-      DqnEvaluation e;
-      e.global_step = global_step;
-      e.wall_time = wall_time + std::chrono::duration<double>(start - interval_start).count();
-      e.result = loop.evaluate(next_eval / config.eval_interval - 1);
-      last_eval_return = e.result.mean_return;
-      const auto took = Clock::now() - start;
-      e.eval_seconds = std::chrono::duration<double>(took).count();
-      interval_start += took;  // training time only: the evaluation is not counted
-      if (on_eval) finished = on_eval(e);
-      next_eval = NextMultiple(global_step, config.eval_interval);
-    }
-    if (global_step >= next_checkpoint) {
-      on_checkpoint();
-      next_checkpoint = NextMultiple(global_step, config.checkpoint_interval);
-    }
+    schedule.Iterated();
   }
-  // A row at the end of the run; an interrupted run writes none (its checkpoint resumes the
-  // interval, so the resumed run's rows are the uninterrupted run's).
-  if ((global_step >= config.total_steps || finished) && global_step != interval_first_step) {
-    log();
-  } else {
-    wall_time += std::chrono::duration<double>(Clock::now() - interval_start).count();
-  }
+  schedule.End();
 }
 
 }  // namespace cugym::agent

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -26,8 +27,9 @@ nn::VectorView<T> Vec(T* data, int64_t size, Device device) {
 DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds, Device device)
     : config_(config), seeds_(seeds), device_(device), n_(config.num_envs) {
   config_.Validate();
-  if (config_.pqn()) throw std::invalid_argument("DqnBatch: algo is pqn; a batch of agents trains DQN");
   if (seeds_.empty()) throw std::invalid_argument("DqnBatch: no seeds");
+  const std::string refused = Unbatchable(registry, config_, agents());
+  if (!refused.empty()) throw std::invalid_argument("DqnBatch: " + refused);
   if (std::set<uint64_t>(seeds_.begin(), seeds_.end()).size() != seeds_.size())
     throw std::invalid_argument("DqnBatch: a seed appears twice");
   const EnvSpec& spec = DiscreteSpec(registry, config_.env_id, "DQN");
@@ -105,6 +107,21 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
 }
 
 DqnBatch::~DqnBatch() = default;
+
+std::string DqnBatch::Unbatchable(const Registry& registry, const DqnConfig& config, int agents) {
+  if (config.pqn()) return "algo is pqn; a batch of agents trains DQN";
+  if (agents <= 1) return "";
+  const QLearnerOptions options = LearnerOptionsFor(config, DiscreteSpec(registry, config.env_id, "DQN"));
+  if (nn::ClipsGradients(options.adam)) {
+    std::ostringstream norm;
+    norm << config.max_grad_norm;
+    return "gradient clipping (max_grad_norm " + norm.str() +
+           ") would span all agents' networks; set max_grad_norm = 0 or train the seeds apart";
+  }
+  if (options.conv.out_channels != 0 || options.layer_norm)
+    return "a convolution or LayerNorm (conv_channels, layer_norm) has no batched form yet; train the seeds apart";
+  return "";
+}
 
 ExploreHold DqnBatch::explore_hold(int agent) {
   if (config_.exploration_hold_mu <= 0) return {};

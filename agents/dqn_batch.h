@@ -8,9 +8,9 @@
 // checkpoint is one that DqnAgent resumes from exactly, and a batch loaded from its agents'
 // checkpoints goes on exactly (tests/agents/test_dqn_batch.cpp).
 //
-// What it does not do yet (docs/design-notes.md): run folders and early stop per agent
-// (RunTraining on agent proxies), CUDA graphs (every iteration runs eagerly), and one launch per
-// op for the envs and replay memories (each agent's are its own objects).
+// RunBatchTraining (train_run.h) gives each agent its run folder and early stop. What it does not do
+// yet (docs/design-notes.md): CUDA graphs (every iteration runs eagerly), and one launch per op for
+// the envs and replay memories (each agent's are its own objects).
 #pragma once
 
 #include <cstdint>
@@ -36,11 +36,14 @@ class DqnBatch {
   // refuses, and K replay memories that would not fit in the device's free memory (before
   // allocating anything; the message names the agents, envs and bytes).
   DqnBatch(const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds, Device device);
+  // Why `agents` agents of `config` cannot train as one batch, "" when they can: PQN, and for more
+  // than one agent what a replicated learner refuses (gradient clipping, a convolution, LayerNorm).
+  static std::string Unbatchable(const Registry& registry, const DqnConfig& config, int agents);
   ~DqnBatch();
 
   int agents() const { return static_cast<int>(seeds_.size()); }
   const std::vector<uint64_t>& seeds() const { return seeds_; }
-  int64_t global_step() const { return global_step_; }  // env steps of each agent
+  const int64_t& global_step() const { return global_step_; }  // env steps of each agent
 
   // One vector step of every agent: act, step, store, then the gradient steps and target updates
   // that fall on it (DqnAgent's iteration).

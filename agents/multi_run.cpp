@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <random>
@@ -21,6 +22,7 @@
 #include <thread>
 #include <utility>
 
+#include "agents/dqn_batch.h"
 #include "agents/replay_memory.h"
 #include "core/atomic_file.h"
 #include "core/json_writer.h"
@@ -176,10 +178,11 @@ std::pair<double, double> Bootstrap(const std::vector<double>& x, double (*stati
 double IqmByValue(std::vector<double> x) { return Iqm(std::move(x)); }
 double MeanByValue(std::vector<double> x) { return Mean(x); }
 
-// The runs alive at once (`jobs` of them) each hold a replay memory, which dominates a DQN run's
-// memory: refused before anything trains when together they would not fit. (A run alone is checked
-// by its ReplayMemory.)
-void CheckBatchMemory(const Registry& registry, const std::vector<DqnConfig>& configs, int jobs, Device device) {
+// The runs alive at once (`jobs` of them: every seed of a grid point for each batch in lockstep) each hold a replay
+// memory, which dominates a DQN run's memory: refused before anything trains when together they would not fit. (A run
+// alone is checked by its ReplayMemory.)
+void CheckBatchMemory(const Registry& registry, const std::vector<DqnConfig>& configs, int jobs, Device device,
+                      const std::string& hint) {
   std::vector<std::pair<int64_t, const DqnConfig*>> runs;  // replay bytes, config
   for (const DqnConfig& c : configs) {
     if (c.pqn()) continue;
@@ -195,13 +198,12 @@ void CheckBatchMemory(const Registry& registry, const std::vector<DqnConfig>& co
   const std::size_t available = AvailableBytes(device);
   if (needed <= 0.9 * static_cast<double>(available)) return;
   const DqnConfig& largest = *runs.front().second;
-  throw std::invalid_argument(std::to_string(configs.size()) + " runs, " + std::to_string(alive) +
-                              " at a time: their replay memories need " + std::to_string(alive) + " x " +
-                              std::to_string(runs.front().first >> 20) + " MiB of " + DeviceName(device) +
-                              " memory but only " + std::to_string(available >> 20) +
-                              " MiB is free (each: buffer_size " + std::to_string(largest.buffer_size) +
-                              " transitions of " + std::to_string(registry.Get(largest.env_id).spec.obs_dim()) +
-                              " floats per observation; lower --jobs or buffer_size)");
+  throw std::invalid_argument(
+      std::to_string(configs.size()) + " runs, " + std::to_string(alive) + " at a time: their replay memories need " +
+      std::to_string(alive) + " x " + std::to_string(runs.front().first >> 20) + " MiB of " + DeviceName(device) +
+      " memory but only " + std::to_string(available >> 20) + " MiB is free (each: buffer_size " +
+      std::to_string(largest.buffer_size) + " transitions of " +
+      std::to_string(registry.Get(largest.env_id).spec.obs_dim()) + " floats per observation; " + hint + ")");
 }
 
 std::string Fixed(double x, int digits = 1) {
@@ -380,12 +382,34 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
     s.overrides["seed"] = ParseTomlValue(std::to_string(p.seed), "seed");
     configs.push_back(ResolveTrainConfig(registry, s, configs.empty() ? notes : quiet));
   }
+  // The work: a run alone, or a grid point's seeds in lockstep as one DqnBatch (RunBatchTraining).
+  const bool want_lockstep = options.lockstep.value_or(options.device == Device::kCuda);
+  struct Unit {
+    std::vector<std::size_t> runs;  // indices into plan
+    bool lockstep = false;
+  };
+  std::vector<Unit> units;
+  for (std::size_t first = 0; first < plan.size(); first += seeds.size()) {
+    const std::string why = DqnBatch::Unbatchable(registry, configs[first], static_cast<int>(seeds.size()));
+    if (options.lockstep.value_or(false) && !why.empty())
+      throw std::invalid_argument("lockstep" + (plan[first].point.empty() ? "" : " at " + plan[first].point) + ": " +
+                                  why);
+    if (want_lockstep && why.empty()) {
+      units.push_back({{}, true});
+      for (std::size_t i = first; i < first + seeds.size(); ++i) units.back().runs.push_back(i);
+    } else {
+      for (std::size_t i = first; i < first + seeds.size(); ++i) units.push_back({{i}, false});
+    }
+  }
+  const bool any_lockstep = std::any_of(units.begin(), units.end(), [](const Unit& u) { return u.lockstep; });
   const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int jobs =
       options.device == Device::kCuda
           ? 1
-          : std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : hardware, static_cast<int>(plan.size())));
-  CheckBatchMemory(registry, configs, jobs, options.device);
+          : std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : hardware, static_cast<int>(units.size())));
+  CheckBatchMemory(
+      registry, configs, any_lockstep ? jobs * static_cast<int>(seeds.size()) : jobs, options.device,
+      any_lockstep ? "fewer seeds per batch, --lockstep off, or a smaller buffer_size" : "lower --jobs or buffer_size");
   if (!options.resume) {
     DqnConfig base_config = ResolveTrainConfig(registry, source, quiet);
     WriteFileAtomically((out / "base_config.toml").string(), base_config.ToToml());
@@ -393,8 +417,9 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
   }
 
   notes << "cugym train: " << plan.size() << " runs (" << (sweep.empty() ? 1 : plan.size() / seeds.size())
-        << " grid points x " << seeds.size() << " seeds), " << jobs << " at a time on " << DeviceName(options.device)
-        << "\n";
+        << " grid points x " << seeds.size() << " seeds), "
+        << (any_lockstep ? "each grid point's seeds in lockstep as one batch, " : "") << jobs << " at a time on "
+        << DeviceName(options.device) << "\n";
 
   MultiRunResult result;
   result.runs.resize(plan.size());
@@ -420,55 +445,110 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
   // stop() is polled on the calling thread only (Python handles signals on its main thread); the
   // runs read the flag it sets.
   const auto should_stop = [&] { return stopped.load(); };
+  // Run i's options: a run with a checkpoint continues; one that stopped before its first
+  // checkpoint, or never started, starts again in an empty folder (what it wrote is the batch's own).
+  const auto run_options = [&](std::size_t i) {
+    const Planned& p = plan[i];
+    result.runs[i].point = p.point;
+    result.runs[i].seed = p.seed;
+    TrainRunOptions run;
+    run.run_dir = p.dir.string();
+    run.device = options.device;
+    const bool has_checkpoint = !NewestCheckpoint(p.dir.string()).empty();
+    run.resume = options.resume && has_checkpoint;
+    if (options.resume && !has_checkpoint) fs::remove_all(p.dir);
+    if (!run.resume) fs::create_directories(p.dir.parent_path());
+    run.on_eval = [&, i](const DqnEvaluation& e) {
+      std::lock_guard<std::mutex> lock(mutex);
+      latest[i] = e.result.mean_return;
+      report();
+      return false;
+    };
+    return run;
+  };
+  // A finished run resumes from its last checkpoint too: nothing is left to train, and its model and
+  // evaluation come out again, the same bits. A resumed run takes its own config.toml.
+  const auto run_config = [&](std::size_t i, const TrainRunOptions& run) {
+    std::ostringstream run_notes;
+    TrainConfigSource s;
+    s.resume_dir = plan[i].dir.string();
+    return run.resume ? ResolveTrainConfig(registry, s, run_notes) : configs[i];
+  };
+  // `live` counts a unit's runs started and not yet finished (taken off `running` if it fails).
+  const auto finished = [&](std::size_t i, const TrainRunResult& r, int& live) {
+    std::lock_guard<std::mutex> lock(mutex);
+    result.runs[i].result = r;
+    --running;
+    --live;
+    ++done;
+    if (r.evaluated) latest[i] = r.eval.mean_return;
+    report();
+  };
+  const auto started = [&](int runs, int& live) {
+    std::lock_guard<std::mutex> lock(mutex);
+    running += runs;
+    live += runs;
+    report();
+  };
+  const auto train_alone = [&](std::size_t i, int& live) {
+    const TrainRunOptions run = run_options(i);
+    const DqnConfig config = run_config(i, run);
+    started(1, live);
+    std::ostringstream run_notes;
+    finished(i,
+             RunTraining(
+                 registry, config, run, [](const DqnProgress&) {}, should_stop, run_notes),
+             live);
+  };
+  // A grid point's runs in lockstep. Resumed, they go on in groups of one step and one config (a
+  // batch stopped together has one; runs trained apart before may not), the others start afresh.
+  const auto train_lockstep = [&](const std::vector<std::size_t>& unit, int& live) {
+    struct Group {
+      DqnConfig config;
+      std::vector<std::size_t> runs;
+      std::vector<uint64_t> seeds;
+      std::vector<TrainRunOptions> options;
+    };
+    std::map<std::string, Group> groups;
+    for (std::size_t i : unit) {
+      TrainRunOptions run = run_options(i);
+      DqnConfig config = run_config(i, run);
+      const uint64_t seed = config.seed;
+      config.seed = 0;
+      const std::string checkpoint = run.resume ? fs::path(NewestCheckpoint(run.run_dir)).filename().string() : "";
+      Group& group = groups[checkpoint + "\n" + config.ToToml()];
+      group.config = config;
+      group.runs.push_back(i);
+      group.seeds.push_back(seed);
+      group.options.push_back(std::move(run));
+    }
+    for (auto& [key, group] : groups) {
+      if (should_stop()) break;
+      started(static_cast<int>(group.runs.size()), live);
+      std::ostringstream run_notes;
+      RunBatchTraining(registry, group.config, group.seeds, group.options, should_stop, run_notes,
+                       [&](std::size_t k, const TrainRunResult& r) { finished(group.runs[k], r, live); });
+    }
+  };
   std::atomic<int> workers_done{0};
   const auto worker = [&] {
 #ifdef _OPENMP
-    omp_set_num_threads(1);  // one run per core: its envs step on this thread
+    omp_set_num_threads(1);  // one run (or one batch) per core: its envs step on this thread
 #endif
-    for (std::size_t i; (i = next.fetch_add(1)) < plan.size();) {
+    for (std::size_t u; (u = next.fetch_add(1)) < units.size();) {
       if (should_stop()) break;
-      const Planned& p = plan[i];
-      RunOutcome& outcome = result.runs[i];
-      outcome.point = p.point;
-      outcome.seed = p.seed;
+      const Unit& unit = units[u];
+      int live = 0;
       try {
-        TrainRunOptions run;
-        run.run_dir = p.dir.string();
-        run.device = options.device;
-        // A run with a checkpoint continues; one that stopped before its first checkpoint, or
-        // never started, starts again in an empty folder (what it wrote is the batch's own).
-        const bool has_checkpoint = fs::is_directory(p.dir / "checkpoints") && !fs::is_empty(p.dir / "checkpoints");
-        run.resume = options.resume && has_checkpoint;
-        if (options.resume && !has_checkpoint) fs::remove_all(p.dir);
-        if (!run.resume) fs::create_directories(p.dir.parent_path());
-        run.on_eval = [&, i](const DqnEvaluation& e) {
-          std::lock_guard<std::mutex> lock(mutex);
-          latest[i] = e.result.mean_return;
-          report();
-          return false;
-        };
-        {
-          std::lock_guard<std::mutex> lock(mutex);
-          ++running;
-          report();
+        if (unit.lockstep) {
+          train_lockstep(unit.runs, live);
+        } else {
+          train_alone(unit.runs.front(), live);
         }
-        // A finished run resumes from its last checkpoint too: nothing is left to train, and its
-        // model and evaluation come out again, the same bits.
-        std::ostringstream run_notes;
-        TrainConfigSource s;
-        s.resume_dir = p.dir.string();
-        const DqnConfig config = run.resume ? ResolveTrainConfig(registry, s, run_notes) : configs[i];
-        outcome.result = RunTraining(
-            registry, config, run, [](const DqnProgress&) {}, should_stop, run_notes);
-        std::lock_guard<std::mutex> lock(mutex);
-        --running;
-        ++done;
-        if (outcome.result.evaluated) latest[i] = outcome.result.eval.mean_return;
-        report();
       } catch (const std::exception& e) {
         std::lock_guard<std::mutex> lock(mutex);
-        --running;
-        if (failure.empty()) failure = p.dir.string() + ": " + e.what();
+        running -= live;
+        if (failure.empty()) failure = plan[unit.runs.front()].dir.string() + ": " + e.what();
         stopped.store(true);
       }
     }

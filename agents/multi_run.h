@@ -2,7 +2,8 @@
 // (`cugym train --seeds 1-32 --sweep learning_rate=1e-3,2.3e-3`, cugym.train(seeds=..., sweep=...)).
 // Each (grid point, seed) is an ordinary run folder trained by RunTraining, so it gives the bits a
 // solo run with that seed and those keys gives on the same device. On the CPU the runs are spread
-// over worker threads, one run per core at a time; on CUDA they run one after the other. The batch
+// over worker threads, one run per core at a time; on CUDA each grid point's seeds train in
+// lockstep as one batch (MultiRunOptions::lockstep), the points one after the other. The batch
 // folder holds batch.toml (what was asked), the run folders and summary.json / summary.md (per grid
 // point: the seeds that reach the env's threshold, IQM and mean return with 95% bootstrap
 // intervals, the time to threshold).
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -35,7 +37,12 @@ struct MultiRunOptions {
   std::string out_dir;  // the batch folder: new or empty, or a batch to resume
   bool resume = false;  // continue every unfinished run of out_dir (its batch.toml) exactly
   Device device = Device::kCpu;
-  int jobs = 0;  // runs trained at once on the CPU; 0: one per hardware thread
+  int jobs = 0;  // runs (or lockstep batches) trained at once on the CPU; 0: one per hardware thread
+  // Each grid point's seeds trained in lockstep as one DqnBatch (RunBatchTraining: one replicated
+  // network for all K, the same bits per seed on the CPU) rather than as K runs of their own. Unset:
+  // on CUDA, for configs a batch takes (DqnBatch::Unbatchable; PQN and gradient clipping train
+  // apart); true refuses a config it cannot batch.
+  std::optional<bool> lockstep;
 };
 
 // The outcome of one run of the batch.

@@ -8,11 +8,14 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
+#include "agents/dqn_batch.h"
 #include "core/atomic_file.h"
 #include "core/event_file.h"
 #include "core/json_writer.h"
@@ -144,7 +147,10 @@ class EvalTracker {
   double threshold_seconds_ = kNaN;
 };
 
-fs::path PrepareRunFolder(const DqnConfig& config, const std::string& requested) {
+// The run folder for a new run (runs/<env>_<seed>_<time> when none is asked for); throws
+// std::invalid_argument unless it is new or empty. CreateRunFolder makes it once the agent is built,
+// so a refused config leaves no folder behind.
+fs::path NewRunFolder(const DqnConfig& config, const std::string& requested) {
   fs::path run_dir = requested;
   if (run_dir.empty()) {
     char stamp[32];
@@ -155,11 +161,189 @@ fs::path PrepareRunFolder(const DqnConfig& config, const std::string& requested)
   if (fs::exists(run_dir) && !(fs::is_directory(run_dir) && fs::is_empty(run_dir)))
     throw std::invalid_argument("run folder " + run_dir.string() +
                                 " exists and is not empty (use another folder, or resume it)");
+  return run_dir;
+}
+
+void CreateRunFolder(const fs::path& run_dir) {
   std::error_code error;
   fs::create_directories(run_dir / "checkpoints", error);
   if (error) throw std::invalid_argument("cannot create run folder " + run_dir.string() + ": " + error.message());
-  return run_dir;
 }
+
+// A run folder being written for an agent: config.toml, metrics.csv, evals.csv, best.safetensors,
+// the event file and checkpoints/ as it trains, then model.safetensors and eval.json. The agent is
+// restored from its newest checkpoint first when the run resumes.
+class RunRecord {
+ public:
+  RunRecord(const Registry& registry, const DqnConfig& config, const fs::path& run_dir, const TrainRunOptions& options,
+            const AgentFiles& agent, std::function<void(const DqnProgress&)> on_log, std::ostream& notes)
+      : registry_(registry),
+        config_(config),
+        run_dir_(run_dir),
+        options_(options),
+        agent_(agent),
+        on_log_(std::move(on_log)),
+        tracker_(registry.Get(config.env_id).spec, config.stop_margin) {
+    if (options.resume) {
+      notes << "cugym train: resuming " << run_dir.string() << " at step " << agent.global_step()
+            << (config.save_replay ? "" : " (refilling the replay memory first: save_replay is off)") << "\n";
+      TruncateLog(run_dir / "metrics.csv", agent.global_step());
+      TruncateLog(run_dir / "evals.csv", agent.global_step());
+      // The earlier parts' event files keep what the checkpoint covers; this part writes a new one.
+      for (const std::string& events : EventFilesIn(run_dir.string())) TruncateEventFile(events, agent.global_step());
+    }
+    WriteFileAtomically((run_dir / "config.toml").string(), config.ToToml());
+    // metrics.csv is a log, appended and flushed row by row (a resumed run continues it), so it is
+    // the one file not rewritten through WriteFileAtomically.
+    metrics_ = OpenLog(run_dir / "metrics.csv",
+                       "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps,"
+                       "eval_return");
+    evals_ = OpenLog(run_dir / "evals.csv",
+                     "global_step,wall_time,mean_return,std_return,min_return,max_return,episodes,eval_seconds");
+    // The evaluations so far (a resumed run reads them back): the best and the first to reach the
+    // threshold.
+    tracker_.Replay(run_dir / "evals.csv");
+    // TensorBoard's scalars: metrics.csv's and evals.csv's values under CleanRL's tags.
+    if (config.tensorboard) events_.emplace(run_dir.string());
+  }
+
+  // A run that already ended at the threshold (resumed from its last checkpoint) trains no more.
+  bool done() const { return config_.stop_at_threshold && tracker_.cleared(); }
+  // Whether options.on_eval asked the run to end (as stop() does: a checkpoint, interrupted).
+  bool stop_asked() const { return stop_asked_; }
+
+  void Log(const DqnProgress& p) {
+    metrics_ << p.global_step << "," << Number(p.wall_time) << "," << Number(p.episodic_return) << ","
+             << Number(p.episodic_length) << "," << Number(p.td_loss) << "," << Number(p.q_values) << ","
+             << Number(p.epsilon) << "," << Number(p.sps) << "," << Number(p.eval_return) << "\n";
+    metrics_.flush();
+    AddScalars(p.global_step, {{"charts/episodic_return", p.episodic_return},
+                               {"charts/episodic_length", p.episodic_length},
+                               {"losses/td_loss", p.td_loss},
+                               {"losses/q_values", p.q_values},
+                               {"charts/epsilon", p.epsilon},
+                               {"charts/SPS", p.sps}});
+    if (on_log_) on_log_(p);
+  }
+
+  // Records an evaluation; returns true when the run ends at it (stop_at_threshold).
+  bool Evaluated(const DqnEvaluation& e) {
+    const EvalResult& r = e.result;
+    // Exact text (core/safetensors.h), so a resumed run reads back the best and threshold
+    // evaluations the uninterrupted run compares against, to the bit.
+    evals_ << e.global_step << "," << MetadataNumber(e.wall_time) << "," << MetadataNumber(r.mean_return) << ","
+           << MetadataNumber(r.std_return) << "," << MetadataNumber(r.min_return) << "," << MetadataNumber(r.max_return)
+           << "," << r.episodes << "," << Number(e.eval_seconds) << "\n";
+    evals_.flush();
+    const bool reached_before = tracker_.reached();
+    if (tracker_.Add(e.global_step, e.wall_time, r)) agent_.SaveModel((run_dir_ / "best.safetensors").string());
+    AddScalars(e.global_step, {{"eval/mean_return", r.mean_return}, {"eval/std_return", r.std_return}});
+    if (tracker_.reached() && !reached_before)  // seconds of training until the threshold, once per run
+      AddScalars(e.global_step, {{"eval/time_to_threshold", e.wall_time}});
+    if (options_.on_eval && options_.on_eval(e)) stop_asked_ = true;  // the next poll stops the run
+    return config_.stop_at_threshold && tracker_.cleared();
+  }
+
+  // checkpoints/step_<global step>.safetensors, keeping the newest keep_checkpoints.
+  fs::path Checkpoint() {
+    const fs::path checkpoints = run_dir_ / "checkpoints";
+    char name[64];
+    std::snprintf(name, sizeof(name), "step_%012lld.safetensors", static_cast<long long>(agent_.global_step()));
+    const fs::path path = checkpoints / name;
+    agent_.SaveCheckpoint(path.string());
+    std::vector<fs::path> found = Checkpoints(checkpoints);
+    while (static_cast<int64_t>(found.size()) > config_.keep_checkpoints) {
+      fs::remove(found.front());
+      found.erase(found.begin());
+    }
+    return path;
+  }
+
+  // The last checkpoint, then (unless interrupted) model.safetensors, the final evaluation and
+  // eval.json.
+  TrainRunResult Finish(bool interrupted) {
+    TrainRunResult result;
+    result.run_dir = run_dir_.string();
+    result.resumed = options_.resume;
+    result.checkpoint = Checkpoint().string();
+    result.global_step = agent_.global_step();
+    if (interrupted) {
+      result.interrupted = true;
+      return result;
+    }
+    const fs::path model = run_dir_ / "model.safetensors";
+    agent_.SaveModel(model.string());
+    result.model = model.string();
+    if (config_.eval_episodes > 0) {
+      result.eval = EvaluateModel(registry_, model.string(), config_.eval_episodes, 10, config_.seed + 1000003,
+                                  options_.device, 0.0);
+      result.evaluated = true;
+      const EvalResult& r = result.eval;
+      JsonObject json = ResultJson();
+      json.Str("env", r.env_id)
+          .Int("episodes", r.episodes)
+          .Num("mean_return", r.mean_return)
+          .Num("std_return", r.std_return)
+          .Num("min_return", r.min_return)
+          .Num("max_return", r.max_return)
+          .Num("mean_length", r.mean_length)
+          .Int("global_step", agent_.global_step());
+      tracker_.AddTo(json);
+      WriteFileAtomically((run_dir_ / "eval.json").string(), json.str() + "\n");
+    }
+    result.best_step = tracker_.best_step();
+    result.best = tracker_.best();
+    result.threshold_step = tracker_.threshold_step();
+    result.threshold_seconds = tracker_.threshold_seconds();
+    return result;
+  }
+
+ private:
+  void AddScalars(int64_t step, std::initializer_list<std::pair<const char*, double>> values) {
+    if (!events_) return;
+    std::vector<Scalar> scalars;
+    for (const auto& [tag, value] : values)
+      if (!std::isnan(value)) scalars.push_back({tag, static_cast<float>(value)});  // as metrics.csv's empty fields
+    events_->Add(step, scalars);
+  }
+
+  const Registry& registry_;
+  const DqnConfig& config_;
+  fs::path run_dir_;
+  const TrainRunOptions& options_;
+  const AgentFiles& agent_;
+  std::function<void(const DqnProgress&)> on_log_;
+  std::ofstream metrics_, evals_;
+  EvalTracker tracker_;
+  std::optional<EventFileWriter> events_;
+  bool stop_asked_ = false;
+};
+
+// The newest checkpoint of a run to resume; throws std::invalid_argument when there is none.
+std::string NewestCheckpointOf(const fs::path& run_dir) {
+  const std::string path = NewestCheckpoint(run_dir.string());
+  if (path.empty()) throw std::invalid_argument("resume " + run_dir.string() + ": no checkpoint in checkpoints/");
+  return path;
+}
+
+// Agent k of a DqnBatch as its run folder sees it, with the training loop's values its
+// checkpoints keep.
+class BatchMember final : public AgentFiles {
+ public:
+  BatchMember(const DqnBatch& batch, int k) : batch_(batch), k_(k) {}
+  int64_t global_step() const override { return batch_.global_step(); }
+  void SaveCheckpoint(const std::string& path) const override {
+    batch_.SaveCheckpoint(k_, path, wall_time, last_eval_return);
+  }
+  void SaveModel(const std::string& path) const override { batch_.SaveModel(k_, path); }
+
+  double wall_time = 0;
+  double last_eval_return = std::numeric_limits<double>::quiet_NaN();
+
+ private:
+  const DqnBatch& batch_;
+  int k_;
+};
 
 }  // namespace
 
@@ -202,133 +386,120 @@ DqnConfig ResolveTrainConfig(const Registry& registry, const TrainConfigSource& 
   return config;
 }
 
+std::string NewestCheckpoint(const std::string& run_dir) {
+  const std::vector<fs::path> found = Checkpoints(fs::path(run_dir) / "checkpoints");
+  return found.empty() ? std::string() : found.back().string();
+}
+
 TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, const TrainRunOptions& options,
                            const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
                            std::ostream& notes) {
-  const fs::path run_dir = options.resume ? fs::path(options.run_dir) : PrepareRunFolder(config, options.run_dir);
-  TrainRunResult result;
-  result.run_dir = run_dir.string();
-  result.resumed = options.resume;
-  const std::unique_ptr<Agent> trained = MakeAgent(registry, config, options.device);
-  Agent& agent = *trained;
-  const fs::path checkpoints = run_dir / "checkpoints";
+  const fs::path run_dir = options.resume ? fs::path(options.run_dir) : NewRunFolder(config, options.run_dir);
+  const std::unique_ptr<Agent> agent = MakeAgent(registry, config, options.device);
   if (options.resume) {
-    const std::vector<fs::path> found = Checkpoints(checkpoints);
-    if (found.empty()) throw std::invalid_argument("resume " + run_dir.string() + ": no checkpoint in checkpoints/");
-    agent.LoadCheckpoint(found.back().string());
-    notes << "cugym train: resuming " << run_dir.string() << " at step " << agent.global_step()
-          << (config.save_replay ? "" : " (refilling the replay memory first: save_replay is off)") << "\n";
-    TruncateLog(run_dir / "metrics.csv", agent.global_step());
-    TruncateLog(run_dir / "evals.csv", agent.global_step());
-    // The earlier parts' event files keep what the checkpoint covers; this part writes a new one.
-    for (const std::string& events : EventFilesIn(run_dir.string())) TruncateEventFile(events, agent.global_step());
+    agent->LoadCheckpoint(NewestCheckpointOf(run_dir));
+  } else {
+    CreateRunFolder(run_dir);
   }
-  WriteFileAtomically((run_dir / "config.toml").string(), config.ToToml());
-
-  // metrics.csv is a log, appended and flushed row by row (a resumed run continues it), so it is
-  // the one file not rewritten through WriteFileAtomically.
-
-  std::ofstream metrics = OpenLog(run_dir / "metrics.csv",
-                                  "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps,"
-                                  "eval_return");
-  std::ofstream evals = OpenLog(run_dir / "evals.csv",
-                                "global_step,wall_time,mean_return,std_return,min_return,max_return,episodes,"
-                                "eval_seconds");
-  // The evaluations so far (a resumed run reads them back): the best and the first to reach the
-  // threshold.
-  EvalTracker tracker(registry.Get(config.env_id).spec, config.stop_margin);
-  tracker.Replay(run_dir / "evals.csv");
-  // TensorBoard's scalars: metrics.csv's and evals.csv's values under CleanRL's tags.
-  std::optional<EventFileWriter> events;
-  if (config.tensorboard) events.emplace(run_dir.string());
-  const auto add_scalars = [&](int64_t step, std::initializer_list<std::pair<const char*, double>> values) {
-    if (!events) return;
-    std::vector<Scalar> scalars;
-    for (const auto& [tag, value] : values)
-      if (!std::isnan(value)) scalars.push_back({tag, static_cast<float>(value)});  // as metrics.csv's empty fields
-    events->Add(step, scalars);
-  };
-
-  auto write_checkpoint = [&] {
-    char name[64];
-    std::snprintf(name, sizeof(name), "step_%012lld.safetensors", static_cast<long long>(agent.global_step()));
-    const fs::path path = checkpoints / name;
-    agent.SaveCheckpoint(path.string());
-    std::vector<fs::path> found = Checkpoints(checkpoints);
-    while (static_cast<int64_t>(found.size()) > config.keep_checkpoints) {
-      fs::remove(found.front());
-      found.erase(found.begin());
-    }
-    return path;
-  };
-  const auto log_row = [&](const DqnProgress& p) {
-    metrics << p.global_step << "," << Number(p.wall_time) << "," << Number(p.episodic_return) << ","
-            << Number(p.episodic_length) << "," << Number(p.td_loss) << "," << Number(p.q_values) << ","
-            << Number(p.epsilon) << "," << Number(p.sps) << "," << Number(p.eval_return) << "\n";
-    metrics.flush();
-    add_scalars(p.global_step, {{"charts/episodic_return", p.episodic_return},
-                                {"charts/episodic_length", p.episodic_length},
-                                {"losses/td_loss", p.td_loss},
-                                {"losses/q_values", p.q_values},
-                                {"charts/epsilon", p.epsilon},
-                                {"charts/SPS", p.sps}});
-    on_log(p);
-  };
-  const fs::path best_model = run_dir / "best.safetensors";
+  RunRecord record(registry, config, run_dir, options, *agent, on_log, notes);
   bool stopped = false;
-  const auto on_eval = [&](const DqnEvaluation& e) {
-    const EvalResult& r = e.result;
-    // Exact text (core/safetensors.h), so a resumed run reads back the best and threshold
-    // evaluations the uninterrupted run compares against, to the bit.
-    evals << e.global_step << "," << MetadataNumber(e.wall_time) << "," << MetadataNumber(r.mean_return) << ","
-          << MetadataNumber(r.std_return) << "," << MetadataNumber(r.min_return) << "," << MetadataNumber(r.max_return)
-          << "," << r.episodes << "," << Number(e.eval_seconds) << "\n";
-    evals.flush();
-    const bool reached_before = tracker.reached();
-    if (tracker.Add(e.global_step, e.wall_time, r)) agent.SaveModel(best_model.string());
-    add_scalars(e.global_step, {{"eval/mean_return", r.mean_return}, {"eval/std_return", r.std_return}});
-    if (tracker.reached() && !reached_before)  // seconds of training until the threshold, once per run
-      add_scalars(e.global_step, {{"eval/time_to_threshold", e.wall_time}});
-    if (options.on_eval && options.on_eval(e)) stopped = true;  // the next poll stops the run
-    return config.stop_at_threshold && tracker.cleared();
-  };
+  if (!record.done())
+    agent->Train([&](const DqnProgress& p) { record.Log(p); },
+                 [&] { return stopped = stopped || record.stop_asked() || stop(); }, [&] { record.Checkpoint(); },
+                 [&](const DqnEvaluation& e) { return record.Evaluated(e); });
+  return record.Finish(stopped);
+}
 
-  // A run that already ended at the threshold (resumed from its last checkpoint) trains no more.
-  const bool done = config.stop_at_threshold && tracker.cleared();
-  if (!done)
-    agent.Train(
-        log_row, [&] { return stopped = stopped || stop(); }, [&] { write_checkpoint(); }, on_eval);
-  result.checkpoint = write_checkpoint().string();
-  result.global_step = agent.global_step();
-  if (stopped) {
-    result.interrupted = true;
-    return result;
+std::vector<TrainRunResult> RunBatchTraining(
+    const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds,
+    const std::vector<TrainRunOptions>& runs, const std::function<bool()>& stop, std::ostream& notes,
+    const std::function<void(std::size_t, const TrainRunResult&)>& on_finished) {
+  const std::size_t k_agents = seeds.size();
+  if (runs.size() != k_agents) throw std::invalid_argument("RunBatchTraining: one run folder per seed");
+  for (const TrainRunOptions& run : runs)
+    if (run.resume != runs.front().resume || run.device != runs.front().device)
+      throw std::invalid_argument("RunBatchTraining: the runs of a batch all resume or all start, on one device");
+  const bool resume = !runs.empty() && runs.front().resume;
+  std::vector<DqnConfig> configs(k_agents, config);  // each agent's own: its seed
+  std::vector<fs::path> dirs;
+  for (std::size_t k = 0; k < k_agents; ++k) {
+    configs[k].seed = seeds[k];
+    dirs.push_back(resume ? fs::path(runs[k].run_dir) : NewRunFolder(configs[k], runs[k].run_dir));
   }
-  const fs::path model = run_dir / "model.safetensors";
-  agent.SaveModel(model.string());
-  result.model = model.string();
-  if (config.eval_episodes > 0) {
-    result.eval =
-        EvaluateModel(registry, model.string(), config.eval_episodes, 10, config.seed + 1000003, options.device, 0.0);
-    result.evaluated = true;
-    const EvalResult& r = result.eval;
-    JsonObject json = ResultJson();
-    json.Str("env", r.env_id)
-        .Int("episodes", r.episodes)
-        .Num("mean_return", r.mean_return)
-        .Num("std_return", r.std_return)
-        .Num("min_return", r.min_return)
-        .Num("max_return", r.max_return)
-        .Num("mean_length", r.mean_length)
-        .Int("global_step", agent.global_step());
-    tracker.AddTo(json);
-    WriteFileAtomically((run_dir / "eval.json").string(), json.str() + "\n");
+  DqnBatch batch(registry, config, seeds, runs.empty() ? Device::kCpu : runs.front().device);
+  if (!resume)
+    for (const fs::path& dir : dirs) CreateRunFolder(dir);
+  std::vector<std::unique_ptr<BatchMember>> members;
+  for (std::size_t k = 0; k < k_agents; ++k)
+    members.push_back(std::make_unique<BatchMember>(batch, static_cast<int>(k)));
+  if (resume) {
+    std::vector<std::string> paths;
+    for (const fs::path& dir : dirs) paths.push_back(NewestCheckpointOf(dir));
+    const std::vector<DqnBatch::LoopState> loops = batch.LoadCheckpoints(paths);
+    for (std::size_t k = 0; k < k_agents; ++k) {
+      members[k]->wall_time = loops[k].wall_time;
+      members[k]->last_eval_return = loops[k].last_eval_return;
+    }
   }
-  result.best_step = tracker.best_step();
-  result.best = tracker.best();
-  result.threshold_step = tracker.threshold_step();
-  result.threshold_seconds = tracker.threshold_seconds();
-  return result;
+  std::vector<std::unique_ptr<RunRecord>> records;
+  std::vector<std::unique_ptr<TrainSchedule>> schedules;
+  for (std::size_t k = 0; k < k_agents; ++k) {
+    records.push_back(std::make_unique<RunRecord>(registry, configs[k], dirs[k], runs[k], *members[k], nullptr, notes));
+    RunRecord& record = *records[k];
+    const int agent = static_cast<int>(k);
+    BatchMember& member = *members[k];
+    schedules.push_back(std::make_unique<TrainSchedule>(
+        configs[k], batch.global_step(), member.wall_time, member.last_eval_return,
+        [&batch, &member, agent](double seconds, int64_t steps) {
+          return batch.Progress(agent, member.wall_time, seconds, steps, member.last_eval_return);
+        },
+        [&batch, agent](int64_t index) { return batch.Evaluate(agent, index); },
+        [&record](const DqnProgress& p) { record.Log(p); }, [&record] { record.Checkpoint(); },
+        [&record](const DqnEvaluation& e) { return record.Evaluated(e); }));
+  }
+
+  // Each agent's loop is RunTraining's, one iteration of the batch at a time: an agent leaves when
+  // its steps are done, an evaluation ends it, or its on_eval asks it to stop; stop() ends all of
+  // them at the same step (their checkpoints resume the batch).
+  std::vector<TrainRunResult> results(k_agents);
+  const auto finish = [&](std::size_t k, bool interrupted) {
+    results[k] = records[k]->Finish(interrupted);
+    if (on_finished) on_finished(k, results[k]);
+  };
+  std::vector<std::size_t> training;
+  for (std::size_t k = 0; k < k_agents; ++k) {
+    if (records[k]->done()) {
+      finish(k, false);
+    } else {
+      training.push_back(k);
+    }
+  }
+  std::vector<double> eval_seconds(k_agents, 0.0);
+  while (!training.empty()) {
+    std::vector<std::size_t> going;
+    for (std::size_t k : training) {
+      if (schedules[k]->going() && !records[k]->stop_asked()) {
+        going.push_back(k);
+        continue;
+      }
+      schedules[k]->End();
+      finish(k, schedules[k]->going());
+    }
+    training.swap(going);
+    if (!training.empty() && stop()) {
+      for (std::size_t k : training) {
+        schedules[k]->End();
+        finish(k, true);
+      }
+      break;
+    }
+    if (training.empty()) break;
+    batch.Iterate();
+    double all_evals = 0;
+    for (std::size_t k : training) all_evals += eval_seconds[k] = schedules[k]->Iterated();
+    for (std::size_t k : training) schedules[k]->Exclude(all_evals - eval_seconds[k]);
+  }
+  return results;
 }
 
 std::string ProgressLine(const DqnProgress& p, int64_t total_steps) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "agents/agent.h"
 #include "agents/dqn_config.h"
@@ -68,6 +69,24 @@ struct TrainRunResult {
 TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, const TrainRunOptions& options,
                            const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
                            std::ostream& notes);
+
+// K runs of `config` differing only in their seeds, trained as one DqnBatch (agents/dqn_batch.h):
+// the K agents step in lockstep and their networks train as one replicated network. runs[k] is
+// seed k's run folder and options (all resume, or none; one device); each folder is the one
+// RunTraining writes for that seed, and on the CPU the same bits (model, checkpoints, evaluations).
+// An agent leaves the batch when its steps are done, an evaluation ends it (stop_at_threshold) or
+// its on_eval asks it to stop; `stop()`, polled once per iteration, ends all of them at one step,
+// each with a checkpoint, so the batch resumes (every run with resume) exactly. Resumed runs must
+// have their newest checkpoints at one step. Throws std::invalid_argument for what DqnBatch
+// refuses (PQN, gradient clipping, ...) and for a folder that is not new or empty. `on_finished(k,
+// result)` is called as each run ends (an agent that stops early ends before the others).
+std::vector<TrainRunResult> RunBatchTraining(
+    const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds,
+    const std::vector<TrainRunOptions>& runs, const std::function<bool()>& stop, std::ostream& notes,
+    const std::function<void(std::size_t k, const TrainRunResult& result)>& on_finished = {});
+
+// The newest checkpoint in run_dir/checkpoints ("" when there is none).
+std::string NewestCheckpoint(const std::string& run_dir);
 
 // The one-line progress text `cugym train` prints ("step 2000/60000  ...  ETA 3s").
 std::string ProgressLine(const DqnProgress& progress, int64_t total_steps);

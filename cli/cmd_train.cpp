@@ -74,6 +74,12 @@ int RunTrainBatch(const Registry& registry, const Args& args) {
     options.jobs = static_cast<int>(args.Int("--jobs"));
     if (options.jobs < 1) throw std::invalid_argument("--jobs must be >= 1, got " + args.String("--jobs"));
   }
+  if (args.Has("--lockstep")) {
+    const std::string lockstep = args.String("--lockstep");
+    if (lockstep != "on" && lockstep != "off" && lockstep != "auto")
+      throw std::invalid_argument("--lockstep takes on, off or auto, got '" + lockstep + "'");
+    if (lockstep != "auto") options.lockstep = lockstep == "on";
+  }
   std::vector<uint64_t> seeds;
   std::vector<agent::SweepAxis> sweep;
   if (options.resume) {
@@ -136,7 +142,9 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
        {"--seeds", "LIST", "train one run per seed in one process, e.g. 1-32 or 1,4,9 (needs --out)", ""},
        {"--sweep", "KEY=V1,V2", "cross these values of KEY with the seeds (repeatable; keys: docs/sweeps.md)", "",
         true},
-       {"--jobs", "J", "runs trained at once on the CPU (default: one per hardware thread)", ""},
+       {"--jobs", "J", "runs (or lockstep batches) trained at once on the CPU (default: one per hardware thread)", ""},
+       {"--lockstep", "on|off",
+        "train each grid point's seeds as one batched network (default auto: on CUDA, where the config allows)", ""},
        {"--save-replay", "", "checkpoints hold the replay memory (the default; save_replay = false turns it off)", ""}},
       argc, argv, 2);
   if (args.help()) {
@@ -149,12 +157,16 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
         "is refilled before learning resumes). Keys: docs/dqn.md, docs/pqn.md.\n"
         "--seeds and --sweep train every (grid point, seed) in one process into DIR/[POINT/]seed_S/ (each\n"
         "the run folder `--seed S` alone gives, with the same bits) and write DIR/summary.json and\n"
-        "DIR/summary.md; --resume DIR continues such a batch.");
+        "DIR/summary.md; --resume DIR continues such a batch. With --lockstep on (the default on CUDA) a\n"
+        "grid point's seeds step together and their K networks train as one batched network.");
     return 0;
   }
   const bool batch = args.Has("--seeds") || !args.Strings("--sweep").empty() ||
                      (args.Has("--resume") && agent::IsBatchFolder(args.String("--resume")));
   if (batch) return RunTrainBatch(registry, args);
+  for (const char* flag : {"--jobs", "--lockstep"})
+    if (args.Has(flag))
+      throw std::invalid_argument(std::string(flag) + " goes with --seeds or --sweep (a batch of runs)");
   const agent::TrainConfigSource source = SourceFromArgs(args);
   const agent::DqnConfig config = agent::ResolveTrainConfig(registry, source, std::cerr);
   agent::TrainRunOptions options;

@@ -472,13 +472,14 @@ train_seeds() {
     training_pids+=($!)
   done
 }
-# train_batch CONFIG DEVICE SEEDS: the same config's seeds as one `cugym train --seeds` process
-# (issue 23) into $dqn_dir/CONFIG-DEVICE-batch, its exit status and wall seconds beside it.
+# train_batch CONFIG DEVICE SEEDS: the same config's seeds in lockstep as one `cugym train --seeds`
+# process (issue 23) into $dqn_dir/CONFIG-DEVICE-batch, its exit status and wall seconds beside it.
 batch_limit=120  # as every run: the batch runs beside Acrobot's, within that phase's bound
 train_batch() {
   local config="$1" device="$2" seeds="$3"
   local dir="$dqn_dir/$config-$device-batch"
-  local cmd=("$cli" train --config "configs/$config.toml" --device "$device" --seeds "$seeds" --out "$dir")
+  local cmd=("$cli" train --config "configs/$config.toml" --device "$device" --seeds "$seeds" --lockstep on
+             --out "$dir")
   echo "+ ${cmd[*]} > $dir.log &"
   [ "$dry" -eq 0 ] || return 0
   rm -rf "$dir" "$dir.rc" "$dir.seconds"
@@ -511,8 +512,9 @@ part_dqn() {
   wait_trainings
   train_seeds acrobot "$dev" "${acrobot_seeds[@]}"
   train_seeds mountain_car "$dev" "${mountain_seeds[@]}"
-  # CartPole's first seeds again as one batch: seed s must give the solo run's model bytes.
-  train_batch cartpole "$dev" "1-$(( ${#cartpole_seeds[@]} < 4 ? ${#cartpole_seeds[@]} : 4 ))"
+  # CartPole's seeds in lockstep as one batch of 32 (one batched network; the rehearsal's 2): seed s
+  # against the solo run's model bytes, and the wall time of 32 agents together.
+  train_batch cartpole "$dev" "1-$([ "$rehearse" -eq 1 ] && echo 2 || echo 32)"
   [ "$rehearse" -eq 1 ] || train_seeds cartpole cpu 1
   wait_trainings
   # PQN (docs/pqn.md): its CartPole config over the same seeds, and MinAtar Breakout's (5M steps
@@ -539,7 +541,7 @@ part_dqn() {
   # (Breakout's run is started only where the plugin was built, and never in a rehearsal.)
   [ ! -f "$dqn_dir/minatar_breakout_pqn-$dev-1.log" ] || bars+=(--bar "minatar_breakout_pqn-$dev:10:0")
   [ "$rehearse" -eq 1 ] || bars+=(--bar "cartpole-cpu:475:0")
-  $report dqn --dqn-dir "$dqn_dir" --limit "$train_limit" "${bars[@]}" --batch "cartpole-$dev-batch:cartpole-$dev"
+  $report dqn --dqn-dir "$dqn_dir" --limit "$train_limit" "${bars[@]}" --batch "cartpole-$dev-batch:cartpole-$dev:lockstep"
 }
 
 # ---- python: the package with CUDA, and its tests ----------------------------------------------------

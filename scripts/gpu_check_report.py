@@ -222,10 +222,14 @@ def dqn_summary(args):
 
 
 def batch_summary(dqn_dir, spec):
-    """One `cugym train --seeds` batch (BATCH:SOLO_GROUP): its runs solved, its wall time, and
-    whether each seed's model has the bytes of the solo run of that seed (issue 23's contract, on
-    the same device). 1 when something is wrong, else 0."""
-    batch, solo = spec.split(":", 1)
+    """One `cugym train --seeds` batch (BATCH:SOLO_GROUP[:lockstep]): its runs solved, its wall
+    time, and whether each seed's model has the bytes of the solo run of that seed (issue 23's
+    contract, on the same device; seeds without a solo run are not compared). Runs apart must keep
+    the bytes. A lockstep batch (one batched network, cuBLAS's strided-batched GEMM) that does not
+    is a finding for docs/nn.md, failed only when it also solves fewer than all but one of its
+    seeds. 1 when something is wrong, else 0."""
+    batch, solo, *mode = spec.split(":")
+    lockstep = mode == ["lockstep"]
     folder = os.path.join(dqn_dir, batch)
     status = exit_status(folder + ".rc")
     try:
@@ -240,7 +244,9 @@ def batch_summary(dqn_dir, spec):
     for run in point["runs"] if point else []:
         mine = os.path.join(run["run_dir"], "model.safetensors")
         theirs = os.path.join(dqn_dir, f"{solo}-{run['seed']}", "model.safetensors")
-        if not (os.path.exists(mine) and os.path.exists(theirs)):
+        if not os.path.exists(theirs):
+            continue
+        if not os.path.exists(mine):
             missing.append(run["seed"])
         elif open(mine, "rb").read() == open(theirs, "rb").read():
             same.append(run["seed"])
@@ -251,10 +257,14 @@ def batch_summary(dqn_dir, spec):
         verdict = "cut off (reported)"
     elif status != 0 or point is None:
         verdict = f"FAIL (exit {status}, {'no summary.json' if point is None else 'see the log'})"
-    elif differ:
+    elif differ and not lockstep:
         verdict = f"FAIL (seeds {differ}: other model bytes than the solo runs)"
+    elif differ and point["solved_final"] < point["seeds"] - 1:
+        verdict = f"FAIL (other model bytes than the solo runs, and {point['solved_final']} solved)"
+    elif differ:
+        verdict = "pass (the batched GEMM rounds otherwise than one network's: record it in docs/nn.md)"
     print(
-        f"\nbatch {batch} (`cugym train --seeds`, one process): "
+        f"\nbatch {batch} (`cugym train --seeds`{', lockstep' if lockstep else ''}, one process): "
         f"{point['seeds'] if point else '-'} runs, solved (final) {point['solved_final'] if point else '-'}, "
         f"wall {seconds if seconds is not None else '-'} s; the solo run's model bytes: seeds {same or '-'} the same"
         + (f", {differ} other" if differ else "")
@@ -325,7 +335,10 @@ def main():
     p.add_argument("--limit", type=int, required=True, help="seconds after which a run was cut off")
     p.add_argument("--bar", action="append", default=[], help="GROUP:THRESHOLD:NEED, e.g. cartpole-cuda:475:3")
     p.add_argument(
-        "--batch", action="append", default=[], help="BATCH:SOLO_GROUP, e.g. cartpole-cuda-batch:cartpole-cuda"
+        "--batch",
+        action="append",
+        default=[],
+        help="BATCH:SOLO_GROUP[:lockstep], e.g. cartpole-cuda-batch:cartpole-cuda:lockstep",
     )
     args = parser.parse_args()
     summaries = {"ctest": ctest_summary, "sanitizer": sanitizer_summary, "speed": speed_summary, "dqn": dqn_summary}

@@ -28,6 +28,7 @@ def train(
     seeds=None,
     sweep=None,
     jobs=0,
+    lockstep=None,
     **overrides,
 ):
     """Trains DQN as ``cugym train`` does and returns the run's summary (a dict: run_dir, model,
@@ -59,7 +60,10 @@ def train(
         sweep: with ``seeds``: a dict of config keys to lists of values, crossed with each other
             and the seeds, e.g. ``{"learning_rate": [1e-3, 2.3e-3]}`` (keys that change array
             shapes are refused: run those separately or on Ray Tune, docs/sweeps.md).
-        jobs: runs trained at once on the CPU (0: one per hardware thread).
+        jobs: runs (or lockstep batches) trained at once on the CPU (0: one per hardware thread).
+        lockstep: with ``seeds``: train each grid point's seeds in lockstep as one batched
+            network (``cugym train --lockstep``); None: on CUDA where the config allows, True
+            refuses a config that cannot be batched, False trains every seed as a run of its own.
         **overrides: config keys, e.g. ``total_steps=20000, seed=3``.
 
     Ctrl-C writes a checkpoint and returns with ``interrupted=True``; resume with
@@ -68,7 +72,7 @@ def train(
     if seeds is not None or sweep is not None or (resume is not None and _is_batch(resume)):
         if on_log is not None or on_eval is not None:
             raise ValueError("train(seeds=...) runs many runs at once: on_log and on_eval are for one run")
-        return _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, progress, overrides)
+        return _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, lockstep, progress, overrides)
     config_path, table = _config_source(config)
     if resume is not None and (config is not None or out is not None or env_id is not None):
         raise ValueError("train(resume=...) takes the run's own config and folder; pass only overrides")
@@ -129,7 +133,7 @@ def _is_batch(folder):
     return os.path.isfile(os.path.join(os.fspath(folder), "batch.toml"))
 
 
-def _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, progress, overrides):
+def _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, lockstep, progress, overrides):
     """train(seeds=..., sweep=...): agents/multi_run.h through the extension."""
     config_path, table = _config_source(config)
     if resume is not None:
@@ -160,6 +164,7 @@ def _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, progres
         "" if out is None else os.fspath(out),
         device,
         int(jobs),
+        None if lockstep is None else bool(lockstep),
         show,
         _write_notes,
     )

@@ -213,8 +213,8 @@ nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb
 // [values])). Returns batch_dir, interrupted, and the summary files' paths.
 nb::dict TrainMany(const std::string& resume_dir, const std::string& config_path, nb::object table,
                    const std::string& env_id, nb::dict overrides, std::vector<uint64_t> seeds, nb::list sweep,
-                   const std::string& out, const std::string& device, int jobs, nb::object on_progress,
-                   nb::object write) {
+                   const std::string& out, const std::string& device, int jobs, nb::object lockstep,
+                   nb::object on_progress, nb::object write) {
   agent::TrainConfigSource source;
   source.config_path = config_path;
   if (!table.is_none()) source.table = ToTable(nb::cast<nb::dict>(table));
@@ -240,6 +240,7 @@ nb::dict TrainMany(const std::string& resume_dir, const std::string& config_path
   options.out_dir = options.resume ? resume_dir : out;
   options.device = ResolveDevice(device);
   options.jobs = jobs;
+  if (!lockstep.is_none()) options.lockstep = nb::cast<bool>(lockstep);
   LineSink sink(write);
   std::ostream notes(&sink);
   bool python_error = false;
@@ -355,7 +356,7 @@ void BindTraining(nb::module_& m) {
         nb::arg("write"));
   m.def("train_many", &TrainMany, nb::arg("resume_dir"), nb::arg("config_path"), nb::arg("table").none(),
         nb::arg("env_id"), nb::arg("overrides"), nb::arg("seeds"), nb::arg("sweep"), nb::arg("out"), nb::arg("device"),
-        nb::arg("jobs"), nb::arg("on_progress").none(), nb::arg("write"));
+        nb::arg("jobs"), nb::arg("lockstep").none(), nb::arg("on_progress").none(), nb::arg("write"));
   nb::class_<PyPolicy>(m, "_Policy")
       .def(nb::init<const std::string&, const std::string&, const std::string&>(), nb::arg("path"), nb::arg("env_id"),
            nb::arg("device"))

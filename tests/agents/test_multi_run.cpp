@@ -1,6 +1,7 @@
 // Many runs in one process (agents/multi_run.h): seed s of a batch gives the model bits of a solo
-// run with seed s (K = 1, 3 and 8 on the CPU), a grid of values, the summary, an interrupted batch
-// resumed, the one-line errors for seed lists and sweep keys, and batches too big for memory.
+// run with seed s (K = 1, 3 and 8 on the CPU, apart and in lockstep), a grid of values, the
+// summary, an interrupted batch resumed, an agent leaving a lockstep batch, the one-line errors
+// for seed lists, sweep keys and unbatchable configs, and batches too big for memory.
 #include "agents/multi_run.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -44,6 +47,33 @@ std::string Bytes(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// evals.csv's steps and returns (its times differ from run to run).
+std::string Returns(const fs::path& evals_csv) {
+  std::ifstream in(evals_csv);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    std::stringstream fields(line);
+    std::string step, wall, mean, std_return, min_return, max_return;
+    std::getline(fields, step, ',');
+    std::getline(fields, wall, ',');
+    std::getline(fields, mean, ',');
+    std::getline(fields, std_return, ',');
+    std::getline(fields, min_return, ',');
+    std::getline(fields, max_return, ',');
+    out += step + "," + mean + "," + std_return + "," + min_return + "," + max_return + "\n";
+  }
+  EXPECT_GT(out.size(), 80u) << evals_csv;  // the header and rows
+  return out;
+}
+
+// eval.json's mean_return.
+double ReadEvalReturn(const fs::path& run_dir) {
+  const std::string json = Bytes(run_dir / "eval.json");
+  const std::size_t at = json.find("\"mean_return\": ");
+  EXPECT_NE(at, std::string::npos) << json;
+  return std::stod(json.substr(at + 15));
+}
+
 // The model of a solo run of Source() with `seed` (and `keys`), trained into `dir`.
 std::string SoloModel(uint64_t seed, const fs::path& dir, const TomlTable& keys = {}) {
   TrainConfigSource source = Source();
@@ -60,11 +90,13 @@ std::string SoloModel(uint64_t seed, const fs::path& dir, const TomlTable& keys 
 
 MultiRunResult Batch(
     const fs::path& dir, const std::vector<uint64_t>& seeds, const std::vector<SweepAxis>& sweep, int jobs,
-    const std::function<bool()>& stop = [] { return false; }, bool resume = false) {
+    const std::function<bool()>& stop = [] { return false; }, bool resume = false,
+    std::optional<bool> lockstep = std::nullopt) {
   MultiRunOptions options;
   options.out_dir = dir.string();
   options.jobs = jobs;
   options.resume = resume;
+  options.lockstep = lockstep;
   std::ostringstream notes;
   return RunMany(
       Builtins(), Source(), seeds, sweep, options, [](const MultiRunProgress&) {}, stop, notes);
@@ -134,6 +166,110 @@ TEST(MultiRun, AnInterruptedBatchResumesToTheSameModels) {
   EXPECT_TRUE(fs::is_regular_file(dir / "summary.md"));
 }
 
+// A grid point's seeds in lockstep (one DqnBatch, RunBatchTraining): each seed's run folder holds
+// the model, best model and evaluations of the solo run with that seed, K = 1, 3 and 8.
+TEST(MultiRun, SeedsInLockstepGiveTheSoloModels) {
+  const ScratchDir scratch("cugym_multi_run_lockstep");
+  std::vector<std::vector<uint64_t>> batches = {{5}, {7, 2, 4}};
+  if (!testing::kSanitizerBuild) batches.push_back({1, 2, 3, 4, 5, 6, 7, 8});
+  for (const std::vector<uint64_t>& seeds : batches) {
+    const fs::path dir = scratch / ("batch_" + std::to_string(seeds.size()));
+    const MultiRunResult result = Batch(
+        dir, seeds, {}, 1, [] { return false; }, false, true);
+    ASSERT_EQ(result.runs.size(), seeds.size());
+    EXPECT_FALSE(result.interrupted);
+    for (std::size_t i = 0; i < seeds.size(); ++i) {
+      const fs::path solo = scratch / ("solo_" + std::to_string(seeds[i]));
+      if (!fs::exists(solo)) SoloModel(seeds[i], solo);
+      const fs::path run = dir / ("seed_" + std::to_string(seeds[i]));
+      EXPECT_EQ(Bytes(run / "model.safetensors"), Bytes(solo / "model.safetensors"))
+          << "K = " << seeds.size() << ", seed " << seeds[i];
+      EXPECT_EQ(Bytes(run / "best.safetensors"), Bytes(solo / "best.safetensors")) << seeds[i];
+      EXPECT_EQ(Returns(run / "evals.csv"), Returns(solo / "evals.csv")) << seeds[i];
+      EXPECT_EQ(result.runs[i].result.eval.mean_return, ReadEvalReturn(solo)) << seeds[i];
+    }
+    EXPECT_TRUE(fs::is_regular_file(dir / "summary.md"));
+  }
+}
+
+// Ctrl-C stops every agent of a lockstep batch at one step, each with a checkpoint; the resumed
+// batch ends with the uninterrupted solo runs' models. Runs trained apart before (stopped at
+// different steps, finished, or never started) resume in lockstep too, in groups of one step.
+TEST(MultiRun, AnInterruptedLockstepBatchResumesToTheSameModels) {
+  const ScratchDir scratch("cugym_multi_run_lockstep_resume");
+  const std::vector<uint64_t> seeds = {3, 4, 5};
+  for (const bool first_in_lockstep : {true, false}) {
+    const fs::path dir = scratch / (first_in_lockstep ? "lockstep" : "apart");
+    std::atomic<int> polls{0};
+    // stop() is polled every 20 ms: about 0.3 s in, mid-run (a run takes 0.3 s or more).
+    const MultiRunResult first = Batch(
+        dir, seeds, {}, 1, [&] { return ++polls > 15; }, false, first_in_lockstep);
+    EXPECT_TRUE(first.interrupted);
+    if (first_in_lockstep) {
+      std::set<std::string> steps;  // every agent's newest checkpoint, at one step
+      for (uint64_t seed : seeds)
+        steps.insert(fs::path(NewestCheckpoint((dir / ("seed_" + std::to_string(seed))).string())).filename());
+      EXPECT_EQ(steps.size(), 1u);
+    }
+    const MultiRunResult resumed = Batch(
+        dir, {}, {}, 1, [] { return false; }, true, true);
+    EXPECT_FALSE(resumed.interrupted);
+    ASSERT_EQ(resumed.runs.size(), 3u);
+    for (uint64_t seed : seeds) {
+      const fs::path solo = scratch / ("solo_" + std::to_string(seed));
+      if (!fs::exists(solo)) SoloModel(seed, solo);
+      EXPECT_EQ(Bytes(dir / ("seed_" + std::to_string(seed)) / "model.safetensors"), Bytes(solo / "model.safetensors"))
+          << (first_in_lockstep ? "lockstep" : "apart") << ", seed " << seed;
+    }
+  }
+}
+
+// An agent whose on_eval asks it to stop leaves the batch with a checkpoint at that step while the
+// others go on; resumed alone it ends with the solo run's model. A config a batch cannot take is
+// refused with one line when lockstep is asked for, and trains apart when it is not.
+TEST(MultiRun, AnAgentLeavesTheBatchAloneAndUnbatchableConfigsTrainApart) {
+  using cugym::testing::InvalidArgumentMessage;
+  const ScratchDir scratch("cugym_multi_run_leave");
+  std::ostringstream notes;
+  DqnConfig config = ResolveTrainConfig(Builtins(), Source(), notes);
+  const std::vector<uint64_t> seeds = {6, 9};
+  std::vector<TrainRunOptions> runs(2);
+  for (std::size_t k = 0; k < 2; ++k) runs[k].run_dir = (scratch / ("seed_" + std::to_string(seeds[k]))).string();
+  runs[0].on_eval = [](const DqnEvaluation& e) { return e.global_step >= 1000; };  // the first evaluation
+  std::vector<std::size_t> order;
+  const std::vector<TrainRunResult> results = RunBatchTraining(
+      Builtins(), config, seeds, runs, [] { return false; }, notes,
+      [&](std::size_t k, const TrainRunResult&) { order.push_back(k); });
+  EXPECT_EQ(order, (std::vector<std::size_t>{0, 1}));
+  EXPECT_TRUE(results[0].interrupted);
+  EXPECT_EQ(results[0].global_step, 1000);
+  EXPECT_FALSE(results[1].interrupted);
+  EXPECT_EQ(results[1].global_step, config.total_steps);
+  TrainRunOptions resume;
+  resume.run_dir = runs[0].run_dir;
+  resume.resume = true;
+  config.seed = 6;
+  RunTraining(
+      Builtins(), config, resume, [](const DqnProgress&) {}, [] { return false; }, notes);
+  EXPECT_EQ(Bytes(fs::path(runs[0].run_dir) / "model.safetensors"), SoloModel(6, scratch / "solo_6"));
+  EXPECT_EQ(Bytes(fs::path(runs[1].run_dir) / "model.safetensors"), SoloModel(9, scratch / "solo_9"));
+
+  // Gradient clipping would span all K networks: refused when lockstep is asked for, before
+  // anything is written; trained apart (the solo bits) when it is not.
+  const std::vector<SweepAxis> clipped = {ParseSweep("max_grad_norm=10")};
+  const std::string message = InvalidArgumentMessage([&] {
+    Batch(
+        scratch / "clipped", {1, 2}, clipped, 1, [] { return false; }, false, true);
+  });
+  EXPECT_EQ(message.rfind("lockstep at max_grad_norm=10: gradient clipping (max_grad_norm 10", 0), 0u) << message;
+  EXPECT_FALSE(fs::exists(scratch / "clipped" / "batch.toml"));
+  EXPECT_EQ(InvalidArgumentMessage([&] {
+              RunBatchTraining(
+                  Builtins(), config, {1}, {}, [] { return false; }, notes);
+            }),
+            "RunBatchTraining: one run folder per seed");
+}
+
 TEST(MultiRun, SeedListsAndSweepKeysAreCheckedWithOneLine) {
   using cugym::testing::InvalidArgumentMessage;
   EXPECT_EQ(ParseSeedList("1-3,7"), (std::vector<uint64_t>{1, 2, 3, 7}));
@@ -200,6 +336,16 @@ TEST(MultiRun, RunsThatWouldNotFitTogetherAreRefusedFirst) {
             std::string::npos)
       << message;
   EXPECT_FALSE(fs::exists(scratch / "batch" / "batch.toml")) << "nothing written";
+  // In lockstep the runs of a grid point are alive together.
+  options.out_dir = (scratch / "lockstep").string();
+  options.lockstep = true;
+  const std::string lockstep = InvalidArgumentMessage([&] {
+    RunMany(
+        Builtins(), source, {1, 2, 3}, {}, options, [](const MultiRunProgress&) {}, [] { return false; }, notes);
+  });
+  EXPECT_EQ(lockstep.rfind("3 runs, 3 at a time: their replay memories need 3 x ", 0), 0u) << lockstep;
+  EXPECT_NE(lockstep.find("; fewer seeds per batch, --lockstep off, or a smaller buffer_size)"), std::string::npos)
+      << lockstep;
 
   // One run, twice the free memory: its replay memory refuses before allocating.
   const ReplayOptions too_big{2 * buffer, 4, 8, 64, false, {}};

@@ -1,5 +1,6 @@
 // Run folders (agents/train_run.h): evaluations during training into evals.csv, best.safetensors
-// and eval.json's best and threshold fields; evaluations leave the training itself unchanged.
+// and eval.json's best and threshold fields; evaluations leave the training itself unchanged; a
+// refused run leaves no folder.
 #include "agents/train_run.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/memory.h"
 #include "core/safetensors.h"
 #include "tests/agents/agent_test_util.h"
 
@@ -145,6 +147,31 @@ TEST(TrainRun, StopMarginWantsTheMeanClearOfTheThresholdByStandardErrors) {
   }
   config.stop_margin = -1;
   EXPECT_THROW(config.Validate(), std::invalid_argument);
+}
+
+// A run refused before it trains (here its replay memory, larger than the free memory) leaves no
+// run folder behind, and a folder that holds something is never written into.
+TEST(TrainRun, ARefusedRunLeavesNoFolder) {
+  const ScratchDir scratch("cugym_train_run_refused");
+  DqnConfig config = Small(1);
+  config.buffer_size = static_cast<int64_t>(2.0 * static_cast<double>(AvailableBytes(Device::kCpu)) / 32.0);
+  EXPECT_THROW(TrainInto(config, scratch / "run"), std::invalid_argument);
+  EXPECT_FALSE(fs::exists(scratch / "run"));
+  std::vector<TrainRunOptions> runs(2);
+  runs[0].run_dir = (scratch / "a").string();
+  runs[1].run_dir = (scratch / "b").string();
+  std::ostringstream notes;
+  EXPECT_THROW(RunBatchTraining(
+                   Builtins(), config, {1, 2}, runs, [] { return false; }, notes),
+               std::invalid_argument);
+  EXPECT_FALSE(fs::exists(scratch / "a") || fs::exists(scratch / "b"));
+  fs::create_directories(scratch / "b");
+  std::ofstream(scratch / "b" / "keep.txt") << "mine";
+  EXPECT_THROW(RunBatchTraining(
+                   Builtins(), Small(1), {1, 2}, runs, [] { return false; }, notes),
+               std::invalid_argument);
+  EXPECT_FALSE(fs::exists(scratch / "a"));
+  EXPECT_EQ(fs::file_size(scratch / "b" / "keep.txt"), 4u);
 }
 
 }  // namespace

@@ -48,6 +48,17 @@ expect 0 'learning_rate=2.3e-3 \| 2 \| [0-2]/2 ' -- train --env CartPole-v1 \
 [ -f "$tmp/batch/learning_rate=1e-3/seed_2/model.safetensors" ] && [ -f "$tmp/batch/summary.json" ] ||
   fail "no run folder learning_rate=1e-3/seed_2 or summary.json"
 expect 0 'learning_rate=1e-3 \| 2 \|' -- train --resume "$tmp/batch" --device cpu
+# In lockstep (one batched network): the bits of the same point trained apart.
+expect 0 '\(config\) \| 2 \|' -- train --env CartPole-v1 --seeds 1-2 --lockstep on --set learning_rate=1e-3 \
+  --total-steps 1000 --set eval_episodes=2 --out "$tmp/lockstep" --device cpu
+cmp -s "$tmp/lockstep/seed_2/model.safetensors" "$tmp/batch/learning_rate=1e-3/seed_2/model.safetensors" ||
+  fail "--lockstep on: seed 2's model differs from the same point trained apart"
+expect 2 "^cugym train: error: --lockstep takes on, off or auto, got 'yes'" -- \
+  train --env CartPole-v1 --seeds 1-2 --lockstep yes --out "$tmp/b2" --device cpu
+expect 2 "^cugym train: error: --lockstep goes with --seeds or --sweep" -- \
+  train --env CartPole-v1 --lockstep on --out "$tmp/b2" --device cpu
+expect 2 "^cugym train: error: --lockstep: gradient clipping \(max_grad_norm 10\) would span" -- \
+  train --env CartPole-v1 --seeds 1-2 --lockstep on --set max_grad_norm=10 --out "$tmp/b2" --device cpu
 expect 2 "^cugym train: error: --sweep key 'hidden_sizes' cannot vary within one batch" -- \
   train --seeds 1-2 --sweep hidden_sizes=[64] --out "$tmp/b2" --device cpu
 expect 2 "^cugym train: error: --seeds '1-x': 'x' is not a seed" -- train --seeds 1-x --out "$tmp/b2" --device cpu

@@ -115,6 +115,18 @@ dqn_report --batch cartpole-cuda-batch:cartpole-cuda
 if [ $? -ne 0 ] || ! grep -q '2 runs, solved (final) 1, wall 17 s; the solo run.s model bytes: seeds \[1, 2\] the same: pass' "$tmp/out"; then
   fail "dqn report: a batch with the solo runs' models passes:"; sed 's/^/    /' "$tmp/out"
 fi
+# In lockstep (one batched network) other bytes are a finding while the seeds are solved, and a
+# failure when they are not.
+echo batch >"$batch/seed_2/model.safetensors"
+dqn_report --batch cartpole-cuda-batch:cartpole-cuda:lockstep
+if [ $? -ne 0 ] || ! grep -q 'lockstep, one process): 2 runs.*\[2\] other: pass (the batched GEMM rounds otherwise' "$tmp/out"; then
+  fail "dqn report: a lockstep batch whose seeds are solved passes with other bytes:"; sed 's/^/    /' "$tmp/out"
+fi
+sed -i 's/"solved_final": 1/"solved_final": 0/' "$batch/summary.json"
+dqn_report --batch cartpole-cuda-batch:cartpole-cuda:lockstep
+if [ $? -ne 3 ] || ! grep -q 'FAIL (other model bytes than the solo runs, and 0 solved)' "$tmp/out"; then
+  fail "dqn report: a lockstep batch with other bytes and unsolved seeds fails:"; sed 's/^/    /' "$tmp/out"
+fi
 
 # speed: the bound beside a CUDA env row, the nn row; a failed benchmark exits 3.
 echo '{"env": "CartPole-v1", "device": "cuda", "hardware": "H", "num_envs": 1048576, "mode": "step", "steps_per_second": 2.75e10, "bytes_per_step": 78, "model_gbytes_per_second": 2145}' >"$tmp/env.jsonl"
