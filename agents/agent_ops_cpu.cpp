@@ -9,46 +9,60 @@ namespace {
 
 class CpuAgentOps final : public AgentOps {
  public:
-  void DoAddTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
-                        const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
-                        const uint8_t* truncated) override {
-    for (int64_t i = 0; i < n; ++i)
+  void DoWriteTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
+                          const float* rewards, const float* next_obs, const float* final_obs,
+                          const uint8_t* terminated, const uint8_t* truncated) override {
+    for (int64_t i = 0; i < replay.lanes * n; ++i)
       AddTransition(replay, i, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
-    AdvanceReplay(replay, n);
   }
+  void AdvanceReplay(const ReplayArrays& replay, int64_t n) override { agent::AdvanceReplay(replay, n); }
   void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed, int n_step,
               float gamma, const PriorityTree& tree) override {
-    for (int64_t j = 0; j < batch_size; ++j) SampleTransition(replay, batch, tree, batch_size, seed, n_step, gamma, j);
+    for (int64_t j = 0; j < replay.lanes * batch_size; ++j)
+      SampleTransition(replay, batch, tree, batch_size, seed, n_step, gamma, j);
     if (tree.nodes != nullptr) {
-      MinProbability(tree, batch, batch_size);
-      for (int64_t j = 0; j < batch_size; ++j) ImportanceWeight(tree, batch, *replay.draws, j);
+      for (int64_t l = 0; l < replay.lanes; ++l) {
+        const PriorityTree lane_tree = Lane(tree, l);
+        const Minibatch lane_batch = Lane(batch, l, batch_size, replay.obs_dim);
+        MinProbability(lane_tree, lane_batch, batch_size);
+        for (int64_t j = 0; j < batch_size; ++j) ImportanceWeight(lane_tree, lane_batch, *replay.draws, j);
+      }
     }
     ++*replay.draws;
   }
-  void PrioritizeNewRows(const ReplayArrays& replay, const PriorityTree& tree, int64_t n) override {
+  void PrioritizeNewRows(const ReplayArrays& replay, const PriorityTree& trees, int64_t n) override {
     int64_t lo[2], hi[2];
     const int ranges = NewRowRanges(*replay.head, n, replay.capacity, lo, hi);
-    for (int s = 0; s < ranges; ++s)
-      for (int64_t row = lo[s]; row < hi[s]; ++row) tree.nodes[tree.leaves + row] = *tree.max_leaf;
-    // Level by level, as the CUDA kernel does (a node's children are final when it is recomputed).
-    for (int level = 1; level <= tree.depth; ++level) {
-      for (int s = 0; s < ranges; ++s) {
-        const int64_t first = (tree.leaves + lo[s]) >> level, last = (tree.leaves + hi[s] - 1) >> level;
-        for (int64_t node = first; node <= last; ++node) RefreshNode(tree, node);
+    for (int64_t l = 0; l < trees.lanes; ++l) {
+      const PriorityTree tree = Lane(trees, l);
+      for (int s = 0; s < ranges; ++s)
+        for (int64_t row = lo[s]; row < hi[s]; ++row) tree.nodes[tree.leaves + row] = *tree.max_leaf;
+      // Level by level, as the CUDA kernel does (a node's children are final when it is recomputed).
+      for (int level = 1; level <= tree.depth; ++level) {
+        for (int s = 0; s < ranges; ++s) {
+          const int64_t first = (tree.leaves + lo[s]) >> level, last = (tree.leaves + hi[s] - 1) >> level;
+          for (int64_t node = first; node <= last; ++node) RefreshNode(tree, node);
+        }
       }
     }
   }
-  void UpdatePriorities(const PriorityTree& tree, const int64_t* rows, const float* errors, int64_t n) override {
-    float largest = *tree.max_leaf;
-    for (int64_t j = 0; j < n; ++j) {
-      if (LaterDuplicate(rows, j, n)) continue;
-      const float p = LeafPriority(errors[j], tree.alpha, tree.eps);
-      tree.nodes[tree.leaves + rows[j]] = p;
-      largest = p > largest ? p : largest;
+  void UpdatePriorities(const PriorityTree& trees, const int64_t* all_rows, const float* all_errors,
+                        int64_t n) override {
+    for (int64_t l = 0; l < trees.lanes; ++l) {
+      const PriorityTree tree = Lane(trees, l);
+      const int64_t* rows = all_rows + l * n;
+      const float* errors = all_errors + l * n;
+      float largest = *tree.max_leaf;
+      for (int64_t j = 0; j < n; ++j) {
+        if (LaterDuplicate(rows, j, n)) continue;
+        const float p = LeafPriority(errors[j], tree.alpha, tree.eps);
+        tree.nodes[tree.leaves + rows[j]] = p;
+        largest = p > largest ? p : largest;
+      }
+      *tree.max_leaf = largest;
+      for (int level = 1; level <= tree.depth; ++level)
+        for (int64_t j = 0; j < n; ++j) RefreshNode(tree, (tree.leaves + rows[j]) >> level);
     }
-    *tree.max_leaf = largest;
-    for (int level = 1; level <= tree.depth; ++level)
-      for (int64_t j = 0; j < n; ++j) RefreshNode(tree, (tree.leaves + rows[j]) >> level);
   }
   void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,
                      const ExploreHold& hold) override {
@@ -90,14 +104,21 @@ class CpuAgentOps final : public AgentOps {
 
 }  // namespace
 
-void AgentOps::AddTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
-                              const float* rewards, const float* next_obs, const float* final_obs,
-                              const uint8_t* terminated, const uint8_t* truncated) {
+void AgentOps::WriteTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
+                                const float* rewards, const float* next_obs, const float* final_obs,
+                                const uint8_t* terminated, const uint8_t* truncated) {
   if (n > replay.capacity)
     throw std::invalid_argument("AddTransitions: " + std::to_string(n) +
                                 " transitions in one step exceed the replay capacity " +
                                 std::to_string(replay.capacity));
-  DoAddTransitions(replay, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+  DoWriteTransitions(replay, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+}
+
+void AgentOps::AddTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
+                              const float* rewards, const float* next_obs, const float* final_obs,
+                              const uint8_t* terminated, const uint8_t* truncated) {
+  WriteTransitions(replay, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+  AdvanceReplay(replay, n);
 }
 
 std::unique_ptr<AgentOps> MakeCpuAgentOps() { return std::make_unique<CpuAgentOps>(); }

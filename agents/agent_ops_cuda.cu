@@ -53,25 +53,34 @@ struct SampleFunctor {
   }
 };
 
+// One thread per lane.
 struct MinProbabilityFunctor {
   PriorityTree tree;
   Minibatch batch;
   int64_t n;
-  __device__ void operator()(int64_t) const { MinProbability(tree, batch, n); }
+  int obs_dim;
+  __device__ void operator()(int64_t lane) const { MinProbability(Lane(tree, lane), Lane(batch, lane, n, obs_dim), n); }
 };
 
 struct WeightFunctor {
   PriorityTree tree;
   Minibatch batch;
   const uint32_t* draws;
-  __device__ void operator()(int64_t j) const { ImportanceWeight(tree, batch, *draws, j); }
+  int64_t n;  // per lane
+  int obs_dim;
+  __device__ void operator()(int64_t j) const {
+    const int64_t lane = j / n;
+    ImportanceWeight(Lane(tree, lane), Lane(batch, lane, n, obs_dim), *draws, j - lane * n);
+  }
 };
 
-// The priority tree's two updates, each one block: leaves first, then the levels above them one
-// at a time with a barrier between, so a node is recomputed only once its children are final.
+// The priority tree's two updates, each one block per lane: leaves first, then the levels above
+// them one at a time with a barrier between, so a node is recomputed only once its children are
+// final.
 constexpr int kTreeThreads = 512;
 
-__global__ void PrioritizeNewRowsKernel(PriorityTree t, const int64_t* head, int64_t n, int64_t capacity) {
+__global__ void PrioritizeNewRowsKernel(PriorityTree trees, const int64_t* head, int64_t n, int64_t capacity) {
+  const PriorityTree t = Lane(trees, blockIdx.x);
   int64_t lo[2], hi[2];
   const int ranges = NewRowRanges(*head, n, capacity, lo, hi);
   const float p = *t.max_leaf;
@@ -87,7 +96,11 @@ __global__ void PrioritizeNewRowsKernel(PriorityTree t, const int64_t* head, int
   }
 }
 
-__global__ void UpdatePrioritiesKernel(PriorityTree t, const int64_t* rows, const float* errors, int64_t n) {
+__global__ void UpdatePrioritiesKernel(PriorityTree trees, const int64_t* all_rows, const float* all_errors,
+                                       int64_t n) {
+  const PriorityTree t = Lane(trees, blockIdx.x);
+  const int64_t* rows = all_rows + blockIdx.x * n;
+  const float* errors = all_errors + blockIdx.x * n;
   __shared__ float largest[kTreeThreads];
   float mine = 0.0f;
   for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
@@ -205,29 +218,33 @@ class CudaAgentOps final : public AgentOps {
  public:
   explicit CudaAgentOps(void* stream) : stream_(static_cast<cudaStream_t>(stream)) {}
 
-  void DoAddTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
-                        const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
-                        const uint8_t* truncated) override {
-    ForEach(stream_, n, AddFunctor{replay, obs, rewards, next_obs, final_obs, actions, terminated, truncated});
+  void DoWriteTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
+                          const float* rewards, const float* next_obs, const float* final_obs,
+                          const uint8_t* terminated, const uint8_t* truncated) override {
+    ForEach(stream_, replay.lanes * n,
+            AddFunctor{replay, obs, rewards, next_obs, final_obs, actions, terminated, truncated});
+  }
+  void AdvanceReplay(const ReplayArrays& replay, int64_t n) override {
     ForEach(stream_, 1, AdvanceReplayFunctor{replay, n});
   }
   void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed, int n_step,
               float gamma, const PriorityTree& tree) override {
-    ForEach(stream_, batch_size, SampleFunctor{replay, batch, tree, batch_size, seed, n_step, gamma});
+    ForEach(stream_, replay.lanes * batch_size, SampleFunctor{replay, batch, tree, batch_size, seed, n_step, gamma});
     if (tree.nodes != nullptr) {
-      ForEach(stream_, 1, MinProbabilityFunctor{tree, batch, batch_size});
-      ForEach(stream_, batch_size, WeightFunctor{tree, batch, replay.draws});
+      ForEach(stream_, replay.lanes, MinProbabilityFunctor{tree, batch, batch_size, replay.obs_dim});
+      ForEach(stream_, replay.lanes * batch_size, WeightFunctor{tree, batch, replay.draws, batch_size, replay.obs_dim});
     }
     ForEach(stream_, 1, AdvanceDrawFunctor{replay.draws});
   }
   void PrioritizeNewRows(const ReplayArrays& replay, const PriorityTree& tree, int64_t n) override {
     if (n <= 0) return;
-    PrioritizeNewRowsKernel<<<1, kTreeThreads, 0, stream_>>>(tree, replay.head, n, replay.capacity);
+    PrioritizeNewRowsKernel<<<static_cast<unsigned>(tree.lanes), kTreeThreads, 0, stream_>>>(tree, replay.head, n,
+                                                                                             replay.capacity);
     CUGYM_CUDA_CHECK_LAST();
   }
   void UpdatePriorities(const PriorityTree& tree, const int64_t* rows, const float* errors, int64_t n) override {
     if (n <= 0) return;
-    UpdatePrioritiesKernel<<<1, kTreeThreads, 0, stream_>>>(tree, rows, errors, n);
+    UpdatePrioritiesKernel<<<static_cast<unsigned>(tree.lanes), kTreeThreads, 0, stream_>>>(tree, rows, errors, n);
     CUGYM_CUDA_CHECK_LAST();
   }
   void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,

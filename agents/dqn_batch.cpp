@@ -38,7 +38,7 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
   const int64_t k = agents(), n = n_, b = config_.batch_size;
   const PriorityOptions priorities{config_.per_alpha, config_.per_eps, config_.per_beta,
                                    std::max<int64_t>(config_.PlannedUpdates(), 1)};
-  const ReplayOptions replay{config_.buffer_size, obs_dim_, n, b, config_.prioritized_replay, priorities};
+  ReplayOptions replay{config_.buffer_size, obs_dim_, n, b, config_.prioritized_replay, priorities};
   // The K replay memories dominate: refused before anything is allocated when they would not fit.
   const double needed = static_cast<double>(k) * static_cast<double>(ReplayBytes(replay));
   const std::size_t available = AvailableBytes(device);
@@ -68,11 +68,14 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
   void* stream = learner_->backend().native_stream();
   ops_ = MakeAgentOps(device, stream);
 
+  // One replay memory with a lane per agent: one launch samples, weighs and updates every agent's.
+  replay.lanes = k;
+  replay_ = std::make_unique<ReplayMemory>(device, replay);
+  replay_->SetLaneSeeds(seeds_);
   for (int64_t a = 0; a < k; ++a) {
     envs_.push_back(MakeVectorEnv(registry, config_.env_id, n, device));
     envs_.back()->set_stream(stream);
     envs_.back()->Reset(seeds_[a]);
-    replays_.push_back(std::make_unique<ReplayMemory>(device, replay));
     episodes_.push_back(std::make_unique<EpisodeStats>(device));
     if (config_.eval_episodes > 0) {
       eval_envs_.push_back(MakeVectorEnv(registry, config_.env_id, config_.eval_episodes, device));
@@ -90,18 +93,9 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
   counters_dev_ = Buffer<StepCounters>(device, 1);
   const StepCounters zero{0, 0};
   counters_dev_.FromHost(&zero, 1);
-  batch_obs_ = Buffer<float>(device, k * b * obs_dim_);
-  batch_next_obs_ = Buffer<float>(device, k * b * obs_dim_);
-  batch_rewards_ = Buffer<float>(device, k * b);
-  batch_bootstrap_ = Buffer<float>(device, k * b);
-  batch_actions_ = Buffer<int32_t>(device, k * b);
   next_actions_ = Buffer<int32_t>(device, k * b);
   next_q_ = Buffer<float>(device, k * b);
   targets_ = Buffer<float>(device, k * b);
-  if (config_.prioritized_replay) {
-    batch_weights_ = Buffer<float>(device, k * b);
-    td_errors_ = Buffer<float>(device, k * b);
-  }
   next_target_step_ = config_.learning_starts + config_.target_update_interval;
   learning_resumes_at_ = config_.learning_starts;
 }
@@ -178,17 +172,12 @@ std::vector<DqnBatch::LoopState> DqnBatch::LoadCheckpoints(const std::vector<std
       throw std::invalid_argument(path + ": a checkpoint without the replay memory or the envs' state cannot go on " +
                                   "in a batch (save_replay = true)");
     }
-    DqnCounters c;
-    c.global_step = r.Int("cugym.global_step");
-    c.vector_steps = r.Int("cugym.vector_steps");
-    c.next_target_step = r.Int("cugym.next_target_step");
-    c.update_debt = r.Real("cugym.update_debt");
-    c.learning_resumes_at = r.Int("cugym.learning_resumes_at");
+    const DqnCounters c = ReadDqnCounters(r);
     if (a == 0) {
       shared = c;
     } else if (c.global_step != shared.global_step || c.vector_steps != shared.vector_steps ||
-               c.next_target_step != shared.next_target_step || c.update_debt != shared.update_debt ||
-               c.learning_resumes_at != shared.learning_resumes_at) {
+               c.draws != shared.draws || c.next_target_step != shared.next_target_step ||
+               c.update_debt != shared.update_debt || c.learning_resumes_at != shared.learning_resumes_at) {
       throw std::invalid_argument(path + ": not of the same step as " + paths[0] + " (step " +
                                   std::to_string(c.global_step) + " against " + std::to_string(shared.global_step) +
                                   "): a batch's agents go on together");
@@ -200,19 +189,17 @@ std::vector<DqnBatch::LoopState> DqnBatch::LoadCheckpoints(const std::vector<std
     QLearner& solo = Solo(a);
     solo.Load(r.file(), paths[a]);
     learner_->CopyReplicaFrom(a, solo);
-    replays_[a]->set_draws(static_cast<uint32_t>(r.Int("cugym.draws")));
-    replays_[a]->Load(r);
+    replay_->Load(r, a);
     episodes_[a]->Load(r);
     if (config_.exploration_hold_mu > 0) {
       held_actions_.FromHost(r.Ints("explore.held", n_).data(), n_, a * n_);
       hold_left_.FromHost(r.Ints("explore.left", n_).data(), n_, a * n_);
     }
     LoadEnvState(*envs_[a], r, n_, envs_[a]->spec().state_dim);
-    LoopState loop;
-    loop.wall_time = r.Real("cugym.wall_time");
-    loop.last_eval_return = r.Has("cugym.last_eval_return") ? r.Real("cugym.last_eval_return") : 0.0;
-    loops.push_back(loop);
+    const DqnCounters c = ReadDqnCounters(r);
+    loops.push_back(LoopState{c.wall_time, c.last_eval_return});
   }
+  replay_->set_draws(shared.draws);
   global_step_ = shared.global_step;
   next_target_step_ = shared.next_target_step;
   update_debt_ = shared.update_debt;
@@ -226,7 +213,7 @@ void DqnBatch::SaveCheckpoint(int agent, const std::string& path, double wall_ti
   DqnCounters c;
   c.global_step = global_step_;
   c.vector_steps = global_step_ / n_;
-  c.draws = replays_.at(agent)->draws();
+  c.draws = replay_->draws();
   c.next_target_step = next_target_step_;
   c.update_debt = update_debt_;
   c.learning_resumes_at = learning_resumes_at_;
@@ -239,14 +226,14 @@ void DqnBatch::SaveCheckpoint(int agent, const std::string& path, double wall_ti
     held = held_actions_.ToHost(agent * n_, n_);
     left = hold_left_.ToHost(agent * n_, n_);
   }
-  SaveDqnCheckpoint(path, config, c, *episodes_[agent], *envs_[agent], held, left, *replays_[agent], Solo(agent));
+  SaveDqnCheckpoint(path, config, c, *episodes_.at(agent), *envs_[agent], held, left, *replay_, agent, Solo(agent));
 }
 
 // DqnAgent::PlanIteration and RunIteration's eager path, the schedule once for all agents.
 void DqnBatch::Iterate() {
   const EpsilonSchedule schedule = epsilon_schedule();
   const int64_t step = global_step_ + n_;
-  const int64_t stored = std::min(replays_.front()->size() + n_, config_.buffer_size);
+  const int64_t stored = std::min(replay_->size() + n_, config_.buffer_size);
   int64_t updates = 0, targets = 0;
   if (step > learning_resumes_at_ && stored >= config_.batch_size) {
     update_debt_ += config_.replay_ratio * static_cast<double>(n_);
@@ -257,7 +244,7 @@ void DqnBatch::Iterate() {
   for (int64_t u = 0; u < updates; ++u) Update();
   for (int64_t t = 0; t < targets; ++t) learner_->UpdateTarget(static_cast<float>(config_.tau));
   global_step_ += n_;
-  for (auto& replay : replays_) replay->Stored(n_);
+  replay_->Stored(n_);
 }
 
 // DqnAgent::CollectKernels for every agent: one greedy forward for all, then each agent's
@@ -276,34 +263,24 @@ void DqnBatch::Collect(bool greedy) {
                   explore_hold(static_cast<int>(a)));
     VectorEnv& env = *envs_[a];
     env.Step(actions);
-    replays_[a]->Insert(*ops_, n, obs_.data() + a * row, actions, env.rewards(), env.obs(), env.final_obs(),
+    replay_->InsertLane(*ops_, a, n, obs_.data() + a * row, actions, env.rewards(), env.obs(), env.final_obs(),
                         env.terminated(), env.truncated());
     ops_->CollectEpisodes(env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(), n,
                           episodes_[a]->ring());
   }
+  replay_->Inserted(*ops_, n);
   ops_->AdvanceSteps(counters_dev_.data(), n);
 }
 
-// DqnAgent::UpdateKernels for every agent: each samples its minibatch, then one target forward,
-// one TD-target pass and one training step for all, and each agent's priorities.
+// DqnAgent::UpdateKernels for every agent: one launch samples every agent's minibatch (a lane of
+// the replay memory each), then one target forward, one TD-target pass and one training step for
+// all, and one launch updates every agent's priorities.
 void DqnBatch::Update() {
-  const int64_t k = agents(), b = config_.batch_size, rows = k * b;
-  void* stream = learner_->backend().native_stream();
+  const int64_t rows = agents() * config_.batch_size;
   const bool prioritized = config_.prioritized_replay;
-  auto gather = [&](auto* dst, const auto* src, int64_t a, int64_t width) {
-    CopyBytesAsync(dst + a * b * width, src, b * width * sizeof(*src), device_, stream);
-  };
-  for (int64_t a = 0; a < k; ++a) {
-    ReplayMemory& replay = *replays_[a];
-    replay.Sample(*ops_, seeds_[a], static_cast<int>(config_.n_step), static_cast<float>(config_.gamma));
-    gather(batch_obs_.data(), replay.batch_obs(), a, obs_dim_);
-    gather(batch_next_obs_.data(), replay.batch_next_obs(), a, obs_dim_);
-    gather(batch_actions_.data(), replay.batch_actions(), a, 1);
-    gather(batch_rewards_.data(), replay.batch_rewards(), a, 1);
-    gather(batch_bootstrap_.data(), replay.batch_bootstrap(), a, 1);
-    if (prioritized) gather(batch_weights_.data(), replay.batch_weights(), a, 1);
-  }
-  const auto next_obs = Rows(batch_next_obs_.data(), rows, obs_dim_, device_);
+  ReplayMemory& replay = *replay_;
+  replay.Sample(*ops_, seeds_.front(), static_cast<int>(config_.n_step), static_cast<float>(config_.gamma));
+  const auto next_obs = Rows(replay.batch_next_obs(), rows, obs_dim_, device_);
   if (config_.double_dqn) {
     learner_->Act(next_obs, Vec(next_actions_.data(), rows, device_));
     learner_->TargetQAt(next_obs, Vec<const int32_t>(next_actions_.data(), rows, device_),
@@ -311,18 +288,13 @@ void DqnBatch::Update() {
   } else {
     learner_->TargetMaxQ(next_obs, Vec(next_q_.data(), rows, device_));
   }
-  ops_->TdTargets(batch_rewards_.data(), batch_bootstrap_.data(), next_q_.data(), targets_.data(), rows);
+  ops_->TdTargets(replay.batch_rewards(), replay.batch_bootstrap(), next_q_.data(), targets_.data(), rows);
   learner_->TrainStep(
-      Rows(batch_obs_.data(), rows, obs_dim_, device_), Vec<const int32_t>(batch_actions_.data(), rows, device_),
+      Rows(replay.batch_obs(), rows, obs_dim_, device_), Vec<const int32_t>(replay.batch_actions(), rows, device_),
       Vec<const float>(targets_.data(), rows, device_),
-      prioritized ? Vec<const float>(batch_weights_.data(), rows, device_) : nn::VectorView<const float>(),
-      prioritized ? Vec(td_errors_.data(), rows, device_) : nn::VectorView<float>());
-  if (!prioritized) return;
-  for (int64_t a = 0; a < k; ++a) {
-    ReplayMemory& replay = *replays_[a];
-    CopyBytesAsync(replay.td_errors(), td_errors_.data() + a * b, b * sizeof(float), device_, stream);
-    replay.UpdatePriorities(*ops_);
-  }
+      prioritized ? Vec<const float>(replay.batch_weights(), rows, device_) : nn::VectorView<const float>(),
+      prioritized ? Vec(replay.td_errors(), rows, device_) : nn::VectorView<float>());
+  if (prioritized) replay.UpdatePriorities(*ops_);
 }
 
 }  // namespace cugym::agent

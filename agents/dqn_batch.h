@@ -8,9 +8,11 @@
 // checkpoint is one that DqnAgent resumes from exactly, and a batch loaded from its agents'
 // checkpoints goes on exactly (tests/agents/test_dqn_batch.cpp).
 //
-// RunBatchTraining (train_run.h) gives each agent its run folder and early stop. What it does not do
-// yet (docs/design-notes.md): CUDA graphs (every iteration runs eagerly), and one launch per op for
-// the envs and replay memories (each agent's are its own objects).
+// The K replay memories are lanes of one (ReplayOptions::lanes): one launch samples, weighs and
+// updates priorities for all. RunBatchTraining (train_run.h) gives each agent its run folder and
+// early stop. What it does not do yet (docs/design-notes.md): CUDA graphs (every iteration runs
+// eagerly), and one launch per op for the envs (each agent's are a VectorEnv of their own, so
+// acting, stepping and inserting are K launches each).
 #pragma once
 
 #include <cstdint>
@@ -93,7 +95,7 @@ class DqnBatch {
   std::unique_ptr<QLearner> learner_;
   std::unique_ptr<AgentOps> ops_;
   std::vector<std::unique_ptr<VectorEnv>> envs_;
-  std::vector<std::unique_ptr<ReplayMemory>> replays_;
+  std::unique_ptr<ReplayMemory> replay_;  // a lane per agent
   std::vector<std::unique_ptr<EpisodeStats>> episodes_;
   QLearnerOptions solo_options_;                       // a learner of one, evaluation rows included
   mutable std::unique_ptr<QLearner> solo_;             // made at the first use
@@ -103,9 +105,8 @@ class DqnBatch {
   Buffer<int32_t> actions_;                   // [K n]
   Buffer<int32_t> held_actions_, hold_left_;  // [K n] ez-greedy holds
   Buffer<StepCounters> counters_dev_;         // [1] one for all: every agent steps n envs per iteration
-  // Every agent's minibatch side by side [K b], and the learner's inputs and outputs on it.
-  Buffer<float> batch_obs_, batch_next_obs_, batch_rewards_, batch_bootstrap_, batch_weights_, td_errors_;
-  Buffer<int32_t> batch_actions_, next_actions_;
+  // The learner's inputs and outputs on every agent's minibatch [K b] (the replay memory's).
+  Buffer<int32_t> next_actions_;
   Buffer<float> next_q_, targets_;
 
   // The host's schedule, DqnAgent's for one agent (all K share it).

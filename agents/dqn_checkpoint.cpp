@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <stdexcept>
 
 #include "agents/dqn.h"
@@ -66,7 +67,8 @@ std::vector<int32_t> CheckpointReader::Ints(const std::string& name, int64_t siz
 
 void SaveDqnCheckpoint(const std::string& path, const DqnConfig& config, const DqnCounters& c,
                        const EpisodeStats& episodes, const VectorEnv& env, const std::vector<int32_t>& held,
-                       const std::vector<int32_t>& left, const ReplayMemory& replay, const QLearner& learner) {
+                       const std::vector<int32_t>& left, const ReplayMemory& replay, int64_t replay_lane,
+                       const QLearner& learner) {
   CheckpointWriter out;
   out.Text("cugym.algo", "dqn");
   out.Text("cugym.env_id", config.env_id);
@@ -86,8 +88,28 @@ void SaveDqnCheckpoint(const std::string& path, const DqnConfig& config, const D
     out.Ints("explore.held", held);
     out.Ints("explore.left", left);
   }
-  if (config.save_replay) replay.Save(out);
+  if (config.save_replay) replay.Save(out, replay_lane);
   learner.Save(path, out.metadata(), std::move(out.tensors()));
+}
+
+DqnCounters ReadDqnCounters(const CheckpointReader& in) {
+  // cugym.update_debt came with exact resumption (with the envs' state and the replay memory in
+  // the checkpoint); a file from before holds too little to go on as the run would have.
+  if (!in.Has("cugym.update_debt"))
+    throw std::invalid_argument(in.path() +
+                                ": a checkpoint from a cugym before exact resumption (no cugym.update_debt)" +
+                                " cannot be resumed; cugym eval still reads its network");
+  DqnCounters c;
+  c.global_step = in.Int("cugym.global_step");
+  c.vector_steps = in.Int("cugym.vector_steps");
+  c.draws = static_cast<uint32_t>(in.Int("cugym.draws"));
+  c.next_target_step = in.Int("cugym.next_target_step");
+  c.update_debt = in.Real("cugym.update_debt");
+  c.learning_resumes_at = in.Has("cugym.learning_resumes_at") ? in.Int("cugym.learning_resumes_at") : 0;
+  c.wall_time = in.Real("cugym.wall_time");
+  c.last_eval_return =
+      in.Has("cugym.last_eval_return") ? in.Real("cugym.last_eval_return") : std::numeric_limits<double>::quiet_NaN();
+  return c;
 }
 
 void DqnAgent::SaveCheckpoint(const std::string& path) const {
@@ -102,7 +124,7 @@ void DqnAgent::SaveCheckpoint(const std::string& path) const {
   c.last_eval_return = last_eval_return_;
   const bool holds = config_.exploration_hold_mu > 0;
   SaveDqnCheckpoint(path, config_, c, *episodes_, *env_, holds ? held_actions_.ToHost() : std::vector<int32_t>(),
-                    holds ? hold_left_.ToHost() : std::vector<int32_t>(), *replay_, *learner_);
+                    holds ? hold_left_.ToHost() : std::vector<int32_t>(), *replay_, 0, *learner_);
 }
 
 void DqnAgent::LoadCheckpoint(const std::string& path) {
@@ -114,27 +136,19 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
   const int64_t n = config_.num_envs;
   // The counters are read (and checked) before anything changes; a tensor missing further on
   // still throws, and leaves this agent part-loaded (the CLI then exits).
-  const int64_t global_step = in.Int("cugym.global_step");
-  const int64_t vector_steps = in.Int("cugym.vector_steps");
-  const uint32_t draws = static_cast<uint32_t>(in.Int("cugym.draws"));
-  const int64_t next_target_step = in.Int("cugym.next_target_step");
-  // cugym.update_debt came with exact resumption (with the envs' state and the replay memory in
-  // the checkpoint); a file from before holds too little to go on as the run would have.
-  if (!in.Has("cugym.update_debt"))
-    throw std::invalid_argument(path + ": a checkpoint from a cugym before exact resumption (no cugym.update_debt)" +
-                                " cannot be resumed; cugym eval still reads its network");
+  const DqnCounters c = ReadDqnCounters(in);
   const bool has_replay = in.Has("cugym.replay.position");
   DropGraphs();  // before anything they captured changes
   learner_->Load(in.file(), path);
-  global_step_ = global_step;
-  vector_steps_ = vector_steps;
-  const StepCounters counters{vector_steps, global_step};
+  global_step_ = c.global_step;
+  vector_steps_ = c.vector_steps;
+  const StepCounters counters{c.vector_steps, c.global_step};
   counters_dev_.FromHost(&counters, 1);
-  replay_->set_draws(draws);
-  next_target_step_ = next_target_step;
-  update_debt_ = in.Real("cugym.update_debt");
-  wall_time_ = in.Real("cugym.wall_time");
-  if (in.Has("cugym.last_eval_return")) last_eval_return_ = in.Real("cugym.last_eval_return");
+  replay_->set_draws(c.draws);
+  next_target_step_ = c.next_target_step;
+  update_debt_ = c.update_debt;
+  wall_time_ = c.wall_time;
+  last_eval_return_ = c.last_eval_return;
   episodes_->Load(in);
   if (config_.exploration_hold_mu > 0) {
     held_actions_.FromHost(in.Ints("explore.held", n).data(), n);
@@ -150,7 +164,7 @@ void DqnAgent::LoadCheckpoint(const std::string& path) {
     return;
   }
   replay_->Load(in);
-  learning_resumes_at_ = in.Int("cugym.learning_resumes_at");
+  learning_resumes_at_ = c.learning_resumes_at;
 }
 
 void DqnAgent::SaveModel(const std::string& path) const { SaveQModel(path, *learner_, config_.env_id, global_step_); }

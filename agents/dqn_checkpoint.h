@@ -107,8 +107,14 @@ struct DqnCounters {
 // Writes one DQN agent's checkpoint (the format DqnAgent::LoadCheckpoint reads): the counters,
 // the config, its episodes, envs' state, exploration holds (`held` and `left`: host copies,
 // empty without holds), replay memory (with config.save_replay) and learner (a learner of one).
+// `replay_lane`: which lane of `replay` is this agent's (ReplayOptions::lanes).
 void SaveDqnCheckpoint(const std::string& path, const DqnConfig& config, const DqnCounters& counters,
                        const EpisodeStats& episodes, const VectorEnv& env, const std::vector<int32_t>& held,
-                       const std::vector<int32_t>& left, const ReplayMemory& replay, const QLearner& learner);
+                       const std::vector<int32_t>& left, const ReplayMemory& replay, int64_t replay_lane,
+                       const QLearner& learner);
+// A DQN checkpoint's counters (learning_resumes_at 0 and last_eval_return NaN where the file has
+// none). Throws std::invalid_argument naming the file for one from before exact resumption (no
+// cugym.update_debt), which cannot go on as its run would have.
+DqnCounters ReadDqnCounters(const CheckpointReader& in);
 
 }  // namespace cugym::agent

@@ -27,7 +27,21 @@ struct PriorityTree {
   float eps = 1e-6f;
   float beta0 = 0.4f;        // importance-weight exponent at the first minibatch, annealed to 1 ...
   int64_t beta_updates = 1;  // ... linearly over this many minibatches (then 1)
+  // Lanes (ReplayArrays::lanes): one tree per lane, nodes [lanes][2 * leaves], max_leaf and
+  // min_prob [lanes].
+  int64_t lanes = 1;
 };
+
+// Lane l's tree.
+CUGYM_HD inline PriorityTree Lane(const PriorityTree& t, int64_t lane) {
+  PriorityTree l = t;
+  l.lanes = 1;
+  if (t.nodes == nullptr) return l;
+  l.nodes += lane * 2 * t.leaves;
+  l.max_leaf += lane;
+  l.min_prob += lane;
+  return l;
+}
 
 // Sizes `t` for a replay of `capacity` rows: leaves the smallest power of two >= capacity, depth
 // its log2.

@@ -26,7 +26,28 @@ struct ReplayArrays {
   int64_t capacity;
   int obs_dim;
   int64_t stride;  // envs per vector step: env i's next transition is `stride` rows further on
+  // Lanes: `lanes` replay memories of `capacity` rows each, one after the other in every array,
+  // that share head, size and draw counter (agents in lockstep: DqnBatch). Lane l holds the
+  // transitions of envs [l stride, (l + 1) stride) of a step and draws its minibatches with
+  // lane_seeds[l] (a device array; null: every lane the seed Sample is given).
+  int64_t lanes = 1;
+  const uint64_t* lane_seeds = nullptr;
 };
+
+// Lane l of `r` as a replay memory of its own (its rows; head, size and counter shared).
+CUGYM_HD inline ReplayArrays Lane(const ReplayArrays& r, int64_t lane) {
+  ReplayArrays l = r;
+  const int64_t rows = lane * r.capacity;
+  l.obs += rows * r.obs_dim;
+  l.next_obs += rows * r.obs_dim;
+  l.actions += rows;
+  l.rewards += rows;
+  l.terminals += rows;
+  l.ends += rows;
+  l.lanes = 1;
+  l.lane_seeds = nullptr;
+  return l;
+}
 
 // Transition i of a vector step goes to row (head + i) % capacity, head as the device holds it,
 // so an env's consecutive transitions are `stride` (= n) rows apart, which n-step sampling relies
@@ -35,10 +56,12 @@ struct ReplayArrays {
 // Head and size change only in AdvanceReplay, a launch of its own after this one's: no thread
 // reads a head another thread has moved, and a CUDA graph replays the insertion without the host
 // passing a position.
+// With lanes, transition i is env i % stride's of lane i / stride.
 CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t i, const float* obs, const int32_t* actions,
                                    const float* rewards, const float* next_obs, const float* final_obs,
                                    const uint8_t* terminated, const uint8_t* truncated) {
-  const int64_t row = (*r.head + i) % r.capacity;
+  const int64_t lane = r.lanes > 1 ? i / r.stride : 0;
+  const int64_t row = lane * r.capacity + (*r.head + i - lane * r.stride) % r.capacity;
   const bool ended = (terminated[i] | truncated[i]) != 0;
   const float* next = ended ? final_obs : next_obs;
   for (int k = 0; k < r.obs_dim; ++k) {
@@ -51,7 +74,8 @@ CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t i, const float
   r.ends[row] = ended ? 1 : 0;
 }
 
-// After the n insertions of a vector step (one thread): the stored size grows and the head moves on.
+// After the n insertions of a vector step (one thread; n per lane): the stored size grows and the
+// head moves on.
 CUGYM_HD inline void AdvanceReplay(const ReplayArrays& r, int64_t n) {
   *r.size = *r.size + n < r.capacity ? *r.size + n : r.capacity;
   *r.head = (*r.head + n) % r.capacity;
@@ -68,6 +92,20 @@ struct Minibatch {
   int64_t* rows = nullptr;
   float* weights = nullptr;
 };
+
+// Lane l's part of a minibatch of `batch_size` rows per lane.
+CUGYM_HD inline Minibatch Lane(const Minibatch& b, int64_t lane, int64_t batch_size, int obs_dim) {
+  const int64_t first = lane * batch_size;
+  Minibatch l = b;
+  l.obs += first * obs_dim;
+  l.next_obs += first * obs_dim;
+  l.actions += first;
+  l.rewards += first;
+  l.bootstrap += first;
+  if (l.rows != nullptr) l.rows += first;
+  if (l.weights != nullptr) l.weights += first;
+  return l;
+}
 
 // The importance weight of sample j: (min_k P_k / P_j)^beta, i.e. (N P_j)^-beta normalized by the
 // largest weight in the minibatch (as Dopamine's Rainbow does; the paper normalizes by the largest
@@ -109,8 +147,8 @@ CUGYM_HD inline void NStepTransition(const ReplayArrays& r, int64_t row, int n_s
 // point lies in the j-th of batch_size equal slices of the total, as in the paper), its row and
 // draw probability recorded. Then its n-step transition is gathered. Size, head and counter are
 // read on the device (the counter is incremented afterwards, in a launch of its own).
-CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b, const PriorityTree& tree,
-                                      int64_t batch_size, uint64_t seed, int n_step, float gamma, int64_t j) {
+CUGYM_HD inline void SampleLaneTransition(const ReplayArrays& r, const Minibatch& b, const PriorityTree& tree,
+                                          int64_t batch_size, uint64_t seed, int n_step, float gamma, int64_t j) {
   const int64_t size = *r.size;
   Rng rng(seed, static_cast<uint64_t>(j), *r.draws, RngStream::kReplay);
   const uint32_t hi = rng.NextU32(), lo = rng.NextU32();
@@ -135,6 +173,19 @@ CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b,
     b.next_obs[j * r.obs_dim + k] = r.next_obs[last * r.obs_dim + k];
   }
   b.actions[j] = r.actions[row];
+}
+
+// Sample j of a minibatch of batch_size rows per lane: row j % batch_size of lane j / batch_size,
+// drawn as that lane alone would draw it (SampleLaneTransition) with the lane's seed.
+CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b, const PriorityTree& tree,
+                                      int64_t batch_size, uint64_t seed, int n_step, float gamma, int64_t j) {
+  if (r.lanes <= 1) {
+    SampleLaneTransition(r, b, tree, batch_size, seed, n_step, gamma, j);
+    return;
+  }
+  const int64_t lane = j / batch_size;
+  SampleLaneTransition(Lane(r, lane), Lane(b, lane, batch_size, r.obs_dim), Lane(tree, lane), batch_size,
+                       r.lane_seeds != nullptr ? r.lane_seeds[lane] : seed, n_step, gamma, j - lane * batch_size);
 }
 
 // The draw probability of the least likely sample of the minibatch (ImportanceWeight's norm).

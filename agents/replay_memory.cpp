@@ -16,19 +16,21 @@ int64_t ReplayBytes(const ReplayOptions& options) {
     SizePriorityTree(tree, cap);
     bytes += 8 * tree.leaves + b * 16 + 8;
   }
-  return bytes;
+  return std::max<int64_t>(options.lanes, 1) * bytes;
 }
 
 ReplayMemory::ReplayMemory(Device device, const ReplayOptions& options) : device_(device), options_(options) {
-  const int64_t cap = options.capacity, b = options.batch_size, dim = options.obs_dim;
+  if (options.lanes < 1) throw std::invalid_argument("replay memory: lanes " + std::to_string(options.lanes));
+  const int64_t lanes = options.lanes, cap = lanes * options.capacity, b = lanes * options.batch_size,
+                dim = options.obs_dim;
   const double needed = static_cast<double>(ReplayBytes(options));
   const std::size_t available = AvailableBytes(device);
   if (needed > 0.9 * static_cast<double>(available)) {
-    throw std::invalid_argument("replay memory: buffer_size " + std::to_string(cap) + " transitions of " +
-                                std::to_string(dim) + " floats per observation need " +
-                                std::to_string(static_cast<long long>(needed / (1 << 20))) + " MiB of " +
-                                DeviceName(device) + " memory but only " + std::to_string(available >> 20) +
-                                " MiB is free (lower buffer_size)");
+    throw std::invalid_argument(
+        "replay memory: " + (lanes > 1 ? std::to_string(lanes) + " lanes of " : "") + "buffer_size " +
+        std::to_string(options.capacity) + " transitions of " + std::to_string(dim) + " floats per observation need " +
+        std::to_string(static_cast<long long>(needed / (1 << 20))) + " MiB of " + DeviceName(device) +
+        " memory but only " + std::to_string(available >> 20) + " MiB is free (lower buffer_size)");
   }
   obs_ = Buffer<float>(device, cap * dim);
   next_obs_ = Buffer<float>(device, cap * dim);
@@ -45,10 +47,11 @@ ReplayMemory::ReplayMemory(Device device, const ReplayOptions& options) : device
   batch_bootstrap_ = Buffer<float>(device, b);
   batch_actions_ = Buffer<int32_t>(device, b);
   if (options.prioritized) {
-    SizePriorityTree(tree_, cap);
-    priority_nodes_ = Buffer<float>(device, 2 * tree_.leaves);
-    max_priority_ = Buffer<float>(device, 1);
-    min_prob_ = Buffer<float>(device, 1);
+    SizePriorityTree(tree_, options.capacity);
+    tree_.lanes = lanes;
+    priority_nodes_ = Buffer<float>(device, lanes * 2 * tree_.leaves);
+    max_priority_ = Buffer<float>(device, lanes);
+    min_prob_ = Buffer<float>(device, lanes);
     batch_weights_ = Buffer<float>(device, b);
     td_errors_ = Buffer<float>(device, b);
     batch_rows_ = Buffer<int64_t>(device, b);
@@ -70,21 +73,45 @@ ReplayMemory::ReplayMemory(Device device, const ReplayOptions& options) : device
 }
 
 ReplayArrays ReplayMemory::arrays() {
-  return ReplayArrays{obs_.data(),       next_obs_.data(),  actions_.data(),  rewards_.data(),
-                      terminals_.data(), ends_.data(),      size_dev_.data(), head_dev_.data(),
-                      draws_.data(),     options_.capacity, options_.obs_dim, options_.num_envs};
+  ReplayArrays r{obs_.data(),       next_obs_.data(),  actions_.data(),  rewards_.data(),
+                 terminals_.data(), ends_.data(),      size_dev_.data(), head_dev_.data(),
+                 draws_.data(),     options_.capacity, options_.obs_dim, options_.num_envs};
+  r.lanes = options_.lanes;
+  r.lane_seeds = lane_seeds_.size() > 0 ? lane_seeds_.data() : nullptr;
+  return r;
 }
 
 void ReplayMemory::ResetPriorities() {
   priority_nodes_.Zero();
-  const float one = 1.0f;
-  max_priority_.FromHost(&one, 1);
+  const std::vector<float> ones(options_.lanes, 1.0f);
+  max_priority_.FromHost(ones.data(), ones.size());
+}
+
+void ReplayMemory::SetLaneSeeds(const std::vector<uint64_t>& seeds) {
+  if (static_cast<int64_t>(seeds.size()) != options_.lanes)
+    throw std::invalid_argument("replay memory: " + std::to_string(seeds.size()) + " seeds for " +
+                                std::to_string(options_.lanes) + " lanes");
+  lane_seeds_ = Buffer<uint64_t>(device_, options_.lanes);
+  lane_seeds_.FromHost(seeds.data(), seeds.size());
 }
 
 void ReplayMemory::Insert(AgentOps& ops, int64_t n, const float* obs, const int32_t* actions, const float* rewards,
                           const float* next_obs, const float* final_obs, const uint8_t* terminated,
                           const uint8_t* truncated) {
   ops.AddTransitions(arrays(), n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+  if (prioritized()) ops.PrioritizeNewRows(arrays(), tree_, n);
+}
+
+void ReplayMemory::InsertLane(AgentOps& ops, int64_t lane, int64_t n, const float* obs, const int32_t* actions,
+                              const float* rewards, const float* next_obs, const float* final_obs,
+                              const uint8_t* terminated, const uint8_t* truncated) {
+  if (lane < 0 || lane >= options_.lanes)
+    throw std::out_of_range("replay memory: lane " + std::to_string(lane) + " of " + std::to_string(options_.lanes));
+  ops.WriteTransitions(Lane(arrays(), lane), n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+}
+
+void ReplayMemory::Inserted(AgentOps& ops, int64_t n) {
+  ops.AdvanceReplay(arrays(), n);
   if (prioritized()) ops.PrioritizeNewRows(arrays(), tree_, n);
 }
 
@@ -115,39 +142,44 @@ void ReplayMemory::Clear() {
   if (prioritized()) ResetPriorities();
 }
 
-void ReplayMemory::Save(CheckpointWriter& out) const {
-  const int64_t cap = options_.capacity;
+void ReplayMemory::Save(CheckpointWriter& out, int64_t lane) const {
+  const int64_t cap = options_.capacity, dim = options_.obs_dim;
   out.Int("cugym.replay.position", head_);
   out.Int("cugym.replay.size", size_);
-  out.Floats("replay.obs", obs_.ToHost(), {cap, options_.obs_dim});
-  out.Floats("replay.next_obs", next_obs_.ToHost(), {cap, options_.obs_dim});
-  out.Ints("replay.actions", actions_.ToHost());
-  out.Floats("replay.rewards", rewards_.ToHost());
-  out.Floats("replay.terminals", terminals_.ToHost());
-  out.Ints("replay.ends", ends_.ToHost());
+  out.Floats("replay.obs", obs_.ToHost(lane * cap * dim, cap * dim), {cap, dim});
+  out.Floats("replay.next_obs", next_obs_.ToHost(lane * cap * dim, cap * dim), {cap, dim});
+  out.Ints("replay.actions", actions_.ToHost(lane * cap, cap));
+  out.Floats("replay.rewards", rewards_.ToHost(lane * cap, cap));
+  out.Floats("replay.terminals", terminals_.ToHost(lane * cap, cap));
+  out.Ints("replay.ends", ends_.ToHost(lane * cap, cap));
   if (prioritized()) {
     // The leaves (one priority per row); the inner nodes are their sums, rebuilt on loading.
-    out.Floats("replay.priorities", priority_nodes_.ToHost(tree_.leaves, cap));
-    out.Real("cugym.replay.max_priority", max_priority_.ToHost()[0]);
+    out.Floats("replay.priorities", priority_nodes_.ToHost(lane * 2 * tree_.leaves + tree_.leaves, cap));
+    out.Real("cugym.replay.max_priority", max_priority_.ToHost(lane, 1)[0]);
   }
 }
 
-void ReplayMemory::Load(const CheckpointReader& in) {
+void ReplayMemory::Load(const CheckpointReader& in, int64_t lane) {
   const int64_t cap = options_.capacity, rows = cap * options_.obs_dim;
-  head_ = in.Int("cugym.replay.position");
-  size_ = in.Int("cugym.replay.size");
-  if (head_ < 0 || head_ >= cap || size_ < 0 || size_ > cap)
+  if (lane < 0 || lane >= options_.lanes)
+    throw std::out_of_range("replay memory: lane " + std::to_string(lane) + " of " + std::to_string(options_.lanes));
+  const int64_t head = in.Int("cugym.replay.position"), size = in.Int("cugym.replay.size");
+  if (head < 0 || head >= cap || size < 0 || size > cap)
     throw std::invalid_argument(in.path() + ": replay position or size outside the buffer");
-  obs_.FromHost(in.Floats("replay.obs", rows).data(), rows);
-  next_obs_.FromHost(in.Floats("replay.next_obs", rows).data(), rows);
-  actions_.FromHost(in.Ints("replay.actions", cap).data(), cap);
-  rewards_.FromHost(in.Floats("replay.rewards", cap).data(), cap);
+  if (lane > 0 && (head != head_ || size != size_))
+    throw std::invalid_argument(in.path() + ": replay position or size other than the other lanes'");
+  head_ = head;
+  size_ = size;
+  obs_.FromHost(in.Floats("replay.obs", rows).data(), rows, lane * rows);
+  next_obs_.FromHost(in.Floats("replay.next_obs", rows).data(), rows, lane * rows);
+  actions_.FromHost(in.Ints("replay.actions", cap).data(), cap, lane * cap);
+  rewards_.FromHost(in.Floats("replay.rewards", cap).data(), cap, lane * cap);
   // "replay.dones" is the name files written before the rename carry.
   const char* terminals = in.HasTensor("replay.terminals") ? "replay.terminals" : "replay.dones";
-  terminals_.FromHost(in.Floats(terminals, cap).data(), cap);
+  terminals_.FromHost(in.Floats(terminals, cap).data(), cap, lane * cap);
   const std::vector<int32_t> ends = in.Ints("replay.ends", cap);
   const std::vector<uint8_t> ends8(ends.begin(), ends.end());
-  ends_.FromHost(ends8.data(), cap);
+  ends_.FromHost(ends8.data(), cap, lane * cap);
   head_dev_.FromHost(&head_, 1);
   size_dev_.FromHost(&size_, 1);
   if (prioritized()) {
@@ -158,9 +190,9 @@ void ReplayMemory::Load(const CheckpointReader& in) {
     PriorityTree host;
     host.nodes = nodes.data();
     for (int64_t node = tree_.leaves - 1; node >= 1; --node) RefreshNode(host, node);
-    priority_nodes_.FromHost(nodes.data(), nodes.size());
+    priority_nodes_.FromHost(nodes.data(), nodes.size(), lane * 2 * tree_.leaves);
     const float max_priority = static_cast<float>(in.Real("cugym.replay.max_priority"));
-    max_priority_.FromHost(&max_priority, 1);
+    max_priority_.FromHost(&max_priority, 1, lane);
   }
 }
 

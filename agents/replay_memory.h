@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "agents/agent_ops.h"
 #include "agents/dqn_checkpoint.h"
@@ -28,11 +29,15 @@ struct ReplayOptions {
   int64_t batch_size = 0;  // rows per minibatch
   bool prioritized = false;
   PriorityOptions priorities;  // with prioritized
+  // Lanes: this many replay memories of `capacity` rows in one, sharing head, size and draw
+  // counter (K agents in lockstep, DqnBatch): one launch inserts, samples or updates priorities
+  // for all, and lane l holds, samples and checkpoints as a memory of its own would.
+  int64_t lanes = 1;
 };
 
 // The bytes a ReplayMemory of `options` allocates: per transition two observations, the reward,
 // terminal flag, action and end flag (8 obs_dim + 13 bytes), the priority tree (8 bytes per leaf,
-// leaves the capacity rounded up to a power of two), and the minibatch buffers.
+// leaves the capacity rounded up to a power of two), and the minibatch buffers; all per lane.
 int64_t ReplayBytes(const ReplayOptions& options);
 
 class ReplayMemory {
@@ -47,19 +52,30 @@ class ReplayMemory {
   int64_t capacity() const { return options_.capacity; }
   int64_t size() const { return size_; }  // the host's mirror of the transitions stored
 
-  // Queues the insertion of a vector step's n transitions (AgentOps::AddTransitions) and, with
-  // prioritized replay, gives the new rows the largest priority. The host mirrors do not move:
-  // the loop calls Stored(n) once the step has been queued (a captured insertion replays without
-  // the host).
+  int64_t lanes() const { return options_.lanes; }
+
+  // Queues the insertion of a vector step's n transitions per lane (AgentOps::AddTransitions; the
+  // arrays hold lanes x n) and, with prioritized replay, gives the new rows the largest priority.
+  // The host mirrors do not move: the loop calls Stored(n) once the step has been queued (a
+  // captured insertion replays without the host).
   void Insert(AgentOps& ops, int64_t n, const float* obs, const int32_t* actions, const float* rewards,
               const float* next_obs, const float* final_obs, const uint8_t* terminated, const uint8_t* truncated);
-  void Stored(int64_t n);  // the host mirrors after a vector step of n transitions
-  // Queues the sampling of one minibatch of n-step transitions into the batch buffers below.
+  // Insert in parts, for lanes whose transitions come from separate arrays: each lane's n with
+  // InsertLane, then Inserted(n) once (the head moves, the new rows get their priorities).
+  void InsertLane(AgentOps& ops, int64_t lane, int64_t n, const float* obs, const int32_t* actions,
+                  const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
+                  const uint8_t* truncated);
+  void Inserted(AgentOps& ops, int64_t n);
+  void Stored(int64_t n);  // the host mirrors after a vector step of n transitions per lane
+  // Each lane's seed (lane l samples with seeds[l]; throws std::invalid_argument unless there is
+  // one per lane). Without them every lane samples with the seed Sample is given.
+  void SetLaneSeeds(const std::vector<uint64_t>& seeds);
+  // Queues the sampling of one minibatch of n-step transitions per lane into the batch buffers.
   void Sample(AgentOps& ops, uint64_t seed, int n_step, float gamma);
   // Prioritized replay: queues the update of the sampled rows' priorities from td_errors().
   void UpdatePriorities(AgentOps& ops);
 
-  // The last minibatch, [batch_size] rows each.
+  // The last minibatch, [lanes x batch_size] rows each (lane l's batch_size rows after lane l-1's).
   const float* batch_obs() const { return batch_obs_.data(); }
   const float* batch_next_obs() const { return batch_next_obs_.data(); }
   const int32_t* batch_actions() const { return batch_actions_.data(); }
@@ -75,10 +91,12 @@ class ReplayMemory {
 
   // Empties the memory: nothing stored, every priority as new.
   void Clear();
-  // The rows, head, size and priorities (not the draw counter), and back. Load checks the sizes
-  // against this memory's and throws std::invalid_argument naming the file.
-  void Save(CheckpointWriter& out) const;
-  void Load(const CheckpointReader& in);
+  // Lane l's rows, head, size and priorities (not the draw counter), as a memory of one lane
+  // writes them, and back. Load checks the sizes against this memory's and throws
+  // std::invalid_argument naming the file; loading lanes of a memory of several, a head or size
+  // other than the one already loaded is refused (the lanes share them).
+  void Save(CheckpointWriter& out, int64_t lane = 0) const;
+  void Load(const CheckpointReader& in, int64_t lane = 0);
 
  private:
   ReplayArrays arrays();
@@ -89,15 +107,17 @@ class ReplayMemory {
   Buffer<float> obs_, next_obs_, rewards_, terminals_;
   Buffer<uint8_t> ends_;
   Buffer<int32_t> actions_;
-  Buffer<int64_t> size_dev_;  // [1] transitions stored, kept by the insertion kernel
-  Buffer<int64_t> head_dev_;  // [1] next row to write, kept by the insertion kernel
-  Buffer<uint32_t> draws_;    // [1] minibatches sampled (keys the sampling RNG)
-  int64_t head_ = 0;          // host mirror of head_dev_
-  int64_t size_ = 0;          // host mirror of size_dev_
+  Buffer<int64_t> size_dev_;     // [1] transitions stored, kept by the insertion kernel
+  Buffer<int64_t> head_dev_;     // [1] next row to write, kept by the insertion kernel
+  Buffer<uint32_t> draws_;       // [1] minibatches sampled (keys the sampling RNG)
+  Buffer<uint64_t> lane_seeds_;  // [lanes] after SetLaneSeeds
+  int64_t head_ = 0;             // host mirror of head_dev_
+  int64_t size_ = 0;             // host mirror of size_dev_
   Buffer<float> batch_obs_, batch_next_obs_, batch_rewards_, batch_bootstrap_;
   Buffer<int32_t> batch_actions_;
-  // Prioritized replay: the sum tree (2 x tree_.leaves), its largest leaf and the minibatch's
-  // least draw probability; each sample's row, importance weight and TD error.
+  // Prioritized replay: the sum tree (2 x tree_.leaves per lane), its largest leaf and the
+  // minibatch's least draw probability (one per lane); each sample's row, importance weight and
+  // TD error.
   Buffer<float> priority_nodes_, max_priority_, min_prob_, batch_weights_, td_errors_;
   Buffer<int64_t> batch_rows_;
   PriorityTree tree_;  // views of the buffers above, set once; nodes == nullptr without PER
