@@ -50,6 +50,11 @@ class AgentOps {
   // in agent_kernels.h), so a captured iteration explores as the eager one does.
   virtual void Explore(int32_t* actions, int64_t n, const StepCounters* counters, const EpsilonSchedule& schedule,
                        uint64_t seed, int num_actions, const ExploreHold& hold) = 0;
+  // Explore for `lanes` lanes of n envs (ExploreLane): lane l's as its agent alone explores, with
+  // seeds[l] (a device array).
+  virtual void ExploreLanes(int32_t* actions, int64_t lanes, int64_t n, const StepCounters* counters,
+                            const EpsilonSchedule& schedule, const uint64_t* seeds, int num_actions,
+                            const ExploreHold& hold) = 0;
   // The counters after a vector step of n envs (AdvanceSteps).
   virtual void AdvanceSteps(StepCounters* counters, int64_t n) = 0;
   // targets = rewards + bootstrap * next_q (TdTarget).
@@ -59,6 +64,10 @@ class AgentOps {
   // same ring on every back end, for any n.
   virtual void CollectEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
                                const int32_t* lengths, int64_t n, const EpisodeRing& ring) = 0;
+
+  // CollectEpisodes for `lanes` lanes of n envs: lane l's into rings[l] (a device array).
+  virtual void CollectLaneEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
+                                   const int32_t* lengths, int64_t lanes, int64_t n, const EpisodeRing* rings) = 0;
 
   // PQN: rollout step t of the r.envs envs after their step (StoreRolloutStep).
   virtual void StoreRolloutStep(const RolloutArrays& r, int64_t t, const float* obs, const float* final_obs,

@@ -72,6 +72,11 @@ class CpuAgentOps final : public AgentOps {
                uint64_t seed, int num_actions, const ExploreHold& hold) override {
     for (int64_t i = 0; i < n; ++i) agent::Explore(actions, counters, schedule, seed, num_actions, hold, i);
   }
+  void ExploreLanes(int32_t* actions, int64_t lanes, int64_t n, const StepCounters* counters,
+                    const EpsilonSchedule& schedule, const uint64_t* seeds, int num_actions,
+                    const ExploreHold& hold) override {
+    for (int64_t i = 0; i < lanes * n; ++i) ExploreLane(actions, counters, schedule, seeds, n, num_actions, hold, i);
+  }
   void AdvanceSteps(StepCounters* counters, int64_t n) override { agent::AdvanceSteps(counters, n); }
   void TdTargets(const float* rewards, const float* bootstrap, const float* next_q, float* targets,
                  int64_t n) override {
@@ -86,6 +91,11 @@ class CpuAgentOps final : public AgentOps {
       if (terminated[i] | truncated[i]) StoreEpisode(ring, count, k++, total, returns[i], lengths[i]);
     }
     *ring.count = count + static_cast<unsigned long long>(total);
+  }
+  void CollectLaneEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
+                           const int32_t* lengths, int64_t lanes, int64_t n, const EpisodeRing* rings) override {
+    for (int64_t l = 0; l < lanes; ++l)
+      agent::CollectLaneEpisodes(terminated, truncated, returns, lengths, n, rings, l);
   }
   void StoreRolloutStep(const RolloutArrays& r, int64_t t, const float* obs, const float* final_obs,
                         const float* rewards, const uint8_t* terminated, const uint8_t* truncated) override {

@@ -147,6 +147,30 @@ struct ExploreFunctor {
   __device__ void operator()(int64_t i) const { Explore(actions, counters, schedule, seed, num_actions, hold, i); }
 };
 
+struct ExploreLaneFunctor {
+  int32_t* actions;
+  const StepCounters* counters;
+  EpsilonSchedule schedule;
+  const uint64_t* seeds;
+  int64_t n;
+  int num_actions;
+  ExploreHold hold;
+  __device__ void operator()(int64_t i) const {
+    ExploreLane(actions, counters, schedule, seeds, n, num_actions, hold, i);
+  }
+};
+
+struct LaneEpisodesFunctor {
+  const uint8_t *terminated, *truncated;
+  const float* returns;
+  const int32_t* lengths;
+  int64_t n;
+  const EpisodeRing* rings;
+  __device__ void operator()(int64_t lane) const {
+    CollectLaneEpisodes(terminated, truncated, returns, lengths, n, rings, lane);
+  }
+};
+
 struct AdvanceStepsFunctor {
   StepCounters* counters;
   int64_t n;
@@ -254,6 +278,15 @@ class CudaAgentOps final : public AgentOps {
   void Explore(int32_t* actions, int64_t n, const StepCounters* counters, const EpsilonSchedule& schedule,
                uint64_t seed, int num_actions, const ExploreHold& hold) override {
     ForEach(stream_, n, ExploreFunctor{actions, counters, schedule, seed, num_actions, hold});
+  }
+  void ExploreLanes(int32_t* actions, int64_t lanes, int64_t n, const StepCounters* counters,
+                    const EpsilonSchedule& schedule, const uint64_t* seeds, int num_actions,
+                    const ExploreHold& hold) override {
+    ForEach(stream_, lanes * n, ExploreLaneFunctor{actions, counters, schedule, seeds, n, num_actions, hold});
+  }
+  void CollectLaneEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
+                           const int32_t* lengths, int64_t lanes, int64_t n, const EpisodeRing* rings) override {
+    ForEach(stream_, lanes, LaneEpisodesFunctor{terminated, truncated, returns, lengths, n, rings});
   }
   void AdvanceSteps(StepCounters* counters, int64_t n) override {
     ForEach(stream_, 1, AdvanceStepsFunctor{counters, n});

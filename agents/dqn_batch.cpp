@@ -2,6 +2,7 @@
 #include "agents/dqn_batch.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -25,7 +26,7 @@ nn::VectorView<T> Vec(T* data, int64_t size, Device device) {
 }  // namespace
 
 DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds, Device device)
-    : config_(config), seeds_(seeds), device_(device), n_(config.num_envs) {
+    : registry_(&registry), config_(config), seeds_(seeds), device_(device), n_(config.num_envs) {
   config_.Validate();
   if (seeds_.empty()) throw std::invalid_argument("DqnBatch: no seeds");
   const std::string refused = Unbatchable(registry, config_, agents());
@@ -53,7 +54,8 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
   // The learner DqnAgent builds (LearnerOptions in dqn.cpp), its evaluation rows aside, K times.
   QLearnerOptions options = LearnerOptionsFor(config_, spec);
   options.batch_size = static_cast<int>(b);
-  options.max_act_batch = static_cast<int>(std::max(n, config_.double_dqn ? b : int64_t{1}));
+  // Rows per replica: its envs, its Double DQN minibatch, and its evaluation envs.
+  options.max_act_batch = static_cast<int>(std::max({n, config_.double_dqn ? b : int64_t{1}, config_.eval_episodes}));
   options.replicas = static_cast<int>(k);
   for (uint64_t seed : seeds_) {
     DqnConfig one = config_;
@@ -72,17 +74,25 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
   replay.lanes = k;
   replay_ = std::make_unique<ReplayMemory>(device, replay);
   replay_->SetLaneSeeds(seeds_);
+  // One VectorEnv of K x n envs in lanes: agent a's n step as its solo run's.
+  env_ = MakeVectorEnv(registry, config_.env_id, k * n, device);
+  env_->set_stream(stream);
+  env_->ResetLanes(seeds_, n);
+  seeds_dev_ = Buffer<uint64_t>(device, k);
+  seeds_dev_.FromHost(seeds_.data(), k);
+  std::vector<EpisodeRing> rings;
   for (int64_t a = 0; a < k; ++a) {
-    envs_.push_back(MakeVectorEnv(registry, config_.env_id, n, device));
-    envs_.back()->set_stream(stream);
-    envs_.back()->Reset(seeds_[a]);
     episodes_.push_back(std::make_unique<EpisodeStats>(device));
-    if (config_.eval_episodes > 0) {
-      eval_envs_.push_back(MakeVectorEnv(registry, config_.env_id, config_.eval_episodes, device));
-      eval_envs_.back()->set_stream(stream);
-    }
+    rings.push_back(episodes_.back()->ring());
   }
-  if (config_.eval_episodes > 0) eval_actions_ = Buffer<int32_t>(device, config_.eval_episodes);
+  rings_ = Buffer<EpisodeRing>(device, k);
+  rings_.FromHost(rings.data(), k);
+  if (config_.eval_episodes > 0) {
+    // Every agent's eval envs as lanes of one batch, evaluated together (EvaluateLearnerLanes).
+    eval_env_ = MakeVectorEnv(registry, config_.env_id, k * config_.eval_episodes, device);
+    eval_env_->set_stream(stream);
+    eval_actions_ = Buffer<int32_t>(device, k * config_.eval_episodes);
+  }
   obs_ = Buffer<float>(device, k * n * obs_dim_);
   actions_ = Buffer<int32_t>(device, k * n);
   if (config_.exploration_hold_mu > 0) {
@@ -96,6 +106,13 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
   next_actions_ = Buffer<int32_t>(device, k * b);
   next_q_ = Buffer<float>(device, k * b);
   targets_ = Buffer<float>(device, k * b);
+  // One graph per iteration, as DqnAgent's: the same work in every iteration once learning runs.
+  const double updates_per_step = config_.replay_ratio * static_cast<double>(n);
+  if (config_.cuda_graph && updates_per_step >= 1.0 && updates_per_step == std::floor(updates_per_step) &&
+      env_->step_capturable()) {
+    graph_updates_ = static_cast<int64_t>(updates_per_step);
+    graph_targets_ = n % config_.target_update_interval == 0 ? n / config_.target_update_interval : 0;
+  }
   next_target_step_ = config_.learning_starts + config_.target_update_interval;
   learning_resumes_at_ = config_.learning_starts;
 }
@@ -104,6 +121,8 @@ DqnBatch::~DqnBatch() = default;
 
 std::string DqnBatch::Unbatchable(const Registry& registry, const DqnConfig& config, int agents) {
   if (config.pqn()) return "algo is pqn; a batch of agents trains DQN";
+  if (!MakeVectorEnv(registry, config.env_id, 1, Device::kCpu)->supports_lanes())
+    return config.env_id + " cannot step its envs in lanes (VectorEnv::ResetLanes); train the seeds apart";
   if (agents <= 1) return "";
   const QLearnerOptions options = LearnerOptionsFor(config, DiscreteSpec(registry, config.env_id, "DQN"));
   if (nn::ClipsGradients(options.adam)) {
@@ -117,10 +136,9 @@ std::string DqnBatch::Unbatchable(const Registry& registry, const DqnConfig& con
   return "";
 }
 
-ExploreHold DqnBatch::explore_hold(int agent) {
+ExploreHold DqnBatch::explore_hold() {
   if (config_.exploration_hold_mu <= 0) return {};
-  return ExploreHold{held_actions_.data() + agent * n_, hold_left_.data() + agent * n_,
-                     static_cast<float>(config_.exploration_hold_mu),
+  return ExploreHold{held_actions_.data(), hold_left_.data(), static_cast<float>(config_.exploration_hold_mu),
                      static_cast<int32_t>(config_.exploration_max_hold)};
 }
 
@@ -144,8 +162,42 @@ DqnProgress DqnBatch::Progress(int agent, double wall_time, double seconds, int6
 }
 
 EvalResult DqnBatch::Evaluate(int agent, int64_t index) {
-  if (eval_envs_.empty()) throw std::logic_error("DqnBatch::Evaluate: eval_episodes is 0");
-  return EvaluateLearner(*eval_envs_.at(agent), Solo(agent), eval_actions_, seeds_.at(agent), index);
+  if (!eval_env_) throw std::logic_error("DqnBatch::Evaluate: eval_episodes is 0");
+  if (agent < 0 || agent >= agents())
+    throw std::out_of_range("DqnBatch::Evaluate: agent " + std::to_string(agent) + " of " + std::to_string(agents()));
+  // The agents evaluate at the same steps (one schedule): the first to ask evaluates all of them.
+  if (evaluated_index_ != index || evaluated_step_ != global_step_) {
+    evaluations_ = EvaluateLearnerLanes(*eval_env_, *learner_, eval_actions_, seeds_, index);
+    evaluated_index_ = index;
+    evaluated_step_ = global_step_;
+  }
+  return evaluations_[agent];
+}
+
+std::vector<EvalResult> DqnBatch::EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
+                                                 uint64_t seed_offset) {
+  if (listed.empty()) return {};
+  const int64_t m = std::min(num_envs, episodes);
+  if (m < 1 || m > learner_->options().max_act_batch)
+    throw std::invalid_argument("DqnBatch::EvaluateModels: " + std::to_string(m) + " envs per agent");
+  if (!model_env_ || model_env_->num_envs() != agents() * m) {
+    model_env_ = MakeVectorEnv(*registry_, config_.env_id, agents() * m, device_);
+    model_env_->set_stream(learner_->backend().native_stream());
+  }
+  if (static_cast<int64_t>(eval_actions_.size()) < agents() * m) eval_actions_ = Buffer<int32_t>(device_, agents() * m);
+  std::vector<uint64_t> seeds;
+  for (uint64_t seed : seeds_) seeds.push_back(seed + seed_offset);
+  std::vector<bool> evaluate(agents(), false);
+  for (int a : listed) evaluate.at(a) = true;
+  const std::vector<EvalResult> lanes =
+      EvaluateReplicas(*model_env_, *learner_, eval_actions_, seeds, evaluate, episodes);
+  // Back in the order asked (EvaluateReplicas gives them in lane order).
+  std::vector<int> order;
+  for (int a = 0; a < agents(); ++a)
+    if (evaluate[a]) order.push_back(a);
+  std::vector<EvalResult> results;
+  for (int a : listed) results.push_back(lanes[std::find(order.begin(), order.end(), a) - order.begin()]);
+  return results;
 }
 
 void DqnBatch::SaveModel(int agent, const std::string& path) const {
@@ -183,6 +235,27 @@ std::vector<DqnBatch::LoopState> DqnBatch::LoadCheckpoints(const std::vector<std
                                   "): a batch's agents go on together");
     }
   }
+  // The K agents' envs as one snapshot in lanes, each lane seeded as its agent's envs were.
+  const int64_t state_dim = env_->spec().state_dim;
+  VectorEnvSnapshot envs;
+  std::vector<uint64_t> lane_seeds;
+  for (int a = 0; a < agents(); ++a) {
+    VectorEnvSnapshot one;
+    ReadEnvSnapshot(*in[a], n_, state_dim, &one);
+    if (a > 0 && one.steps != envs.steps)
+      throw std::invalid_argument(paths[a] + ": its envs stepped " + std::to_string(one.steps) + " times, " + paths[0] +
+                                  "'s " + std::to_string(envs.steps) + ": a batch's agents go on together");
+    envs.steps = one.steps;
+    lane_seeds.push_back(one.seed);
+    envs.states.insert(envs.states.end(), one.states.begin(), one.states.end());
+    envs.rng_counters.insert(envs.rng_counters.end(), one.rng_counters.begin(), one.rng_counters.end());
+    envs.elapsed.insert(envs.elapsed.end(), one.elapsed.begin(), one.elapsed.end());
+    envs.running_returns.insert(envs.running_returns.end(), one.running_returns.begin(), one.running_returns.end());
+  }
+  envs.seed = lane_seeds.front();
+  envs.env_seeds = LaneEnvSeeds(lane_seeds, n_);
+  envs.lane_size = n_;
+  iteration_graph_.Drop();  // before anything it captured changes
   std::vector<LoopState> loops;
   for (int a = 0; a < agents(); ++a) {
     const CheckpointReader& r = *in[a];
@@ -195,11 +268,11 @@ std::vector<DqnBatch::LoopState> DqnBatch::LoadCheckpoints(const std::vector<std
       held_actions_.FromHost(r.Ints("explore.held", n_).data(), n_, a * n_);
       hold_left_.FromHost(r.Ints("explore.left", n_).data(), n_, a * n_);
     }
-    LoadEnvState(*envs_[a], r, n_, envs_[a]->spec().state_dim);
     const DqnCounters c = ReadDqnCounters(r);
     loops.push_back(LoopState{c.wall_time, c.last_eval_return});
   }
   replay_->set_draws(shared.draws);
+  env_->LoadSnapshot(envs);
   global_step_ = shared.global_step;
   next_target_step_ = shared.next_target_step;
   update_debt_ = shared.update_debt;
@@ -226,7 +299,20 @@ void DqnBatch::SaveCheckpoint(int agent, const std::string& path, double wall_ti
     held = held_actions_.ToHost(agent * n_, n_);
     left = hold_left_.ToHost(agent * n_, n_);
   }
-  SaveDqnCheckpoint(path, config, c, *episodes_.at(agent), *envs_[agent], held, left, *replay_, agent, Solo(agent));
+  // Agent k's lane of the envs, as the snapshot of its own batch of n.
+  VectorEnvSnapshot all, mine;
+  const bool has_envs = env_->SaveSnapshot(&all);
+  if (has_envs) {
+    const int64_t first = agent * n_, dim = env_->spec().state_dim;
+    mine.seed = all.env_seeds.empty() ? all.seed : all.env_seeds[first];
+    mine.steps = all.steps;
+    mine.states.assign(all.states.begin() + first * dim, all.states.begin() + (first + n_) * dim);
+    mine.rng_counters.assign(all.rng_counters.begin() + first, all.rng_counters.begin() + first + n_);
+    mine.elapsed.assign(all.elapsed.begin() + first, all.elapsed.begin() + first + n_);
+    mine.running_returns.assign(all.running_returns.begin() + first, all.running_returns.begin() + first + n_);
+  }
+  SaveDqnCheckpoint(path, config, c, *episodes_.at(agent), has_envs ? &mine : nullptr, held, left, *replay_, agent,
+                    Solo(agent));
 }
 
 // DqnAgent::PlanIteration and RunIteration's eager path, the schedule once for all agents.
@@ -240,35 +326,45 @@ void DqnBatch::Iterate() {
     for (; update_debt_ >= 1.0; update_debt_ -= 1.0) ++updates;
     for (; step >= next_target_step_; next_target_step_ += config_.target_update_interval) ++targets;
   }
-  Collect(ScheduledEpsilon(schedule, global_step_) < 1.0);
-  for (int64_t u = 0; u < updates; ++u) Update();
-  for (int64_t t = 0; t < targets; ++t) learner_->UpdateTarget(static_cast<float>(config_.tau));
+  const bool graph = graph_updates_ >= 0 && !iteration_graph_.failed() &&
+                     (device_ == Device::kCuda || iteration_graph_on_cpu_) && updates == graph_updates_ &&
+                     (graph_targets_ == 0 || targets == graph_targets_);
+  if (graph) {
+    iteration_graph_.Run(learner_->backend(), [this] { IterationKernels(); });
+    // Target updates whose interval does not divide num_envs fall on some iterations only.
+    if (graph_targets_ == 0)
+      for (int64_t t = 0; t < targets; ++t) learner_->UpdateTarget(static_cast<float>(config_.tau));
+  } else {
+    Collect(ScheduledEpsilon(schedule, global_step_) < 1.0);
+    for (int64_t u = 0; u < updates; ++u) Update();
+    for (int64_t t = 0; t < targets; ++t) learner_->UpdateTarget(static_cast<float>(config_.tau));
+  }
   global_step_ += n_;
   replay_->Stored(n_);
 }
 
-// DqnAgent::CollectKernels for every agent: one greedy forward for all, then each agent's
-// exploration, env step, stored transitions and finished episodes.
+void DqnBatch::IterationKernels() {
+  Collect(true);
+  for (int64_t u = 0; u < graph_updates_; ++u) Update();
+  for (int64_t t = 0; t < graph_targets_; ++t) learner_->UpdateTarget(static_cast<float>(config_.tau));
+}
+
+// DqnAgent::CollectKernels for all agents at once: one greedy forward, one exploration pass (each
+// lane with its agent's seed), one step of the K x n envs, one insertion into the replay lanes and
+// one pass appending each lane's finished episodes to its agent's ring.
 void DqnBatch::Collect(bool greedy) {
-  const int64_t k = agents(), n = n_, row = n * obs_dim_;
+  const int64_t k = agents(), n = n_;
   void* stream = learner_->backend().native_stream();
-  const EpsilonSchedule schedule = epsilon_schedule();
-  for (int64_t a = 0; a < k; ++a) {
-    CopyBytesAsync(obs_.data() + a * row, envs_[a]->obs(), row * sizeof(float), device_, stream);
-  }
+  VectorEnv& env = *env_;
+  CopyBytesAsync(obs_.data(), env.obs(), k * n * obs_dim_ * sizeof(float), device_, stream);
   if (greedy) learner_->Act(Rows(obs_.data(), k * n, obs_dim_, device_), Vec(actions_.data(), k * n, device_));
-  for (int64_t a = 0; a < k; ++a) {
-    int32_t* actions = actions_.data() + a * n;
-    ops_->Explore(actions, n, counters_dev_.data(), schedule, seeds_[a], num_actions_,
-                  explore_hold(static_cast<int>(a)));
-    VectorEnv& env = *envs_[a];
-    env.Step(actions);
-    replay_->InsertLane(*ops_, a, n, obs_.data() + a * row, actions, env.rewards(), env.obs(), env.final_obs(),
-                        env.terminated(), env.truncated());
-    ops_->CollectEpisodes(env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(), n,
-                          episodes_[a]->ring());
-  }
-  replay_->Inserted(*ops_, n);
+  ops_->ExploreLanes(actions_.data(), k, n, counters_dev_.data(), epsilon_schedule(), seeds_dev_.data(), num_actions_,
+                     explore_hold());
+  env.Step(actions_.data());
+  replay_->Insert(*ops_, n, obs_.data(), actions_.data(), env.rewards(), env.obs(), env.final_obs(), env.terminated(),
+                  env.truncated());
+  ops_->CollectLaneEpisodes(env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(), k, n,
+                            rings_.data());
   ops_->AdvanceSteps(counters_dev_.data(), n);
 }
 

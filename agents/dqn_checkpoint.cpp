@@ -66,7 +66,7 @@ std::vector<int32_t> CheckpointReader::Ints(const std::string& name, int64_t siz
 }
 
 void SaveDqnCheckpoint(const std::string& path, const DqnConfig& config, const DqnCounters& c,
-                       const EpisodeStats& episodes, const VectorEnv& env, const std::vector<int32_t>& held,
+                       const EpisodeStats& episodes, const VectorEnvSnapshot* envs, const std::vector<int32_t>& held,
                        const std::vector<int32_t>& left, const ReplayMemory& replay, int64_t replay_lane,
                        const QLearner& learner) {
   CheckpointWriter out;
@@ -83,7 +83,7 @@ void SaveDqnCheckpoint(const std::string& path, const DqnConfig& config, const D
   out.Real("cugym.wall_time", c.wall_time);
   out.Real("cugym.last_eval_return", c.last_eval_return);
   episodes.Save(out);
-  SaveEnvState(env, out);
+  if (envs != nullptr) SaveEnvSnapshot(*envs, out);
   if (config.exploration_hold_mu > 0) {
     out.Ints("explore.held", held);
     out.Ints("explore.left", left);
@@ -123,7 +123,10 @@ void DqnAgent::SaveCheckpoint(const std::string& path) const {
   c.wall_time = wall_time_;
   c.last_eval_return = last_eval_return_;
   const bool holds = config_.exploration_hold_mu > 0;
-  SaveDqnCheckpoint(path, config_, c, *episodes_, *env_, holds ? held_actions_.ToHost() : std::vector<int32_t>(),
+  VectorEnvSnapshot envs;
+  const bool has_envs = env_->SaveSnapshot(&envs);
+  SaveDqnCheckpoint(path, config_, c, *episodes_, has_envs ? &envs : nullptr,
+                    holds ? held_actions_.ToHost() : std::vector<int32_t>(),
                     holds ? hold_left_.ToHost() : std::vector<int32_t>(), *replay_, 0, *learner_);
 }
 
@@ -171,7 +174,10 @@ void DqnAgent::SaveModel(const std::string& path) const { SaveQModel(path, *lear
 
 void SaveEnvState(const VectorEnv& env, CheckpointWriter& out) {
   VectorEnvSnapshot snapshot;
-  if (!env.SaveSnapshot(&snapshot)) return;
+  if (env.SaveSnapshot(&snapshot)) SaveEnvSnapshot(snapshot, out);
+}
+
+void SaveEnvSnapshot(const VectorEnvSnapshot& snapshot, CheckpointWriter& out) {
   out.Int("cugym.env.seed", snapshot.seed);
   out.Int("cugym.env.steps", snapshot.steps);
   out.Floats("env.states", snapshot.states);
@@ -180,16 +186,21 @@ void SaveEnvState(const VectorEnv& env, CheckpointWriter& out) {
   out.Floats("env.running_returns", snapshot.running_returns);
 }
 
-bool LoadEnvState(VectorEnv& env, const CheckpointReader& in, int64_t n, int64_t state_dim) {
+bool ReadEnvSnapshot(const CheckpointReader& in, int64_t n, int64_t state_dim, VectorEnvSnapshot* snapshot) {
   if (!in.HasTensor("env.states")) return false;
-  VectorEnvSnapshot snapshot;
-  snapshot.seed = static_cast<uint64_t>(in.Int("cugym.env.seed"));
-  snapshot.steps = static_cast<uint64_t>(in.Int("cugym.env.steps"));
-  snapshot.states = in.Floats("env.states", n * state_dim);
+  snapshot->seed = static_cast<uint64_t>(in.Int("cugym.env.seed"));
+  snapshot->steps = static_cast<uint64_t>(in.Int("cugym.env.steps"));
+  snapshot->states = in.Floats("env.states", n * state_dim);
   const std::vector<int64_t> rng_counters = in.Int64s("env.rng_counters", n);
-  snapshot.rng_counters.assign(rng_counters.begin(), rng_counters.end());
-  snapshot.elapsed = in.Ints("env.elapsed", n);
-  snapshot.running_returns = in.Floats("env.running_returns", n);
+  snapshot->rng_counters.assign(rng_counters.begin(), rng_counters.end());
+  snapshot->elapsed = in.Ints("env.elapsed", n);
+  snapshot->running_returns = in.Floats("env.running_returns", n);
+  return true;
+}
+
+bool LoadEnvState(VectorEnv& env, const CheckpointReader& in, int64_t n, int64_t state_dim) {
+  VectorEnvSnapshot snapshot;
+  if (!ReadEnvSnapshot(in, n, state_dim, &snapshot)) return false;
   env.LoadSnapshot(snapshot);
   return true;
 }

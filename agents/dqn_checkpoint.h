@@ -90,9 +90,12 @@ class CheckpointReader {
 // The envs' part of a checkpoint, shared by the agents: env.states, env.rng_counters, env.elapsed,
 // env.running_returns, cugym.env.seed, cugym.env.steps, when the env can save its state.
 void SaveEnvState(const VectorEnv& env, CheckpointWriter& out);
+void SaveEnvSnapshot(const VectorEnvSnapshot& snapshot, CheckpointWriter& out);  // SaveEnvState's part
 // Restores what SaveEnvState wrote into `env` (n envs of `state_dim` floats each); returns false,
 // changing nothing, when the checkpoint holds no envs' state.
 bool LoadEnvState(VectorEnv& env, const CheckpointReader& in, int64_t n, int64_t state_dim);
+// What SaveEnvState wrote, as a snapshot of n envs; false when the checkpoint holds none.
+bool ReadEnvSnapshot(const CheckpointReader& in, int64_t n, int64_t state_dim, VectorEnvSnapshot* snapshot);
 
 // A model file (nn::SaveMlp) of the learner's online network with the env, the training step and
 // the head in its metadata: what eval, watch and record read, whichever agent trained it.
@@ -105,11 +108,12 @@ struct DqnCounters {
   double update_debt = 0, wall_time = 0, last_eval_return = 0;
 };
 // Writes one DQN agent's checkpoint (the format DqnAgent::LoadCheckpoint reads): the counters,
-// the config, its episodes, envs' state, exploration holds (`held` and `left`: host copies,
-// empty without holds), replay memory (with config.save_replay) and learner (a learner of one).
-// `replay_lane`: which lane of `replay` is this agent's (ReplayOptions::lanes).
+// the config, its episodes, envs' state (null: none, for envs that keep no snapshot), exploration
+// holds (`held` and `left`: host copies, empty without holds), replay memory (with
+// config.save_replay) and learner (a learner of one). `replay_lane`: which lane of `replay` is
+// this agent's (ReplayOptions::lanes).
 void SaveDqnCheckpoint(const std::string& path, const DqnConfig& config, const DqnCounters& counters,
-                       const EpisodeStats& episodes, const VectorEnv& env, const std::vector<int32_t>& held,
+                       const EpisodeStats& episodes, const VectorEnvSnapshot* envs, const std::vector<int32_t>& held,
                        const std::vector<int32_t>& left, const ReplayMemory& replay, int64_t replay_lane,
                        const QLearner& learner);
 // A DQN checkpoint's counters (learning_resumes_at 0 and last_eval_return NaN where the file has

@@ -32,4 +32,18 @@ CUGYM_HD inline void StoreEpisode(const EpisodeRing& ring, unsigned long long co
   ring.lengths[slot] = episode_length;
 }
 
+// Lane l's finished episodes of one step (one thread per lane): the ended envs among [l n, (l + 1)
+// n) appended to rings[l] in env order, as a batch of n envs appends its own (CollectEpisodes).
+CUGYM_HD inline void CollectLaneEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
+                                         const int32_t* lengths, int64_t n, const EpisodeRing* rings, int64_t lane) {
+  const int64_t first = lane * n;
+  int64_t total = 0;
+  for (int64_t j = first; j < first + n; ++j) total += (terminated[j] | truncated[j]) != 0;
+  const EpisodeRing& ring = rings[lane];
+  const unsigned long long count = *ring.count;
+  for (int64_t j = first, k = 0; j < first + n; ++j)
+    if (terminated[j] | truncated[j]) StoreEpisode(ring, count, k++, total, returns[j], lengths[j]);
+  *ring.count = count + static_cast<unsigned long long>(total);
+}
+
 }  // namespace cugym::agent

@@ -39,5 +39,19 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
 // on each of `env`'s envs, reset from a seed of their own (derived from the run's seed and k; the
 // training envs use the run's seed itself). `actions` holds num_envs actions.
 EvalResult EvaluateLearner(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions, uint64_t run_seed, int64_t k);
+// EvaluateLearner for the K agents of a replicated learner at once (agent::DqnBatch): `env` holds
+// K lanes of num_envs / K envs (VectorEnv::ResetLanes), lane a reset as agent a's eval envs with
+// run_seeds[a], and replica a acts on lane a. Result a is EvaluateLearner's for agent a alone,
+// with the same bits on the CPU; one greedy forward and one env step per step for all.
+std::vector<EvalResult> EvaluateLearnerLanes(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
+                                             const std::vector<uint64_t>& run_seeds, int64_t k);
+// EvaluateModel's greedy evaluation (`episodes` episodes over `env`'s lanes of m envs each, lane a
+// reset with seeds[a]) of replica a of the learner's online network, for the lanes where
+// evaluate[a] is set (the others play no counted episode); the results of those lanes, in order.
+// Lane a's is EvaluateModel's for a model file of replica a with seed seeds[a] and m envs, the
+// same bits on the CPU.
+std::vector<EvalResult> EvaluateReplicas(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
+                                         const std::vector<uint64_t>& seeds, const std::vector<bool>& evaluate,
+                                         int64_t episodes);
 
 }  // namespace cugym::agent

@@ -86,6 +86,20 @@ CUGYM_HD inline void Explore(int32_t* actions, const StepCounters* counters, con
   EpsilonGreedy(actions, epsilon, num_actions, key, hold, i);
 }
 
+// Explore for lanes of n envs (K agents in lockstep): env i explores as env i % n of lane i / n's
+// agent alone, with that lane's seed (seeds: a device array, one per lane) and hold rows.
+CUGYM_HD inline void ExploreLane(int32_t* actions, const StepCounters* counters, const EpsilonSchedule& schedule,
+                                 const uint64_t* seeds, int64_t n, int num_actions, const ExploreHold& hold,
+                                 int64_t i) {
+  const int64_t lane = i / n, first = lane * n;
+  ExploreHold lane_hold = hold;
+  if (lane_hold.held != nullptr) {
+    lane_hold.held += first;
+    lane_hold.left += first;
+  }
+  Explore(actions + first, counters, schedule, seeds[lane], num_actions, lane_hold, i - first);
+}
+
 // After a vector step of n envs (one thread).
 CUGYM_HD inline void AdvanceSteps(StepCounters* counters, int64_t n) {
   counters->vector_steps += 1;

@@ -170,6 +170,11 @@ void CreateRunFolder(const fs::path& run_dir) {
   if (error) throw std::invalid_argument("cannot create run folder " + run_dir.string() + ": " + error.message());
 }
 
+// A run's final evaluation: eval_episodes greedy episodes of model.safetensors on this many envs,
+// seeded with the run's seed + kFinalEvalSeed.
+constexpr int64_t kFinalEvalEnvs = 10;
+constexpr uint64_t kFinalEvalSeed = 1000003;
+
 // A run folder being written for an agent: config.toml, metrics.csv, evals.csv, best.safetensors,
 // the event file and checkpoints/ as it trains, then model.safetensors and eval.json. The agent is
 // restored from its newest checkpoint first when the run resumes.
@@ -259,9 +264,9 @@ class RunRecord {
     return path;
   }
 
-  // The last checkpoint, then (unless interrupted) model.safetensors, the final evaluation and
-  // eval.json.
-  TrainRunResult Finish(bool interrupted) {
+  // The last checkpoint, then (unless interrupted) model.safetensors, the final evaluation
+  // (`evaluated`, or EvaluateModel's of the model file when null) and eval.json.
+  TrainRunResult Finish(bool interrupted, const EvalResult* evaluated = nullptr) {
     TrainRunResult result;
     result.run_dir = run_dir_.string();
     result.resumed = options_.resume;
@@ -275,8 +280,10 @@ class RunRecord {
     agent_.SaveModel(model.string());
     result.model = model.string();
     if (config_.eval_episodes > 0) {
-      result.eval = EvaluateModel(registry_, model.string(), config_.eval_episodes, 10, config_.seed + 1000003,
-                                  options_.device, 0.0);
+      result.eval = evaluated != nullptr
+                        ? *evaluated
+                        : EvaluateModel(registry_, model.string(), config_.eval_episodes, kFinalEvalEnvs,
+                                        config_.seed + kFinalEvalSeed, options_.device, 0.0);
       result.evaluated = true;
       const EvalResult& r = result.eval;
       JsonObject json = ResultJson();
@@ -462,35 +469,41 @@ std::vector<TrainRunResult> RunBatchTraining(
   // its steps are done, an evaluation ends it, or its on_eval asks it to stop; stop() ends all of
   // them at the same step (their checkpoints resume the batch).
   std::vector<TrainRunResult> results(k_agents);
-  const auto finish = [&](std::size_t k, bool interrupted) {
-    results[k] = records[k]->Finish(interrupted);
-    if (on_finished) on_finished(k, results[k]);
-  };
-  std::vector<std::size_t> training;
-  for (std::size_t k = 0; k < k_agents; ++k) {
-    if (records[k]->done()) {
-      finish(k, false);
-    } else {
-      training.push_back(k);
+  // The runs that end now; those that completed get their final evaluations all at once.
+  const auto finish = [&](const std::vector<std::size_t>& ending, const std::vector<bool>& interrupted) {
+    std::vector<int> evaluate;
+    for (std::size_t e = 0; e < ending.size(); ++e)
+      if (!interrupted[e]) evaluate.push_back(static_cast<int>(ending[e]));
+    const std::vector<EvalResult> evals =
+        config.eval_episodes > 0 ? batch.EvaluateModels(evaluate, config.eval_episodes, kFinalEvalEnvs, kFinalEvalSeed)
+                                 : std::vector<EvalResult>();
+    for (std::size_t e = 0, next = 0; e < ending.size(); ++e) {
+      const std::size_t k = ending[e];
+      results[k] = records[k]->Finish(interrupted[e], !interrupted[e] && !evals.empty() ? &evals[next++] : nullptr);
+      if (on_finished) on_finished(k, results[k]);
     }
-  }
+  };
+  std::vector<std::size_t> training, done;
+  for (std::size_t k = 0; k < k_agents; ++k) (records[k]->done() ? done : training).push_back(k);
+  finish(done, std::vector<bool>(done.size(), false));
   std::vector<double> eval_seconds(k_agents, 0.0);
   while (!training.empty()) {
-    std::vector<std::size_t> going;
+    std::vector<std::size_t> going, ending;
+    std::vector<bool> interrupted;
     for (std::size_t k : training) {
       if (schedules[k]->going() && !records[k]->stop_asked()) {
         going.push_back(k);
         continue;
       }
       schedules[k]->End();
-      finish(k, schedules[k]->going());
+      ending.push_back(k);
+      interrupted.push_back(schedules[k]->going());
     }
+    finish(ending, interrupted);
     training.swap(going);
     if (!training.empty() && stop()) {
-      for (std::size_t k : training) {
-        schedules[k]->End();
-        finish(k, true);
-      }
+      for (std::size_t k : training) schedules[k]->End();
+      finish(training, std::vector<bool>(training.size(), true));
       break;
     }
     if (training.empty()) break;

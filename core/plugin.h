@@ -17,8 +17,9 @@ namespace cugym {
 
 // Bumped whenever a header a plugin compiles against changes layout or meaning
 // (Registry, EnvEntry, EnvSpec, VectorEnv, Canvas, the env contract).
-constexpr uint32_t kPluginAbi = 3;  // 3: per-env seeds (VectorEnv::ResetSeeds, BatchArrays::seeds); 2: VectorEnv gained
-                                    // set_stream, snapshots, ResetMasked, SetOutputs; host envs
+// 4: lanes (VectorEnv::ResetLanes, BatchArrays::lane_size); 3: per-env seeds (VectorEnv::ResetSeeds,
+// BatchArrays::seeds); 2: VectorEnv gained set_stream, snapshots, ResetMasked, SetOutputs; host envs
+constexpr uint32_t kPluginAbi = 4;
 constexpr const char* kPluginEntryName = "cugym_plugin_entry";
 
 enum PluginStatus : int { kPluginOk = 0, kPluginAbiMismatch = 1, kPluginRegisterFailed = 2 };

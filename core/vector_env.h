@@ -8,7 +8,7 @@
 // - episode_returns()/episode_lengths() hold the finished episode's statistics where
 //   terminated | truncated; other entries are unspecified.
 // - Randomness is keyed by (seed, env index, per-env counter): env i's trajectory does not
-//   depend on the number of envs or the device.
+//   depend on the number of envs or the device. (With lanes, the index within the lane.)
 // All pointers are device pointers (host memory for the CPU back end), valid until the next
 // Reset or Step. Nothing is copied to the host per step.
 #pragma once
@@ -34,7 +34,8 @@ struct VectorEnvSnapshot {
   std::vector<uint32_t> rng_counters;
   std::vector<int32_t> elapsed;
   std::vector<float> running_returns;
-  std::vector<uint64_t> env_seeds;  // each env's seed after ResetSeeds; empty: all `seed`
+  std::vector<uint64_t> env_seeds;  // each env's seed after ResetSeeds or ResetLanes; empty: all `seed`
+  int64_t lane_size = 0;            // envs per lane after ResetLanes; 0: no lanes
 };
 
 // Caller-owned arrays for a VectorEnv's per-step outputs (see VectorEnv::SetOutputs); a null
@@ -61,6 +62,32 @@ inline void CheckFlatStates(int64_t first, int64_t count, int64_t n, int64_t sta
                                 std::to_string(floats));
 }
 
+// ResetLanes' checks: at least one lane, lane_size >= 1 and seeds.size() x lane_size == n
+// (std::invalid_argument otherwise).
+inline void CheckLanes(const std::vector<uint64_t>& seeds, int64_t lane_size, int64_t n) {
+  if (seeds.empty() || lane_size < 1 || static_cast<int64_t>(seeds.size()) * lane_size != n)
+    throw std::invalid_argument("ResetLanes: " + std::to_string(seeds.size()) + " lanes of " +
+                                std::to_string(lane_size) + " envs for a batch of " + std::to_string(n));
+}
+// Each env's seed in lanes: lane l's lane_size envs have seeds[l].
+inline std::vector<uint64_t> LaneEnvSeeds(const std::vector<uint64_t>& seeds, int64_t lane_size) {
+  std::vector<uint64_t> env_seeds;
+  env_seeds.reserve(seeds.size() * static_cast<std::size_t>(lane_size));
+  for (uint64_t seed : seeds) env_seeds.insert(env_seeds.end(), static_cast<std::size_t>(lane_size), seed);
+  return env_seeds;
+}
+// A snapshot's lane seeds (each lane's first env's); std::invalid_argument unless its env seeds
+// come in whole lanes.
+inline std::vector<uint64_t> LaneSeedsOf(const VectorEnvSnapshot& s) {
+  const auto lane = static_cast<std::size_t>(s.lane_size);
+  if (lane == 0 || s.env_seeds.size() % lane != 0)
+    throw std::invalid_argument("LoadSnapshot: " + std::to_string(s.env_seeds.size()) + " env seeds in lanes of " +
+                                std::to_string(s.lane_size));
+  std::vector<uint64_t> seeds;
+  for (std::size_t i = 0; i < s.env_seeds.size(); i += lane) seeds.push_back(s.env_seeds[i]);
+  return seeds;
+}
+
 class VectorEnv {
  public:
   virtual ~VectorEnv() = default;
@@ -76,6 +103,18 @@ class VectorEnv {
   // num_envs values (std::invalid_argument otherwise). Random actions (StepRandom) stay keyed by
   // seeds[0].
   virtual void ResetSeeds(const std::vector<uint64_t>& seeds) = 0;
+  // Lanes: seeds.size() batches of lane_size envs in one (num_envs = seeds.size() x lane_size), for
+  // K agents stepping together (agent::DqnBatch): env l lane_size + j starts and draws as env j of
+  // a batch of lane_size envs that Reset(seeds[l]) started does, in this episode and every later
+  // one. Random actions (StepRandom) stay keyed by seeds[0] and the global index. Throws
+  // std::invalid_argument when the sizes do not fit, and where the env cannot step in lanes (the
+  // default; supports_lanes() says which).
+  virtual void ResetLanes(const std::vector<uint64_t>& seeds, int64_t lane_size) {
+    (void)seeds;
+    (void)lane_size;
+    throw std::invalid_argument(spec().id + " cannot step its envs in lanes");
+  }
+  virtual bool supports_lanes() const { return false; }
   // One step of every env. `actions` is a device pointer: num_envs int32 for a Discrete
   // action space, num_envs * action_dim float32 for a Box. The wrong kind throws.
   virtual void Step(const int32_t* actions) = 0;

@@ -104,7 +104,7 @@ struct CpuBackend {
   // `steps` steps of envs [begin, end). Flattened: every call inside (the env's Step, Reset and
   // Observe) is inlined, which the loops over envs need to vectorize; left to itself GCC may keep
   // a large Step out of line (Acrobot's RK4 ran 4x slower so). kOwnSeeds false: every env has the
-  // batch's seed, and the loops see a null BatchArrays::seeds.
+  // batch's seed, and the loops see a null BatchArrays::seeds and no lanes.
   template <class Env, bool kOwnSeeds>
   __attribute__((flatten)) static void StepChunk(const detail::BatchArrays<Env>& arrays,
                                                  const detail::StepArgs<Env>& args, uint64_t first_step, int64_t steps,
@@ -113,7 +113,10 @@ struct CpuBackend {
     // Loop invariants as locals: GCC vectorizes nothing that reloads them through a pointer.
     const detail::BatchArrays<Env> a = [&] {
       detail::BatchArrays<Env> copy = arrays;
-      if constexpr (!kOwnSeeds) copy.seeds = nullptr;
+      if constexpr (!kOwnSeeds) {
+        copy.seeds = nullptr;
+        copy.lane_size = 0;
+      }
       return copy;
     }();
     const typename Env::Params params = args.params;

@@ -29,6 +29,9 @@ struct BatchArrays {
   uint8_t* truncated;
   float* done_return;  // finished episode's return where done
   int32_t* done_length;
+  // Lanes (VectorEnv::ResetLanes): envs per lane, env i drawing as env i % lane_size of its lane;
+  // 0: none, env i draws as env i. Only with per-env seeds.
+  int64_t lane_size;
 };
 
 // What one step needs besides the arrays. `actions` is null for random actions, which are then
@@ -71,12 +74,19 @@ CUGYM_HD CUGYM_FORCEINLINE uint64_t EnvSeed(const BatchArrays<Env>& a, uint64_t 
   return a.seeds != nullptr ? a.seeds[i] : seed;
 }
 
+// Env i's index in its Philox key: i, or with lanes its index in its lane. (The CPU back end's loop
+// for a batch without per-env seeds sees lane_size 0, where this folds to i.)
+template <class Env>
+CUGYM_HD CUGYM_FORCEINLINE uint64_t EnvStream(const BatchArrays<Env>& a, int64_t i) {
+  return static_cast<uint64_t>(a.lane_size > 0 ? i % a.lane_size : i);
+}
+
 // Starts env i's next episode: draws its initial state and writes its observation. kNext: env i
 // had an episode before (autoreset, ResetDone), whose state the new one may inherit from (CarryOver).
 template <class Env, bool kNext = false>
 CUGYM_HD CUGYM_FORCEINLINE void ResetEnv(const BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
                                          int64_t i) {
-  Rng rng(EnvSeed(a, seed, i), static_cast<uint64_t>(i), a.rng_counters[i]);
+  Rng rng(EnvSeed(a, seed, i), EnvStream(a, i), a.rng_counters[i]);
   typename Env::State state = Env::Reset(params, rng);
   if constexpr (kNext && HasCarryOver<Env>::value) Env::CarryOver(a.states[i], state);
   a.rng_counters[i] = rng.counter();
@@ -93,7 +103,7 @@ template <class Env>
 CUGYM_HD CUGYM_FORCEINLINE void StepCore(const BatchArrays<Env>& a, const typename Env::Params& params, uint64_t seed,
                                          int32_t max_steps, int64_t i, const typename Env::Action* action) {
   typename Env::State state = a.states[i];
-  Rng rng(EnvSeed(a, seed, i), static_cast<uint64_t>(i), a.rng_counters[i]);
+  Rng rng(EnvSeed(a, seed, i), EnvStream(a, i), a.rng_counters[i]);
   StepResult result = Env::Step(params, state, action, rng);
   a.rng_counters[i] = rng.counter();
   a.states[i] = state;
@@ -141,7 +151,7 @@ template <class Env>
 CUGYM_HD void RandomRollout(const BatchArrays<Env>& a, const StepArgs<Env>& args, int64_t i, uint64_t first_step,
                             int64_t steps) {
   typename Env::State state = a.states[i];
-  const uint64_t seed = EnvSeed(a, args.seed, i);
+  const uint64_t seed = EnvSeed(a, args.seed, i), stream = EnvStream(a, i);
   uint32_t counter = a.rng_counters[i];
   int32_t elapsed = a.elapsed[i];
   float running_return = a.running_return[i];
@@ -150,7 +160,7 @@ CUGYM_HD void RandomRollout(const BatchArrays<Env>& a, const StepArgs<Env>& args
   for (int64_t t = 0; t < steps; ++t) {
     typename Env::Action action[Env::kActionDim];
     RandomAction<Env>(StepKey(args.seed, RngStream::kActions, first_step + t), i, action);
-    Rng rng(seed, static_cast<uint64_t>(i), counter);
+    Rng rng(seed, stream, counter);
     result = Env::Step(args.params, state, action, rng);
     counter = rng.counter();
     elapsed += 1;
@@ -161,7 +171,7 @@ CUGYM_HD void RandomRollout(const BatchArrays<Env>& a, const StepArgs<Env>& args
       a.done_return[i] = running_return;
       a.done_length[i] = elapsed;
       if (args.autoreset) {
-        Rng reset_rng(seed, static_cast<uint64_t>(i), counter);
+        Rng reset_rng(seed, stream, counter);
         if constexpr (HasCarryOver<Env>::value) {
           typename Env::State fresh = Env::Reset(args.params, reset_rng);
           Env::CarryOver(state, fresh);

@@ -83,6 +83,7 @@ class BatchedEnv final : public VectorEnv {
 
   void Reset(uint64_t seed) override {
     uniform_seeds_ = true;
+    lane_size_ = 0;
     Restart(seed);
   }
 
@@ -90,11 +91,16 @@ class BatchedEnv final : public VectorEnv {
     if (static_cast<int64_t>(seeds.size()) != n_)
       throw std::invalid_argument("ResetSeeds: expected " + std::to_string(n_) + " seeds, got " +
                                   std::to_string(seeds.size()));
-    // Equal seeds are Reset's case: the steps then need no per-env seed (arrays().seeds is null).
-    uniform_seeds_ = std::all_of(seeds.begin(), seeds.end(), [&](uint64_t s) { return s == seeds[0]; });
-    if (!uniform_seeds_) seeds_.FromHost(seeds.data(), seeds.size());
-    Restart(seeds[0]);
+    lane_size_ = 0;
+    SetSeeds(seeds);
   }
+
+  void ResetLanes(const std::vector<uint64_t>& seeds, int64_t lane_size) override {
+    CheckLanes(seeds, lane_size, n_);
+    lane_size_ = lane_size;
+    SetSeeds(LaneEnvSeeds(seeds, lane_size));
+  }
+  bool supports_lanes() const override { return true; }
 
   void Step(const int32_t* actions) override {
     if constexpr (Env::kNumActions > 0) {
@@ -166,6 +172,7 @@ class BatchedEnv final : public VectorEnv {
   bool SaveSnapshot(VectorEnvSnapshot* snapshot) const override {
     snapshot->seed = seed_;
     snapshot->env_seeds = uniform_seeds_ ? std::vector<uint64_t>() : seeds_.ToHost();
+    snapshot->lane_size = lane_size_;
     snapshot->steps = step_index_;
     snapshot->states = GetStates(0, n_);
     snapshot->rng_counters = rng_counters_.ToHost();
@@ -185,7 +192,9 @@ class BatchedEnv final : public VectorEnv {
       throw std::invalid_argument("LoadSnapshot: " + std::to_string(s.env_seeds.size()) + " env seeds for " +
                                   std::to_string(n_) + " envs");
     // Flags, rewards and the rest start clean; then the saved state on top.
-    if (s.env_seeds.empty())
+    if (s.lane_size > 0)
+      ResetLanes(LaneSeedsOf(s), s.lane_size);
+    else if (s.env_seeds.empty())
       Reset(s.seed);
     else
       ResetSeeds(s.env_seeds);
@@ -200,6 +209,14 @@ class BatchedEnv final : public VectorEnv {
   template <class T>
   static T* Out(T* redirected, const Buffer<T>& own) {
     return redirected != nullptr ? redirected : const_cast<T*>(own.data());
+  }
+
+  // Each env's seed (equal seeds are Reset's case: the steps then need no per-env seed, and
+  // arrays().seeds is null), then Reset's work.
+  void SetSeeds(const std::vector<uint64_t>& seeds) {
+    uniform_seeds_ = std::all_of(seeds.begin(), seeds.end(), [&](uint64_t s) { return s == seeds[0]; });
+    if (!uniform_seeds_) seeds_.FromHost(seeds.data(), seeds.size());
+    Restart(seeds[0]);
   }
 
   // Reset's work once the seeds are set: `seed` is the batch's (random actions; every env's
@@ -227,7 +244,8 @@ class BatchedEnv final : public VectorEnv {
             Out(outputs_.terminated, terminated_),
             Out(outputs_.truncated, truncated_),
             done_return_.data(),
-            done_length_.data()};
+            done_length_.data(),
+            uniform_seeds_ ? 0 : lane_size_};
   }
 
   void CheckRange(int64_t first, int64_t count) const { CheckEnvRange(first, count, n_); }
@@ -245,6 +263,7 @@ class BatchedEnv final : public VectorEnv {
   typename Env::Params params_;
   uint64_t seed_ = 0;          // keys the random-action stream (the first env's seed)
   bool uniform_seeds_ = true;  // every env has seed_ (seeds_ unused)
+  int64_t lane_size_ = 0;      // envs per lane after ResetLanes (0: none)
   uint64_t step_index_ = 0;    // steps since Reset: keys the random-action stream
   bool reset_done_ = false;
   bool autoreset_ = true;

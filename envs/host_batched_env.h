@@ -133,18 +133,16 @@ class HostBatchedEnv final : public VectorEnv {
     if (static_cast<int64_t>(seeds.size()) != n_)
       throw std::invalid_argument("ResetSeeds: expected " + std::to_string(n_) + " seeds, got " +
                                   std::to_string(seeds.size()));
-    WaitForCopies();
-    seeds_ = seeds;
-    seed_ = seeds[0];
-    step_index_ = 0;
-    std::fill(counters_.begin(), counters_.end(), 0u);
-    std::memset(Out<uint8_t>(layout_.terminated), 0, n_);
-    std::memset(Out<uint8_t>(layout_.truncated), 0, n_);
-    std::fill(Out<float>(layout_.rewards), Out<float>(layout_.rewards) + n_, 0.0f);
-    ForEnvs([this](int64_t i) { ResetEnv(i); });
-    reset_done_ = true;
-    PublishOutputs();
+    lane_size_ = 0;
+    Restart(seeds);
   }
+
+  void ResetLanes(const std::vector<uint64_t>& seeds, int64_t lane_size) override {
+    CheckLanes(seeds, lane_size, n_);
+    lane_size_ = lane_size;
+    Restart(LaneEnvSeeds(seeds, lane_size));
+  }
+  bool supports_lanes() const override { return true; }
 
   void Step(const int32_t* actions) override {
     if constexpr (Env::kNumActions > 0) {
@@ -246,6 +244,21 @@ class HostBatchedEnv final : public VectorEnv {
   }
 
  private:
+  // ResetSeeds' work once the seeds are checked.
+  void Restart(const std::vector<uint64_t>& seeds) {
+    WaitForCopies();
+    seeds_ = seeds;
+    seed_ = seeds[0];
+    step_index_ = 0;
+    std::fill(counters_.begin(), counters_.end(), 0u);
+    std::memset(Out<uint8_t>(layout_.terminated), 0, n_);
+    std::memset(Out<uint8_t>(layout_.truncated), 0, n_);
+    std::fill(Out<float>(layout_.rewards), Out<float>(layout_.rewards) + n_, 0.0f);
+    ForEnvs([this](int64_t i) { ResetEnv(i); });
+    reset_done_ = true;
+    PublishOutputs();
+  }
+
   template <class T>
   T* Out(std::size_t offset) const {
     return reinterpret_cast<T*>(host_.data() + offset);
@@ -316,8 +329,11 @@ class HostBatchedEnv final : public VectorEnv {
     PublishOutputs();
   }
 
+  // Env i's index in its Philox key: i, or with lanes its index in its lane.
+  uint64_t Stream(int64_t i) const { return static_cast<uint64_t>(lane_size_ > 0 ? i % lane_size_ : i); }
+
   void ResetEnv(int64_t i) {
-    Rng rng(seeds_[i], static_cast<uint64_t>(i), counters_[i]);
+    Rng rng(seeds_[i], Stream(i), counters_[i]);
     Env::Reset(params_, worlds_[i], rng);
     counters_[i] = rng.counter();
     elapsed_[i] = 0;
@@ -327,7 +343,7 @@ class HostBatchedEnv final : public VectorEnv {
 
   // One step of env i, then, if its episode ended, final_obs, statistics and (autoreset) reset.
   void StepEnv(int64_t i, const Action* action) {
-    Rng rng(seeds_[i], static_cast<uint64_t>(i), counters_[i]);
+    Rng rng(seeds_[i], Stream(i), counters_[i]);
     const StepResult result = Env::Step(params_, worlds_[i], action, rng);
     counters_[i] = rng.counter();
     const int32_t elapsed = ++elapsed_[i];
@@ -354,7 +370,8 @@ class HostBatchedEnv final : public VectorEnv {
   detail::HostBlock host_actions_;
   Buffer<uint8_t> device_block_;  // the outputs on the GPU (Device::kCuda only)
   std::unique_ptr<typename Env::World[]> worlds_;
-  std::vector<uint64_t> seeds_;     // env i draws from (seeds_[i], i, counters_[i])
+  std::vector<uint64_t> seeds_;     // env i draws from (seeds_[i], Stream(i), counters_[i])
+  int64_t lane_size_ = 0;           // envs per lane after ResetLanes (0: none)
   std::vector<uint32_t> counters_;  // next Philox counter of each env's kEnv stream
   std::vector<int32_t> elapsed_;
   std::vector<float> running_return_;

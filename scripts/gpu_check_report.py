@@ -222,14 +222,16 @@ def dqn_summary(args):
 
 
 def batch_summary(dqn_dir, spec):
-    """One `cugym train --seeds` batch (BATCH:SOLO_GROUP[:lockstep]): its runs solved, its wall
-    time, and whether each seed's model has the bytes of the solo run of that seed (issue 23's
+    """One `cugym train --seeds` batch (BATCH:SOLO_GROUP[:lockstep[:GOAL]]): its runs solved, its
+    wall time, and whether each seed's model has the bytes of the solo run of that seed (issue 23's
     contract, on the same device; seeds without a solo run are not compared). Runs apart must keep
     the bytes. A lockstep batch (one batched network, cuBLAS's strided-batched GEMM) that does not
     is a finding for docs/nn.md, failed only when it also solves fewer than all but one of its
-    seeds. 1 when something is wrong, else 0."""
+    seeds. GOAL: the batch must end within GOAL seconds with 95% of its seeds solved (issue 23's
+    speed goal). 1 when something is wrong, else 0."""
     batch, solo, *mode = spec.split(":")
-    lockstep = mode == ["lockstep"]
+    lockstep = mode[:1] == ["lockstep"]
+    goal = float(mode[1]) if len(mode) > 1 else None  # seconds, with 95% of the seeds solved
     folder = os.path.join(dqn_dir, batch)
     status = exit_status(folder + ".rc")
     try:
@@ -263,6 +265,14 @@ def batch_summary(dqn_dir, spec):
         verdict = f"FAIL (other model bytes than the solo runs, and {point['solved_final']} solved)"
     elif differ:
         verdict = "pass (the batched GEMM rounds otherwise than one network's: record it in docs/nn.md)"
+    if goal is not None and not verdict.startswith("FAIL"):
+        solved = point["solved_final"] / point["seeds"] if point else 0.0
+        if seconds is None or status == TIMEOUT_EXIT or seconds > goal or solved < 0.95:
+            verdict = (
+                f"FAIL (goal: {goal:g} s with 95% solved; {seconds if seconds is not None else '-'} s, {solved:.0%})"
+            )
+        else:
+            verdict += f"; goal met ({goal:g} s with 95% solved)"
     print(
         f"\nbatch {batch} (`cugym train --seeds`{', lockstep' if lockstep else ''}, one process): "
         f"{point['seeds'] if point else '-'} runs, solved (final) {point['solved_final'] if point else '-'}, "
@@ -338,7 +348,7 @@ def main():
         "--batch",
         action="append",
         default=[],
-        help="BATCH:SOLO_GROUP[:lockstep], e.g. cartpole-cuda-batch:cartpole-cuda:lockstep",
+        help="BATCH:SOLO_GROUP[:lockstep[:GOAL_SECONDS]], e.g. cartpole-cuda-batch:cartpole-cuda:lockstep:10",
     )
     args = parser.parse_args()
     summaries = {"ctest": ctest_summary, "sanitizer": sanitizer_summary, "speed": speed_summary, "dqn": dqn_summary}

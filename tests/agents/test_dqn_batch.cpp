@@ -84,11 +84,16 @@ TEST_P(DqnBatchTest, EachAgentTrainsAsItsSoloRun) {
                                             {"prioritized_replay", ParseTomlValue("false", "t")},
                                             {"dueling", ParseTomlValue("false", "t")},
                                             {"exploration_hold_mu", ParseTomlValue("2.0", "t")}}};
-  for (std::size_t v = 0; v < variants.size(); ++v) {
+  // The shipped config once more through the whole-iteration graph's schedule (on the CPU the
+  // "graph" calls the work again; on CUDA it is the path taken anyway).
+  for (std::size_t v = 0; v <= variants.size(); ++v) {
     SCOPED_TRACE(::testing::Message() << "variant " << v);
-    const DqnConfig config = Config(variants[v]);
+    const bool graph = v == variants.size();
+    const DqnConfig config = Config(variants[graph ? 0 : v]);
     DqnBatch batch(Builtins(), config, seeds, device);
+    batch.set_iteration_graph_on_cpu(graph);
     while (batch.global_step() < config.total_steps) batch.Iterate();
+    EXPECT_EQ(batch.replays_iteration_graph(), graph || device == Device::kCuda);
     for (int k = 0; k < batch.agents(); ++k) {
       SCOPED_TRACE(::testing::Message() << "seed " << seeds[k]);
       const Solo solo = TrainSolo(config, seeds[k], device, (scratch / ("solo_" + std::to_string(k))).string());

@@ -122,7 +122,21 @@ dqn_report --batch cartpole-cuda-batch:cartpole-cuda:lockstep
 if [ $? -ne 0 ] || ! grep -q 'lockstep, one process): 2 runs.*\[2\] other: pass (the batched GEMM rounds otherwise' "$tmp/out"; then
   fail "dqn report: a lockstep batch whose seeds are solved passes with other bytes:"; sed 's/^/    /' "$tmp/out"
 fi
-sed -i 's/"solved_final": 1/"solved_final": 0/' "$batch/summary.json"
+# A speed goal: the wall time and 95% of the seeds solved.
+dqn_report --batch cartpole-cuda-batch:cartpole-cuda:lockstep:20
+if [ $? -ne 3 ] || ! grep -q 'FAIL (goal: 20 s with 95% solved; 17 s, 50%)' "$tmp/out"; then
+  fail "dqn report: a batch that misses its speed goal's share of solved seeds fails:"; sed 's/^/    /' "$tmp/out"
+fi
+sed -i 's/"solved_final": 1/"solved_final": 2/' "$batch/summary.json"
+dqn_report --batch cartpole-cuda-batch:cartpole-cuda:lockstep:20
+if [ $? -ne 0 ] || ! grep -q 'goal met (20 s with 95% solved)' "$tmp/out"; then
+  fail "dqn report: a batch within its speed goal passes:"; sed 's/^/    /' "$tmp/out"
+fi
+dqn_report --batch cartpole-cuda-batch:cartpole-cuda:lockstep:10
+if [ $? -ne 3 ] || ! grep -q 'FAIL (goal: 10 s with 95% solved; 17 s, 100%)' "$tmp/out"; then
+  fail "dqn report: a batch slower than its speed goal fails:"; sed 's/^/    /' "$tmp/out"
+fi
+sed -i 's/"solved_final": 2/"solved_final": 0/' "$batch/summary.json"
 dqn_report --batch cartpole-cuda-batch:cartpole-cuda:lockstep
 if [ $? -ne 3 ] || ! grep -q 'FAIL (other model bytes than the solo runs, and 0 solved)' "$tmp/out"; then
   fail "dqn report: a lockstep batch with other bytes and unsolved seeds fails:"; sed 's/^/    /' "$tmp/out"

@@ -3,11 +3,16 @@
 // deterministic, episodes end with a final observation and sane statistics, states round-trip.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <vector>
 
 #include "tests/envs/env_test_util.h"
 
@@ -250,6 +255,89 @@ TEST_P(Conformance, PerEnvSeedsKeyEachEnvAlone) {
   auto restored = Make();
   restored->LoadSnapshot(snapshot);
   EXPECT_EQ(trace_of(*restored, last), trace_of(*a, last));
+}
+
+// Lanes (ResetLanes: K agents' envs in one batch, agent::DqnBatch): lane l of a batch of 3 x n
+// steps as a batch of n of its own reset with lane l's seed, given the same actions, bit for bit;
+// a snapshot keeps the lanes.
+TEST_P(Conformance, LanesStepAsBatchesOfTheirOwn) {
+  const std::vector<uint64_t> seeds = {5, 91, 17};
+  const int64_t lanes = 3, dim = spec_.obs_dim();
+  auto all = MakeVectorEnv(Builtins(), id(), lanes * n(), device());
+  ASSERT_TRUE(all->supports_lanes());
+  all->ResetLanes(seeds, n());
+  std::vector<std::unique_ptr<VectorEnv>> alone;
+  for (uint64_t seed : seeds) {
+    alone.push_back(Make());
+    alone.back()->Reset(seed);
+  }
+  const auto lane_of = [&](const auto& v, int64_t l, int64_t width) {
+    return std::decay_t<decltype(v)>(v.begin() + l * n() * width, v.begin() + (l + 1) * n() * width);
+  };
+  // Actions from a fixed generator, the same for env j of lane l on both sides.
+  const int64_t action_dim = spec_.action_space.is_discrete() ? 1 : spec_.action_space.flat_size();
+  std::mt19937 rng(3);
+  const auto step = [&](VectorEnv* lanes_env, std::vector<std::unique_ptr<VectorEnv>>* alone_envs) {
+    std::vector<int32_t> discrete(lanes * n());
+    std::vector<float> box(lanes * n() * action_dim);
+    for (int32_t& a : discrete) a = static_cast<int32_t>(rng() % std::max<int64_t>(spec_.action_space.n, 1));
+    for (int64_t i = 0; i < lanes * n(); ++i)
+      for (int64_t d = 0; d < action_dim; ++d) {
+        const float u = static_cast<float>(rng() % 1000) / 999.0f;
+        box[i * action_dim + d] =
+            spec_.action_space.is_discrete()
+                ? 0.0f
+                : spec_.action_space.low[d] + u * (spec_.action_space.high[d] - spec_.action_space.low[d]);
+      }
+    const auto run = [&](VectorEnv& env, int64_t first, int64_t count) {
+      if (spec_.action_space.is_discrete()) {
+        testing::StepWith(env, std::vector<int32_t>(discrete.begin() + first, discrete.begin() + first + count));
+      } else {
+        Buffer<float> buffer(env.device(), count * action_dim);
+        buffer.FromHost(box.data() + first * action_dim, count * action_dim);
+        env.Step(buffer.data());
+        Synchronize(env.device());
+      }
+    };
+    run(*lanes_env, 0, lanes * n());
+    for (int64_t l = 0; l < lanes; ++l) run(*(*alone_envs)[l], l * n(), n());
+  };
+  const auto expect_same = [&](VectorEnv& lanes_env, const std::string& when) {
+    const int64_t total = lanes * n();
+    const auto obs = Host(lanes_env.obs(), total * dim, device());
+    const auto final_obs = Host(lanes_env.final_obs(), total * dim, device());
+    const auto rewards = Host(lanes_env.rewards(), total, device());
+    const auto term = Host(lanes_env.terminated(), total, device());
+    const auto trunc = Host(lanes_env.truncated(), total, device());
+    for (int64_t l = 0; l < lanes; ++l) {
+      SCOPED_TRACE(when + ", lane " + std::to_string(l));
+      VectorEnv& one = *alone[l];
+      ASSERT_EQ(lane_of(obs, l, dim), Host(one.obs(), n() * dim, device()));
+      ASSERT_EQ(lane_of(rewards, l, 1), Host(one.rewards(), n(), device()));
+      ASSERT_EQ(lane_of(term, l, 1), Host(one.terminated(), n(), device()));
+      ASSERT_EQ(lane_of(trunc, l, 1), Host(one.truncated(), n(), device()));
+      const auto one_final = Host(one.final_obs(), n() * dim, device());
+      for (int64_t j = 0; j < n(); ++j) {
+        if (!(term[l * n() + j] | trunc[l * n() + j])) continue;
+        for (int64_t k = 0; k < dim; ++k) ASSERT_EQ(final_obs[(l * n() + j) * dim + k], one_final[j * dim + k]);
+      }
+    }
+  };
+  expect_same(*all, "reset");
+  for (int t = 0; t < 80; ++t) {
+    step(all.get(), &alone);
+    expect_same(*all, "step " + std::to_string(t));
+  }
+  EXPECT_THROW(all->ResetLanes(seeds, n() + 1), std::invalid_argument);
+  VectorEnvSnapshot snapshot;
+  if (!all->SaveSnapshot(&snapshot)) return;  // host-stepped envs keep no snapshot
+  EXPECT_EQ(snapshot.lane_size, n());
+  auto restored = MakeVectorEnv(Builtins(), id(), lanes * n(), device());
+  restored->LoadSnapshot(snapshot);  // flags and rewards start clean, the states as saved
+  for (int t = 0; t < 30; ++t) {
+    step(restored.get(), &alone);
+    expect_same(*restored, "restored, step " + std::to_string(t));
+  }
 }
 
 // The CPU back end is the oracle: for every env the GPU gives the same bits (no FMA contraction,

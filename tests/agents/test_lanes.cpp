@@ -1,7 +1,8 @@
-// A replay memory of K lanes (ReplayOptions::lanes, DqnBatch's) against K memories of one on every
-// back end: each lane stores, samples (with its own seed, by priority), weighs, updates priorities
-// and checkpoints as a memory of its own would, bit for bit, and a lane's checkpoint loads into a
-// memory of one that then goes on as the lane does. The CUDA case skips without a GPU.
+// Lanes, DqnBatch's K agents as one on every back end (the CUDA cases skip without a GPU): a replay
+// memory of K lanes (ReplayOptions::lanes) against K memories of one (each lane stores, samples
+// with its own seed and by priority, weighs, updates priorities and checkpoints as a memory of its
+// own would, bit for bit, and a lane's checkpoint loads into a memory of one that then goes on as
+// the lane does), and exploration and episode collection in lanes against K agents' own.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -106,17 +107,16 @@ std::string Saved(const ReplayMemory& m, int64_t lane) {
   m.Save(out, lane);
   std::string text;
   for (const auto& [key, value] : out.metadata()) text += key + "=" + value + "\n";
-  for (const NamedTensor& t : out.tensors())
-    text += t.name + ":" + std::string(t.data.begin(), t.data.end()) + "\n";
+  for (const NamedTensor& t : out.tensors()) text += t.name + ":" + std::string(t.data.begin(), t.data.end()) + "\n";
   return text;
 }
 
-class ReplayLanesTest : public ::testing::TestWithParam<Device> {
+class LanesTest : public ::testing::TestWithParam<Device> {
  protected:
   void SetUp() override { CUGYM_SKIP_WITHOUT_GPU(GetParam()); }
 };
 
-TEST_P(ReplayLanesTest, EachLaneIsAMemoryOfItsOwn) {
+TEST_P(LanesTest, EachLaneIsAMemoryOfItsOwn) {
   const Device device = GetParam();
   const std::shared_ptr<nn::Backend> backend = nn::MakeBackend(device);
   const std::unique_ptr<AgentOps> ops = MakeAgentOps(device, backend->native_stream());
@@ -189,7 +189,93 @@ TEST_P(ReplayLanesTest, EachLaneIsAMemoryOfItsOwn) {
   for (int64_t l = 0; l < kLanes; ++l) EXPECT_EQ(Minibatch(again, l, device), Minibatch(lanes, l, device)) << l;
 }
 
-TEST(ReplayLanes, RefusesWhatDoesNotFitItsLanes) {
+// ExploreLanes and CollectLaneEpisodes against Explore and CollectEpisodes lane by lane, with
+// ez-greedy holds, over steps where the counters move on.
+TEST_P(LanesTest, ExplorationAndEpisodesInLanesAreEachAgentsOwn) {
+  const Device device = GetParam();
+  const std::shared_ptr<nn::Backend> backend = nn::MakeBackend(device);
+  const std::unique_ptr<AgentOps> ops = MakeAgentOps(device, backend->native_stream());
+  const int64_t n = 5, total = kLanes * n;
+  const EpsilonSchedule schedule{1.0, 0.05, 400.0};
+  std::vector<int32_t> zeros(total, 0);
+  Buffer<int32_t> lane_actions = OnDevice(device, zeros.data(), total),
+                  own_actions = OnDevice(device, zeros.data(), total);
+  Buffer<int32_t> lane_held = OnDevice(device, zeros.data(), total), lane_left = OnDevice(device, zeros.data(), total);
+  Buffer<int32_t> own_held = OnDevice(device, zeros.data(), total), own_left = OnDevice(device, zeros.data(), total);
+  Buffer<uint64_t> seeds = OnDevice(device, kSeeds.data(), kLanes);
+  StepCounters start{0, 0};
+  Buffer<StepCounters> counters = OnDevice(device, &start, 1);
+  // Episode rings: one per lane for the lanes, one per lane for the agents alone.
+  const int64_t capacity = 6;  // small: the rings wrap
+  struct Ring {
+    Ring(Device device, int64_t capacity) : returns(device, capacity), lengths(device, capacity), count(device, 1) {
+      returns.Zero();
+      lengths.Zero();
+      count.Zero();
+    }
+    EpisodeRing view() {
+      return EpisodeRing{returns.data(), lengths.data(), count.data(), static_cast<int64_t>(returns.size())};
+    }
+    std::string bytes() const {
+      const auto r = returns.ToHost();
+      const auto l = lengths.ToHost();
+      return std::string(reinterpret_cast<const char*>(r.data()), r.size() * sizeof(float)) +
+             std::string(reinterpret_cast<const char*>(l.data()), l.size() * sizeof(int32_t)) + "/" +
+             std::to_string(count.ToHost()[0]);
+    }
+    Buffer<float> returns;
+    Buffer<int32_t> lengths;
+    Buffer<unsigned long long> count;
+  };
+  std::vector<std::unique_ptr<Ring>> lane_rings, own_rings;
+  std::vector<EpisodeRing> views;
+  for (int64_t l = 0; l < kLanes; ++l) {
+    lane_rings.push_back(std::make_unique<Ring>(device, capacity));
+    own_rings.push_back(std::make_unique<Ring>(device, capacity));
+    views.push_back(lane_rings.back()->view());
+  }
+  Buffer<EpisodeRing> rings = OnDevice(device, views.data(), kLanes);
+  std::mt19937 rng(9);
+  int explored = 0;  // steps where exploration replaced a greedy action
+  for (int step = 0; step < 40; ++step) {
+    std::vector<int32_t> greedy(total);
+    for (int32_t& a : greedy) a = static_cast<int32_t>(rng() % 3);
+    lane_actions.FromHost(greedy.data(), total);
+    own_actions.FromHost(greedy.data(), total);
+    ops->ExploreLanes(lane_actions.data(), kLanes, n, counters.data(), schedule, seeds.data(), 3,
+                      ExploreHold{lane_held.data(), lane_left.data(), 2.0f, 6});
+    for (int64_t l = 0; l < kLanes; ++l)
+      ops->Explore(own_actions.data() + l * n, n, counters.data(), schedule, kSeeds[l], 3,
+                   ExploreHold{own_held.data() + l * n, own_left.data() + l * n, 2.0f, 6});
+    ASSERT_EQ(lane_actions.ToHost(), own_actions.ToHost()) << "step " << step;
+    explored += lane_actions.ToHost() != greedy;
+    ASSERT_EQ(lane_left.ToHost(), own_left.ToHost()) << "step " << step;
+    std::vector<uint8_t> terminated(total), truncated(total);
+    std::vector<float> returns(total);
+    std::vector<int32_t> lengths(total);
+    for (int64_t i = 0; i < total; ++i) {
+      terminated[i] = rng() % 4 == 0;
+      truncated[i] = rng() % 7 == 0;
+      returns[i] = static_cast<float>(rng() % 1000) / 7.0f;
+      lengths[i] = static_cast<int32_t>(rng() % 500);
+    }
+    Buffer<uint8_t> term = OnDevice(device, terminated.data(), total),
+                    trunc = OnDevice(device, truncated.data(), total);
+    Buffer<float> ret = OnDevice(device, returns.data(), total);
+    Buffer<int32_t> len = OnDevice(device, lengths.data(), total);
+    ops->CollectLaneEpisodes(term.data(), trunc.data(), ret.data(), len.data(), kLanes, n, rings.data());
+    for (int64_t l = 0; l < kLanes; ++l)
+      ops->CollectEpisodes(term.data() + l * n, trunc.data() + l * n, ret.data() + l * n, len.data() + l * n, n,
+                           own_rings[l]->view());
+    for (int64_t l = 0; l < kLanes; ++l)
+      ASSERT_EQ(lane_rings[l]->bytes(), own_rings[l]->bytes()) << "step " << step << ", lane " << l;
+    ops->AdvanceSteps(counters.data(), n);
+  }
+  EXPECT_GT(explored, 10);
+  EXPECT_GT(lane_rings[0]->count.ToHost()[0], static_cast<unsigned long long>(capacity));  // the rings wrapped
+}
+
+TEST(Lanes, RefusesWhatDoesNotFitItsLanes) {
   using cugym::testing::InvalidArgumentMessage;
   ReplayMemory lanes(Device::kCpu, Options(kLanes));
   EXPECT_EQ(InvalidArgumentMessage([&] { lanes.SetLaneSeeds({1, 2}); }), "replay memory: 2 seeds for 3 lanes");
@@ -200,8 +286,8 @@ TEST(ReplayLanes, RefusesWhatDoesNotFitItsLanes) {
   std::vector<int32_t> actions(kEnvs);
   std::vector<float> rewards(kEnvs);
   std::vector<uint8_t> flags(kEnvs);
-  EXPECT_THROW(lanes.InsertLane(*ops, kLanes, kEnvs, obs.data(), actions.data(), rewards.data(), obs.data(),
-                                obs.data(), flags.data(), flags.data()),
+  EXPECT_THROW(lanes.InsertLane(*ops, kLanes, kEnvs, obs.data(), actions.data(), rewards.data(), obs.data(), obs.data(),
+                                flags.data(), flags.data()),
                std::out_of_range);
   // Lanes share their head: a lane saved at another step is refused.
   const testing::ScratchDir scratch("cugym_replay_lanes_refused");
@@ -215,12 +301,13 @@ TEST(ReplayLanes, RefusesWhatDoesNotFitItsLanes) {
     WriteSafetensors((scratch / name).string(), out.tensors(), out.metadata());
   }
   lanes.Load(CheckpointReader((scratch / "early").string()), 0);
-  EXPECT_NE(InvalidArgumentMessage([&] { lanes.Load(CheckpointReader((scratch / "late").string()), 1); })
-                .find("replay position or size other than the other lanes'"),
+  EXPECT_NE(InvalidArgumentMessage([&] {
+              lanes.Load(CheckpointReader((scratch / "late").string()), 1);
+            }).find("replay position or size other than the other lanes'"),
             std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, ReplayLanesTest, ::testing::Values(Device::kCpu, Device::kCuda),
+INSTANTIATE_TEST_SUITE_P(Devices, LanesTest, ::testing::Values(Device::kCpu, Device::kCuda),
                          [](const ::testing::TestParamInfo<Device>& info) { return DeviceName(info.param); });
 
 }  // namespace
