@@ -47,20 +47,25 @@ const EnvSpec& DiscreteSpec(const Registry& registry, const std::string& id, con
 
 DqnProgress ReadProgress(int64_t global_step, double wall_time, double epsilon, double interval_seconds,
                          int64_t interval_steps, EpisodeStats& episodes, const QLearner& learner,
-                         double last_eval_return, int replica) {
+                         double last_eval_return) {
+  return MakeProgress(global_step, wall_time, epsilon, interval_seconds, interval_steps, episodes.Read(),
+                      learner.ReadStats(), last_eval_return);
+}
+
+DqnProgress MakeProgress(int64_t global_step, double wall_time, double epsilon, double interval_seconds,
+                         int64_t interval_steps, const EpisodeStats::Interval& ended, const QLearner::Stats& stats,
+                         double last_eval_return) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   DqnProgress p;
   p.global_step = global_step;
   p.wall_time = wall_time;
   p.epsilon = epsilon;
   p.sps = interval_seconds > 0 ? static_cast<double>(interval_steps) / interval_seconds : 0;
-  const EpisodeStats::Interval ended = episodes.Read();
   p.episodic_return = ended.mean_return;
   p.episodic_length = ended.mean_length;
   p.mean_return_100 = ended.mean_return_100;
   p.episodes = ended.episodes;
   p.eval_return = last_eval_return;
-  const QLearner::Stats stats = learner.ReadStats(replica);
   p.td_loss = stats.updates > 0 ? stats.loss : kNaN;
   p.q_values = stats.updates > 0 ? stats.mean_q : kNaN;
   return p;

@@ -11,14 +11,12 @@
 #include <string>
 
 #include "agents/dqn_config.h"
+#include "agents/episode_stats.h"
 #include "agents/evaluation.h"
+#include "agents/q_learner.h"
 #include "core/registry.h"
 
 namespace cugym::agent {
-
-class EpisodeStats;
-class QLearner;
-struct QLearnerOptions;
 
 // One metrics.csv row (CleanRL's names): means over the episodes that ended since the last row.
 struct DqnProgress {
@@ -76,11 +74,14 @@ class Agent : public AgentFiles {
 };
 
 // A metrics row from what both agents keep: the counters, the episodes that ended since the last
-// row (`episodes` is read, which waits for the queued work) and the learner's last update (of
-// `replica`, for a replicated learner).
+// row (`episodes` is read, which waits for the queued work) and the learner's last update.
 DqnProgress ReadProgress(int64_t global_step, double wall_time, double epsilon, double interval_seconds,
                          int64_t interval_steps, EpisodeStats& episodes, const QLearner& learner,
-                         double last_eval_return, int replica = 0);
+                         double last_eval_return);
+// The row from what was read: the episodes' interval and the learner's statistics.
+DqnProgress MakeProgress(int64_t global_step, double wall_time, double epsilon, double interval_seconds,
+                         int64_t interval_steps, const EpisodeStats::Interval& ended, const QLearner::Stats& stats,
+                         double last_eval_return);
 
 // The Q network and optimizer options a config asks for on `spec`'s env, shared by both agents
 // (each then sets its minibatch, its largest act batch and whether it keeps a target network).

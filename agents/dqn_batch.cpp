@@ -80,10 +80,19 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
   env_->ResetLanes(seeds_, n);
   seeds_dev_ = Buffer<uint64_t>(device, k);
   seeds_dev_.FromHost(seeds_.data(), k);
+  // The agents' episode rings side by side: a progress read copies all of them at once.
+  constexpr int64_t cap = EpisodeStats::kCapacity;
+  ring_returns_ = Buffer<float>(device, k * cap);
+  ring_lengths_ = Buffer<int32_t>(device, k * cap);
+  ring_counts_ = Buffer<unsigned long long>(device, k);
+  ring_returns_.Zero();
+  ring_lengths_.Zero();
+  ring_counts_.Zero();
   std::vector<EpisodeRing> rings;
   for (int64_t a = 0; a < k; ++a) {
-    episodes_.push_back(std::make_unique<EpisodeStats>(device));
-    rings.push_back(episodes_.back()->ring());
+    rings.push_back(
+        EpisodeRing{ring_returns_.data() + a * cap, ring_lengths_.data() + a * cap, ring_counts_.data() + a, cap});
+    episodes_.push_back(std::make_unique<EpisodeStats>(device, rings.back()));
   }
   rings_ = Buffer<EpisodeRing>(device, k);
   rings_.FromHost(rings.data(), k);
@@ -156,9 +165,21 @@ QLearner& DqnBatch::Solo(int agent) const {
 }
 
 DqnProgress DqnBatch::Progress(int agent, double wall_time, double seconds, int64_t steps, double last_eval_return) {
-  const EpsilonSchedule schedule = epsilon_schedule();
-  return ReadProgress(global_step_, wall_time, ScheduledEpsilon(schedule, global_step_), seconds, steps,
-                      *episodes_.at(agent), *learner_, last_eval_return, agent);
+  EpisodeStats& episodes = *episodes_.at(agent);
+  // The agents log at the same steps (one schedule): the first to ask reads every agent's
+  // episodes and statistics, a few copies for all.
+  if (read_step_ != global_step_) {
+    read_returns_ = ring_returns_.ToHost();
+    read_lengths_ = ring_lengths_.ToHost();
+    read_counts_ = ring_counts_.ToHost();
+    read_stats_ = learner_->ReadAllStats();
+    read_step_ = global_step_;
+  }
+  constexpr int64_t cap = EpisodeStats::kCapacity;
+  const EpisodeStats::Interval ended =
+      episodes.Read(read_returns_.data() + agent * cap, read_lengths_.data() + agent * cap, read_counts_[agent]);
+  return MakeProgress(global_step_, wall_time, ScheduledEpsilon(epsilon_schedule(), global_step_), seconds, steps,
+                      ended, read_stats_[agent], last_eval_return);
 }
 
 EvalResult DqnBatch::Evaluate(int agent, int64_t index) {
@@ -256,6 +277,7 @@ std::vector<DqnBatch::LoopState> DqnBatch::LoadCheckpoints(const std::vector<std
   envs.env_seeds = LaneEnvSeeds(lane_seeds, n_);
   envs.lane_size = n_;
   iteration_graph_.Drop();  // before anything it captured changes
+  read_step_ = evaluated_step_ = -1;
   std::vector<LoopState> loops;
   for (int a = 0; a < agents(); ++a) {
     const CheckpointReader& r = *in[a];

@@ -116,7 +116,16 @@ class DqnBatch {
   Buffer<uint64_t> seeds_dev_;            // [K] the agents' seeds (exploration)
   Buffer<EpisodeRing> rings_;             // [K] the agents' episode rings
   std::unique_ptr<ReplayMemory> replay_;  // a lane per agent
-  std::vector<std::unique_ptr<EpisodeStats>> episodes_;
+  std::vector<std::unique_ptr<EpisodeStats>> episodes_;  // views of the rings below
+  Buffer<float> ring_returns_;                           // [K kCapacity] every agent's episode ring
+  Buffer<int32_t> ring_lengths_;                         // [K kCapacity]
+  Buffer<unsigned long long> ring_counts_;               // [K]
+  // Host copies of the rings and the learner's statistics, read at read_step_ for every agent.
+  std::vector<float> read_returns_;
+  std::vector<int32_t> read_lengths_;
+  std::vector<unsigned long long> read_counts_;
+  std::vector<QLearner::Stats> read_stats_;
+  int64_t read_step_ = -1;
   QLearnerOptions solo_options_;            // a learner of one, evaluation rows included
   mutable std::unique_ptr<QLearner> solo_;  // made at the first use
   std::unique_ptr<VectorEnv> eval_env_;     // K lanes of eval_episodes envs, when evaluating

@@ -4,23 +4,40 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 namespace cugym::agent {
 
 EpisodeStats::EpisodeStats(Device device)
-    : returns_(device, kCapacity), lengths_(device, kCapacity), count_(device, 1) {
-  returns_.Zero();
-  lengths_.Zero();
-  count_.Zero();
+    : device_(device),
+      own_returns_(device, kCapacity),
+      own_lengths_(device, kCapacity),
+      own_count_(device, 1),
+      ring_{own_returns_.data(), own_lengths_.data(), own_count_.data(), kCapacity} {
+  own_returns_.Zero();
+  own_lengths_.Zero();
+  own_count_.Zero();
 }
 
-EpisodeRing EpisodeStats::ring() { return EpisodeRing{returns_.data(), lengths_.data(), count_.data(), kCapacity}; }
+EpisodeStats::EpisodeStats(Device device, const EpisodeRing& ring) : device_(device), ring_(ring) {
+  if (ring.capacity != kCapacity)
+    throw std::invalid_argument("EpisodeStats: a ring of " + std::to_string(ring.capacity) + " episodes, not " +
+                                std::to_string(kCapacity));
+}
 
 EpisodeStats::Interval EpisodeStats::Read() {
+  std::vector<float> returns(kCapacity);
+  std::vector<int32_t> lengths(kCapacity);
+  unsigned long long count = 0;
+  CopyBytes(&count, Device::kCpu, ring_.count, device_, sizeof(count));
+  CopyBytes(returns.data(), Device::kCpu, ring_.returns, device_, kCapacity * sizeof(float));
+  CopyBytes(lengths.data(), Device::kCpu, ring_.lengths, device_, kCapacity * sizeof(int32_t));
+  return Read(returns.data(), lengths.data(), count);
+}
+
+EpisodeStats::Interval EpisodeStats::Read(const float* returns, const int32_t* lengths, unsigned long long count) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  const unsigned long long count = count_.ToHost()[0];
-  const std::vector<float> returns = returns_.ToHost();
-  const std::vector<int32_t> lengths = lengths_.ToHost();
   const unsigned long long first = std::max<unsigned long long>(read_, count > kCapacity ? count - kCapacity : 0);
   double sum_return = 0, sum_length = 0;
   for (unsigned long long k = first; k < count; ++k) {
@@ -42,18 +59,26 @@ EpisodeStats::Interval EpisodeStats::Read() {
 }
 
 void EpisodeStats::Save(CheckpointWriter& out) const {
-  out.Int("cugym.episodes", count_.ToHost()[0]);
+  std::vector<float> returns(kCapacity);
+  std::vector<int32_t> lengths(kCapacity);
+  unsigned long long count = 0;
+  CopyBytes(&count, Device::kCpu, ring_.count, device_, sizeof(count));
+  CopyBytes(returns.data(), Device::kCpu, ring_.returns, device_, kCapacity * sizeof(float));
+  CopyBytes(lengths.data(), Device::kCpu, ring_.lengths, device_, kCapacity * sizeof(int32_t));
+  out.Int("cugym.episodes", count);
   out.Int("cugym.episodes_read", read_);
-  out.Floats("episodes.returns", returns_.ToHost());
-  out.Ints("episodes.lengths", lengths_.ToHost());
+  out.Floats("episodes.returns", returns);
+  out.Ints("episodes.lengths", lengths);
   out.Floats("episodes.last_100", last_100_);
 }
 
 void EpisodeStats::Load(const CheckpointReader& in) {
   const unsigned long long episodes = static_cast<unsigned long long>(in.Int("cugym.episodes"));
-  count_.FromHost(&episodes, 1);
-  returns_.FromHost(in.Floats("episodes.returns", kCapacity).data(), kCapacity);
-  lengths_.FromHost(in.Ints("episodes.lengths", kCapacity).data(), kCapacity);
+  CopyBytes(ring_.count, device_, &episodes, Device::kCpu, sizeof(episodes));
+  CopyBytes(ring_.returns, device_, in.Floats("episodes.returns", kCapacity).data(), Device::kCpu,
+            kCapacity * sizeof(float));
+  CopyBytes(ring_.lengths, device_, in.Ints("episodes.lengths", kCapacity).data(), Device::kCpu,
+            kCapacity * sizeof(int32_t));
   read_ = static_cast<uint64_t>(in.Int("cugym.episodes_read"));
   last_100_ = in.HasTensor("episodes.last_100") ? in.file().Find("episodes.last_100")->ToF32() : std::vector<float>{};
 }

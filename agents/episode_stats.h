@@ -18,8 +18,11 @@ class EpisodeStats {
   static constexpr int64_t kCapacity = 4096;  // episodes the ring holds between two reads
 
   explicit EpisodeStats(Device device);  // the ring zeroed, so identical runs write identical files
+  // A view of a ring of kCapacity episodes that lives elsewhere, zeroed by its owner (K agents'
+  // rings side by side: DqnBatch, which reads them all with one copy each).
+  EpisodeStats(Device device, const EpisodeRing& ring);
 
-  EpisodeRing ring();
+  EpisodeRing ring() const { return ring_; }
 
   struct Interval {
     double mean_return = 0;      // NaN when no episode ended since the last read
@@ -29,17 +32,21 @@ class EpisodeStats {
   };
   // The episodes that ended since the last Read (it waits for the queued work).
   Interval Read();
+  // Read from a host copy of the ring: its kCapacity returns and lengths and its count.
+  Interval Read(const float* returns, const int32_t* lengths, unsigned long long count);
 
   void Save(CheckpointWriter& out) const;
   // Restores what Save wrote; a file without episodes.last_100 leaves the window empty.
   void Load(const CheckpointReader& in);
 
  private:
-  Buffer<float> returns_;
-  Buffer<int32_t> lengths_;
-  Buffer<unsigned long long> count_;  // [1] episodes appended so far
-  uint64_t read_ = 0;                 // ring entries already reported
-  std::vector<float> last_100_;       // the last 100 finished episodes' returns
+  Device device_;
+  Buffer<float> own_returns_;  // the ring's arrays when it owns them
+  Buffer<int32_t> own_lengths_;
+  Buffer<unsigned long long> own_count_;
+  EpisodeRing ring_;             // returns, lengths [kCapacity] and count [1] (episodes appended so far)
+  uint64_t read_ = 0;            // ring entries already reported
+  std::vector<float> last_100_;  // the last 100 finished episodes' returns
 };
 
 }  // namespace cugym::agent

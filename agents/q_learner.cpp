@@ -227,13 +227,16 @@ QLearner::Stats QLearner::ReadStats(int replica) const {
     throw std::invalid_argument("QLearner::ReadStats: replica " + std::to_string(replica) + " of " +
                                 std::to_string(online_.replicas()));
   }
-  std::vector<float> s = stats_.ToHost();
-  Stats out;
-  out.loss = s[2 * replica];
-  out.mean_q = s[2 * replica + 1];
-  out.grad_norm = ClipsGradients(options_.adam) ? adam_.ReadGradNorm() : 0.0f;
-  out.updates = adam_.ReadStepCount();
-  return out;
+  return ReadAllStats()[replica];
+}
+
+std::vector<QLearner::Stats> QLearner::ReadAllStats() const {
+  const std::vector<float> s = stats_.ToHost();
+  const float grad_norm = ClipsGradients(options_.adam) ? adam_.ReadGradNorm() : 0.0f;
+  const int64_t updates = adam_.ReadStepCount();
+  std::vector<Stats> all(online_.replicas());
+  for (std::size_t r = 0; r < all.size(); ++r) all[r] = Stats{s[2 * r], s[2 * r + 1], grad_norm, updates};
+  return all;
 }
 
 void QLearner::Save(const std::string& path, const SafetensorsMetadata& extra,

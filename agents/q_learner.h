@@ -99,6 +99,8 @@ class QLearner {
   // Host copy of one replica's statistics (waits for the queued work: call it every K steps, not
   // every step).
   Stats ReadStats(int replica = 0) const;
+  // Every replica's, with one copy of each statistic for all.
+  std::vector<Stats> ReadAllStats() const;
 
   // Checkpoint: online weights under their plain names (so LoadMlp and PyTorch read it as a
   // model; a convolution as "conv.weight", "conv.bias"), the target network (if any) under "target.", Adam's moments

@@ -47,22 +47,19 @@ std::string Bytes(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// evals.csv's steps and returns (its times differ from run to run).
-std::string Returns(const fs::path& evals_csv) {
-  std::ifstream in(evals_csv);
+// A CSV log's columns `keep` (0-based), row by row: evals.csv's and metrics.csv's without their
+// times, which differ from run to run.
+std::string Columns(const fs::path& csv, const std::vector<int>& keep) {
+  std::ifstream in(csv);
   std::string line, out;
   while (std::getline(in, line)) {
-    std::stringstream fields(line);
-    std::string step, wall, mean, std_return, min_return, max_return;
-    std::getline(fields, step, ',');
-    std::getline(fields, wall, ',');
-    std::getline(fields, mean, ',');
-    std::getline(fields, std_return, ',');
-    std::getline(fields, min_return, ',');
-    std::getline(fields, max_return, ',');
-    out += step + "," + mean + "," + std_return + "," + min_return + "," + max_return + "\n";
+    std::vector<std::string> fields;
+    std::stringstream row(line);
+    for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+    for (int k : keep) out += (k < static_cast<int>(fields.size()) ? fields[k] : "") + ",";
+    out += "\n";
   }
-  EXPECT_GT(out.size(), 80u) << evals_csv;  // the header and rows
+  EXPECT_GT(out.size(), 80u) << csv;  // the header and rows
   return out;
 }
 
@@ -167,7 +164,8 @@ TEST(MultiRun, AnInterruptedBatchResumesToTheSameModels) {
 }
 
 // A grid point's seeds in lockstep (one DqnBatch, RunBatchTraining): each seed's run folder holds
-// the model, best model and evaluations of the solo run with that seed, K = 1, 3 and 8.
+// the model, best model, evaluations and metrics rows of the solo run with that seed, K = 1, 3 and
+// 8.
 TEST(MultiRun, SeedsInLockstepGiveTheSoloModels) {
   const ScratchDir scratch("cugym_multi_run_lockstep");
   std::vector<std::vector<uint64_t>> batches = {{5}, {7, 2, 4}};
@@ -185,7 +183,12 @@ TEST(MultiRun, SeedsInLockstepGiveTheSoloModels) {
       EXPECT_EQ(Bytes(run / "model.safetensors"), Bytes(solo / "model.safetensors"))
           << "K = " << seeds.size() << ", seed " << seeds[i];
       EXPECT_EQ(Bytes(run / "best.safetensors"), Bytes(solo / "best.safetensors")) << seeds[i];
-      EXPECT_EQ(Returns(run / "evals.csv"), Returns(solo / "evals.csv")) << seeds[i];
+      EXPECT_EQ(Columns(run / "evals.csv", {0, 2, 3, 4, 5, 6}), Columns(solo / "evals.csv", {0, 2, 3, 4, 5, 6}))
+          << seeds[i];
+      // metrics.csv without wall_time and sps: episodes, losses, Q values, epsilon, evaluations.
+      EXPECT_EQ(Columns(run / "metrics.csv", {0, 2, 3, 4, 5, 6, 8}),
+                Columns(solo / "metrics.csv", {0, 2, 3, 4, 5, 6, 8}))
+          << seeds[i];
       EXPECT_EQ(result.runs[i].result.eval.mean_return, ReadEvalReturn(solo)) << seeds[i];
     }
     EXPECT_TRUE(fs::is_regular_file(dir / "summary.md"));
