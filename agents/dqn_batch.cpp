@@ -11,6 +11,7 @@
 #include "agents/dqn_checkpoint.h"
 #include "agents/evaluation.h"
 #include "nn/backend.h"
+#include "nn/checkpoint.h"
 
 namespace cugym::agent {
 namespace {
@@ -219,6 +220,13 @@ std::vector<EvalResult> DqnBatch::EvaluateModels(const std::vector<int>& listed,
   std::vector<EvalResult> results;
   for (int a : listed) results.push_back(lanes[std::find(order.begin(), order.end(), a) - order.begin()]);
   return results;
+}
+
+void DqnBatch::LoadModel(int agent, const std::string& path) {
+  QLearner& solo = Solo(agent);  // a network of one of the agent's shape (convolution and all)
+  nn::LoadMlp(path, solo.online());
+  learner_->online().CopyReplicaFrom(agent, solo.online());
+  evaluated_step_ = -1;
 }
 
 void DqnBatch::SaveModel(int agent, const std::string& path) const {

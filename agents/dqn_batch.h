@@ -63,6 +63,9 @@ class DqnBatch {
   DqnProgress Progress(int agent, double wall_time, double seconds, int64_t steps, double last_eval_return);
   EvalResult Evaluate(int agent, int64_t index);
   void SaveModel(int agent, const std::string& path) const;
+  // Agent k's online network from a model file of its shape (SaveModel's): for EvaluateModels of
+  // a model saved earlier, once training is over (its optimizer state stays as it was).
+  void LoadModel(int agent, const std::string& path);
   // EvaluateModel's evaluation of the listed agents' model files (their networks now): `episodes`
   // greedy episodes over `num_envs` envs (fewer when episodes are fewer) reset with each agent's
   // seed + seed_offset, every listed agent at once. Agent k's is EvaluateModel's for its model

@@ -264,26 +264,29 @@ class RunRecord {
     return path;
   }
 
-  // The last checkpoint, then (unless interrupted) model.safetensors, the final evaluation
-  // (`evaluated`, or EvaluateModel's of the model file when null) and eval.json.
-  TrainRunResult Finish(bool interrupted, const EvalResult* evaluated = nullptr) {
+  // The end of training: the last checkpoint, then (unless interrupted) model.safetensors.
+  TrainRunResult Stop(bool interrupted) {
     TrainRunResult result;
     result.run_dir = run_dir_.string();
     result.resumed = options_.resume;
     result.checkpoint = Checkpoint().string();
     result.global_step = agent_.global_step();
-    if (interrupted) {
-      result.interrupted = true;
-      return result;
-    }
+    result.interrupted = interrupted;
+    if (interrupted) return result;
     const fs::path model = run_dir_ / "model.safetensors";
     agent_.SaveModel(model.string());
     result.model = model.string();
+    return result;
+  }
+
+  // A completed run's final evaluation (`evaluated`, or EvaluateModel's of the model file when
+  // null), eval.json and the evaluations during training in `result`.
+  void Complete(TrainRunResult& result, const EvalResult* evaluated = nullptr) {
+    if (result.interrupted) return;
     if (config_.eval_episodes > 0) {
-      result.eval = evaluated != nullptr
-                        ? *evaluated
-                        : EvaluateModel(registry_, model.string(), config_.eval_episodes, kFinalEvalEnvs,
-                                        config_.seed + kFinalEvalSeed, options_.device, 0.0);
+      result.eval = evaluated != nullptr ? *evaluated
+                                         : EvaluateModel(registry_, result.model, config_.eval_episodes, kFinalEvalEnvs,
+                                                         config_.seed + kFinalEvalSeed, options_.device, 0.0);
       result.evaluated = true;
       const EvalResult& r = result.eval;
       JsonObject json = ResultJson();
@@ -294,7 +297,7 @@ class RunRecord {
           .Num("min_return", r.min_return)
           .Num("max_return", r.max_return)
           .Num("mean_length", r.mean_length)
-          .Int("global_step", agent_.global_step());
+          .Int("global_step", result.global_step);
       tracker_.AddTo(json);
       WriteFileAtomically((run_dir_ / "eval.json").string(), json.str() + "\n");
     }
@@ -302,7 +305,6 @@ class RunRecord {
     result.best = tracker_.best();
     result.threshold_step = tracker_.threshold_step();
     result.threshold_seconds = tracker_.threshold_seconds();
-    return result;
   }
 
  private:
@@ -414,7 +416,9 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
     agent->Train([&](const DqnProgress& p) { record.Log(p); },
                  [&] { return stopped = stopped || record.stop_asked() || stop(); }, [&] { record.Checkpoint(); },
                  [&](const DqnEvaluation& e) { return record.Evaluated(e); });
-  return record.Finish(stopped);
+  TrainRunResult result = record.Stop(stopped);
+  record.Complete(result);
+  return result;
 }
 
 std::vector<TrainRunResult> RunBatchTraining(
@@ -468,50 +472,71 @@ std::vector<TrainRunResult> RunBatchTraining(
   // Each agent's loop is RunTraining's, one iteration of the batch at a time: an agent leaves when
   // its steps are done, an evaluation ends it, or its on_eval asks it to stop; stop() ends all of
   // them at the same step (their checkpoints resume the batch).
+  // A run that ends stops at once (its checkpoint and model); one that completed waits for its final
+  // evaluation until the batch ends, when every completed run is evaluated at once (an agent that
+  // stopped early gets its model file back into its replica first: its lane trained on).
   std::vector<TrainRunResult> results(k_agents);
-  // The runs that end now; those that completed get their final evaluations all at once.
-  const auto finish = [&](const std::vector<std::size_t>& ending, const std::vector<bool>& interrupted) {
-    std::vector<int> evaluate;
-    for (std::size_t e = 0; e < ending.size(); ++e)
-      if (!interrupted[e]) evaluate.push_back(static_cast<int>(ending[e]));
-    const std::vector<EvalResult> evals =
-        config.eval_episodes > 0 ? batch.EvaluateModels(evaluate, config.eval_episodes, kFinalEvalEnvs, kFinalEvalSeed)
-                                 : std::vector<EvalResult>();
-    for (std::size_t e = 0, next = 0; e < ending.size(); ++e) {
-      const std::size_t k = ending[e];
-      results[k] = records[k]->Finish(interrupted[e], !interrupted[e] && !evals.empty() ? &evals[next++] : nullptr);
-      if (on_finished) on_finished(k, results[k]);
+  std::vector<std::size_t> waiting;  // completed, not evaluated yet
+  std::vector<int64_t> stopped_at(k_agents, -1);
+  const auto stop_run = [&](std::size_t k, bool interrupted) {
+    results[k] = records[k]->Stop(interrupted);
+    stopped_at[k] = batch.global_step();
+    if (!interrupted && config.eval_episodes > 0) {
+      waiting.push_back(k);
+      return;
     }
+    records[k]->Complete(results[k]);
+    if (on_finished) on_finished(k, results[k]);
   };
-  std::vector<std::size_t> training, done;
-  for (std::size_t k = 0; k < k_agents; ++k) (records[k]->done() ? done : training).push_back(k);
-  finish(done, std::vector<bool>(done.size(), false));
+  const auto evaluate_waiting = [&] {
+    std::vector<int> agents;
+    for (std::size_t k : waiting) {
+      if (stopped_at[k] != batch.global_step()) batch.LoadModel(static_cast<int>(k), results[k].model);
+      agents.push_back(static_cast<int>(k));
+    }
+    const std::vector<EvalResult> evals =
+        batch.EvaluateModels(agents, config.eval_episodes, kFinalEvalEnvs, kFinalEvalSeed);
+    for (std::size_t e = 0; e < waiting.size(); ++e) {
+      records[waiting[e]]->Complete(results[waiting[e]], &evals[e]);
+      if (on_finished) on_finished(waiting[e], results[waiting[e]]);
+    }
+    waiting.clear();
+  };
+  std::vector<std::size_t> training;
+  for (std::size_t k = 0; k < k_agents; ++k) {
+    if (records[k]->done()) {
+      stop_run(k, false);
+    } else {
+      training.push_back(k);
+    }
+  }
   std::vector<double> eval_seconds(k_agents, 0.0);
   while (!training.empty()) {
-    std::vector<std::size_t> going, ending;
-    std::vector<bool> interrupted;
+    std::vector<std::size_t> going;
     for (std::size_t k : training) {
       if (schedules[k]->going() && !records[k]->stop_asked()) {
         going.push_back(k);
         continue;
       }
       schedules[k]->End();
-      ending.push_back(k);
-      interrupted.push_back(schedules[k]->going());
+      stop_run(k, schedules[k]->going());
     }
-    finish(ending, interrupted);
     training.swap(going);
     if (!training.empty() && stop()) {
-      for (std::size_t k : training) schedules[k]->End();
-      finish(training, std::vector<bool>(training.size(), true));
+      for (std::size_t k : training) {
+        schedules[k]->End();
+        stop_run(k, true);
+      }
       break;
     }
     if (training.empty()) break;
     batch.Iterate();
     double all_evals = 0;
     for (std::size_t k : training) all_evals += eval_seconds[k] = schedules[k]->Iterated();
-    for (std::size_t k : training) schedules[k]->Exclude(all_evals - eval_seconds[k]);
+    if (all_evals > 0)
+      for (std::size_t k : training) schedules[k]->Exclude(all_evals - eval_seconds[k]);
   }
+  if (!waiting.empty()) evaluate_waiting();
   return results;
 }
 

@@ -79,7 +79,8 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
 // each with a checkpoint, so the batch resumes (every run with resume) exactly. Resumed runs must
 // have their newest checkpoints at one step. Throws std::invalid_argument for what DqnBatch
 // refuses (PQN, gradient clipping, ...) and for a folder that is not new or empty. `on_finished(k,
-// result)` is called as each run ends (an agent that stops early ends before the others).
+// result)` is called as each run's result is complete: an interrupted run's when it stops, a
+// completed run's once the batch ends (the final evaluations of all of them run together then).
 std::vector<TrainRunResult> RunBatchTraining(
     const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds,
     const std::vector<TrainRunOptions>& runs, const std::function<bool()>& stop, std::ostream& notes,

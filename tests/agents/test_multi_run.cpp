@@ -195,6 +195,41 @@ TEST(MultiRun, SeedsInLockstepGiveTheSoloModels) {
   }
 }
 
+// The shipped CartPole config stops each run once an evaluation clears the threshold: in lockstep,
+// seed 8 stops at 5,000 steps and seed 1 at 20,000 (2-core CPU figures), and the early one keeps
+// its solo run's model, evaluations and final evaluation (evaluated once the batch ends, from its
+// model file: its lane trained on).
+TEST(MultiRun, AnAgentThatStopsEarlyInLockstepKeepsItsSoloResult) {
+  if (testing::kSanitizerBuild) GTEST_SKIP() << "20,000 steps of two agents: too slow under the sanitizers";
+  const ScratchDir scratch("cugym_multi_run_early");
+  TrainConfigSource shipped;
+  shipped.config_path = std::string(CUGYM_SOURCE_DIR) + "/configs/cartpole.toml";
+  MultiRunOptions options;
+  options.out_dir = (scratch / "batch").string();
+  options.lockstep = true;
+  std::ostringstream notes;
+  const MultiRunResult batch = RunMany(
+      Builtins(), shipped, {8, 1}, {}, options, [](const MultiRunProgress&) {}, [] { return false; }, notes);
+  ASSERT_EQ(batch.runs.size(), 2u);
+  EXPECT_LT(batch.runs[0].result.global_step, batch.runs[1].result.global_step) << "seed 8 stopped first";
+  for (const RunOutcome& run : batch.runs) {
+    TrainConfigSource source = shipped;
+    source.overrides["seed"] = ParseTomlValue(std::to_string(run.seed), "seed");
+    const DqnConfig config = ResolveTrainConfig(Builtins(), source, notes);
+    TrainRunOptions solo;
+    solo.run_dir = (scratch / ("solo_" + std::to_string(run.seed))).string();
+    const TrainRunResult alone = RunTraining(
+        Builtins(), config, solo, [](const DqnProgress&) {}, [] { return false; }, notes);
+    EXPECT_EQ(run.result.global_step, alone.global_step) << run.seed;
+    EXPECT_EQ(Bytes(run.result.model), Bytes(alone.model)) << run.seed;
+    EXPECT_EQ(run.result.eval.mean_return, alone.eval.mean_return) << run.seed;
+    EXPECT_EQ(run.result.eval.std_return, alone.eval.std_return) << run.seed;
+    EXPECT_EQ(Columns(fs::path(run.result.run_dir) / "evals.csv", {0, 2, 3, 4, 5, 6}),
+              Columns(fs::path(solo.run_dir) / "evals.csv", {0, 2, 3, 4, 5, 6}))
+        << run.seed;
+  }
+}
+
 // Ctrl-C stops every agent of a lockstep batch at one step, each with a checkpoint; the resumed
 // batch ends with the uninterrupted solo runs' models. Runs trained apart before (stopped at
 // different steps, finished, or never started) resume in lockstep too, in groups of one step.
