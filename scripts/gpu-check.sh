@@ -372,10 +372,12 @@ sanitize() {
 ensure_cli() {
   if [ -x "$cli" ] && [ -x "$build_dir/bench/cugym_bench_nn" ]; then return 0; fi
   banner "build (cugym and the nn bench only: no build part ran on this machine)"
-  local args
+  local args gen=()
   read -ra args <<<"$(configure_args)"
+  command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)  # as scripts/build.sh: the image may lack make
   if [ ! -f "$build_dir/CMakeCache.txt" ]; then
-    run cmake -S . -B "$build_dir" "${args[@]}" "${dep_cmake_args[@]}" >/dev/null || { echo "gpu-check: BUILD FAILED"; return 1; }
+    run cmake -S . -B "$build_dir" "${gen[@]}" "${args[@]}" "${dep_cmake_args[@]}" >/dev/null ||
+      { echo "gpu-check: BUILD FAILED"; return 1; }
   fi
   run cmake --build "$build_dir" -j "$cores" --target cugym cugym_bench_nn cugym_minatar ||
     { echo "gpu-check: BUILD FAILED"; return 1; }
