@@ -447,7 +447,7 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
   const auto should_stop = [&] { return stopped.load(); };
   // Run i's options: a run with a checkpoint continues; one that stopped before its first
   // checkpoint, or never started, starts again in an empty folder (what it wrote is the batch's own).
-  const auto run_options = [&](std::size_t i) {
+  const auto run_options = [&](std::size_t i, int& live) {
     const Planned& p = plan[i];
     result.runs[i].point = p.point;
     result.runs[i].seed = p.seed;
@@ -464,6 +464,12 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
       report();
       return false;
     };
+    run.on_stop = [&] {  // training over; its final evaluation may still wait (lockstep)
+      std::lock_guard<std::mutex> lock(mutex);
+      --running;
+      --live;
+      report();
+    };
     return run;
   };
   // A finished run resumes from its last checkpoint too: nothing is left to train, and its model and
@@ -474,12 +480,10 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
     s.resume_dir = plan[i].dir.string();
     return run.resume ? ResolveTrainConfig(registry, s, run_notes) : configs[i];
   };
-  // `live` counts a unit's runs started and not yet finished (taken off `running` if it fails).
-  const auto finished = [&](std::size_t i, const TrainRunResult& r, int& live) {
+  // `live` counts a unit's runs training (taken off `running` if it fails).
+  const auto finished = [&](std::size_t i, const TrainRunResult& r) {
     std::lock_guard<std::mutex> lock(mutex);
     result.runs[i].result = r;
-    --running;
-    --live;
     ++done;
     if (r.evaluated) latest[i] = r.eval.mean_return;
     report();
@@ -491,14 +495,12 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
     report();
   };
   const auto train_alone = [&](std::size_t i, int& live) {
-    const TrainRunOptions run = run_options(i);
+    const TrainRunOptions run = run_options(i, live);
     const DqnConfig config = run_config(i, run);
     started(1, live);
     std::ostringstream run_notes;
-    finished(i,
-             RunTraining(
-                 registry, config, run, [](const DqnProgress&) {}, should_stop, run_notes),
-             live);
+    finished(i, RunTraining(
+                    registry, config, run, [](const DqnProgress&) {}, should_stop, run_notes));
   };
   // A grid point's runs in lockstep. Resumed, they go on in groups of one step and one config (a
   // batch stopped together has one; runs trained apart before may not), the others start afresh.
@@ -511,7 +513,7 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
     };
     std::map<std::string, Group> groups;
     for (std::size_t i : unit) {
-      TrainRunOptions run = run_options(i);
+      TrainRunOptions run = run_options(i, live);
       DqnConfig config = run_config(i, run);
       const uint64_t seed = config.seed;
       config.seed = 0;
@@ -527,7 +529,7 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
       started(static_cast<int>(group.runs.size()), live);
       std::ostringstream run_notes;
       RunBatchTraining(registry, group.config, group.seeds, group.options, should_stop, run_notes,
-                       [&](std::size_t k, const TrainRunResult& r) { finished(group.runs[k], r, live); });
+                       [&](std::size_t k, const TrainRunResult& r) { finished(group.runs[k], r); });
     }
   };
   std::atomic<int> workers_done{0};

@@ -417,6 +417,7 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
                  [&] { return stopped = stopped || record.stop_asked() || stop(); }, [&] { record.Checkpoint(); },
                  [&](const DqnEvaluation& e) { return record.Evaluated(e); });
   TrainRunResult result = record.Stop(stopped);
+  if (options.on_stop) options.on_stop();
   record.Complete(result);
   return result;
 }
@@ -481,6 +482,7 @@ std::vector<TrainRunResult> RunBatchTraining(
   const auto stop_run = [&](std::size_t k, bool interrupted) {
     results[k] = records[k]->Stop(interrupted);
     stopped_at[k] = batch.global_step();
+    if (runs[k].on_stop) runs[k].on_stop();
     if (!interrupted && config.eval_episodes > 0) {
       waiting.push_back(k);
       return;

@@ -41,6 +41,9 @@ struct TrainRunOptions {
   // event-file scalars are written. Returning true ends the run as stop() does: a checkpoint, then
   // interrupted = true (Ray Tune's trainable reports and checkpoints at every evaluation so).
   std::function<bool(const DqnEvaluation&)> on_eval;
+  // Called once the run stops training (its steps done, stopped early or interrupted), before its
+  // final evaluation, which in a lockstep batch waits for the batch's end.
+  std::function<void()> on_stop;
 };
 
 struct TrainRunResult {

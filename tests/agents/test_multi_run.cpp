@@ -208,8 +208,11 @@ TEST(MultiRun, AnAgentThatStopsEarlyInLockstepKeepsItsSoloResult) {
   options.out_dir = (scratch / "batch").string();
   options.lockstep = true;
   std::ostringstream notes;
+  bool one_training = false;  // the progress shows seed 8 no longer training while seed 1 trains
   const MultiRunResult batch = RunMany(
-      Builtins(), shipped, {8, 1}, {}, options, [](const MultiRunProgress&) {}, [] { return false; }, notes);
+      Builtins(), shipped, {8, 1}, {}, options,
+      [&](const MultiRunProgress& p) { one_training |= p.running == 1 && p.done == 0; }, [] { return false; }, notes);
+  EXPECT_TRUE(one_training);
   ASSERT_EQ(batch.runs.size(), 2u);
   EXPECT_LT(batch.runs[0].result.global_step, batch.runs[1].result.global_step) << "seed 8 stopped first";
   for (const RunOutcome& run : batch.runs) {
