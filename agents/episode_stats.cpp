@@ -26,14 +26,17 @@ EpisodeStats::EpisodeStats(Device device, const EpisodeRing& ring) : device_(dev
                                 std::to_string(kCapacity));
 }
 
+EpisodeStats::HostRing EpisodeStats::CopyToHost() const {
+  HostRing host{std::vector<float>(kCapacity), std::vector<int32_t>(kCapacity), 0};
+  CopyBytes(&host.count, Device::kCpu, ring_.count, device_, sizeof(host.count));
+  CopyBytes(host.returns.data(), Device::kCpu, ring_.returns, device_, kCapacity * sizeof(float));
+  CopyBytes(host.lengths.data(), Device::kCpu, ring_.lengths, device_, kCapacity * sizeof(int32_t));
+  return host;
+}
+
 EpisodeStats::Interval EpisodeStats::Read() {
-  std::vector<float> returns(kCapacity);
-  std::vector<int32_t> lengths(kCapacity);
-  unsigned long long count = 0;
-  CopyBytes(&count, Device::kCpu, ring_.count, device_, sizeof(count));
-  CopyBytes(returns.data(), Device::kCpu, ring_.returns, device_, kCapacity * sizeof(float));
-  CopyBytes(lengths.data(), Device::kCpu, ring_.lengths, device_, kCapacity * sizeof(int32_t));
-  return Read(returns.data(), lengths.data(), count);
+  const HostRing host = CopyToHost();
+  return Read(host.returns.data(), host.lengths.data(), host.count);
 }
 
 EpisodeStats::Interval EpisodeStats::Read(const float* returns, const int32_t* lengths, unsigned long long count) {
@@ -59,16 +62,11 @@ EpisodeStats::Interval EpisodeStats::Read(const float* returns, const int32_t* l
 }
 
 void EpisodeStats::Save(CheckpointWriter& out) const {
-  std::vector<float> returns(kCapacity);
-  std::vector<int32_t> lengths(kCapacity);
-  unsigned long long count = 0;
-  CopyBytes(&count, Device::kCpu, ring_.count, device_, sizeof(count));
-  CopyBytes(returns.data(), Device::kCpu, ring_.returns, device_, kCapacity * sizeof(float));
-  CopyBytes(lengths.data(), Device::kCpu, ring_.lengths, device_, kCapacity * sizeof(int32_t));
-  out.Int("cugym.episodes", count);
+  const HostRing host = CopyToHost();
+  out.Int("cugym.episodes", host.count);
   out.Int("cugym.episodes_read", read_);
-  out.Floats("episodes.returns", returns);
-  out.Ints("episodes.lengths", lengths);
+  out.Floats("episodes.returns", host.returns);
+  out.Ints("episodes.lengths", host.lengths);
   out.Floats("episodes.last_100", last_100_);
 }
 

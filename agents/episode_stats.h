@@ -40,6 +40,13 @@ class EpisodeStats {
   void Load(const CheckpointReader& in);
 
  private:
+  struct HostRing {
+    std::vector<float> returns;
+    std::vector<int32_t> lengths;
+    unsigned long long count;
+  };
+  HostRing CopyToHost() const;  // the ring's arrays and count, through host memory
+
   Device device_;
   Buffer<float> own_returns_;  // the ring's arrays when it owns them
   Buffer<int32_t> own_lengths_;
