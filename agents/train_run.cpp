@@ -472,10 +472,8 @@ std::vector<TrainRunResult> RunBatchTraining(
 
   // Each agent's loop is RunTraining's, one iteration of the batch at a time: an agent leaves when
   // its steps are done, an evaluation ends it, or its on_eval asks it to stop; stop() ends all of
-  // them at the same step (their checkpoints resume the batch).
-  // A run that ends stops at once (its checkpoint and model); one that completed waits for its final
-  // evaluation until the batch ends, when every completed run is evaluated at once (an agent that
-  // stopped early gets its model file back into its replica first: its lane trained on).
+  // them at the same step (their checkpoints resume the batch). A run stops at once (its checkpoint
+  // and model); one that completed waits for its final evaluation until the batch ends.
   std::vector<TrainRunResult> results(k_agents);
   std::vector<std::size_t> waiting;  // completed, not evaluated yet
   std::vector<int64_t> stopped_at(k_agents, -1);
@@ -489,20 +487,6 @@ std::vector<TrainRunResult> RunBatchTraining(
     }
     records[k]->Complete(results[k]);
     if (on_finished) on_finished(k, results[k]);
-  };
-  const auto evaluate_waiting = [&] {
-    std::vector<int> agents;
-    for (std::size_t k : waiting) {
-      if (stopped_at[k] != batch.global_step()) batch.LoadModel(static_cast<int>(k), results[k].model);
-      agents.push_back(static_cast<int>(k));
-    }
-    const std::vector<EvalResult> evals =
-        batch.EvaluateModels(agents, config.eval_episodes, kFinalEvalEnvs, kFinalEvalSeed);
-    for (std::size_t e = 0; e < waiting.size(); ++e) {
-      records[waiting[e]]->Complete(results[waiting[e]], &evals[e]);
-      if (on_finished) on_finished(waiting[e], results[waiting[e]]);
-    }
-    waiting.clear();
   };
   std::vector<std::size_t> training;
   for (std::size_t k = 0; k < k_agents; ++k) {
@@ -538,7 +522,19 @@ std::vector<TrainRunResult> RunBatchTraining(
     if (all_evals > 0)
       for (std::size_t k : training) schedules[k]->Exclude(all_evals - eval_seconds[k]);
   }
-  if (!waiting.empty()) evaluate_waiting();
+  // Every completed run's final evaluation at once; an agent that stopped early first gets its model
+  // file back into its replica (its lane trained on).
+  std::vector<int> agents;
+  for (std::size_t k : waiting) {
+    if (stopped_at[k] != batch.global_step()) batch.LoadModel(static_cast<int>(k), results[k].model);
+    agents.push_back(static_cast<int>(k));
+  }
+  const std::vector<EvalResult> evals =
+      batch.EvaluateModels(agents, config.eval_episodes, kFinalEvalEnvs, kFinalEvalSeed);
+  for (std::size_t e = 0; e < waiting.size(); ++e) {
+    records[waiting[e]]->Complete(results[waiting[e]], &evals[e]);
+    if (on_finished) on_finished(waiting[e], results[waiting[e]]);
+  }
   return results;
 }
 
