@@ -52,11 +52,12 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
         " transitions of " + std::to_string(obs_dim_) + " floats per observation, " + std::to_string(n) + " envs)");
   }
 
-  // The learner DqnAgent builds (LearnerOptions in dqn.cpp), its evaluation rows aside, K times.
+  // The learner DqnAgent builds (LearnerOptions in dqn.cpp), K times; its rows per replica: its
+  // envs, its Double DQN minibatch and its evaluation envs.
   QLearnerOptions options = LearnerOptionsFor(config_, spec);
   options.batch_size = static_cast<int>(b);
-  // Rows per replica: its envs, its Double DQN minibatch, and its evaluation envs.
   options.max_act_batch = static_cast<int>(std::max({n, config_.double_dqn ? b : int64_t{1}, config_.eval_episodes}));
+  solo_options_ = options;  // a learner of one, for an agent's model files and checkpoints
   options.replicas = static_cast<int>(k);
   for (uint64_t seed : seeds_) {
     DqnConfig one = config_;
@@ -64,10 +65,6 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
     options.replica_seeds.push_back(LearnerOptionsFor(one, spec).seed);
   }
   learner_ = std::make_unique<QLearner>(nn::MakeBackend(device), options);
-  solo_options_ = LearnerOptionsFor(config_, spec);
-  solo_options_.batch_size = static_cast<int>(b);
-  solo_options_.max_act_batch =
-      static_cast<int>(std::max({n, config_.double_dqn ? b : int64_t{1}, config_.eval_episodes}));
   void* stream = learner_->backend().native_stream();
   ops_ = MakeAgentOps(device, stream);
 
