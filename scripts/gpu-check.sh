@@ -286,7 +286,7 @@ part_build() {
   banner "build ($build_dir, ${cores} jobs)"
   local t0=$SECONDS args
   read -ra args <<<"$(configure_args)"
-  if ! run bash scripts/build.sh "$build_dir" "${args[@]}" "${dep_cmake_args[@]}"; then
+  if ! run bash scripts/build.sh "$build_dir" "${args[@]}" -DCUGYM_BUILD_TESTS=ON "${dep_cmake_args[@]}"; then
     echo "gpu-check: BUILD FAILED"
     return 1
   fi
@@ -375,9 +375,11 @@ ensure_cli() {
   local args gen=()
   read -ra args <<<"$(configure_args)"
   command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)  # as scripts/build.sh: the image may lack make
+  # Without the tests: GoogleTest is built from deps/ by the build part only (which, run later on
+  # this folder, configures them back on).
   if [ ! -f "$build_dir/CMakeCache.txt" ]; then
-    run cmake -S . -B "$build_dir" "${gen[@]}" "${args[@]}" "${dep_cmake_args[@]}" >/dev/null ||
-      { echo "gpu-check: BUILD FAILED"; return 1; }
+    run cmake -S . -B "$build_dir" "${gen[@]}" "${args[@]}" -DCUGYM_BUILD_TESTS=OFF "${dep_cmake_args[@]}" \
+      >/dev/null || { echo "gpu-check: BUILD FAILED"; return 1; }
   fi
   run cmake --build "$build_dir" -j "$cores" --target cugym cugym_bench_nn cugym_minatar ||
     { echo "gpu-check: BUILD FAILED"; return 1; }
