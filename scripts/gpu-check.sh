@@ -375,11 +375,11 @@ ensure_cli() {
   local args gen=()
   read -ra args <<<"$(configure_args)"
   command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)  # as scripts/build.sh: the image may lack make
-  # Without the tests: GoogleTest is built from deps/ by the build part only (which, run later on
-  # this folder, configures them back on).
+  # Without the tests (GoogleTest is built from deps/ by the build part only, which, run later on
+  # this folder, configures them back on), with the benchmark programs.
   if [ ! -f "$build_dir/CMakeCache.txt" ]; then
-    run cmake -S . -B "$build_dir" "${gen[@]}" "${args[@]}" -DCUGYM_BUILD_TESTS=OFF "${dep_cmake_args[@]}" \
-      >/dev/null || { echo "gpu-check: BUILD FAILED"; return 1; }
+    run cmake -S . -B "$build_dir" "${gen[@]}" "${args[@]}" -DCUGYM_BUILD_TESTS=OFF -DCUGYM_BUILD_BENCH=ON \
+      "${dep_cmake_args[@]}" >/dev/null || { echo "gpu-check: BUILD FAILED"; return 1; }
   fi
   run cmake --build "$build_dir" -j "$cores" --target cugym cugym_bench_nn cugym_minatar ||
     { echo "gpu-check: BUILD FAILED"; return 1; }
