@@ -104,7 +104,7 @@ class DqnBatch {
   void IterationKernels();
   ExploreHold explore_hold();  // every agent's holds ({} without ez-greedy)
   EpsilonSchedule epsilon_schedule() const;
-  // A learner of one holding agent k's online network (evaluation and model files).
+  // A learner of one holding agent k's networks and Adam state (model files, checkpoints).
   QLearner& Solo(int agent) const;
 
   const Registry* registry_;

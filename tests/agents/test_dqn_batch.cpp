@@ -71,6 +71,18 @@ Solo TrainSolo(DqnConfig config, uint64_t seed, Device device, const std::string
   return solo;
 }
 
+// A resumed run's model file against its uninterrupted solo run's: the same bytes on the CPU,
+// the same parameters within rounding on CUDA (cuBLAS's batched GEMMs).
+void ExpectSoloModel(const std::string& path, const Solo& solo, Device device) {
+  if (device == Device::kCpu) {
+    EXPECT_EQ(Bytes(path), solo.model) << "the uninterrupted solo run's model file";
+    return;
+  }
+  nn::Mlp net(nn::MakeBackend(device), nn::ReadMlpLayerSizes(path), nn::MlpOptions{});
+  nn::LoadMlp(path, net);
+  EXPECT_LT(nn::testing::NormwiseError(nn::ToHost(net.parameters()), solo.parameters), 1e-3);
+}
+
 class DqnBatchTest : public ::testing::TestWithParam<Device> {};
 
 TEST_P(DqnBatchTest, EachAgentTrainsAsItsSoloRun) {
@@ -147,14 +159,8 @@ TEST_P(DqnBatchTest, AnAgentsCheckpointResumesAsItsSoloRun) {
       resumed.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
       const std::string path = (scratch / ("resumed_" + std::to_string(k))).string();
       resumed.SaveModel(path);
-      const Solo solo = TrainSolo(config, seeds[k], device, (scratch / ("solo_" + std::to_string(k))).string());
-      if (device == Device::kCpu) {
-        EXPECT_EQ(Bytes(path), solo.model) << "the uninterrupted solo run's model file";
-      } else {
-        nn::Mlp net(nn::MakeBackend(device), nn::ReadMlpLayerSizes(path), nn::MlpOptions{});
-        nn::LoadMlp(path, net);
-        EXPECT_LT(nn::testing::NormwiseError(nn::ToHost(net.parameters()), solo.parameters), 1e-3);
-      }
+      ExpectSoloModel(path, TrainSolo(config, seeds[k], device, (scratch / ("solo_" + std::to_string(k))).string()),
+                      device);
     }
   }
 }
@@ -192,16 +198,10 @@ TEST_P(DqnBatchTest, ABatchResumesFromItsAgentsCheckpoints) {
   while (resumed.global_step() < config.total_steps) resumed.Iterate();
   for (int k = 0; k < resumed.agents(); ++k) {
     SCOPED_TRACE(::testing::Message() << "seed " << seeds[k]);
-    const Solo solo = TrainSolo(config, seeds[k], device, (scratch / ("solo_" + std::to_string(k))).string());
     const std::string path = (scratch / ("resumed_" + std::to_string(k))).string();
     resumed.SaveModel(k, path);
-    if (device == Device::kCpu) {
-      EXPECT_EQ(Bytes(path), solo.model) << "the uninterrupted solo run's model file";
-    } else {
-      nn::Mlp net(nn::MakeBackend(device), nn::ReadMlpLayerSizes(path), nn::MlpOptions{});
-      nn::LoadMlp(path, net);
-      EXPECT_LT(nn::testing::NormwiseError(nn::ToHost(net.parameters()), solo.parameters), 1e-3);
-    }
+    ExpectSoloModel(path, TrainSolo(config, seeds[k], device, (scratch / ("solo_" + std::to_string(k))).string()),
+                    device);
   }
 }
 
