@@ -238,6 +238,7 @@ std::vector<DqnBatch::LoopState> DqnBatch::LoadCheckpoints(const std::vector<std
   // Everything read and checked before anything changes.
   std::vector<std::unique_ptr<CheckpointReader>> in;
   DqnCounters shared;
+  bool with_replay = true;  // every file holds its replay memory (or none does: save_replay off)
   for (int a = 0; a < agents(); ++a) {
     const std::string& path = paths[a];
     in.push_back(std::make_unique<CheckpointReader>(path));
@@ -246,13 +247,15 @@ std::vector<DqnBatch::LoopState> DqnBatch::LoadCheckpoints(const std::vector<std
       throw std::invalid_argument(path + ": a " + r.Text("cugym.algo") + " checkpoint; a batch trains dqn");
     if (r.Text("cugym.env_id") != config_.env_id)
       throw std::invalid_argument(path + ": a checkpoint for " + r.Text("cugym.env_id") + ", not " + config_.env_id);
-    if (!r.Has("cugym.update_debt") || !r.Has("cugym.replay.position") || !r.Has("cugym.env.seed")) {
-      throw std::invalid_argument(path + ": a checkpoint without the replay memory or the envs' state cannot go on " +
-                                  "in a batch (save_replay = true)");
-    }
+    if (!r.Has("cugym.env.seed"))
+      throw std::invalid_argument(path + ": a checkpoint without the envs' state cannot go on in a batch");
     const DqnCounters c = ReadDqnCounters(r);
     if (a == 0) {
       shared = c;
+      with_replay = r.Has("cugym.replay.position");
+    } else if (r.Has("cugym.replay.position") != with_replay) {
+      throw std::invalid_argument(path + (with_replay ? " lacks" : " holds") + " the replay memory " + paths[0] +
+                                  (with_replay ? " holds" : " lacks") + ": a batch's agents go on together");
     } else if (c.global_step != shared.global_step || c.vector_steps != shared.vector_steps ||
                c.draws != shared.draws || c.next_target_step != shared.next_target_step ||
                c.update_debt != shared.update_debt || c.learning_resumes_at != shared.learning_resumes_at) {
@@ -289,7 +292,7 @@ std::vector<DqnBatch::LoopState> DqnBatch::LoadCheckpoints(const std::vector<std
     QLearner& solo = Solo(a);
     solo.Load(r.file(), paths[a]);
     learner_->CopyReplicaFrom(a, solo);
-    replay_->Load(r, a);
+    if (with_replay) replay_->Load(r, a);
     episodes_[a]->Load(r);
     if (config_.exploration_hold_mu > 0) {
       held_actions_.FromHost(r.Ints("explore.held", n_).data(), n_, a * n_);
@@ -304,6 +307,10 @@ std::vector<DqnBatch::LoopState> DqnBatch::LoadCheckpoints(const std::vector<std
   next_target_step_ = shared.next_target_step;
   update_debt_ = shared.update_debt;
   learning_resumes_at_ = shared.learning_resumes_at;
+  if (!with_replay) {  // as DqnAgent: the memories refill before learning goes on
+    replay_->Clear();
+    learning_resumes_at_ = global_step_ + std::min(config_.learning_starts, config_.buffer_size);
+  }
   const StepCounters counters{shared.vector_steps, shared.global_step};
   counters_dev_.FromHost(&counters, 1);
   return loops;

@@ -82,10 +82,11 @@ class DqnBatch {
     double wall_time = 0, last_eval_return = 0;
   };
   // Every agent from its checkpoint (paths[k] for seeds[k], as SaveCheckpoint or a DqnAgent of
-  // that seed wrote them), then the batch goes on as each agent would have alone. Throws
-  // std::invalid_argument naming the file for another algorithm, env or network, a damaged file or
-  // one without the replay memory or envs, and when the checkpoints are not of one step (their
-  // counters differ). Returns each agent's loop values.
+  // that seed wrote them), then the batch goes on as each agent would have alone (without the
+  // replay memories, save_replay off, as a DqnAgent resumed from that file: refilling them first).
+  // Throws std::invalid_argument naming the file for another algorithm, env or network, a damaged
+  // file or one without the envs' state, some with the replay memory and some without, and when
+  // the checkpoints are not of one step (their counters differ). Returns each agent's loop values.
   std::vector<LoopState> LoadCheckpoints(const std::vector<std::string>& paths);
   const QLearner& learner() const { return *learner_; }
   // CUDA with cuda_graph, an integral replay_ratio * num_envs and envs stepped on the device: the

@@ -165,6 +165,46 @@ TEST_P(DqnBatchTest, AnAgentsCheckpointResumesAsItsSoloRun) {
   }
 }
 
+// Checkpoints without the replay memory (save_replay off): a batch loaded from them refills its
+// memories first, as a DqnAgent resumed from the same file does, to the same model.
+TEST_P(DqnBatchTest, ABatchResumesWithoutItsReplayMemoriesAsItsAgentsWould) {
+  CUGYM_SKIP_WITHOUT_GPU(GetParam());
+  const Device device = GetParam();
+  const ScratchDir scratch("cugym_dqn_batch_no_replay");
+  const std::vector<uint64_t> seeds = {4, 6};
+  const DqnConfig config = Config({{"save_replay", ParseTomlValue("false", "t")}});
+  std::vector<std::string> paths;
+  {
+    DqnBatch first(Builtins(), config, seeds, device);
+    while (first.global_step() < config.total_steps / 2) first.Iterate();
+    for (int k = 0; k < first.agents(); ++k) {
+      paths.push_back((scratch / ("agent_" + std::to_string(k) + ".safetensors")).string());
+      first.SaveCheckpoint(k, paths.back(), 0.0, 0.0);
+    }
+  }
+  DqnBatch resumed(Builtins(), config, seeds, device);
+  resumed.LoadCheckpoints(paths);
+  while (resumed.global_step() < config.total_steps) resumed.Iterate();
+  for (int k = 0; k < resumed.agents(); ++k) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seeds[k]);
+    DqnConfig one = config;
+    one.seed = seeds[k];
+    DqnAgent alone(Builtins(), one, device);
+    alone.LoadCheckpoint(paths[k]);
+    alone.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
+    Solo solo;
+    const std::string solo_path = (scratch / ("alone_" + std::to_string(k))).string();
+    alone.SaveModel(solo_path);
+    solo.model = Bytes(solo_path);
+    nn::Mlp net(nn::MakeBackend(device), nn::ReadMlpLayerSizes(solo_path), nn::MlpOptions{});
+    nn::LoadMlp(solo_path, net);
+    solo.parameters = nn::ToHost(net.parameters());
+    const std::string path = (scratch / ("resumed_" + std::to_string(k))).string();
+    resumed.SaveModel(k, path);
+    ExpectSoloModel(path, solo, device);
+  }
+}
+
 // A batch stopped half-way and loaded from its agents' checkpoints goes on to each agent's
 // uninterrupted solo model; checkpoints of different steps are refused.
 TEST_P(DqnBatchTest, ABatchResumesFromItsAgentsCheckpoints) {
