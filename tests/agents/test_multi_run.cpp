@@ -267,8 +267,8 @@ TEST(MultiRun, AnInterruptedLockstepBatchResumesToTheSameModels) {
 
 // An agent whose on_eval asks it to stop leaves the batch with a checkpoint at that step while the
 // others go on; resumed alone it ends with the solo run's model. A config a batch cannot take is
-// refused with one line when lockstep is asked for, and trains apart when it is not.
-TEST(MultiRun, AnAgentLeavesTheBatchAloneAndUnbatchableConfigsTrainApart) {
+// refused with one line when lockstep is asked for.
+TEST(MultiRun, AnAgentLeavesTheBatchAloneAndUnbatchableConfigsAreRefused) {
   using cugym::testing::InvalidArgumentMessage;
   const ScratchDir scratch("cugym_multi_run_leave");
   std::ostringstream notes;
@@ -296,7 +296,7 @@ TEST(MultiRun, AnAgentLeavesTheBatchAloneAndUnbatchableConfigsTrainApart) {
   EXPECT_EQ(Bytes(fs::path(runs[1].run_dir) / "model.safetensors"), SoloModel(9, scratch / "solo_9"));
 
   // Gradient clipping would span all K networks: refused when lockstep is asked for, before
-  // anything is written; trained apart (the solo bits) when it is not.
+  // anything is written.
   const std::vector<SweepAxis> clipped = {ParseSweep("max_grad_norm=10")};
   const std::string message = InvalidArgumentMessage([&] {
     Batch(
