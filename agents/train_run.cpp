@@ -416,7 +416,9 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
     agent->Train([&](const DqnProgress& p) { record.Log(p); },
                  [&] { return stopped = stopped || record.stop_asked() || stop(); }, [&] { record.Checkpoint(); },
                  [&](const DqnEvaluation& e) { return record.Evaluated(e); });
-  TrainRunResult result = record.Stop(stopped);
+  // on_eval asking to stop makes an interrupted run even at its last step (Ray Tune's trainable
+  // reports that evaluation, then resumes the run to its end).
+  TrainRunResult result = record.Stop(stopped || record.stop_asked());
   if (options.on_stop) options.on_stop();
   record.Complete(result);
   return result;
@@ -505,7 +507,7 @@ std::vector<TrainRunResult> RunBatchTraining(
         continue;
       }
       schedules[k]->End();
-      stop_run(k, schedules[k]->going());
+      stop_run(k, records[k]->stop_asked());  // interrupted, as RunTraining's, when on_eval asked
     }
     training.swap(going);
     if (!training.empty() && stop()) {

@@ -285,7 +285,7 @@ TEST(MultiRun, AnAgentLeavesTheBatchAloneAndUnbatchableConfigsAreRefused) {
   EXPECT_TRUE(results[0].interrupted);
   EXPECT_EQ(results[0].global_step, 1000);
   EXPECT_FALSE(results[1].interrupted);
-  EXPECT_EQ(results[1].global_step, config.total_steps);
+  EXPECT_GE(results[1].global_step, config.total_steps);  // whole vector steps: at most num_envs - 1 more
   TrainRunOptions resume;
   resume.run_dir = runs[0].run_dir;
   resume.resume = true;

@@ -149,6 +149,31 @@ TEST(TrainRun, StopMarginWantsTheMeanClearOfTheThresholdByStandardErrors) {
   EXPECT_THROW(config.Validate(), std::invalid_argument);
 }
 
+// on_eval returning true ends the run as Ctrl-C does, interrupted, at every evaluation, the last
+// one too (where the steps are done as well): Ray Tune's trainable reports each evaluation so and
+// resumes the run; the resume after the last evaluation completes it.
+TEST(TrainRun, AnOnEvalStopIsAnInterruptionAtEveryEvaluation) {
+  const ScratchDir scratch("cugym_train_run_on_eval");
+  const DqnConfig config = Small(3);  // evaluations at 1000, 2000, 3000 and 4000 env steps
+  TrainRunOptions options;
+  options.run_dir = (scratch / "run").string();
+  options.on_eval = [](const DqnEvaluation&) { return true; };
+  std::ostringstream notes;
+  std::vector<int64_t> stops;
+  for (int part = 0; part < 6; ++part) {
+    const TrainRunResult r = RunTraining(
+        Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
+    options.resume = true;
+    if (!r.interrupted) {
+      EXPECT_EQ(r.global_step, config.total_steps);
+      EXPECT_TRUE(r.evaluated);
+      break;
+    }
+    stops.push_back(r.global_step);
+  }
+  EXPECT_EQ(stops, (std::vector<int64_t>{1000, 2000, 3000, 4000}));
+}
+
 // A run refused before it trains (here its replay memory, larger than the free memory) leaves no
 // run folder behind, and a folder that holds something is never written into.
 TEST(TrainRun, ARefusedRunLeavesNoFolder) {
