@@ -210,12 +210,8 @@ std::vector<EvalResult> DqnBatch::EvaluateModels(const std::vector<int>& listed,
   for (int a : listed) evaluate.at(a) = true;
   const std::vector<EvalResult> lanes =
       EvaluateReplicas(*model_env_, *learner_, eval_actions_, seeds, evaluate, episodes);
-  // Back in the order asked (EvaluateReplicas gives them in lane order).
-  std::vector<int> order;
-  for (int a = 0; a < agents(); ++a)
-    if (evaluate[a]) order.push_back(a);
   std::vector<EvalResult> results;
-  for (int a : listed) results.push_back(lanes[std::find(order.begin(), order.end(), a) - order.begin()]);
+  for (int a : listed) results.push_back(lanes[a]);
   return results;
 }
 
@@ -285,7 +281,7 @@ std::vector<DqnBatch::LoopState> DqnBatch::LoadCheckpoints(const std::vector<std
   envs.env_seeds = LaneEnvSeeds(lane_seeds, n_);
   envs.lane_size = n_;
   iteration_graph_.Drop();  // before anything it captured changes
-  read_step_ = evaluated_step_ = -1;
+  read_step_ = evaluated_step_ = saved_envs_step_ = -1;
   std::vector<LoopState> loops;
   for (int a = 0; a < agents(); ++a) {
     const CheckpointReader& r = *in[a];
@@ -333,9 +329,16 @@ void DqnBatch::SaveCheckpoint(int agent, const std::string& path, double wall_ti
     held = held_actions_.ToHost(agent * n_, n_);
     left = hold_left_.ToHost(agent * n_, n_);
   }
-  // Agent k's lane of the envs, as the snapshot of its own batch of n.
-  VectorEnvSnapshot all, mine;
-  const bool has_envs = env_->SaveSnapshot(&all);
+  // Agent k's lane of the envs, as the snapshot of its own batch of n. The agents checkpoint at the
+  // same steps (one schedule): the first to save at a step reads every agent's envs.
+  if (saved_envs_step_ != global_step_) {
+    saved_envs_ = VectorEnvSnapshot{};
+    has_saved_envs_ = env_->SaveSnapshot(&saved_envs_);
+    saved_envs_step_ = global_step_;
+  }
+  const VectorEnvSnapshot& all = saved_envs_;
+  const bool has_envs = has_saved_envs_;
+  VectorEnvSnapshot mine;
   if (has_envs) {
     const int64_t first = agent * n_, dim = env_->spec().state_dim;
     mine.seed = all.env_seeds.empty() ? all.seed : all.env_seeds[first];

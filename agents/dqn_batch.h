@@ -130,6 +130,10 @@ class DqnBatch {
   std::vector<unsigned long long> read_counts_;
   std::vector<QLearner::Stats> read_stats_;
   int64_t read_step_ = -1;
+  // The envs' snapshot at saved_envs_step_, which every agent's checkpoint at that step slices.
+  mutable VectorEnvSnapshot saved_envs_;
+  mutable bool has_saved_envs_ = false;
+  mutable int64_t saved_envs_step_ = -1;
   QLearnerOptions solo_options_;            // a learner of one, evaluation rows included
   mutable std::unique_ptr<QLearner> solo_;  // made at the first use
   std::unique_ptr<VectorEnv> eval_env_;     // K lanes of eval_episodes envs, when evaluating

@@ -151,9 +151,9 @@ std::vector<EvalResult> EvaluateReplicas(VectorEnv& env, QLearner& learner, Buff
   const Played played = PlayLanes(
       env, lanes, quota, [&](uint64_t, int32_t* out) { learner.Act(obs, nn::VectorView<int32_t>(out, n, device)); },
       actions);
-  std::vector<EvalResult> results;
+  std::vector<EvalResult> results(lanes);
   for (int64_t a = 0; a < lanes; ++a)
-    if (evaluate[a]) results.push_back(Summarize(env.spec().id, played.returns[a], played.lengths[a]));
+    if (evaluate[a]) results[a] = Summarize(env.spec().id, played.returns[a], played.lengths[a]);
   return results;
 }
 

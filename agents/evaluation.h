@@ -47,9 +47,9 @@ std::vector<EvalResult> EvaluateLearnerLanes(VectorEnv& env, QLearner& learner, 
                                              const std::vector<uint64_t>& run_seeds, int64_t k);
 // EvaluateModel's greedy evaluation (`episodes` episodes over `env`'s lanes of m envs each, lane a
 // reset with seeds[a]) of replica a of the learner's online network, for the lanes where
-// evaluate[a] is set (the others play no counted episode); the results of those lanes, in order.
-// Lane a's is EvaluateModel's for a model file of replica a with seed seeds[a] and m envs, the
-// same bits on the CPU.
+// evaluate[a] is set (the others play no counted episode): one result per lane, a default one
+// where not evaluated. Lane a's is EvaluateModel's for a model file of replica a with seed
+// seeds[a] and m envs, the same bits on the CPU.
 std::vector<EvalResult> EvaluateReplicas(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
                                          const std::vector<uint64_t>& seeds, const std::vector<bool>& evaluate,
                                          int64_t episodes);
