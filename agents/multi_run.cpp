@@ -83,6 +83,30 @@ std::string ValueText(const TomlValue& v) {
   return v.kind != TomlValue::Kind::kString && !v.text.empty() ? v.text : v.ToToml();
 }
 
+// A key swept twice, or a value listed twice for one key (2.3e-3 and 0.0023 are one value), would
+// train the same runs twice into folders of their own, or clash on one folder after hours of
+// training: refused before anything trains.
+void CheckSweep(const std::vector<SweepAxis>& sweep) {
+  std::set<std::string> keys;
+  for (const SweepAxis& axis : sweep) {
+    if (!keys.insert(axis.key).second)
+      throw std::invalid_argument("sweep key '" + axis.key + "' given twice; list all its values in one sweep (" +
+                                  axis.key + "=V1,V2,...)");
+    if (axis.values.empty()) throw std::invalid_argument("sweep key '" + axis.key + "' has no values");
+    std::map<std::string, std::string> seen;  // the config's TOML with the value -> the value as given
+    for (const TomlValue& value : axis.values) {
+      DqnConfig config;
+      config.Apply({{axis.key, value}});
+      const auto [it, fresh] = seen.emplace(config.ToToml(), ValueText(value));
+      if (!fresh)
+        throw std::invalid_argument("sweep key '" + axis.key + "': " +
+                                    (it->second == ValueText(value)
+                                         ? "value " + it->second + " is listed twice"
+                                         : "values " + it->second + " and " + ValueText(value) + " are the same"));
+    }
+  }
+}
+
 // "learning_rate=2.3e-3,gamma=0.99": the point's name and its run folder's name.
 std::string PointName(const std::vector<SweepAxis>& sweep, const std::vector<std::size_t>& at) {
   std::string name;
@@ -299,6 +323,8 @@ void WriteSummary(const Registry& registry, const std::string& env_id, const std
 
 }  // namespace
 
+constexpr uint64_t kMaxRangeSeeds = 100000;
+
 std::vector<uint64_t> ParseSeedList(const std::string& text) {
   std::vector<uint64_t> seeds;
   std::stringstream parts(text);
@@ -309,7 +335,10 @@ std::vector<uint64_t> ParseSeedList(const std::string& text) {
       continue;
     }
     const uint64_t lo = ParseSeed(part.substr(0, dash), text), hi = ParseSeed(part.substr(dash + 1), text);
-    if (hi < lo || hi - lo >= 100000) throw std::invalid_argument("seeds '" + text + "': bad range '" + part + "'");
+    if (hi < lo) throw std::invalid_argument("seeds '" + text + "': bad range '" + part + "'");
+    if (hi - lo >= kMaxRangeSeeds)
+      throw std::invalid_argument("seeds '" + text + "': range '" + part + "' has " + std::to_string(hi - lo + 1) +
+                                  " seeds, more than " + std::to_string(kMaxRangeSeeds) + " in one batch");
     for (uint64_t s = lo; s <= hi; ++s) seeds.push_back(s);
   }
   if (seeds.empty()) throw std::invalid_argument("seeds '" + text + "': no seed given");
@@ -365,6 +394,7 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
     source.overrides = base.overrides;  // --set on resume, as for one run
   } else {
     if (seeds.empty()) throw std::invalid_argument("a batch of runs needs seeds");
+    CheckSweep(sweep);
     if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
       throw std::invalid_argument("batch folder " + out.string() +
                                   " exists and is not empty (use another folder, or resume it)");
@@ -427,12 +457,13 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stopped{false};
   std::mutex mutex;  // progress, notes, the first error
-  int done = 0, running = 0;
+  int done = 0, interrupted = 0, running = 0;
   std::string failure;
   const auto report = [&] {  // under mutex
     MultiRunProgress p;
     p.total = static_cast<int>(plan.size());
     p.done = done;
+    p.interrupted = interrupted;
     p.running = running;
     p.best_eval = p.worst_eval = kNaN;
     for (double x : latest) {
@@ -484,7 +515,7 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
   const auto finished = [&](std::size_t i, const TrainRunResult& r) {
     std::lock_guard<std::mutex> lock(mutex);
     result.runs[i].result = r;
-    ++done;
+    ++(r.interrupted ? interrupted : done);
     if (r.evaluated) latest[i] = r.eval.mean_return;
     report();
   };

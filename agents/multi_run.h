@@ -61,6 +61,7 @@ struct MultiRunResult {
 // Progress of the whole batch, for a progress line.
 struct MultiRunProgress {
   int total = 0, done = 0, running = 0;
+  int interrupted = 0;                   // runs stopped by `stop` (each with its checkpoint): not done, resumed later
   double best_eval = 0, worst_eval = 0;  // latest evaluation of the running or finished runs (NaN: none yet)
 };
 

@@ -94,17 +94,18 @@ int RunTrainBatch(const Registry& registry, const Args& args) {
   auto last_print = std::chrono::steady_clock::now() - std::chrono::hours(1);
   const auto on_progress = [&](const agent::MultiRunProgress& p) {
     const auto now = std::chrono::steady_clock::now();
-    const bool last = p.done == p.total;
+    const bool last = p.done + p.interrupted == p.total;
     if (!last && now - last_print < std::chrono::seconds(tty ? 1 : 3)) return;
     last_print = now;
-    char line[200];
-    if (std::isnan(p.best_eval)) {
-      std::snprintf(line, sizeof(line), "runs: %d/%d done, %d training", p.done, p.total, p.running);
-    } else {
-      std::snprintf(line, sizeof(line), "runs: %d/%d done, %d training  latest evaluations: best %.1f, worst %.1f",
-                    p.done, p.total, p.running, p.best_eval, p.worst_eval);
+    std::string line = "runs: " + std::to_string(p.done) + "/" + std::to_string(p.total) + " done, " +
+                       std::to_string(p.running) + " training";
+    if (p.interrupted > 0) line += ", " + std::to_string(p.interrupted) + " interrupted";
+    if (!std::isnan(p.best_eval)) {
+      char evals[80];
+      std::snprintf(evals, sizeof(evals), "  latest evaluations: best %.1f, worst %.1f", p.best_eval, p.worst_eval);
+      line += evals;
     }
-    std::printf(tty ? "\r%-120s" : "%s\n", line);
+    std::printf(tty ? "\r%-120s" : "%s\n", line.c_str());
     if (tty && last) std::printf("\n");
     std::fflush(stdout);
   };

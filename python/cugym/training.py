@@ -149,9 +149,14 @@ def _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, lockste
 
     def show(p):
         now = time.monotonic()
-        if progress and (p["done"] == p["total"] or now - last_print[0] >= 3.0):
+        if progress and (p["done"] + p["interrupted"] == p["total"] or now - last_print[0] >= 3.0):
             last_print[0] = now
-            print(f"runs: {p['done']}/{p['total']} done, {p['running']} training", flush=True)
+            line = f"runs: {p['done']}/{p['total']} done, {p['running']} training"
+            if p["interrupted"]:
+                line += f", {p['interrupted']} interrupted"
+            if not math.isnan(p["best_eval"]):
+                line += f"  latest evaluations: best {p['best_eval']:.1f}, worst {p['worst_eval']:.1f}"
+            print(line, flush=True)
 
     result = _cugym.train_many(
         "" if resume is None else os.fspath(resume),

@@ -254,6 +254,7 @@ nb::dict TrainMany(const std::string& resume_dir, const std::string& config_path
         nb::dict d;
         d["total"] = p.total;
         d["done"] = p.done;
+        d["interrupted"] = p.interrupted;
         d["running"] = p.running;
         d["best_eval"] = p.best_eval;
         d["worst_eval"] = p.worst_eval;

@@ -95,7 +95,7 @@ def test_stopping_at_every_evaluation_and_resuming_gives_the_same_model(tmp_path
         cugym.train(out=tmp_path / "raises", on_eval=lambda e: 1 / 0, **keys)
 
 
-def test_seeds_and_a_sweep_in_one_process(tmp_path):
+def test_seeds_and_a_sweep_in_one_process(tmp_path, capsys):
     keys = dict(env_id="CartPole-v1", device="cpu", total_steps=2000, learning_starts=500, eval_episodes=3)
     summary = cugym.train(
         out=tmp_path / "batch", seeds=[1, 2], sweep={"learning_rate": [1e-3, 2.3e-3]}, progress=False, **keys
@@ -112,7 +112,9 @@ def test_seeds_and_a_sweep_in_one_process(tmp_path):
         open(solo["model"], "rb").read()
         == (tmp_path / "batch/learning_rate=0.0023/seed_2/model.safetensors").read_bytes()
     )
-    assert cugym.train(resume=tmp_path / "batch", progress=False)["points"][1]["runs"][1]["seed"] == 2
+    capsys.readouterr()
+    assert cugym.train(resume=tmp_path / "batch")["points"][1]["runs"][1]["seed"] == 2
+    assert "runs: 4/4 done, 0 training  latest evaluations: best " in capsys.readouterr().out
     # In lockstep (one batched network for the seeds of a point): the same bits again.
     cugym.train(out=tmp_path / "lockstep", seeds=[2, 3], lockstep=True, learning_rate=2.3e-3, progress=False, **keys)
     assert open(solo["model"], "rb").read() == (tmp_path / "lockstep/seed_2/model.safetensors").read_bytes()
@@ -120,6 +122,9 @@ def test_seeds_and_a_sweep_in_one_process(tmp_path):
         cugym.train(out=tmp_path / "b4", seeds=[1, 2], lockstep=True, max_grad_norm=10.0, progress=False, **keys)
     with pytest.raises(ValueError, match="cannot vary within one batch"):
         cugym.train(out=tmp_path / "b2", seeds=[1], sweep={"hidden_sizes": [[64]]}, progress=False)
+    with pytest.raises(ValueError, match="sweep key 'gamma': value 0.9 is listed twice"):
+        cugym.train(out=tmp_path / "b5", seeds=[1], sweep={"gamma": [0.9, 0.99, 0.9]}, progress=False)
+    assert not (tmp_path / "b5").exists()
     with pytest.raises(ValueError, match="needs out="):
         cugym.train(seeds=[1], progress=False)
     with pytest.raises(ValueError, match="seed= and seeds="):

@@ -88,15 +88,15 @@ std::string SoloModel(uint64_t seed, const fs::path& dir, const TomlTable& keys 
 MultiRunResult Batch(
     const fs::path& dir, const std::vector<uint64_t>& seeds, const std::vector<SweepAxis>& sweep, int jobs,
     const std::function<bool()>& stop = [] { return false; }, bool resume = false,
-    std::optional<bool> lockstep = std::nullopt) {
+    std::optional<bool> lockstep = std::nullopt,
+    const std::function<void(const MultiRunProgress&)>& on_progress = [](const MultiRunProgress&) {}) {
   MultiRunOptions options;
   options.out_dir = dir.string();
   options.jobs = jobs;
   options.resume = resume;
   options.lockstep = lockstep;
   std::ostringstream notes;
-  return RunMany(
-      Builtins(), Source(), seeds, sweep, options, [](const MultiRunProgress&) {}, stop, notes);
+  return RunMany(Builtins(), Source(), seeds, sweep, options, on_progress, stop, notes);
 }
 
 TEST(MultiRun, SeedsOfABatchGiveTheSoloModels) {
@@ -149,8 +149,22 @@ TEST(MultiRun, AnInterruptedBatchResumesToTheSameModels) {
   const fs::path dir = scratch / "batch";
   std::atomic<int> polls{0};
   // stop() is polled every 20 ms: about 0.2 s in, the first of three runs (0.3 s or more each).
-  const MultiRunResult first = Batch(dir, {3, 4, 5}, {}, 1, [&] { return ++polls > 10; });
+  MultiRunProgress last;
+  const MultiRunResult first = Batch(
+      dir, {3, 4, 5}, {}, 1, [&] { return ++polls > 10; }, false, std::nullopt,
+      [&](const MultiRunProgress& p) { last = p; });
   EXPECT_TRUE(first.interrupted);
+  // The progress counts a stopped run as interrupted, not done.
+  int done = 0, interrupted = 0;
+  for (const RunOutcome& run : first.runs) {
+    interrupted += run.result.interrupted;
+    done += !run.result.interrupted && !run.result.model.empty();
+  }
+  EXPECT_EQ(last.total, 3);
+  EXPECT_EQ(last.done, done);
+  EXPECT_EQ(last.interrupted, interrupted);
+  EXPECT_LT(done, 3);
+  EXPECT_EQ(last.running, 0);
   EXPECT_FALSE(fs::exists(dir / "summary.json"));
   const MultiRunResult resumed = Batch(
       dir, {}, {}, 2, [] { return false; }, true);
@@ -319,6 +333,9 @@ TEST(MultiRun, SeedListsAndSweepKeysAreCheckedWithOneLine) {
   EXPECT_EQ(InvalidArgumentMessage([] { ParseSeedList("1,x"); }), "seeds '1,x': 'x' is not a seed (an integer >= 0)");
   EXPECT_EQ(InvalidArgumentMessage([] { ParseSeedList("2,1-2"); }), "seeds '2,1-2': a seed appears twice");
   EXPECT_EQ(InvalidArgumentMessage([] { ParseSeedList("-1"); }), "seeds '-1': '-1' is not a seed (an integer >= 0)");
+  EXPECT_EQ(ParseSeedList("1-100000").size(), 100000u);
+  EXPECT_EQ(InvalidArgumentMessage([] { ParseSeedList("0-100000"); }),
+            "seeds '0-100000': range '0-100000' has 100001 seeds, more than 100000 in one batch");
   const SweepAxis axis = ParseSweep("tau=0.1,1");
   EXPECT_EQ(axis.key, "tau");
   ASSERT_EQ(axis.values.size(), 2u);
@@ -335,6 +352,17 @@ TEST(MultiRun, SeedListsAndSweepKeysAreCheckedWithOneLine) {
   std::ofstream(scratch / "keep.txt") << "mine";
   EXPECT_EQ(InvalidArgumentMessage([&] { Batch(scratch.path, {1}, {}, 1); }).rfind("batch folder ", 0), 0u);
   EXPECT_EQ(Bytes(scratch / "keep.txt"), "mine");
+  // A key swept twice or a value listed twice would train one config twice (or clash on its
+  // folder after the first run): refused before a folder is made.
+  EXPECT_EQ(InvalidArgumentMessage([&] {
+              Batch(scratch / "twice", {1}, {ParseSweep("tau=0.1"), ParseSweep("tau=0.5")}, 1);
+            }),
+            "sweep key 'tau' given twice; list all its values in one sweep (tau=V1,V2,...)");
+  EXPECT_EQ(InvalidArgumentMessage([&] { Batch(scratch / "twice", {1}, {ParseSweep("tau=0.1,0.5,0.1")}, 1); }),
+            "sweep key 'tau': value 0.1 is listed twice");
+  EXPECT_EQ(InvalidArgumentMessage([&] { Batch(scratch / "twice", {1}, {ParseSweep("learning_rate=1e-3,0.001")}, 1); }),
+            "sweep key 'learning_rate': values 1e-3 and 0.001 are the same");
+  EXPECT_FALSE(fs::exists(scratch / "twice"));
   EXPECT_NE(InvalidArgumentMessage([&] {
               Batch(
                   scratch / "nothing", {}, {}, 1, [] { return false; }, true);
