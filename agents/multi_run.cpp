@@ -167,10 +167,26 @@ void ReadBatchToml(const fs::path& path, std::vector<uint64_t>& seeds, std::vect
       throw std::invalid_argument(path.string() + ": no array '" + key + "' (not a cugym batch?)");
     return it->second;
   };
+  // Written by RunMany, but a file a user may edit: checked as --seeds and --sweep are.
   seeds.clear();
-  for (const TomlValue& s : get("seeds").items) seeds.push_back(static_cast<uint64_t>(s.integer));
+  for (const TomlValue& s : get("seeds").items) {
+    if (s.kind != TomlValue::Kind::kInteger || s.integer < 0)
+      throw std::invalid_argument(path.string() + ": seeds must be integers >= 0");
+    seeds.push_back(static_cast<uint64_t>(s.integer));
+  }
+  if (seeds.empty() || std::set<uint64_t>(seeds.begin(), seeds.end()).size() != seeds.size())
+    throw std::invalid_argument(path.string() + ": seeds must list one seed or more, each once");
   sweep.clear();
-  for (const TomlValue& key : get("sweep_order").items) sweep.push_back({key.text, get("sweep." + key.text).items});
+  for (const TomlValue& key : get("sweep_order").items) {
+    if (key.kind != TomlValue::Kind::kString || !SweepableKeys().count(key.text))
+      throw std::invalid_argument(path.string() + ": '" + key.text + "' in sweep_order is not a key a batch sweeps");
+    sweep.push_back({key.text, get("sweep." + key.text).items});
+  }
+  try {
+    CheckSweep(sweep);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(path.string() + ": " + e.what());
+  }
 }
 
 // Statistics over the runs of one grid point (Agarwal et al. 2021, as bench/seed_stats.py).

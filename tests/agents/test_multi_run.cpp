@@ -363,6 +363,22 @@ TEST(MultiRun, SeedListsAndSweepKeysAreCheckedWithOneLine) {
   EXPECT_EQ(InvalidArgumentMessage([&] { Batch(scratch / "twice", {1}, {ParseSweep("learning_rate=1e-3,0.001")}, 1); }),
             "sweep key 'learning_rate': values 1e-3 and 0.001 are the same");
   EXPECT_FALSE(fs::exists(scratch / "twice"));
+  // An edited batch.toml is checked as the flags are.
+  const auto resume_with = [&](const std::string& toml) {
+    fs::create_directories(scratch / "edited");
+    std::ofstream(scratch / "edited" / "batch.toml") << toml;
+    return InvalidArgumentMessage([&] {
+      Batch(
+          scratch / "edited", {}, {}, 1, [] { return false; }, true);
+    });
+  };
+  const std::string file = (scratch / "edited" / "batch.toml").string();
+  EXPECT_EQ(resume_with("seeds = [1, 1]\nsweep_order = []\n"), file + ": seeds must list one seed or more, each once");
+  EXPECT_EQ(resume_with("seeds = [1, -2]\nsweep_order = []\n"), file + ": seeds must be integers >= 0");
+  EXPECT_EQ(resume_with("seeds = [1]\nsweep_order = [\"num_envs\"]\n[sweep]\nnum_envs = [4]\n"),
+            file + ": 'num_envs' in sweep_order is not a key a batch sweeps");
+  EXPECT_EQ(resume_with("seeds = [1]\nsweep_order = [\"tau\"]\n[sweep]\ntau = [0.5, 0.5]\n"),
+            file + ": sweep key 'tau': value 0.5 is listed twice");
   EXPECT_NE(InvalidArgumentMessage([&] {
               Batch(
                   scratch / "nothing", {}, {}, 1, [] { return false; }, true);
