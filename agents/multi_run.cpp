@@ -429,7 +429,13 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
     configs.push_back(ResolveTrainConfig(registry, s, configs.empty() ? notes : quiet));
   }
   // The work: a run alone, or a grid point's seeds in lockstep as one DqnBatch (RunBatchTraining).
+  // On the CPU, where a batch is one thread, a point's seeds split into as many batches as it
+  // takes to give every worker one (contiguous slices of the seed list).
   const bool want_lockstep = options.lockstep.value_or(options.device == Device::kCuda);
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int workers = options.device == Device::kCuda ? 1 : options.jobs > 0 ? options.jobs : hardware;
+  const std::size_t points = plan.size() / seeds.size();
+  const std::size_t slices = std::min(seeds.size(), std::max<std::size_t>(1, (workers + points - 1) / points));
   struct Unit {
     std::vector<std::size_t> runs;  // indices into plan
     bool lockstep = false;
@@ -441,20 +447,21 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
       throw std::invalid_argument("lockstep" + (plan[first].point.empty() ? "" : " at " + plan[first].point) + ": " +
                                   why);
     if (want_lockstep && why.empty()) {
-      units.push_back({{}, true});
-      for (std::size_t i = first; i < first + seeds.size(); ++i) units.back().runs.push_back(i);
+      for (std::size_t s = 0; s < slices; ++s) {
+        units.push_back({{}, true});
+        for (std::size_t k = s * seeds.size() / slices; k < (s + 1) * seeds.size() / slices; ++k)
+          units.back().runs.push_back(first + k);
+      }
     } else {
       for (std::size_t i = first; i < first + seeds.size(); ++i) units.push_back({{i}, false});
     }
   }
   const bool any_lockstep = std::any_of(units.begin(), units.end(), [](const Unit& u) { return u.lockstep; });
-  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int jobs =
-      options.device == Device::kCuda
-          ? 1
-          : std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : hardware, static_cast<int>(units.size())));
+  const int jobs = std::max(1, std::min<int>(workers, static_cast<int>(units.size())));
+  std::size_t largest = 1;
+  for (const Unit& u : units) largest = std::max(largest, u.runs.size());
   CheckBatchMemory(
-      registry, configs, any_lockstep ? jobs * static_cast<int>(seeds.size()) : jobs, options.device,
+      registry, configs, jobs * static_cast<int>(largest), options.device,
       any_lockstep ? "fewer seeds per batch, --lockstep off, or a smaller buffer_size" : "lower --jobs or buffer_size");
   if (!options.resume) {
     DqnConfig base_config = ResolveTrainConfig(registry, source, quiet);
@@ -464,8 +471,10 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
 
   notes << "cugym train: " << plan.size() << " runs (" << (sweep.empty() ? 1 : plan.size() / seeds.size())
         << " grid points x " << seeds.size() << " seeds), "
-        << (any_lockstep ? "each grid point's seeds in lockstep as one batch, " : "") << jobs << " at a time on "
-        << DeviceName(options.device) << "\n";
+        << (!any_lockstep ? ""
+            : slices == 1 ? "each grid point's seeds in lockstep as one batch, "
+                          : "each grid point's seeds in lockstep as " + std::to_string(slices) + " batches, ")
+        << jobs << " at a time on " << DeviceName(options.device) << "\n";
 
   MultiRunResult result;
   result.runs.resize(plan.size());

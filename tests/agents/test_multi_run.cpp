@@ -179,15 +179,24 @@ TEST(MultiRun, AnInterruptedBatchResumesToTheSameModels) {
 
 // A grid point's seeds in lockstep (one DqnBatch, RunBatchTraining): each seed's run folder holds
 // the model, best model, evaluations and metrics rows of the solo run with that seed, K = 1, 3 and
-// 8.
+// 8, and with two workers (the CPU splits the seeds into a batch per worker: 7, 2 and 4).
 TEST(MultiRun, SeedsInLockstepGiveTheSoloModels) {
   const ScratchDir scratch("cugym_multi_run_lockstep");
-  std::vector<std::vector<uint64_t>> batches = {{5}, {7, 2, 4}};
-  if (!testing::kSanitizerBuild) batches.push_back({1, 2, 3, 4, 5, 6, 7, 8});
-  for (const std::vector<uint64_t>& seeds : batches) {
-    const fs::path dir = scratch / ("batch_" + std::to_string(seeds.size()));
-    const MultiRunResult result = Batch(
-        dir, seeds, {}, 1, [] { return false; }, false, true);
+  std::vector<std::pair<std::vector<uint64_t>, int>> batches = {{{5}, 1}, {{7, 2, 4}, 1}, {{7, 2, 4}, 2}};
+  if (!testing::kSanitizerBuild) batches.push_back({{1, 2, 3, 4, 5, 6, 7, 8}, 1});
+  for (const auto& [seeds, jobs] : batches) {
+    const fs::path dir = scratch / ("batch_" + std::to_string(seeds.size()) + "_" + std::to_string(jobs));
+    MultiRunOptions options;
+    options.out_dir = dir.string();
+    options.jobs = jobs;
+    options.lockstep = true;
+    std::ostringstream notes;
+    const MultiRunResult result = RunMany(
+        Builtins(), Source(), seeds, {}, options, [](const MultiRunProgress&) {}, [] { return false; }, notes);
+    EXPECT_NE(
+        notes.str().find(jobs == 1 ? "in lockstep as one batch, 1 at a time" : "in lockstep as 2 batches, 2 at a time"),
+        std::string::npos)
+        << notes.str();
     ASSERT_EQ(result.runs.size(), seeds.size());
     EXPECT_FALSE(result.interrupted);
     for (std::size_t i = 0; i < seeds.size(); ++i) {
