@@ -171,7 +171,10 @@ class BatchedEnv final : public VectorEnv {
 
   bool SaveSnapshot(VectorEnvSnapshot* snapshot) const override {
     snapshot->seed = seed_;
-    snapshot->env_seeds = uniform_seeds_ ? std::vector<uint64_t>() : seeds_.ToHost();
+    // Lanes keep every env's seed (LaneSeedsOf reads a lane's from its first env).
+    snapshot->env_seeds = !uniform_seeds_  ? seeds_.ToHost()
+                          : lane_size_ > 0 ? std::vector<uint64_t>(static_cast<std::size_t>(n_), seed_)
+                                           : std::vector<uint64_t>();
     snapshot->lane_size = lane_size_;
     snapshot->steps = step_index_;
     snapshot->states = GetStates(0, n_);
@@ -212,9 +215,11 @@ class BatchedEnv final : public VectorEnv {
   }
 
   // Each env's seed (equal seeds are Reset's case: the steps then need no per-env seed, and
-  // arrays().seeds is null), then Reset's work.
+  // arrays().seeds is null; not so for lanes of equal seeds beyond the first lane, whose envs
+  // draw as env i % lane_size), then Reset's work.
   void SetSeeds(const std::vector<uint64_t>& seeds) {
-    uniform_seeds_ = std::all_of(seeds.begin(), seeds.end(), [&](uint64_t s) { return s == seeds[0]; });
+    uniform_seeds_ = (lane_size_ == 0 || lane_size_ == n_) &&
+                     std::all_of(seeds.begin(), seeds.end(), [&](uint64_t s) { return s == seeds[0]; });
     if (!uniform_seeds_) seeds_.FromHost(seeds.data(), seeds.size());
     Restart(seeds[0]);
   }

@@ -39,6 +39,9 @@ class Conformance : public ::testing::TestWithParam<Case> {
   int64_t n() const { return std::get<2>(GetParam()); }
   std::unique_ptr<VectorEnv> Make() const { return MakeVectorEnv(Builtins(), id(), n(), device()); }
   std::vector<float> Obs(const float* ptr) const { return Host(ptr, n() * spec_.obs_dim(), device()); }
+  // ResetLanes(seeds, n()): every lane steps as a batch of n() envs reset with its seed, before
+  // and after a snapshot round trip.
+  void ExpectLanesAsBatches(const std::vector<uint64_t>& seeds);
   EnvSpec spec_;
 };
 
@@ -260,9 +263,17 @@ TEST_P(Conformance, PerEnvSeedsKeyEachEnvAlone) {
 // Lanes (ResetLanes: K agents' envs in one batch, agent::DqnBatch): lane l of a batch of 3 x n
 // steps as a batch of n of its own reset with lane l's seed, given the same actions, bit for bit;
 // a snapshot keeps the lanes.
+// Lanes of equal seeds too (each lane still draws as a batch of its own), and one lane alone.
 TEST_P(Conformance, LanesStepAsBatchesOfTheirOwn) {
-  const std::vector<uint64_t> seeds = {5, 91, 17};
-  const int64_t lanes = 3, dim = spec_.obs_dim();
+  for (const std::vector<uint64_t>& seeds : {std::vector<uint64_t>{5, 91, 17}, {5, 5}, {42}}) {
+    SCOPED_TRACE("seeds " + std::to_string(seeds[0]) + " x " + std::to_string(seeds.size()));
+    ExpectLanesAsBatches(seeds);
+  }
+}
+
+void Conformance::ExpectLanesAsBatches(const std::vector<uint64_t>& seeds) {
+  const auto lanes = static_cast<int64_t>(seeds.size());
+  const int64_t dim = spec_.obs_dim();
   auto all = MakeVectorEnv(Builtins(), id(), lanes * n(), device());
   ASSERT_TRUE(all->supports_lanes());
   all->ResetLanes(seeds, n());
