@@ -235,9 +235,10 @@ def batch_summary(dqn_dir, spec):
     folder = os.path.join(dqn_dir, batch)
     status = exit_status(folder + ".rc")
     try:
-        seconds = int(open(folder + ".seconds").read().strip())
+        seconds = float(open(folder + ".seconds").read().strip())
     except (OSError, ValueError):
         seconds = None
+    wall = "-" if seconds is None else f"{seconds:.1f}"
     try:
         point = json.load(open(os.path.join(folder, "summary.json")))["points"][0]
     except (OSError, ValueError, KeyError, IndexError):
@@ -268,15 +269,13 @@ def batch_summary(dqn_dir, spec):
     if goal is not None and not verdict.startswith("FAIL"):
         solved = point["solved_final"] / point["seeds"] if point else 0.0
         if seconds is None or status == TIMEOUT_EXIT or seconds > goal or solved < 0.95:
-            verdict = (
-                f"FAIL (goal: {goal:g} s with 95% solved; {seconds if seconds is not None else '-'} s, {solved:.0%})"
-            )
+            verdict = f"FAIL (goal: {goal:g} s with 95% solved; {wall} s, {solved:.0%})"
         else:
             verdict += f"; goal met ({goal:g} s with 95% solved)"
     print(
         f"\nbatch {batch} (`cugym train --seeds`{', lockstep' if lockstep else ''}, one process): "
         f"{point['seeds'] if point else '-'} runs, solved (final) {point['solved_final'] if point else '-'}, "
-        f"wall {seconds if seconds is not None else '-'} s; the solo run's model bytes: seeds {same or '-'} the same"
+        f"wall {wall} s; the solo run's model bytes: seeds {same or '-'} the same"
         + (f", {differ} other" if differ else "")
         + (f", {missing} not compared (a run missing)" if missing else "")
         + f": {verdict}"

@@ -105,14 +105,14 @@ cat >"$batch/summary.json" <<JSON
 {"points": [{"point": "", "seeds": 2, "solved_final": 1, "runs": [
   {"seed": 1, "run_dir": "$batch/seed_1"}, {"seed": 2, "run_dir": "$batch/seed_2"}]}]}
 JSON
-echo 0 >"$batch.rc" && echo 17 >"$batch.seconds"
+echo 0 >"$batch.rc" && echo 17.4 >"$batch.seconds"
 dqn_report --batch cartpole-cuda-batch:cartpole-cuda
 if [ $? -ne 3 ] || ! grep -q 'FAIL (seeds \[2\]: other model bytes than the solo runs)' "$tmp/out"; then
   fail "dqn report: a batch seed whose model differs from its solo run's must fail:"; sed 's/^/    /' "$tmp/out"
 fi
 echo solo >"$batch/seed_2/model.safetensors"
 dqn_report --batch cartpole-cuda-batch:cartpole-cuda
-if [ $? -ne 0 ] || ! grep -q '2 runs, solved (final) 1, wall 17 s; the solo run.s model bytes: seeds \[1, 2\] the same: pass' "$tmp/out"; then
+if [ $? -ne 0 ] || ! grep -q '2 runs, solved (final) 1, wall 17.4 s; the solo run.s model bytes: seeds \[1, 2\] the same: pass' "$tmp/out"; then
   fail "dqn report: a batch with the solo runs' models passes:"; sed 's/^/    /' "$tmp/out"
 fi
 # In lockstep (one batched network) other bytes are a finding while the seeds are solved, and a
@@ -124,7 +124,7 @@ if [ $? -ne 0 ] || ! grep -q 'lockstep, one process): 2 runs.*\[2\] other: pass 
 fi
 # A speed goal: the wall time and 95% of the seeds solved.
 dqn_report --batch cartpole-cuda-batch:cartpole-cuda:lockstep:20
-if [ $? -ne 3 ] || ! grep -q 'FAIL (goal: 20 s with 95% solved; 17 s, 50%)' "$tmp/out"; then
+if [ $? -ne 3 ] || ! grep -q 'FAIL (goal: 20 s with 95% solved; 17.4 s, 50%)' "$tmp/out"; then
   fail "dqn report: a batch that misses its speed goal's share of solved seeds fails:"; sed 's/^/    /' "$tmp/out"
 fi
 sed -i 's/"solved_final": 1/"solved_final": 2/' "$batch/summary.json"
@@ -133,7 +133,7 @@ if [ $? -ne 0 ] || ! grep -q 'goal met (20 s with 95% solved)' "$tmp/out"; then
   fail "dqn report: a batch within its speed goal passes:"; sed 's/^/    /' "$tmp/out"
 fi
 dqn_report --batch cartpole-cuda-batch:cartpole-cuda:lockstep:10
-if [ $? -ne 3 ] || ! grep -q 'FAIL (goal: 10 s with 95% solved; 17 s, 100%)' "$tmp/out"; then
+if [ $? -ne 3 ] || ! grep -q 'FAIL (goal: 10 s with 95% solved; 17.4 s, 100%)' "$tmp/out"; then
   fail "dqn report: a batch slower than its speed goal fails:"; sed 's/^/    /' "$tmp/out"
 fi
 sed -i 's/"solved_final": 2/"solved_final": 0/' "$batch/summary.json"
