@@ -405,6 +405,14 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
     if (!IsBatchFolder(out.string()))
       throw std::invalid_argument("resume " + out.string() + ": no batch.toml there (not a cugym batch)");
     ReadBatchToml(out / "batch.toml", seeds, sweep);
+    for (const auto& key : base.overrides) {
+      if (key.first == "seed")
+        throw std::invalid_argument(
+            "resume of a batch: its runs keep their seeds (batch.toml); drop the seed override");
+      for (const SweepAxis& axis : sweep)
+        if (axis.key == key.first)
+          throw std::invalid_argument("resume of a batch: it sweeps " + key.first + " (batch.toml); drop its override");
+    }
     source = TrainConfigSource{};
     source.config_path = (out / "base_config.toml").string();
     source.overrides = base.overrides;  // --set on resume, as for one run
@@ -529,11 +537,13 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
     return run;
   };
   // A finished run resumes from its last checkpoint too: nothing is left to train, and its model and
-  // evaluation come out again, the same bits. A resumed run takes its own config.toml.
+  // evaluation come out again, the same bits. A resumed run takes its own config.toml and the
+  // overrides given on resume (--total-steps extends every run of the batch, as it does a run alone).
   const auto run_config = [&](std::size_t i, const TrainRunOptions& run) {
     std::ostringstream run_notes;
     TrainConfigSource s;
     s.resume_dir = plan[i].dir.string();
+    s.overrides = source.overrides;
     return run.resume ? ResolveTrainConfig(registry, s, run_notes) : configs[i];
   };
   // `live` counts a unit's runs training (taken off `running` if it fails).

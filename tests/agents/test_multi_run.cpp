@@ -177,6 +177,52 @@ TEST(MultiRun, AnInterruptedBatchResumesToTheSameModels) {
   EXPECT_TRUE(fs::is_regular_file(dir / "summary.md"));
 }
 
+// Overrides given on resume reach the runs that resume, as they reach a run alone: --total-steps
+// extends a finished batch. The seed and a swept key are the batch's own and cannot be overridden.
+TEST(MultiRun, AResumedBatchTakesTheOverridesOfItsResume) {
+  const ScratchDir scratch("cugym_multi_run_extend");
+  const fs::path dir = scratch / "batch";
+  Batch(dir, {3}, {ParseSweep("tau=1")}, 1);
+  const TomlTable longer = {{"total_steps", ParseTomlValue(testing::kSanitizerBuild ? "2000" : "4000", "t")}};
+  const auto resume = [&](const TomlTable& overrides) {
+    TrainConfigSource source;
+    source.overrides = overrides;
+    MultiRunOptions options;
+    options.out_dir = dir.string();
+    options.resume = true;
+    std::ostringstream notes;
+    return RunMany(
+        Builtins(), source, {}, {}, options, [](const MultiRunProgress&) {}, [] { return false; }, notes);
+  };
+  const MultiRunResult extended = resume(longer);
+  ASSERT_EQ(extended.runs.size(), 1u);
+  EXPECT_EQ(extended.runs[0].result.global_step, longer.at("total_steps").integer);
+  // The same run alone: trained, then resumed with the longer total_steps.
+  const fs::path solo = scratch / "solo";
+  SoloModel(3, solo, {{"tau", ParseTomlValue("1", "t")}});
+  TrainConfigSource source;
+  source.resume_dir = solo.string();
+  source.overrides = longer;
+  std::ostringstream notes;
+  TrainRunOptions options;
+  options.run_dir = solo.string();
+  options.resume = true;
+  RunTraining(
+      Builtins(), ResolveTrainConfig(Builtins(), source, notes), options, [](const DqnProgress&) {},
+      [] { return false; }, notes);
+  EXPECT_EQ(Bytes(dir / "tau=1" / "seed_3" / "model.safetensors"), Bytes(solo / "model.safetensors"));
+  EXPECT_EQ(Columns(dir / "tau=1" / "seed_3" / "evals.csv", {0, 2, 3}), Columns(solo / "evals.csv", {0, 2, 3}));
+  using cugym::testing::InvalidArgumentMessage;
+  EXPECT_EQ(InvalidArgumentMessage([&] {
+              resume({{"seed", ParseTomlValue("4", "t")}});
+            }),
+            "resume of a batch: its runs keep their seeds (batch.toml); drop the seed override");
+  EXPECT_EQ(InvalidArgumentMessage([&] {
+              resume({{"tau", ParseTomlValue("0.5", "t")}});
+            }),
+            "resume of a batch: it sweeps tau (batch.toml); drop its override");
+}
+
 // A grid point's seeds in lockstep (one DqnBatch, RunBatchTraining): each seed's run folder holds
 // the model, best model, evaluations and metrics rows of the solo run with that seed, K = 1, 3 and
 // 8, and with two workers (the CPU splits the seeds into a batch per worker: 7, 2 and 4).
