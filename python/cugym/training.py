@@ -56,7 +56,8 @@ def train(
             ``out/seed_S`` (or ``out/POINT/seed_S``) is the one ``seed=S`` alone gives, bit for bit,
             and the result is summary.json's dict (per grid point: the seeds that reach the env's
             threshold, IQM and mean return with 95% bootstrap intervals, time to threshold, and
-            every run) plus ``batch_dir`` and ``interrupted``. ``resume`` continues a batch.
+            every run) plus ``batch_dir`` and ``interrupted``. ``resume`` continues a batch, its
+            overrides reaching every run (``total_steps=`` extends them all).
         sweep: with ``seeds``: a dict of config keys to lists of values, crossed with each other
             and the seeds, e.g. ``{"learning_rate": [1e-3, 2.3e-3]}`` (keys that change array
             shapes are refused: run those separately or on Ray Tune, docs/sweeps.md).
