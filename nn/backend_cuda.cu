@@ -274,18 +274,27 @@ __global__ void LayerNormKernel(float* x, const float* gamma, const float* beta,
     rstd[r] = internal::LayerNormRow(x + r * f, gamma, beta, y + r * f, f, relu);
 }
 
-// LayerNorm's parameter gradients: one thread per column, rows in order (as the CPU's sums); dy
-// becomes dh (the ReLU's mask applied) on the way, each element by its column's thread.
-__global__ void LayerNormParamGradKernel(float* dy, const float* xhat, const float* y, float* dgamma, float* dbeta,
-                                         int64_t n, int64_t f, bool relu) {
+// dy becomes dh, the ReLU's mask applied: every element at once.
+__global__ void ReluMaskKernel(float* dy, const float* y, int64_t count) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    dy[i] = internal::ReluGrad(dy[i], y[i]);
+}
+
+// LayerNorm's parameter gradients from dh: one thread per column, rows in order (as the CPU's
+// sums). The loop only reads (the mask was applied before), so its loads run ahead of the sums;
+// with the mask's stores inside it, each row waited for the last row's memory round trip (a few
+// columns over thousands of rows: MinAtar's convolution, 16 channels at 8,192 positions).
+__global__ void LayerNormParamGradKernel(const float* __restrict__ dh, const float* __restrict__ xhat, float* dgamma,
+                                         float* dbeta, int64_t n, int64_t f) {
   for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; j < f;
        j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     float sg = 0.0f, sb = 0.0f;
+#pragma unroll 8
     for (int64_t r = 0; r < n; ++r) {
-      const float dh = relu ? internal::ReluGrad(dy[r * f + j], y[r * f + j]) : dy[r * f + j];
-      dy[r * f + j] = dh;
-      sg += dh * xhat[r * f + j];
-      sb += dh;
+      const float d = dh[r * f + j];
+      sg += d * xhat[r * f + j];
+      sb += d;
     }
     dgamma[j] = sg;
     dbeta[j] = sb;
@@ -544,10 +553,12 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
   void DoLayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<const float> rstd, ConstBatchView y,
                            VectorView<const float> gamma, VectorView<float> dgamma, VectorView<float> dbeta,
                            Activation act) override {
-    const bool relu = act == Activation::kRelu;
-    const float* out = relu ? y.data() : nullptr;
-    LayerNormParamGradKernel<<<Blocks(dy.cols()), kThreads, 0, stream_>>>(dy.data(), xhat.data(), out, dgamma.data(),
-                                                                          dbeta.data(), dy.rows(), dy.cols(), relu);
+    if (act == Activation::kRelu && dy.size() > 0) {
+      ReluMaskKernel<<<Blocks(dy.size()), kThreads, 0, stream_>>>(dy.data(), y.data(), dy.size());
+      CUGYM_CUDA_CHECK_LAST();
+    }
+    LayerNormParamGradKernel<<<Blocks(dy.cols()), kThreads, 0, stream_>>>(dy.data(), xhat.data(), dgamma.data(),
+                                                                          dbeta.data(), dy.rows(), dy.cols());
     CUGYM_CUDA_CHECK_LAST();
     if (dy.rows() == 0) return;
     LayerNormBackwardKernel<<<Blocks(dy.rows()), kThreads, 0, stream_>>>(dy.data(), xhat.data(), rstd.data(),
