@@ -112,26 +112,6 @@ uint64_t EvalSeed(uint64_t run_seed, int64_t k) {
 
 }  // namespace
 
-std::vector<EvalResult> EvaluateLearnerLanes(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
-                                             const std::vector<uint64_t>& run_seeds, int64_t k) {
-  const int64_t lanes = static_cast<int64_t>(run_seeds.size()), n = env.num_envs();
-  const Device device = learner.backend().device();
-  if (lanes != learner.online().replicas() || lanes < 1 || n % lanes != 0)
-    throw std::invalid_argument("EvaluateLearnerLanes: " + std::to_string(lanes) + " seeds for " +
-                                std::to_string(learner.online().replicas()) + " replicas and " + std::to_string(n) +
-                                " envs");
-  std::vector<uint64_t> seeds;
-  for (uint64_t run_seed : run_seeds) seeds.push_back(EvalSeed(run_seed, k));
-  env.ResetLanes(seeds, n / lanes);
-  const nn::ConstBatchView obs(env.obs(), n, learner.online().in_features(), device);
-  const Played played = PlayLanes(
-      env, lanes, std::vector<int64_t>(n, 1),
-      [&](uint64_t, int32_t* out) { learner.Act(obs, nn::VectorView<int32_t>(out, n, device)); }, actions);
-  std::vector<EvalResult> results;
-  for (int64_t a = 0; a < lanes; ++a) results.push_back(Summarize(env.spec().id, played.returns[a], played.lengths[a]));
-  return results;
-}
-
 std::vector<EvalResult> EvaluateReplicas(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
                                          const std::vector<uint64_t>& seeds, const std::vector<bool>& evaluate,
                                          int64_t episodes) {
@@ -155,6 +135,16 @@ std::vector<EvalResult> EvaluateReplicas(VectorEnv& env, QLearner& learner, Buff
   for (int64_t a = 0; a < lanes; ++a)
     if (evaluate[a]) results[a] = Summarize(env.spec().id, played.returns[a], played.lengths[a]);
   return results;
+}
+
+// Every env of a lane plays one episode: EvaluateReplicas with each run's k-th evaluation seed.
+std::vector<EvalResult> EvaluateLearnerLanes(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
+                                             const std::vector<uint64_t>& run_seeds, int64_t k) {
+  const auto lanes = static_cast<int64_t>(run_seeds.size());
+  std::vector<uint64_t> seeds;
+  for (uint64_t run_seed : run_seeds) seeds.push_back(EvalSeed(run_seed, k));
+  return EvaluateReplicas(env, learner, actions, seeds, std::vector<bool>(lanes, true),
+                          lanes > 0 ? env.num_envs() / lanes : 0);
 }
 
 EvalResult EvaluateLearner(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions, uint64_t run_seed, int64_t k) {

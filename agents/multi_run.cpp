@@ -405,13 +405,14 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
     if (!IsBatchFolder(out.string()))
       throw std::invalid_argument("resume " + out.string() + ": no batch.toml there (not a cugym batch)");
     ReadBatchToml(out / "batch.toml", seeds, sweep);
-    for (const auto& key : base.overrides) {
-      if (key.first == "seed")
+    for (const auto& entry : base.overrides) {
+      if (entry.first == "seed")
         throw std::invalid_argument(
             "resume of a batch: its runs keep their seeds (batch.toml); drop the seed override");
       for (const SweepAxis& axis : sweep)
-        if (axis.key == key.first)
-          throw std::invalid_argument("resume of a batch: it sweeps " + key.first + " (batch.toml); drop its override");
+        if (axis.key == entry.first)
+          throw std::invalid_argument("resume of a batch: it sweeps " + entry.first +
+                                      " (batch.toml); drop its override");
     }
     source = TrainConfigSource{};
     source.config_path = (out / "base_config.toml").string();

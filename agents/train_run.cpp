@@ -478,10 +478,8 @@ std::vector<TrainRunResult> RunBatchTraining(
   // and model); one that completed waits for its final evaluation until the batch ends.
   std::vector<TrainRunResult> results(k_agents);
   std::vector<std::size_t> waiting;  // completed, not evaluated yet
-  std::vector<int64_t> stopped_at(k_agents, -1);
   const auto stop_run = [&](std::size_t k, bool interrupted) {
     results[k] = records[k]->Stop(interrupted);
-    stopped_at[k] = batch.global_step();
     if (runs[k].on_stop) runs[k].on_stop();
     if (!interrupted && config.eval_episodes > 0) {
       waiting.push_back(k);
@@ -528,7 +526,7 @@ std::vector<TrainRunResult> RunBatchTraining(
   // file back into its replica (its lane trained on).
   std::vector<int> agents;
   for (std::size_t k : waiting) {
-    if (stopped_at[k] != batch.global_step()) batch.LoadModel(static_cast<int>(k), results[k].model);
+    if (results[k].global_step != batch.global_step()) batch.LoadModel(static_cast<int>(k), results[k].model);
     agents.push_back(static_cast<int>(k));
   }
   const std::vector<EvalResult> evals =
