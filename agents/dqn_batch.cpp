@@ -27,7 +27,12 @@ nn::VectorView<T> Vec(T* data, int64_t size, Device device) {
 }  // namespace
 
 DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds, Device device)
-    : registry_(&registry), config_(config), seeds_(seeds), device_(device), n_(config.num_envs) {
+    : DqnBatch(registry, config, seeds, nn::MakeBackend(device)) {}
+
+DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds,
+                   std::shared_ptr<nn::Backend> backend)
+    : registry_(&registry), config_(config), seeds_(seeds), device_(backend->device()), n_(config.num_envs) {
+  const Device device = device_;
   config_.Validate();
   if (seeds_.empty()) throw std::invalid_argument("DqnBatch: no seeds");
   const std::string refused = Unbatchable(registry, config_, agents());
@@ -64,7 +69,7 @@ DqnBatch::DqnBatch(const Registry& registry, const DqnConfig& config, const std:
     one.seed = seed;
     options.replica_seeds.push_back(LearnerOptionsFor(one, spec).seed);
   }
-  learner_ = std::make_unique<QLearner>(nn::MakeBackend(device), options);
+  learner_ = std::make_unique<QLearner>(std::move(backend), options);
   void* stream = learner_->backend().native_stream();
   ops_ = MakeAgentOps(device, stream);
 
@@ -312,6 +317,40 @@ std::vector<DqnBatch::LoopState> DqnBatch::LoadCheckpoints(const std::vector<std
   return loops;
 }
 
+std::unique_ptr<DqnBatch> DqnBatch::Keep(const std::vector<int>& keep) const {
+  std::vector<uint64_t> seeds;
+  std::vector<int64_t> lanes;
+  for (int a : keep) {
+    if (a < 0 || a >= agents())
+      throw std::out_of_range("DqnBatch::Keep: agent " + std::to_string(a) + " of " + std::to_string(agents()));
+    seeds.push_back(seeds_[a]);
+    lanes.push_back(a);
+  }
+  VectorEnvSnapshot envs;
+  if (!env_->SaveSnapshot(&envs)) return nullptr;
+  std::unique_ptr<DqnBatch> next(new DqnBatch(*registry_, config_, seeds, learner_->online().shared_backend()));
+  next->env_->LoadSnapshot(LanesOf(envs, lanes, env_->spec().state_dim));
+  for (std::size_t i = 0; i < keep.size(); ++i) {
+    const int a = keep[i];
+    const auto to = static_cast<int64_t>(i);
+    next->learner_->CopyReplicaFrom(static_cast<int>(i), Solo(a));
+    next->replay_->CopyLane(*replay_, a, to);
+    next->episodes_[i]->CopyFrom(*episodes_[a]);
+    if (config_.exploration_hold_mu > 0) {
+      CopyBytes(next->held_actions_.data() + to * n_, device_, held_actions_.data() + a * n_, device_,
+                n_ * sizeof(int32_t));
+      CopyBytes(next->hold_left_.data() + to * n_, device_, hold_left_.data() + a * n_, device_, n_ * sizeof(int32_t));
+    }
+  }
+  CopyBytes(next->counters_dev_.data(), device_, counters_dev_.data(), device_, sizeof(StepCounters));
+  next->global_step_ = global_step_;
+  next->update_debt_ = update_debt_;
+  next->next_target_step_ = next_target_step_;
+  next->learning_resumes_at_ = learning_resumes_at_;
+  next->iteration_graph_on_cpu_ = iteration_graph_on_cpu_;
+  return next;
+}
+
 void DqnBatch::SaveCheckpoint(int agent, const std::string& path, double wall_time, double last_eval_return) const {
   DqnCounters c;
   c.global_step = global_step_;
@@ -339,14 +378,10 @@ void DqnBatch::SaveCheckpoint(int agent, const std::string& path, double wall_ti
   const VectorEnvSnapshot& all = saved_envs_;
   const bool has_envs = has_saved_envs_;
   VectorEnvSnapshot mine;
-  if (has_envs) {
-    const int64_t first = agent * n_, dim = env_->spec().state_dim;
-    mine.seed = all.env_seeds.empty() ? all.seed : all.env_seeds[first];
-    mine.steps = all.steps;
-    mine.states.assign(all.states.begin() + first * dim, all.states.begin() + (first + n_) * dim);
-    mine.rng_counters.assign(all.rng_counters.begin() + first, all.rng_counters.begin() + first + n_);
-    mine.elapsed.assign(all.elapsed.begin() + first, all.elapsed.begin() + first + n_);
-    mine.running_returns.assign(all.running_returns.begin() + first, all.running_returns.begin() + first + n_);
+  if (has_envs) {  // the agent's lane as the snapshot of a batch of n of its own (DqnAgent's)
+    mine = LanesOf(all, {agent}, env_->spec().state_dim);
+    mine.env_seeds.clear();
+    mine.lane_size = 0;
   }
   SaveDqnCheckpoint(path, config, c, *episodes_.at(agent), has_envs ? &mine : nullptr, held, left, *replay_, agent,
                     Solo(agent));

@@ -44,6 +44,15 @@ class DqnBatch {
   static std::string Unbatchable(const Registry& registry, const DqnConfig& config, int agents);
   ~DqnBatch();
 
+  // The agents `keep` (indices into seeds(), in that order) as a batch of their own that goes on
+  // exactly as they would have in this one: their networks and Adam states, replay lanes, envs,
+  // exploration holds and episodes, copied on the device, and the shared schedule. RunBatchTraining
+  // shrinks a batch to the agents still training, so that those that stopped cost nothing.
+  // Returns null when the envs cannot save their state (VectorEnv::SaveSnapshot); throws
+  // std::out_of_range for an index outside and what the constructor throws (an index listed
+  // twice, replay memories that do not fit beside this batch's).
+  std::unique_ptr<DqnBatch> Keep(const std::vector<int>& keep) const;
+
   int agents() const { return static_cast<int>(seeds_.size()); }
   const std::vector<uint64_t>& seeds() const { return seeds_; }
   const int64_t& global_step() const { return global_step_; }  // env steps of each agent
@@ -98,6 +107,10 @@ class DqnBatch {
   EpisodeStats& episodes(int agent) { return *episodes_.at(agent); }
 
  private:
+  // The public constructor's batch on `backend` (Keep's: the learners on one back end exchange
+  // replicas).
+  DqnBatch(const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds,
+           std::shared_ptr<nn::Backend> backend);
   void Collect(bool greedy);
   void Update();
   // The whole-iteration graph's work: Collect(true), graph_updates_ gradient steps and

@@ -81,4 +81,12 @@ void EpisodeStats::Load(const CheckpointReader& in) {
   last_100_ = in.HasTensor("episodes.last_100") ? in.file().Find("episodes.last_100")->ToF32() : std::vector<float>{};
 }
 
+void EpisodeStats::CopyFrom(const EpisodeStats& from) {
+  CopyBytes(ring_.count, device_, from.ring_.count, from.device_, sizeof(unsigned long long));
+  CopyBytes(ring_.returns, device_, from.ring_.returns, from.device_, kCapacity * sizeof(float));
+  CopyBytes(ring_.lengths, device_, from.ring_.lengths, from.device_, kCapacity * sizeof(int32_t));
+  read_ = from.read_;
+  last_100_ = from.last_100_;
+}
+
 }  // namespace cugym::agent

@@ -38,6 +38,9 @@ class EpisodeStats {
   void Save(CheckpointWriter& out) const;
   // Restores what Save wrote; a file without episodes.last_100 leaves the window empty.
   void Load(const CheckpointReader& in);
+  // Takes `from`'s ring (copied on the device) and what it has read so far, as Load would from
+  // its Save.
+  void CopyFrom(const EpisodeStats& from);
 
  private:
   struct HostRing {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cugym::agent {
@@ -157,6 +158,35 @@ void ReplayMemory::Save(CheckpointWriter& out, int64_t lane) const {
     out.Floats("replay.priorities", priority_nodes_.ToHost(lane * 2 * tree_.leaves + tree_.leaves, cap));
     out.Real("cugym.replay.max_priority", max_priority_.ToHost(lane, 1)[0]);
   }
+}
+
+void ReplayMemory::CopyLane(const ReplayMemory& from, int64_t from_lane, int64_t to_lane) {
+  const int64_t cap = options_.capacity, dim = options_.obs_dim;
+  if (from.device_ != device_ || from.options_.capacity != cap || from.options_.obs_dim != dim ||
+      from.prioritized() != prioritized())
+    throw std::invalid_argument("replay memory: CopyLane from a memory of another shape or device");
+  for (const auto& [lane, lanes] : {std::pair{from_lane, from.options_.lanes}, std::pair{to_lane, options_.lanes}})
+    if (lane < 0 || lane >= lanes)
+      throw std::out_of_range("replay memory: lane " + std::to_string(lane) + " of " + std::to_string(lanes));
+  const auto copy = [&](auto& to, const auto& source, int64_t per_lane) {
+    CopyBytes(to.data() + to_lane * per_lane, device_, source.data() + from_lane * per_lane, device_,
+              static_cast<std::size_t>(per_lane) * sizeof(*to.data()));
+  };
+  copy(obs_, from.obs_, cap * dim);
+  copy(next_obs_, from.next_obs_, cap * dim);
+  copy(rewards_, from.rewards_, cap);
+  copy(terminals_, from.terminals_, cap);
+  copy(ends_, from.ends_, cap);
+  copy(actions_, from.actions_, cap);
+  if (prioritized()) {
+    copy(priority_nodes_, from.priority_nodes_, 2 * tree_.leaves);  // inner nodes too: the same sums
+    copy(max_priority_, from.max_priority_, 1);
+  }
+  head_ = from.head_;
+  size_ = from.size_;
+  CopyBytes(head_dev_.data(), device_, from.head_dev_.data(), device_, sizeof(int64_t));
+  CopyBytes(size_dev_.data(), device_, from.size_dev_.data(), device_, sizeof(int64_t));
+  CopyBytes(draws_.data(), device_, from.draws_.data(), device_, sizeof(uint32_t));
 }
 
 void ReplayMemory::Load(const CheckpointReader& in, int64_t lane) {

@@ -335,23 +335,21 @@ std::string NewestCheckpointOf(const fs::path& run_dir) {
   return path;
 }
 
-// Agent k of a DqnBatch as its run folder sees it, with the training loop's values its
-// checkpoints keep.
+// Agent `lane` of a DqnBatch as its run folder sees it, with the training loop's values its
+// checkpoints keep. The batch and lane change when the batch shrinks (DqnBatch::Keep).
 class BatchMember final : public AgentFiles {
  public:
-  BatchMember(const DqnBatch& batch, int k) : batch_(batch), k_(k) {}
-  int64_t global_step() const override { return batch_.global_step(); }
+  BatchMember(const DqnBatch* batch, int lane) : batch(batch), lane(lane) {}
+  int64_t global_step() const override { return batch->global_step(); }
   void SaveCheckpoint(const std::string& path) const override {
-    batch_.SaveCheckpoint(k_, path, wall_time, last_eval_return);
+    batch->SaveCheckpoint(lane, path, wall_time, last_eval_return);
   }
-  void SaveModel(const std::string& path) const override { batch_.SaveModel(k_, path); }
+  void SaveModel(const std::string& path) const override { batch->SaveModel(lane, path); }
 
+  const DqnBatch* batch;
+  int lane;
   double wall_time = 0;
   double last_eval_return = std::numeric_limits<double>::quiet_NaN();
-
- private:
-  const DqnBatch& batch_;
-  int k_;
 };
 
 }  // namespace
@@ -440,34 +438,34 @@ std::vector<TrainRunResult> RunBatchTraining(
     configs[k].seed = seeds[k];
     dirs.push_back(resume ? fs::path(runs[k].run_dir) : NewRunFolder(configs[k], runs[k].run_dir));
   }
-  DqnBatch batch(registry, config, seeds, runs.empty() ? Device::kCpu : runs.front().device);
+  auto batch = std::make_unique<DqnBatch>(registry, config, seeds, runs.empty() ? Device::kCpu : runs.front().device);
   if (!resume)
     for (const fs::path& dir : dirs) CreateRunFolder(dir);
   std::vector<std::unique_ptr<BatchMember>> members;
   for (std::size_t k = 0; k < k_agents; ++k)
-    members.push_back(std::make_unique<BatchMember>(batch, static_cast<int>(k)));
+    members.push_back(std::make_unique<BatchMember>(batch.get(), static_cast<int>(k)));
   if (resume) {
     std::vector<std::string> paths;
     for (const fs::path& dir : dirs) paths.push_back(NewestCheckpointOf(dir));
-    const std::vector<DqnBatch::LoopState> loops = batch.LoadCheckpoints(paths);
+    const std::vector<DqnBatch::LoopState> loops = batch->LoadCheckpoints(paths);
     for (std::size_t k = 0; k < k_agents; ++k) {
       members[k]->wall_time = loops[k].wall_time;
       members[k]->last_eval_return = loops[k].last_eval_return;
     }
   }
+  int64_t global_step = batch->global_step();  // the schedules' step, whichever batch holds the agents
   std::vector<std::unique_ptr<RunRecord>> records;
   std::vector<std::unique_ptr<TrainSchedule>> schedules;
   for (std::size_t k = 0; k < k_agents; ++k) {
     records.push_back(std::make_unique<RunRecord>(registry, configs[k], dirs[k], runs[k], *members[k], nullptr, notes));
     RunRecord& record = *records[k];
-    const int agent = static_cast<int>(k);
     BatchMember& member = *members[k];
     schedules.push_back(std::make_unique<TrainSchedule>(
-        configs[k], batch.global_step(), member.wall_time, member.last_eval_return,
-        [&batch, &member, agent](double seconds, int64_t steps) {
-          return batch.Progress(agent, member.wall_time, seconds, steps, member.last_eval_return);
+        configs[k], global_step, member.wall_time, member.last_eval_return,
+        [&batch, &member](double seconds, int64_t steps) {
+          return batch->Progress(member.lane, member.wall_time, seconds, steps, member.last_eval_return);
         },
-        [&batch, agent](int64_t index) { return batch.Evaluate(agent, index); },
+        [&batch, &member](int64_t index) { return batch->Evaluate(member.lane, index); },
         [&record](const DqnProgress& p) { record.Log(p); }, [&record] { record.Checkpoint(); },
         [&record](const DqnEvaluation& e) { return record.Evaluated(e); }));
   }
@@ -475,7 +473,8 @@ std::vector<TrainRunResult> RunBatchTraining(
   // Each agent's loop is RunTraining's, one iteration of the batch at a time: an agent leaves when
   // its steps are done, an evaluation ends it, or its on_eval asks it to stop; stop() ends all of
   // them at the same step (their checkpoints resume the batch). A run stops at once (its checkpoint
-  // and model); one that completed waits for its final evaluation until the batch ends.
+  // and model); one that completed waits for its final evaluation, which the completed runs take
+  // together when the batch shrinks or ends.
   std::vector<TrainRunResult> results(k_agents);
   std::vector<std::size_t> waiting;  // completed, not evaluated yet
   const auto stop_run = [&](std::size_t k, bool interrupted) {
@@ -488,6 +487,22 @@ std::vector<TrainRunResult> RunBatchTraining(
     records[k]->Complete(results[k]);
     if (on_finished) on_finished(k, results[k]);
   };
+  // The waiting runs' final evaluations, all at once; an agent that stopped before this step first
+  // gets its model file back into its replica (its lane trained on).
+  const auto evaluate_waiting = [&] {
+    std::vector<int> lanes;
+    for (std::size_t k : waiting) {
+      if (results[k].global_step != batch->global_step()) batch->LoadModel(members[k]->lane, results[k].model);
+      lanes.push_back(members[k]->lane);
+    }
+    const std::vector<EvalResult> evals =
+        batch->EvaluateModels(lanes, config.eval_episodes, kFinalEvalEnvs, kFinalEvalSeed);
+    for (std::size_t e = 0; e < waiting.size(); ++e) {
+      records[waiting[e]]->Complete(results[waiting[e]], &evals[e]);
+      if (on_finished) on_finished(waiting[e], results[waiting[e]]);
+    }
+    waiting.clear();
+  };
   std::vector<std::size_t> training;
   for (std::size_t k = 0; k < k_agents; ++k) {
     if (records[k]->done()) {
@@ -496,6 +511,31 @@ std::vector<TrainRunResult> RunBatchTraining(
       training.push_back(k);
     }
   }
+  // Once half the agents or more have left, the batch shrinks to those training (DqnBatch::Keep),
+  // which go on exactly as they would have: those that left cost nothing more. Halving bounds the
+  // copies to log2(K) rounds; a batch that cannot shrink (envs without snapshots, memory that does
+  // not fit beside it) tries again at the next halving.
+  std::size_t shrink_at = batch->agents() / 2;
+  const auto shrink = [&] {
+    shrink_at = training.size() / 2;
+    std::vector<int> keep;
+    for (std::size_t k : training) keep.push_back(members[k]->lane);
+    std::unique_ptr<DqnBatch> next;
+    try {
+      next = batch->Keep(keep);
+    } catch (const std::invalid_argument& e) {
+      notes << "cugym train: the batch goes on with all " << batch->agents() << " agents: " << e.what() << "\n";
+    }
+    if (!next) return;
+    evaluate_waiting();  // the agents that completed leave with this batch
+    notes << "cugym train: " << training.size() << " of " << batch->agents() << " agents train on at step "
+          << global_step << "; the batch shrinks to them\n";
+    batch = std::move(next);
+    for (std::size_t i = 0; i < training.size(); ++i) {
+      members[training[i]]->batch = batch.get();
+      members[training[i]]->lane = static_cast<int>(i);
+    }
+  };
   std::vector<double> eval_seconds(k_agents, 0.0);
   while (!training.empty()) {
     std::vector<std::size_t> going;
@@ -516,25 +556,15 @@ std::vector<TrainRunResult> RunBatchTraining(
       break;
     }
     if (training.empty()) break;
-    batch.Iterate();
+    if (training.size() <= shrink_at) shrink();
+    batch->Iterate();
+    global_step = batch->global_step();
     double all_evals = 0;
     for (std::size_t k : training) all_evals += eval_seconds[k] = schedules[k]->Iterated();
     if (all_evals > 0)
       for (std::size_t k : training) schedules[k]->Exclude(all_evals - eval_seconds[k]);
   }
-  // Every completed run's final evaluation at once; an agent that stopped early first gets its model
-  // file back into its replica (its lane trained on).
-  std::vector<int> agents;
-  for (std::size_t k : waiting) {
-    if (results[k].global_step != batch.global_step()) batch.LoadModel(static_cast<int>(k), results[k].model);
-    agents.push_back(static_cast<int>(k));
-  }
-  const std::vector<EvalResult> evals =
-      batch.EvaluateModels(agents, config.eval_episodes, kFinalEvalEnvs, kFinalEvalSeed);
-  for (std::size_t e = 0; e < waiting.size(); ++e) {
-    records[waiting[e]]->Complete(results[waiting[e]], &evals[e]);
-    if (on_finished) on_finished(waiting[e], results[waiting[e]]);
-  }
+  evaluate_waiting();
   return results;
 }
 

@@ -83,7 +83,10 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
 // have their newest checkpoints at one step. Throws std::invalid_argument for what DqnBatch
 // refuses (PQN, gradient clipping, ...) and for a folder that is not new or empty. `on_finished(k,
 // result)` is called as each run's result is complete: an interrupted run's when it stops, a
-// completed run's once the batch ends (the final evaluations of all of them run together then).
+// completed run's once the batch shrinks or ends (the final evaluations of the completed runs run
+// together then). Once half the agents or more have left, the batch shrinks to those still
+// training (DqnBatch::Keep, a line in `notes`): their runs are unchanged, and the agents that left
+// cost nothing more.
 std::vector<TrainRunResult> RunBatchTraining(
     const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds,
     const std::vector<TrainRunOptions>& runs, const std::function<bool()>& stop, std::ostream& notes,

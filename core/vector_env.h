@@ -87,6 +87,38 @@ inline std::vector<uint64_t> LaneSeedsOf(const VectorEnvSnapshot& s) {
   for (std::size_t i = 0; i < s.env_seeds.size(); i += lane) seeds.push_back(s.env_seeds[i]);
   return seeds;
 }
+// The lanes `lanes` of a snapshot in lanes (of s.lane_size envs, state_dim floats of state each),
+// in that order: a snapshot in lanes again, which a VectorEnv of lanes.size() x s.lane_size envs
+// loads to go on as those lanes would have. A snapshot without env seeds is one of lanes that all
+// had s.seed. Throws std::out_of_range for a lane the snapshot does not hold.
+inline VectorEnvSnapshot LanesOf(const VectorEnvSnapshot& s, const std::vector<int64_t>& lanes, int64_t state_dim) {
+  const int64_t size = s.lane_size, n = static_cast<int64_t>(s.rng_counters.size());
+  VectorEnvSnapshot out;
+  out.seed = s.seed;
+  out.steps = s.steps;
+  out.lane_size = size;
+  for (int64_t lane : lanes) {
+    if (size < 1 || lane < 0 || (lane + 1) * size > n)
+      throw std::out_of_range("LanesOf: lane " + std::to_string(lane) + " of a snapshot of " + std::to_string(n) +
+                              " envs in lanes of " + std::to_string(size));
+    const auto first = static_cast<std::size_t>(lane * size), count = static_cast<std::size_t>(size);
+    const auto dim = static_cast<std::size_t>(state_dim);
+    const auto append = [&](auto& to, const auto& from, std::size_t width) {
+      to.insert(to.end(), from.begin() + first * width, from.begin() + (first + count) * width);
+    };
+    append(out.states, s.states, dim);
+    append(out.rng_counters, s.rng_counters, 1);
+    append(out.elapsed, s.elapsed, 1);
+    append(out.running_returns, s.running_returns, 1);
+    if (s.env_seeds.empty()) {
+      out.env_seeds.insert(out.env_seeds.end(), count, s.seed);
+    } else {
+      append(out.env_seeds, s.env_seeds, 1);
+    }
+  }
+  if (!out.env_seeds.empty()) out.seed = out.env_seeds.front();
+  return out;
+}
 
 class VectorEnv {
  public:

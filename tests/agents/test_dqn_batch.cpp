@@ -10,6 +10,7 @@
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -243,6 +244,63 @@ TEST_P(DqnBatchTest, ABatchResumesFromItsAgentsCheckpoints) {
     ExpectSoloModel(path, TrainSolo(config, seeds[k], device, (scratch / ("solo_" + std::to_string(k))).string()),
                     device);
   }
+}
+
+// A batch shrunk to some of its agents (DqnBatch::Keep, in another order) goes on as the whole
+// batch does for them: the same checkpoints (networks, Adam, replay lanes with their priorities,
+// envs, holds, episodes, counters) on the CPU, byte for byte, the same metrics rows and
+// evaluations; on CUDA the same networks within rounding.
+TEST_P(DqnBatchTest, AShrunkBatchGoesOnAsTheWholeOne) {
+  CUGYM_SKIP_WITHOUT_GPU(GetParam());
+  const Device device = GetParam();
+  const ScratchDir scratch("cugym_dqn_batch_keep");
+  const std::vector<uint64_t> seeds = {3, 11, 42};
+  const std::vector<int> keep = {2, 0};
+  for (const TomlTable& keys : {TomlTable{}, TomlTable{{"exploration_hold_mu", ParseTomlValue("2.0", "t")},
+                                                       {"double_dqn", ParseTomlValue("true", "t")}}}) {
+    const DqnConfig config = Config(keys);
+    DqnBatch whole(Builtins(), config, seeds, device);
+    while (whole.global_step() < config.total_steps / 2) whole.Iterate();
+    for (int k = 0; k < whole.agents(); ++k) whole.Progress(k, 0.0, 1.0, whole.global_step(), 0.0);  // rows read
+    const std::unique_ptr<DqnBatch> kept = whole.Keep(keep);
+    ASSERT_NE(kept, nullptr);
+    EXPECT_EQ(kept->seeds(), (std::vector<uint64_t>{42, 3}));
+    EXPECT_EQ(kept->global_step(), whole.global_step());
+    while (whole.global_step() < config.total_steps) {
+      whole.Iterate();
+      kept->Iterate();
+    }
+    for (std::size_t i = 0; i < keep.size(); ++i) {
+      SCOPED_TRACE(::testing::Message() << "seed " << seeds[keep[i]]);
+      const int mine = static_cast<int>(i), theirs = keep[i];
+      const DqnProgress got = kept->Progress(mine, 0.0, 1.0, 100, 0.0);
+      const DqnProgress want = whole.Progress(theirs, 0.0, 1.0, 100, 0.0);
+      EXPECT_EQ(got.episodes, want.episodes);
+      EXPECT_EQ(got.global_step, want.global_step);
+      if (device == Device::kCpu) {
+        EXPECT_EQ(got.td_loss, want.td_loss);
+        EXPECT_EQ(got.q_values, want.q_values);
+        EXPECT_EQ(got.mean_return_100, want.mean_return_100) << "episodes read before and after alike";
+        EXPECT_EQ(kept->Evaluate(mine, 1).mean_return, whole.Evaluate(theirs, 1).mean_return);
+        const std::string a = (scratch / "kept.safetensors").string(), b = (scratch / "whole.safetensors").string();
+        kept->SaveCheckpoint(mine, a, 1.0, 2.0);
+        whole.SaveCheckpoint(theirs, b, 1.0, 2.0);
+        EXPECT_EQ(Bytes(a), Bytes(b)) << "the whole batch's checkpoint of this agent";
+      } else {
+        Solo solo;
+        const std::string path = (scratch / "whole_model").string();
+        whole.SaveModel(theirs, path);
+        nn::Mlp net(nn::MakeBackend(device), nn::ReadMlpLayerSizes(path), nn::MlpOptions{});
+        nn::LoadMlp(path, net);
+        solo.parameters = nn::ToHost(net.parameters());
+        kept->SaveModel(mine, (scratch / "kept_model").string());
+        ExpectSoloModel((scratch / "kept_model").string(), solo, device);
+      }
+    }
+  }
+  DqnBatch batch(Builtins(), Config({}), seeds, device);
+  EXPECT_THROW(batch.Keep({0, 3}), std::out_of_range);
+  EXPECT_EQ(cugym::testing::InvalidArgumentMessage([&] { batch.Keep({1, 1}); }), "DqnBatch: a seed appears twice");
 }
 
 TEST(DqnBatch, RefusesWhatItCannotBatch) {
