@@ -257,8 +257,12 @@ class RunRecord {
     const fs::path path = checkpoints / name;
     agent_.SaveCheckpoint(path.string());
     std::vector<fs::path> found = Checkpoints(checkpoints);
+    if (std::find(found.begin(), found.end(), path) == found.end()) {  // its rename waits (AtomicFileGroup)
+      found.push_back(path);
+      std::sort(found.begin(), found.end());
+    }
     while (static_cast<int64_t>(found.size()) > config_.keep_checkpoints) {
-      fs::remove(found.front());
+      RemoveFile(found.front().string());  // in a group, once the new one is on disk
       found.erase(found.begin());
     }
     return path;
@@ -454,6 +458,11 @@ std::vector<TrainRunResult> RunBatchTraining(
     }
   }
   int64_t global_step = batch->global_step();  // the schedules' step, whichever batch holds the agents
+  // The K runs write their files at the same steps: each step's files (config.toml here; the
+  // checkpoints, models and eval.json below) are synced and renamed together (AtomicFileGroup), two
+  // syncs for all instead of two per file. A resumed run reads back what it truncates: no group.
+  std::optional<AtomicFileGroup> first_files;
+  if (!resume) first_files.emplace();
   std::vector<std::unique_ptr<RunRecord>> records;
   std::vector<std::unique_ptr<TrainSchedule>> schedules;
   for (std::size_t k = 0; k < k_agents; ++k) {
@@ -469,6 +478,7 @@ std::vector<TrainRunResult> RunBatchTraining(
         [&record](const DqnProgress& p) { record.Log(p); }, [&record] { record.Checkpoint(); },
         [&record](const DqnEvaluation& e) { return record.Evaluated(e); }));
   }
+  if (first_files) first_files->Commit();
 
   // Each agent's loop is RunTraining's, one iteration of the batch at a time: an agent leaves when
   // its steps are done, an evaluation ends it, or its on_eval asks it to stop; stop() ends all of
@@ -536,8 +546,9 @@ std::vector<TrainRunResult> RunBatchTraining(
       members[training[i]]->lane = static_cast<int>(i);
     }
   };
+  // One iteration and the files it writes (one group), false once every run has stopped.
   std::vector<double> eval_seconds(k_agents, 0.0);
-  while (!training.empty()) {
+  const auto step = [&] {
     std::vector<std::size_t> going;
     for (std::size_t k : training) {
       if (schedules[k]->going() && !records[k]->stop_asked()) {
@@ -553,9 +564,9 @@ std::vector<TrainRunResult> RunBatchTraining(
         schedules[k]->End();
         stop_run(k, true);
       }
-      break;
+      return false;
     }
-    if (training.empty()) break;
+    if (training.empty()) return false;
     if (training.size() <= shrink_at) shrink();
     batch->Iterate();
     global_step = batch->global_step();
@@ -563,8 +574,16 @@ std::vector<TrainRunResult> RunBatchTraining(
     for (std::size_t k : training) all_evals += eval_seconds[k] = schedules[k]->Iterated();
     if (all_evals > 0)
       for (std::size_t k : training) schedules[k]->Exclude(all_evals - eval_seconds[k]);
+    return true;
+  };
+  for (bool going = true; going;) {
+    AtomicFileGroup files;
+    going = step();
+    files.Commit();
   }
+  AtomicFileGroup last_files;
   evaluate_waiting();
+  last_files.Commit();
   return results;
 }
 

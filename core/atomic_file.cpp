@@ -1,9 +1,12 @@
-// Atomic file writing: temporary file, fsync, rename, fsync of the folder.
+// Atomic file writing: temporary file, fsync, rename, fsync of the folder; in groups, one
+// syncfs for the files and one for the folders.
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -17,6 +20,46 @@ namespace {
 std::string Folder(const std::string& path) {
   const std::string parent = std::filesystem::path(path).parent_path().string();
   return parent.empty() ? "." : parent;
+}
+
+thread_local AtomicFileGroup* current_group = nullptr;
+
+#ifndef __linux__
+// fsync of a file or folder by name; false (errno set) when it cannot be opened or synced.
+bool SyncPath(const std::string& path, bool folder) {
+  const int fd = open(path.c_str(), (folder ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool synced = fsync(fd) == 0;
+  const int err = errno;
+  close(fd);
+  errno = err;
+  return synced;
+}
+#endif
+
+// Syncs the file systems holding `paths` (syncfs once per file system), or each path where
+// syncfs is missing (not Linux). Returns the first path whose sync failed, "" when none did.
+std::string SyncAll(const std::vector<std::string>& paths, bool folders) {
+#ifdef __linux__
+  std::vector<dev_t> synced;
+  for (const std::string& path : paths) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) return path;
+    if (std::find(synced.begin(), synced.end(), st.st_dev) != synced.end()) continue;
+    const int fd = open(path.c_str(), (folders ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
+    if (fd < 0) return path;
+    const bool ok = syncfs(fd) == 0;
+    const int err = errno;
+    close(fd);
+    errno = err;
+    if (!ok && !folders) return path;  // a folder that cannot be synced still has its files
+    synced.push_back(st.st_dev);
+  }
+#else
+  for (const std::string& path : paths)
+    if (!SyncPath(path, folders) && !folders) return path;
+#endif
+  return "";
 }
 
 }  // namespace
@@ -51,10 +94,16 @@ AtomicFile::~AtomicFile() {
 void AtomicFile::Commit() {
   if (file_ == nullptr) throw std::logic_error(path_ + ": AtomicFile committed twice");
   FILE* f = std::exchange(file_, nullptr);
+  AtomicFileGroup* group = current_group;
   int err = std::ferror(f) ? EIO : 0;
-  if (err == 0 && (std::fflush(f) != 0 || fsync(fileno(f)) != 0)) err = errno;
+  if (err == 0 && (std::fflush(f) != 0 || (group == nullptr && fsync(fileno(f)) != 0))) err = errno;
   if (std::fclose(f) != 0 && err == 0) err = errno;
   if (err != 0) throw std::runtime_error(path_ + ": write failed: " + std::strerror(err));
+  if (group != nullptr) {  // the group syncs and renames it
+    group->pending_.push_back({temp_path_, path_});
+    committed_ = true;
+    return;
+  }
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     err = errno;
     throw std::runtime_error(path_ + ": cannot rename " + temp_path_ + " into place: " + std::strerror(err));
@@ -66,6 +115,72 @@ void AtomicFile::Commit() {
     fsync(dir);
     close(dir);
   }
+}
+
+AtomicFileGroup::AtomicFileGroup() {
+  if (current_group != nullptr) throw std::logic_error("AtomicFileGroup: a group is already open on this thread");
+  current_group = this;
+}
+
+AtomicFileGroup::~AtomicFileGroup() {
+  if (active_) current_group = nullptr;
+  Discard();
+}
+
+void AtomicFileGroup::Discard() {
+  for (const Pending& p : pending_) unlink(p.temp_path.c_str());
+  pending_.clear();
+  removals_.clear();
+}
+
+void RemoveFile(const std::string& path) {
+  if (current_group != nullptr) {
+    current_group->removals_.push_back(path);
+    return;
+  }
+  std::error_code error;
+  std::filesystem::remove(path, error);
+  if (error) throw std::runtime_error(path + ": cannot remove: " + error.message());
+}
+
+void AtomicFileGroup::Commit() {
+  if (!active_) throw std::logic_error("AtomicFileGroup committed twice");
+  active_ = false;
+  current_group = nullptr;
+  std::vector<std::string> removals = std::move(removals_);
+  removals_.clear();
+  if (!pending_.empty()) RenameAll();
+  for (const std::string& path : removals) RemoveFile(path);  // the group is closed: at once
+}
+
+void AtomicFileGroup::RenameAll() {
+  std::vector<std::string> temps, folders;
+  for (const Pending& p : pending_) {
+    temps.push_back(p.temp_path);
+    const std::string folder = Folder(p.path);
+    if (std::find(folders.begin(), folders.end(), folder) == folders.end()) folders.push_back(folder);
+  }
+  const std::string unsynced = SyncAll(temps, false);
+  if (!unsynced.empty()) {
+    const int err = errno;
+    const auto p =
+        std::find_if(pending_.begin(), pending_.end(), [&](const Pending& q) { return q.temp_path == unsynced; });
+    const std::string message = (p != pending_.end() ? p->path : unsynced) + ": write failed: " + std::strerror(err);
+    Discard();
+    throw std::runtime_error(message);
+  }
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    const Pending& p = pending_[i];
+    if (std::rename(p.temp_path.c_str(), p.path.c_str()) != 0) {
+      const int err = errno;
+      const std::string message = p.path + ": cannot rename " + p.temp_path + " into place: " + std::strerror(err);
+      pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(i));  // renamed: not removed
+      Discard();
+      throw std::runtime_error(message);
+    }
+  }
+  pending_.clear();
+  SyncAll(folders, true);  // best effort, as AtomicFile's folder sync
 }
 
 void WriteFileAtomically(const std::string& path, const std::string& bytes) {

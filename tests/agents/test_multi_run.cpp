@@ -389,6 +389,44 @@ TEST(MultiRun, AnAgentLeavesTheBatchAloneAndUnbatchableConfigsAreRefused) {
             "RunBatchTraining: one run folder per seed");
 }
 
+// A lockstep batch writes each step's files as one group (AtomicFileGroup): its checkpoint rotation
+// counts the checkpoint whose rename waits for the group, so each run keeps keep_checkpoints of
+// them, the newest, and no temporary file is left.
+TEST(MultiRun, ALockstepBatchKeepsItsNewestCheckpoints) {
+  const ScratchDir scratch("cugym_multi_run_rotation");
+  std::ostringstream notes;
+  DqnConfig config = ResolveTrainConfig(Builtins(), Source(), notes);
+  config.checkpoint_interval = 500;
+  config.keep_checkpoints = 2;
+  const std::vector<uint64_t> seeds = {2, 7};
+  std::vector<TrainRunOptions> runs(2);
+  std::size_t most = 0;  // checkpoints on disk at any evaluation
+  for (std::size_t k = 0; k < 2; ++k) {
+    runs[k].run_dir = (scratch / ("seed_" + std::to_string(seeds[k]))).string();
+    runs[k].on_eval = [&most, dir = fs::path(runs[k].run_dir) / "checkpoints"](const DqnEvaluation&) {
+      const auto files = fs::directory_iterator(dir);
+      most = std::max<std::size_t>(most, std::distance(fs::begin(files), fs::end(files)));
+      return false;
+    };
+  }
+  RunBatchTraining(
+      Builtins(), config, seeds, runs, [] { return false; }, notes);
+  EXPECT_EQ(most, 2u) << "at most keep_checkpoints during the run";
+  // The last two: the end, and the first vector step at or past the interval before it.
+  const int64_t n = config.num_envs, previous = (config.total_steps - 500 + n - 1) / n * n;
+  char last[64], before[64];
+  std::snprintf(last, sizeof(last), "step_%012lld.safetensors", static_cast<long long>(config.total_steps));
+  std::snprintf(before, sizeof(before), "step_%012lld.safetensors", static_cast<long long>(previous));
+  for (const TrainRunOptions& run : runs) {
+    std::set<std::string> names;
+    for (const auto& entry : fs::directory_iterator(fs::path(run.run_dir) / "checkpoints"))
+      names.insert(entry.path().filename().string());
+    EXPECT_EQ(names, (std::set<std::string>{before, last})) << run.run_dir;
+    for (const auto& entry : fs::directory_iterator(run.run_dir))
+      EXPECT_NE(entry.path().filename().string().front(), '.') << "a temporary file left: " << entry.path();
+  }
+}
+
 TEST(MultiRun, SeedListsAndSweepKeysAreCheckedWithOneLine) {
   using cugym::testing::InvalidArgumentMessage;
   EXPECT_EQ(ParseSeedList("1-3,7"), (std::vector<uint64_t>{1, 2, 3, 7}));

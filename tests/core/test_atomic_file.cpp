@@ -126,5 +126,60 @@ TEST_F(AtomicFileTest, NewFilesFollowTheUmask) {
   EXPECT_EQ(b.st_mode & 0777, 0640u);
 }
 
+// A group's files reach their names only at its Commit, all of them, with nothing else left; until
+// then the targets keep their old contents.
+TEST_F(AtomicFileTest, AGroupRenamesItsFilesAtItsCommit) {
+  WriteFileAtomically(Path("best.safetensors"), "old");
+  AtomicFileGroup group;
+  WriteFileAtomically(Path("best.safetensors"), "new");
+  WriteFileAtomically(Path("eval.json"), "{}");
+  fs::create_directories(Path("run"));
+  WriteFileAtomically(Path("run/model.safetensors"), "model");
+  EXPECT_EQ(Contents(Path("best.safetensors")), "old");
+  EXPECT_FALSE(fs::exists(Path("eval.json")));
+  EXPECT_EQ(Listing().size(), 4u) << "two temporary files beside best.safetensors and run/";
+  group.Commit();
+  EXPECT_EQ(Contents(Path("best.safetensors")), "new");
+  EXPECT_EQ(Contents(Path("eval.json")), "{}");
+  EXPECT_EQ(Contents(Path("run/model.safetensors")), "model");
+  EXPECT_EQ(Listing(), (std::vector<std::string>{"best.safetensors", "eval.json", "run"}));
+  // After its commit the thread writes as before: at once.
+  WriteFileAtomically(Path("eval.json"), "{\"a\": 1}");
+  EXPECT_EQ(Contents(Path("eval.json")), "{\"a\": 1}");
+  EXPECT_THROW(group.Commit(), std::logic_error);
+}
+
+TEST_F(AtomicFileTest, AGroupNotCommittedLeavesTheTargetsAsTheyWere) {
+  WriteFileAtomically(Path("a"), "old");
+  {
+    AtomicFileGroup group;
+    WriteFileAtomically(Path("a"), "new");
+    WriteFileAtomically(Path("b"), "new");
+    EXPECT_THROW(AtomicFileGroup(), std::logic_error) << "groups do not nest";
+  }
+  EXPECT_EQ(Contents(Path("a")), "old");
+  EXPECT_EQ(Listing(), std::vector<std::string>{"a"});
+  WriteFileAtomically(Path("b"), "plain");  // no group any more
+  EXPECT_EQ(Contents(Path("b")), "plain");
+}
+
+// A rename that fails names its target; the files renamed before it stay, the rest leave no
+// temporary file.
+TEST_F(AtomicFileTest, AGroupsFailedRenameNamesTheFile) {
+  fs::create_directories(Path("taken"));
+  AtomicFileGroup group;
+  WriteFileAtomically(Path("first"), "1");
+  WriteFileAtomically(Path("taken"), "2");
+  WriteFileAtomically(Path("last"), "3");
+  try {
+    group.Commit();
+    ADD_FAILURE() << "the rename over a folder succeeded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(Path("taken") + ": cannot rename ", 0), 0u) << e.what();
+  }
+  EXPECT_EQ(Contents(Path("first")), "1");
+  EXPECT_EQ(Listing(), (std::vector<std::string>{"first", "taken"}));
+}
+
 }  // namespace
 }  // namespace cugym
