@@ -262,7 +262,7 @@ TEST_P(Conformance, PerEnvSeedsKeyEachEnvAlone) {
 
 // Lanes (ResetLanes: K agents' envs in one batch, agent::DqnBatch): lane l of a batch of 3 x n
 // steps as a batch of n of its own reset with lane l's seed, given the same actions, bit for bit;
-// a snapshot keeps the lanes.
+// a snapshot keeps the lanes, and some of them go on alone (LanesOf).
 // Lanes of equal seeds too (each lane still draws as a batch of its own), and one lane alone.
 TEST_P(Conformance, LanesStepAsBatchesOfTheirOwn) {
   for (const std::vector<uint64_t>& seeds : {std::vector<uint64_t>{5, 91, 17}, {5, 5}, {42}}) {
@@ -272,7 +272,7 @@ TEST_P(Conformance, LanesStepAsBatchesOfTheirOwn) {
 }
 
 void Conformance::ExpectLanesAsBatches(const std::vector<uint64_t>& seeds) {
-  const auto lanes = static_cast<int64_t>(seeds.size());
+  auto lanes = static_cast<int64_t>(seeds.size());  // the lanes stepped (fewer once some are kept)
   const int64_t dim = spec_.obs_dim();
   auto all = MakeVectorEnv(Builtins(), id(), lanes * n(), device());
   ASSERT_TRUE(all->supports_lanes());
@@ -348,6 +348,23 @@ void Conformance::ExpectLanesAsBatches(const std::vector<uint64_t>& seeds) {
   for (int t = 0; t < 30; ++t) {
     step(restored.get(), &alone);
     expect_same(*restored, "restored, step " + std::to_string(t));
+  }
+  // Some lanes in another order (LanesOf, as a shrinking DqnBatch keeps its agents still training)
+  // go on in a batch of their own as they did among the others.
+  if (lanes < 2) return;
+  VectorEnvSnapshot now;
+  ASSERT_TRUE(restored->SaveSnapshot(&now));
+  const std::vector<int64_t> keep = {lanes - 1, 0};
+  EXPECT_THROW(LanesOf(now, {lanes}, spec_.state_dim), std::out_of_range);
+  std::vector<std::unique_ptr<VectorEnv>> kept_alone;
+  for (int64_t l : keep) kept_alone.push_back(std::move(alone[l]));
+  alone = std::move(kept_alone);
+  lanes = static_cast<int64_t>(keep.size());
+  auto kept = MakeVectorEnv(Builtins(), id(), lanes * n(), device());
+  kept->LoadSnapshot(LanesOf(now, keep, spec_.state_dim));
+  for (int t = 0; t < 30; ++t) {
+    step(kept.get(), &alone);
+    expect_same(*kept, "kept lanes, step " + std::to_string(t));
   }
 }
 
