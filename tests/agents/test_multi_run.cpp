@@ -396,7 +396,9 @@ TEST(MultiRun, ALockstepBatchKeepsItsNewestCheckpoints) {
   const ScratchDir scratch("cugym_multi_run_rotation");
   std::ostringstream notes;
   DqnConfig config = ResolveTrainConfig(Builtins(), Source(), notes);
+  config.total_steps = 2000;  // checkpoints at 504, 1000, 1504 and 2000, an evaluation at each
   config.checkpoint_interval = 500;
+  config.eval_interval = 500;
   config.keep_checkpoints = 2;
   const std::vector<uint64_t> seeds = {2, 7};
   std::vector<TrainRunOptions> runs(2);
@@ -412,7 +414,8 @@ TEST(MultiRun, ALockstepBatchKeepsItsNewestCheckpoints) {
   RunBatchTraining(
       Builtins(), config, seeds, runs, [] { return false; }, notes);
   EXPECT_EQ(most, 2u) << "at most keep_checkpoints during the run";
-  // The last two: the end, and the first vector step at or past the interval before it.
+  // The last two: the end (2000, a whole number of vector steps), and 1504, the first vector step at
+  // or past the interval before it.
   const int64_t n = config.num_envs, previous = (config.total_steps - 500 + n - 1) / n * n;
   char last[64], before[64];
   std::snprintf(last, sizeof(last), "step_%012lld.safetensors", static_cast<long long>(config.total_steps));
