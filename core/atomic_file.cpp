@@ -24,21 +24,21 @@ std::string Folder(const std::string& path) {
 
 thread_local AtomicFileGroup* current_group = nullptr;
 
-#ifndef __linux__
-// fsync of a file or folder by name; false (errno set) when it cannot be opened or synced.
-bool SyncPath(const std::string& path, bool folder) {
+// `sync` (fsync or syncfs) on a file or folder opened by name; false (errno set) when it cannot be
+// opened or synced.
+bool SyncPath(const std::string& path, bool folder, int (*sync)(int)) {
   const int fd = open(path.c_str(), (folder ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
   if (fd < 0) return false;
-  const bool synced = fsync(fd) == 0;
+  const bool synced = sync(fd) == 0;
   const int err = errno;
   close(fd);
   errno = err;
   return synced;
 }
-#endif
 
 // Syncs the file systems holding `paths` (syncfs once per file system), or each path where
-// syncfs is missing (not Linux). Returns the first path whose sync failed, "" when none did.
+// syncfs is missing (not Linux). Returns the first path whose sync failed, "" when none did (a
+// folder that cannot be synced still has its files: no failure).
 std::string SyncAll(const std::vector<std::string>& paths, bool folders) {
 #ifdef __linux__
   std::vector<dev_t> synced;
@@ -46,18 +46,12 @@ std::string SyncAll(const std::vector<std::string>& paths, bool folders) {
     struct stat st;
     if (stat(path.c_str(), &st) != 0) return path;
     if (std::find(synced.begin(), synced.end(), st.st_dev) != synced.end()) continue;
-    const int fd = open(path.c_str(), (folders ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
-    if (fd < 0) return path;
-    const bool ok = syncfs(fd) == 0;
-    const int err = errno;
-    close(fd);
-    errno = err;
-    if (!ok && !folders) return path;  // a folder that cannot be synced still has its files
+    if (!SyncPath(path, folders, syncfs) && !folders) return path;
     synced.push_back(st.st_dev);
   }
 #else
   for (const std::string& path : paths)
-    if (!SyncPath(path, folders) && !folders) return path;
+    if (!SyncPath(path, folders, fsync) && !folders) return path;
 #endif
   return "";
 }
@@ -110,11 +104,7 @@ void AtomicFile::Commit() {
   }
   committed_ = true;
   // Persist the rename itself; a file system that cannot sync a folder still has the file.
-  const int dir = open(Folder(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    fsync(dir);
-    close(dir);
-  }
+  SyncPath(Folder(path_), true, fsync);
 }
 
 AtomicFileGroup::AtomicFileGroup() {
