@@ -334,7 +334,6 @@ std::unique_ptr<DqnBatch> DqnBatch::Keep(const std::vector<int>& keep) const {
     const int a = keep[i];
     const auto to = static_cast<int64_t>(i);
     next->learner_->CopyReplicaFrom(static_cast<int>(i), Solo(a));
-    next->replay_->CopyLane(*replay_, a, to);
     next->episodes_[i]->CopyFrom(*episodes_[a]);
     if (config_.exploration_hold_mu > 0) {
       CopyBytes(next->held_actions_.data() + to * n_, device_, held_actions_.data() + a * n_, device_,
@@ -342,6 +341,7 @@ std::unique_ptr<DqnBatch> DqnBatch::Keep(const std::vector<int>& keep) const {
       CopyBytes(next->hold_left_.data() + to * n_, device_, hold_left_.data() + a * n_, device_, n_ * sizeof(int32_t));
     }
   }
+  next->replay_->TakeLanes(*replay_, lanes);
   CopyBytes(next->counters_dev_.data(), device_, counters_dev_.data(), device_, sizeof(StepCounters));
   next->global_step_ = global_step_;
   next->update_debt_ = update_debt_;

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace cugym::agent {
@@ -160,27 +159,31 @@ void ReplayMemory::Save(CheckpointWriter& out, int64_t lane) const {
   }
 }
 
-void ReplayMemory::CopyLane(const ReplayMemory& from, int64_t from_lane, int64_t to_lane) {
+void ReplayMemory::TakeLanes(const ReplayMemory& from, const std::vector<int64_t>& lanes) {
   const int64_t cap = options_.capacity, dim = options_.obs_dim;
   if (from.device_ != device_ || from.options_.capacity != cap || from.options_.obs_dim != dim ||
-      from.prioritized() != prioritized())
-    throw std::invalid_argument("replay memory: CopyLane from a memory of another shape or device");
-  for (const auto& [lane, lanes] : {std::pair{from_lane, from.options_.lanes}, std::pair{to_lane, options_.lanes}})
-    if (lane < 0 || lane >= lanes)
-      throw std::out_of_range("replay memory: lane " + std::to_string(lane) + " of " + std::to_string(lanes));
-  const auto copy = [&](auto& to, const auto& source, int64_t per_lane) {
-    CopyBytes(to.data() + to_lane * per_lane, device_, source.data() + from_lane * per_lane, device_,
-              static_cast<std::size_t>(per_lane) * sizeof(*to.data()));
-  };
-  copy(obs_, from.obs_, cap * dim);
-  copy(next_obs_, from.next_obs_, cap * dim);
-  copy(rewards_, from.rewards_, cap);
-  copy(terminals_, from.terminals_, cap);
-  copy(ends_, from.ends_, cap);
-  copy(actions_, from.actions_, cap);
-  if (prioritized()) {
-    copy(priority_nodes_, from.priority_nodes_, 2 * tree_.leaves);  // inner nodes too: the same sums
-    copy(max_priority_, from.max_priority_, 1);
+      from.prioritized() != prioritized() || static_cast<int64_t>(lanes.size()) != options_.lanes)
+    throw std::invalid_argument("replay memory: TakeLanes of " + std::to_string(lanes.size()) + " lanes for " +
+                                std::to_string(options_.lanes) + ", or from a memory of another shape or device");
+  for (std::size_t to = 0; to < lanes.size(); ++to) {
+    const int64_t lane = lanes[to];
+    if (lane < 0 || lane >= from.options_.lanes)
+      throw std::out_of_range("replay memory: lane " + std::to_string(lane) + " of " +
+                              std::to_string(from.options_.lanes));
+    const auto copy = [&](auto& dst, const auto& src, int64_t per_lane) {
+      CopyBytes(dst.data() + static_cast<int64_t>(to) * per_lane, device_, src.data() + lane * per_lane, device_,
+                static_cast<std::size_t>(per_lane) * sizeof(*dst.data()));
+    };
+    copy(obs_, from.obs_, cap * dim);
+    copy(next_obs_, from.next_obs_, cap * dim);
+    copy(rewards_, from.rewards_, cap);
+    copy(terminals_, from.terminals_, cap);
+    copy(ends_, from.ends_, cap);
+    copy(actions_, from.actions_, cap);
+    if (prioritized()) {
+      copy(priority_nodes_, from.priority_nodes_, 2 * tree_.leaves);  // inner nodes too: the same sums
+      copy(max_priority_, from.max_priority_, 1);
+    }
   }
   head_ = from.head_;
   size_ = from.size_;

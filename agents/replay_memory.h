@@ -97,11 +97,12 @@ class ReplayMemory {
   // other than the one already loaded is refused (the lanes share them).
   void Save(CheckpointWriter& out, int64_t lane = 0) const;
   void Load(const CheckpointReader& in, int64_t lane = 0);
-  // Lane `from_lane` of `from` (a memory of the same capacity, observation size and priorities on
-  // the same device) into lane `to_lane` of this one, copied on the device: its rows and priority
-  // tree as they are, with from's head, size and draw counter (the lanes share them). Throws
-  // std::invalid_argument for a memory of another shape and std::out_of_range for a lane outside.
-  void CopyLane(const ReplayMemory& from, int64_t from_lane, int64_t to_lane);
+  // Lane lanes[l] of `from` (a memory of the same capacity, observation size and priorities on the
+  // same device) into each lane l of this one, copied on the device: their rows and priority trees
+  // as they are, and from's head, size and draw counter (the lanes share them). Throws
+  // std::invalid_argument for a memory of another shape or a list of another length than this
+  // memory's lanes, and std::out_of_range for a lane outside `from`.
+  void TakeLanes(const ReplayMemory& from, const std::vector<int64_t>& lanes);
 
  private:
   ReplayArrays arrays();
