@@ -3,12 +3,15 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "core/read_file.h"
+
 namespace cugym {
 namespace {
+
+constexpr std::size_t kMaxCsvBytes = std::size_t{1} << 28;  // a reference trace is a few MB
 
 std::vector<std::string> SplitFields(const std::string& line) {
   std::vector<std::string> fields;
@@ -95,12 +98,7 @@ CsvTable ParseNumericCsv(const std::string& text, const std::string& name) {
 }
 
 CsvTable ReadNumericCsv(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw std::invalid_argument("cannot open '" + path + "'");
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) throw std::runtime_error("error reading '" + path + "'");
-  return ParseNumericCsv(text.str(), path);
+  return ParseNumericCsv(ReadInputFile(path, "CSV file", kMaxCsvBytes), path);
 }
 
 }  // namespace cugym

@@ -18,8 +18,8 @@ struct CsvTable {
 };
 
 // Parses a CSV whose fields after the header are numbers (also "true"/"false", "nan", "inf").
-// Throws std::invalid_argument "PATH line L, column C (NAME): ..." for malformed input and
-// std::runtime_error when the file cannot be read.
+// Throws std::invalid_argument "PATH line L, column C (NAME): ..." for malformed input, and
+// ReadInputFile's for a file it cannot read (a missing file, a folder, more than 256 MiB).
 CsvTable ReadNumericCsv(const std::string& path);
 CsvTable ParseNumericCsv(const std::string& text, const std::string& name);
 

@@ -6,9 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <stdexcept>
+#include <system_error>
 #include <utility>
 
 #include "core/atomic_file.h"
@@ -336,6 +338,12 @@ SafetensorsFile ParseSafetensors(const std::string& bytes, const std::string& na
 }
 
 SafetensorsFile ReadSafetensors(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (!error && std::filesystem::is_directory(status))
+    throw std::runtime_error(path + ": is a folder, not a safetensors file");
+  if (!error && !std::filesystem::is_regular_file(status))
+    throw std::runtime_error(path + ": not a regular file (safetensors files are read by size)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
   in.seekg(0, std::ios::end);

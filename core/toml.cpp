@@ -5,12 +5,15 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "core/read_file.h"
+
 namespace cugym {
 namespace {
+
+constexpr std::size_t kMaxTomlBytes = std::size_t{1} << 20;  // configs are a few KB
 
 struct Cursor {
   const std::string& s;
@@ -258,11 +261,7 @@ TomlTable ParseToml(const std::string& text, const std::string& name) {
 }
 
 TomlTable ReadTomlFile(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw std::invalid_argument("cannot open config '" + path + "'");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return ParseToml(text.str(), path);
+  return ParseToml(ReadInputFile(path, "config", kMaxTomlBytes), path);
 }
 
 TomlValue ParseTomlValue(const std::string& text, const std::string& where) {

@@ -29,6 +29,8 @@ using TomlTable = std::map<std::string, TomlValue>;  // dotted keys, sorted
 // Throws std::invalid_argument "NAME line L: ..." for anything it cannot read, including a key
 // or a [table] defined twice.
 TomlTable ParseToml(const std::string& text, const std::string& name);
+// The file at `path`: ParseToml's errors, and ReadInputFile's (a missing file, a folder, more than
+// 1 MiB) as "... config 'PATH' ...".
 TomlTable ReadTomlFile(const std::string& path);
 // Parses one value as it would appear after `key =` (for --set key=value). A bare word, one that
 // does not start like a TOML value (a digit, sign, quote or '['), is taken as a string, so

@@ -56,6 +56,10 @@ expect_error "learning_rate must be in \(0, 1\), got -0.001" train --device cpu 
 expect_error "batch_size must not exceed buffer_size" train --device cpu --out "$tmp/x" --set buffer_size=10
 expect_error "gamma must be in \[0, 1\]" train --device cpu --out "$tmp/x" --set gamma=2
 expect_error "cannot open config" train --config "$tmp/none.toml" --device cpu --out "$tmp/x"
+# A folder or an endless device given as the config is refused, not read as an empty config.
+expect_error "^cugym train: error: --config '$tmp' is a folder, not a file$" train --config "$tmp" --device cpu --out "$tmp/x"
+expect_error "--config '/dev/zero' is larger than 1048576 bytes" train --config /dev/zero --device cpu --out "$tmp/x"
+[ ! -e "$tmp/x" ] || fail "a refused config left a run folder"
 printf 'gamma = 0.99\ngamma = 0.9\n' >"$tmp/dup.toml"
 expect_error "dup.toml line 2: gamma is set twice" train --config "$tmp/dup.toml" --device cpu --out "$tmp/x"
 # A malformed value is an error naming where it is, not a string that fails (or not) later.
@@ -67,6 +71,7 @@ expect_error "twice.toml line 3: table \[dqn\] is defined twice \(first on line 
 expect_error "no config.toml there" train --resume "$tmp/nowhere"
 expect_error "does not fit Acrobot-v1" eval --model "$tmp/run/model.safetensors" --env Acrobot-v1 --device cpu
 expect_error "no such file|cannot open|cannot read" eval --model "$tmp/missing.safetensors" --device cpu
+expect_error "$tmp/run: is a folder, not a safetensors file" eval --model "$tmp/run" --device cpu
 head -c 100 "$tmp/run/model.safetensors" >"$tmp/cut.safetensors"
 expect_error "cut.safetensors" eval --model "$tmp/cut.safetensors" --device cpu
 [ -e "$tmp/x" ] && [ -n "$(ls -A "$tmp/x" 2>/dev/null)" ] && fail "a refused run left files in $tmp/x"

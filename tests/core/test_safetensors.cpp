@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cugym {
@@ -109,6 +110,17 @@ TEST(Safetensors, WriteIsAtomicAndLeavesNoTemporaryFile) {
   EXPECT_EQ(listing, "model.safetensors\n");
   EXPECT_THROW(WriteSafetensors(dir + "/no/such/dir/x.safetensors", SampleTensors()), std::runtime_error);
   EXPECT_THROW(ReadSafetensors(dir + "/missing.safetensors"), std::runtime_error);
+  // A folder or a device is refused by name, before a size that means nothing is used.
+  for (const auto& [path, why] : std::vector<std::pair<std::string, std::string>>{
+           {dir, ": is a folder, not a safetensors file"},
+           {"/dev/zero", ": not a regular file (safetensors files are read by size)"}}) {
+    try {
+      ReadSafetensors(path);
+      ADD_FAILURE() << path << " was read";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(e.what(), path + why);
+    }
+  }
   std::system(("rm -rf '" + dir + "'").c_str());
 }
 

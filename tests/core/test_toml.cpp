@@ -3,9 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <string>
+#include <thread>
 #include <utility>
 
+#include "core/csv.h"
 #include "tests/core/test_util.h"
 
 namespace cugym {
@@ -114,6 +118,36 @@ TEST(Toml, BareWordsAreStringsAndMalformedValuesAreErrors) {
   EXPECT_EQ(SetErrorOf("\"open"), "--set lr: unterminated string");
   EXPECT_EQ(SetErrorOf("1 2"), "--set lr: unexpected text after the value");
   EXPECT_EQ(SetErrorOf(""), "--set lr: expected a value");
+}
+
+// A config path that is not a config file is one line, never an empty config or a read that
+// does not end; a pipe (`--config <(...)`) reads as a file.
+TEST(Toml, ReadTomlFileRefusesFoldersAndEndlessFilesAndReadsPipes) {
+  using testing::InvalidArgumentMessage;
+  const std::string dir = ::testing::TempDir();
+  EXPECT_EQ(InvalidArgumentMessage([&] { ReadTomlFile(dir); }), "config '" + dir + "' is a folder, not a file");
+  EXPECT_EQ(InvalidArgumentMessage([] { ReadTomlFile("/dev/zero"); }),
+            "config '/dev/zero' is larger than 1048576 bytes");
+  EXPECT_EQ(InvalidArgumentMessage([] { ReadTomlFile("/nonexistent/c.toml"); }),
+            "cannot open config '/nonexistent/c.toml' (No such file or directory)");
+  EXPECT_EQ(InvalidArgumentMessage([] { ReadNumericCsv("/dev/zero"); }),
+            "CSV file '/dev/zero' is larger than 268435456 bytes");
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const std::string text = "gamma = 0.5\n# " + std::string(100000, 'x') + "\nseed = 7\n";  // more than a pipe holds
+  std::thread writer([&] {
+    for (std::size_t at = 0; at < text.size();) {
+      const ssize_t wrote = write(fds[1], text.data() + at, text.size() - at);
+      if (wrote <= 0) break;
+      at += static_cast<std::size_t>(wrote);
+    }
+    close(fds[1]);
+  });
+  const TomlTable table = ReadTomlFile("/dev/fd/" + std::to_string(fds[0]));
+  writer.join();
+  close(fds[0]);
+  EXPECT_EQ(table.at("gamma").number, 0.5);
+  EXPECT_EQ(table.at("seed").integer, 7);
 }
 
 }  // namespace
