@@ -5,6 +5,7 @@ files, and metrics.csv read without pandas."""
 import csv
 import json
 import math
+import operator
 import os
 import sys
 import time
@@ -51,16 +52,17 @@ def train(
             eval_seconds, mean_return, std_return, min_return, max_return, episodes), once its
             files are written; a true result ends the run as Ctrl-C does (a checkpoint, then
             ``interrupted=True``), and ``train(resume=...)`` continues it exactly.
-        seeds: many runs in one process (``cugym train --seeds``): an iterable of seeds, e.g.
-            ``range(1, 33)``; ``out`` is then the batch folder (required), each seed's run folder
-            ``out/seed_S`` (or ``out/POINT/seed_S``) is the one ``seed=S`` alone gives, bit for bit,
-            and the result is summary.json's dict (per grid point: the seeds that reach the env's
+        seeds: many runs in one process (``cugym train --seeds``): an iterable of seeds (integers
+            in [0, 2**64)), e.g. ``range(1, 33)``; ``out`` is then the batch folder (required), each
+            seed's run folder ``out/seed_S`` (or ``out/POINT/seed_S``) is the one ``seed=S`` alone
+            gives, bit for bit, and the result is summary.json's dict (per grid point: the seeds that reach the env's
             threshold, IQM and mean return with 95% bootstrap intervals, time to threshold, and
             every run) plus ``batch_dir`` and ``interrupted``. ``resume`` continues a batch, its
             overrides reaching every run (``total_steps=`` extends them all).
-        sweep: with ``seeds``: a dict of config keys to lists of values, crossed with each other
-            and the seeds, e.g. ``{"learning_rate": [1e-3, 2.3e-3]}`` (keys that change array
-            shapes are refused: run those separately or on Ray Tune, docs/sweeps.md).
+        sweep: with ``seeds``: a dict of config keys to lists of values (one value needs no list),
+            crossed with each other and the seeds, e.g. ``{"learning_rate": [1e-3, 2.3e-3]}`` (keys
+            that change array shapes are refused: run those separately or on Ray Tune,
+            docs/sweeps.md).
         jobs: runs (or lockstep batches) trained at once on the CPU (0: one per hardware thread).
         lockstep: with ``seeds``: train each grid point's seeds in lockstep as one batched
             network (``cugym train --lockstep``); None: on CUDA where the config allows, True
@@ -144,8 +146,8 @@ def _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, lockste
         raise ValueError("train(seeds=...) needs out= for the batch folder")
     if "seed" in overrides:
         raise ValueError("seed= and seeds= do not go together (give seeds=[S])")
-    seeds = [1] if seeds is None else [int(s) for s in seeds]
-    sweep = [(str(k), list(v)) for k, v in (sweep or {}).items()]
+    seeds = [1] if seeds is None else _seed_list(seeds)
+    sweep = [(str(k), _sweep_values(v)) for k, v in (sweep or {}).items()]
     last_print = [-math.inf]
 
     def show(p):
@@ -169,7 +171,7 @@ def _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, lockste
         sweep,
         "" if out is None else os.fspath(out),
         device,
-        int(jobs),
+        operator.index(jobs),
         None if lockstep is None else bool(lockstep),
         show,
         _write_notes,
@@ -182,6 +184,30 @@ def _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, lockste
         _write_notes(f"interrupted: continue with cugym.train(resume={result['batch_dir']!r})\n")
     summary.update(batch_dir=result["batch_dir"], interrupted=result["interrupted"])
     return summary
+
+
+def _seed_list(seeds):
+    """train(seeds=...)'s seeds as ints, each an integer in [0, 2**64): a float or a negative
+    number is an error, never a truncated or wrapped seed."""
+    if isinstance(seeds, (str, bytes)):
+        raise ValueError(f"seeds must be an iterable of integers, e.g. range(1, 33), got {seeds!r}")
+    out = []
+    for s in seeds:
+        try:
+            seed = operator.index(s)
+        except TypeError:
+            raise ValueError(f"seeds must be integers >= 0, got {s!r}") from None
+        if not 0 <= seed < 2**64:
+            raise ValueError(f"seeds must be integers in [0, 2**64), got {seed}")
+        out.append(seed)
+    return out
+
+
+def _sweep_values(values):
+    """A sweep key's values as a list: a string or a number is one value, not its characters."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        return [values]
+    return list(values)
 
 
 class Policy:

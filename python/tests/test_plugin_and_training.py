@@ -129,6 +129,20 @@ def test_seeds_and_a_sweep_in_one_process(tmp_path, capsys):
         cugym.train(seeds=[1], progress=False)
     with pytest.raises(ValueError, match="seed= and seeds="):
         cugym.train(out=tmp_path / "b3", seeds=[1], seed=2, progress=False)
+    # A seed that is not a whole number >= 0 is refused, not truncated or wrapped.
+    for bad, message in [
+        (1.5, "seeds must be integers >= 0, got 1.5"),
+        (-1, r"seeds must be integers in \[0, 2\*\*64\), got -1"),
+        (2**64, "got 18446744073709551616"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            cugym.train(out=tmp_path / "b6", seeds=[1, bad], progress=False)
+    with pytest.raises(ValueError, match="seeds must be an iterable of integers"):
+        cugym.train(out=tmp_path / "b6", seeds="1-4", progress=False)
+    assert not (tmp_path / "b6").exists()
+    # One value of a sweep key needs no list; a string is one value, not its characters.
+    with pytest.raises(ValueError, match='sweep learning_rate="abc": learning_rate must be a number'):
+        cugym.train(out=tmp_path / "b7", seeds=[1], sweep={"learning_rate": "abc"}, progress=False)
 
 
 def test_train_config_forms(tmp_path, repo):
