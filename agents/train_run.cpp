@@ -540,6 +540,7 @@ std::vector<TrainRunResult> RunBatchTraining(
     evaluate_waiting();  // the agents that completed leave with this batch
     notes << "cugym train: " << training.size() << " of " << batch->agents() << " agents train on at step "
           << global_step << "; the batch shrinks to them\n";
+    for (const std::unique_ptr<BatchMember>& member : members) member->batch = nullptr;  // the runs that left
     batch = std::move(next);
     for (std::size_t i = 0; i < training.size(); ++i) {
       members[training[i]]->batch = batch.get();
