@@ -170,9 +170,11 @@ void CreateRunFolder(const fs::path& run_dir) {
   if (error) throw std::invalid_argument("cannot create run folder " + run_dir.string() + ": " + error.message());
 }
 
-// A run's final evaluation: eval_episodes greedy episodes of model.safetensors on this many envs,
-// seeded with the run's seed + kFinalEvalSeed.
-constexpr int64_t kFinalEvalEnvs = 10;
+// A run's final evaluation: eval_episodes greedy episodes of model.safetensors, one per env as the
+// evaluations during training (`cugym eval --episodes E --num-envs E`), seeded with the run's seed +
+// kFinalEvalSeed. All the episodes run at once: 100 CartPole episodes take at most 500 batched
+// steps. (Until 2026-12-03 they ran on 10 envs, ten episodes in a row: 5,000 steps, each a launch-
+// and sync-bound step on a GPU, and a lockstep batch runs one such evaluation per shrink.)
 constexpr uint64_t kFinalEvalSeed = 1000003;
 
 // A run folder being written for an agent: config.toml, metrics.csv, evals.csv, best.safetensors,
@@ -288,9 +290,10 @@ class RunRecord {
   void Complete(TrainRunResult& result, const EvalResult* evaluated = nullptr) {
     if (result.interrupted) return;
     if (config_.eval_episodes > 0) {
-      result.eval = evaluated != nullptr ? *evaluated
-                                         : EvaluateModel(registry_, result.model, config_.eval_episodes, kFinalEvalEnvs,
-                                                         config_.seed + kFinalEvalSeed, options_.device, 0.0);
+      result.eval = evaluated != nullptr
+                        ? *evaluated
+                        : EvaluateModel(registry_, result.model, config_.eval_episodes, config_.eval_episodes,
+                                        config_.seed + kFinalEvalSeed, options_.device, 0.0);
       result.evaluated = true;
       const EvalResult& r = result.eval;
       JsonObject json = ResultJson();
@@ -506,7 +509,7 @@ std::vector<TrainRunResult> RunBatchTraining(
       lanes.push_back(members[k]->lane);
     }
     const std::vector<EvalResult> evals =
-        batch->EvaluateModels(lanes, config.eval_episodes, kFinalEvalEnvs, kFinalEvalSeed);
+        batch->EvaluateModels(lanes, config.eval_episodes, config.eval_episodes, kFinalEvalSeed);
     for (std::size_t e = 0; e < waiting.size(); ++e) {
       records[waiting[e]]->Complete(results[waiting[e]], &evals[e]);
       if (on_finished) on_finished(waiting[e], results[waiting[e]]);

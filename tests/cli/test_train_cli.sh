@@ -22,7 +22,7 @@ expect_error() {  # expect_error PATTERN ARGS...: exit 2, one line naming the pr
 
 # A short run: every file of the run folder, CleanRL's metric names, a model eval can read.
 run train --env CartPole-v1 --device cpu --out "$tmp/run" --total-steps 3000 --set learning_starts=500 \
-  --set eval_episodes=5 --set eval_interval=1000 --set checkpoint_interval=1000 --set keep_checkpoints=2 ||
+  --set eval_episodes=12 --set eval_interval=1000 --set checkpoint_interval=1000 --set keep_checkpoints=2 ||
   fail "train: $(cat "$tmp/err")"
 for f in config.toml metrics.csv evals.csv best.safetensors model.safetensors eval.json; do
   [ -s "$tmp/run/$f" ] || fail "no $f in the run folder"
@@ -37,6 +37,13 @@ grep -q '^total_steps = 3000$' "$tmp/run/config.toml" || fail "config.toml lacks
 grep -q '^learning_starts = 500$' "$tmp/run/config.toml" || fail "config.toml lacks the --set value"
 run eval --model "$tmp/run/model.safetensors" --episodes 7 --num-envs 3 --device cpu --json
 grep -Eq '"env": "CartPole-v1".*"episodes": 7.*"mean_return": [0-9.]+.*"std_return"' "$tmp/out" || fail "eval --json: $(cat "$tmp/out" "$tmp/err")"
+# eval.json's final evaluation is cugym eval's with one env per episode and the run's seed + 1000003.
+seed=$(sed -n 's/^seed = //p' "$tmp/run/config.toml")
+run eval --model "$tmp/run/model.safetensors" --episodes 12 --num-envs 12 --seed $((seed + 1000003)) --device cpu --json
+for key in mean_return std_return mean_length; do
+  [ "$(grep -o "\"$key\": [-0-9.e+]*" "$tmp/out")" = "$(grep -o "\"$key\": [-0-9.e+]*" "$tmp/run/eval.json" | head -1)" ] ||
+    fail "eval.json's $key is not cugym eval's: $(cat "$tmp/out" "$tmp/run/eval.json")"
+done
 
 # Without --config, an env's shipped config is used (and said); an env without one gets the defaults.
 run train --env Acrobot-v1 --device cpu --out "$tmp/acro" --total-steps 600 --set learning_starts=200 \
