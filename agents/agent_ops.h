@@ -69,6 +69,12 @@ class AgentOps {
   virtual void CollectLaneEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
                                    const int32_t* lengths, int64_t lanes, int64_t n, const EpisodeRing* rings) = 0;
 
+  // An evaluation's step `step` of n envs (RecordEvalEpisode): the episodes that ended in it and
+  // count, each env up to its quota, recorded, and *recorded (a device value) raised by their number.
+  virtual void RecordEvalEpisodes(const EvalRecord& record, const uint8_t* terminated, const uint8_t* truncated,
+                                  const float* returns, const int32_t* lengths, int64_t n, int64_t step,
+                                  unsigned long long* recorded) = 0;
+
   // PQN: rollout step t of the r.envs envs after their step (StoreRolloutStep).
   virtual void StoreRolloutStep(const RolloutArrays& r, int64_t t, const float* obs, const float* final_obs,
                                 const float* rewards, const uint8_t* terminated, const uint8_t* truncated) = 0;

@@ -97,6 +97,12 @@ class CpuAgentOps final : public AgentOps {
     for (int64_t l = 0; l < lanes; ++l)
       agent::CollectLaneEpisodes(terminated, truncated, returns, lengths, n, rings, l);
   }
+  void RecordEvalEpisodes(const EvalRecord& record, const uint8_t* terminated, const uint8_t* truncated,
+                          const float* returns, const int32_t* lengths, int64_t n, int64_t step,
+                          unsigned long long* recorded) override {
+    for (int64_t i = 0; i < n; ++i)
+      *recorded += RecordEvalEpisode(record, terminated, truncated, returns, lengths, step, i) ? 1 : 0;
+  }
   void StoreRolloutStep(const RolloutArrays& r, int64_t t, const float* obs, const float* final_obs,
                         const float* rewards, const uint8_t* terminated, const uint8_t* truncated) override {
     for (int64_t i = 0; i < r.envs; ++i)

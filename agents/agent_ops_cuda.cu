@@ -212,6 +212,18 @@ struct AdvanceCountFunctor {
   }
 };
 
+struct EvalEpisodeFunctor {
+  EvalRecord record;
+  const uint8_t *terminated, *truncated;
+  const float* returns;
+  const int32_t* lengths;
+  int64_t step;
+  unsigned long long* recorded;
+  __device__ void operator()(int64_t i) const {
+    if (RecordEvalEpisode(record, terminated, truncated, returns, lengths, step, i)) atomicAdd(recorded, 1ull);
+  }
+};
+
 struct StoreRolloutFunctor {
   RolloutArrays r;
   int64_t t;
@@ -287,6 +299,11 @@ class CudaAgentOps final : public AgentOps {
   void CollectLaneEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
                            const int32_t* lengths, int64_t lanes, int64_t n, const EpisodeRing* rings) override {
     ForEach(stream_, lanes, LaneEpisodesFunctor{terminated, truncated, returns, lengths, n, rings});
+  }
+  void RecordEvalEpisodes(const EvalRecord& record, const uint8_t* terminated, const uint8_t* truncated,
+                          const float* returns, const int32_t* lengths, int64_t n, int64_t step,
+                          unsigned long long* recorded) override {
+    ForEach(stream_, n, EvalEpisodeFunctor{record, terminated, truncated, returns, lengths, step, recorded});
   }
   void AdvanceSteps(StepCounters* counters, int64_t n) override {
     ForEach(stream_, 1, AdvanceStepsFunctor{counters, n});

@@ -1,6 +1,8 @@
-// The ring of finished episodes (return, length) on the device: each vector step appends the
-// episodes that ended in it, in env order; the host reads it every log_interval env steps
-// (agents/episode_stats.h). Written once as a CUGYM_HD function; AgentOps runs it on each back end.
+// Finished episodes recorded on the device, so the host need not read every step's done flags:
+// the ring of training episodes (return, length), to which each vector step appends the episodes
+// that ended in it, in env order, and which the host reads every log_interval env steps
+// (agents/episode_stats.h); and an evaluation's episodes (EvalRecord), read once at its end.
+// Written once as CUGYM_HD functions; AgentOps runs them on each back end.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +46,30 @@ CUGYM_HD inline void CollectLaneEpisodes(const uint8_t* terminated, const uint8_
   for (int64_t j = first, k = 0; j < first + n; ++j)
     if (terminated[j] | truncated[j]) StoreEpisode(ring, count, k++, total, returns[j], lengths[j]);
   *ring.count = count + static_cast<unsigned long long>(total);
+}
+
+// An evaluation's episodes (agents/evaluation.h): env i keeps the first quota[i] episodes it
+// finishes in slots first[i], first[i] + 1, ..., with the step each ended in, so the host orders
+// them by step, then env, as it would have read them step by step.
+struct EvalRecord {
+  const int64_t* first;  // [n] env i's first slot
+  const int64_t* quota;  // [n] the episodes env i plays
+  int64_t* done;         // [n] the episodes env i has finished so far (up to its quota)
+  float* returns;        // [sum of quota] by slot
+  int32_t* lengths;
+  int64_t* steps;
+};
+
+// Env i's episode that ended in `step`, if one did and env i's quota is not met yet: recorded,
+// and true (the caller counts the episodes recorded). One writer per env.
+CUGYM_HD inline bool RecordEvalEpisode(const EvalRecord& r, const uint8_t* terminated, const uint8_t* truncated,
+                                       const float* returns, const int32_t* lengths, int64_t step, int64_t i) {
+  if (!(terminated[i] | truncated[i]) || r.done[i] >= r.quota[i]) return false;
+  const int64_t slot = r.first[i] + r.done[i]++;
+  r.returns[slot] = returns[i];
+  r.lengths[slot] = lengths[i];
+  r.steps[slot] = step;
+  return true;
 }
 
 }  // namespace cugym::agent

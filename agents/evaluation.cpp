@@ -6,6 +6,7 @@
 #include <memory>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 #include "agents/agent_ops.h"
 #include "agents/policy.h"
@@ -15,38 +16,58 @@ namespace cugym::agent {
 
 namespace {
 
-// The finished episodes of `lanes` groups of envs (one group: PlayEpisodes), each group's returns
-// and lengths in the order its episodes finished (by step, then env).
 struct Played {
   std::vector<std::vector<double>> returns, lengths;
 };
 
-Played PlayLanes(VectorEnv& env, int64_t lanes, const std::vector<int64_t>& quota,
+// The finished episodes of `lanes` groups of envs (one group: PlayEpisodes), each group's returns
+// and lengths in the order its episodes finished (by step, then env). The envs record their
+// episodes on the device (RecordEvalEpisode), so a step reads nothing back: on CUDA the host asks
+// for the count every kCheckEvery steps (each ask waits for the device), and stepping on a few
+// steps past the last episode changes nothing recorded. On the CPU it asks every step.
+constexpr int64_t kCheckEvery = 8;
+
+Played PlayLanes(VectorEnv& env, AgentOps& ops, int64_t lanes, const std::vector<int64_t>& quota,
                  const std::function<void(uint64_t step, int32_t* actions)>& act, Buffer<int32_t>& actions) {
   const int64_t n = env.num_envs(), lane = n / lanes;
   const Device device = env.device();
-  const int64_t episodes = std::accumulate(quota.begin(), quota.end(), int64_t{0});
-  std::vector<int64_t> done(n, 0);
-  Played played{std::vector<std::vector<double>>(lanes), std::vector<std::vector<double>>(lanes)};
-  std::vector<uint8_t> term(n), trunc(n);
-  std::vector<float> ret(n);
-  std::vector<int32_t> len(n);
-  for (uint64_t step = 0, finished = 0; static_cast<int64_t>(finished) < episodes; ++step) {
-    act(step, actions.data());
+  std::vector<int64_t> first(n);
+  int64_t episodes = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    first[i] = episodes;
+    episodes += quota[i];
+  }
+  Buffer<int64_t> first_dev(device, n), quota_dev(device, n), done(device, n), steps(device, episodes);
+  Buffer<float> returns(device, episodes);
+  Buffer<int32_t> lengths(device, episodes);
+  Buffer<unsigned long long> recorded(device, 1);
+  first_dev.FromHost(first.data(), n);
+  quota_dev.FromHost(quota.data(), n);
+  done.Zero();
+  recorded.Zero();
+  const EvalRecord record{first_dev.data(), quota_dev.data(), done.data(),
+                          returns.data(),   lengths.data(),   steps.data()};
+  const int64_t check_every = device == Device::kCpu ? 1 : kCheckEvery;
+  for (int64_t step = 0; episodes > 0; ++step) {
+    act(static_cast<uint64_t>(step), actions.data());
     env.Step(actions.data());
-    CopyBytes(term.data(), Device::kCpu, env.terminated(), device, n);
-    CopyBytes(trunc.data(), Device::kCpu, env.truncated(), device, n);
-    bool any = false;
-    for (int64_t i = 0; i < n; ++i) any |= (term[i] | trunc[i]) != 0;
-    if (!any) continue;
-    CopyBytes(ret.data(), Device::kCpu, env.episode_returns(), device, n * sizeof(float));
-    CopyBytes(len.data(), Device::kCpu, env.episode_lengths(), device, n * sizeof(int32_t));
-    for (int64_t i = 0; i < n; ++i) {
-      if (!(term[i] | trunc[i]) || done[i] >= quota[i]) continue;
-      ++done[i];
-      ++finished;
-      played.returns[i / lane].push_back(ret[i]);
-      played.lengths[i / lane].push_back(len[i]);
+    ops.RecordEvalEpisodes(record, env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(), n,
+                           step, recorded.data());
+    if ((step + 1) % check_every == 0 && recorded.ToHost()[0] == static_cast<unsigned long long>(episodes)) break;
+  }
+  // Each lane's episodes by step, then env: the order of a host that read every step.
+  const std::vector<int64_t> ended = steps.ToHost();
+  const std::vector<float> ret = returns.ToHost();
+  const std::vector<int32_t> len = lengths.ToHost();
+  Played played{std::vector<std::vector<double>>(lanes), std::vector<std::vector<double>>(lanes)};
+  for (int64_t l = 0; l < lanes; ++l) {
+    std::vector<std::pair<int64_t, int64_t>> order;  // (step, slot): slots rise with the env
+    for (int64_t slot = first[l * lane]; slot < (l + 1 < lanes ? first[(l + 1) * lane] : episodes); ++slot)
+      order.emplace_back(ended[slot], slot);
+    std::sort(order.begin(), order.end());
+    for (const auto& [step, slot] : order) {
+      played.returns[l].push_back(ret[slot]);
+      played.lengths[l].push_back(len[slot]);
     }
   }
   return played;
@@ -70,9 +91,9 @@ EvalResult Summarize(const std::string& env_id, const std::vector<double>& retur
 
 }  // namespace
 
-EvalResult PlayEpisodes(VectorEnv& env, const std::vector<int64_t>& quota,
+EvalResult PlayEpisodes(VectorEnv& env, AgentOps& ops, const std::vector<int64_t>& quota,
                         const std::function<void(uint64_t step, int32_t* actions)>& act, Buffer<int32_t>& actions) {
-  const Played played = PlayLanes(env, 1, quota, act, actions);
+  const Played played = PlayLanes(env, ops, 1, quota, act, actions);
   return Summarize(env.spec().id, played.returns[0], played.lengths[0]);
 }
 
@@ -93,7 +114,7 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
   std::vector<int64_t> quota(n);
   for (int64_t i = 0; i < n; ++i) quota[i] = episodes / n + (i < episodes % n ? 1 : 0);
   return PlayEpisodes(
-      *env, quota,
+      *env, *ops, quota,
       [&](uint64_t step, int32_t* a) {
         policy.Act(env->obs(), a, n);
         if (epsilon > 0)
@@ -128,9 +149,10 @@ std::vector<EvalResult> EvaluateReplicas(VectorEnv& env, QLearner& learner, Buff
   for (int64_t a = 0; a < lanes; ++a)
     for (int64_t j = 0; evaluate[a] && j < m; ++j) quota[a * m + j] = episodes / m + (j < episodes % m ? 1 : 0);
   const nn::ConstBatchView obs(env.obs(), n, learner.online().in_features(), device);
+  const std::unique_ptr<AgentOps> ops = MakeAgentOps(device, learner.backend().native_stream());
   const Played played = PlayLanes(
-      env, lanes, quota, [&](uint64_t, int32_t* out) { learner.Act(obs, nn::VectorView<int32_t>(out, n, device)); },
-      actions);
+      env, *ops, lanes, quota,
+      [&](uint64_t, int32_t* out) { learner.Act(obs, nn::VectorView<int32_t>(out, n, device)); }, actions);
   std::vector<EvalResult> results(lanes);
   for (int64_t a = 0; a < lanes; ++a)
     if (evaluate[a]) results[a] = Summarize(env.spec().id, played.returns[a], played.lengths[a]);
@@ -152,8 +174,9 @@ EvalResult EvaluateLearner(VectorEnv& env, QLearner& learner, Buffer<int32_t>& a
   const Device device = learner.backend().device();
   env.Reset(EvalSeed(run_seed, k));
   const nn::ConstBatchView obs(env.obs(), n, learner.online().in_features(), device);
+  const std::unique_ptr<AgentOps> ops = MakeAgentOps(device, learner.backend().native_stream());
   return PlayEpisodes(
-      env, std::vector<int64_t>(n, 1),
+      env, *ops, std::vector<int64_t>(n, 1),
       [&](uint64_t, int32_t* out) { learner.Act(obs, nn::VectorView<int32_t>(out, n, device)); }, actions);
 }
 

@@ -13,6 +13,7 @@
 
 namespace cugym::agent {
 
+class AgentOps;
 class QLearner;
 
 struct EvalResult {
@@ -23,9 +24,11 @@ struct EvalResult {
 
 // Steps `env` (already reset) until env i has finished quota[i] episodes; episodes an env
 // finishes beyond its quota are ignored, so short episodes are not over-counted. `act(step,
-// actions)` writes the num_envs actions (device memory) for the current observations. Each step
-// reads the done flags on the host (num_envs bytes).
-EvalResult PlayEpisodes(VectorEnv& env, const std::vector<int64_t>& quota,
+// actions)` writes the num_envs actions (device memory) for the current observations. The
+// episodes are recorded on the device by `ops` (on env's stream), and summed in the order they
+// ended (by step, then env); on CUDA the host reads their count every few steps, not the done
+// flags of every step.
+EvalResult PlayEpisodes(VectorEnv& env, AgentOps& ops, const std::vector<int64_t>& quota,
                         const std::function<void(uint64_t step, int32_t* actions)>& act, Buffer<int32_t>& actions);
 
 // Greedy (or epsilon-greedy) evaluation of a model file over exactly `episodes` finished

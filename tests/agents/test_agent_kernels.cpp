@@ -517,6 +517,36 @@ TEST_P(AgentOpsTest, EpisodeRingKeepsTheLastEpisodesInEnvOrder) {
   EXPECT_EQ(ring.returns.ToHost(), (std::vector<float>{110, 107, 108, 109}));
 }
 
+// An evaluation's episodes: each env keeps its first quota[i] episodes (terminated or truncated)
+// with the step each ended in, and the count of those recorded rises by them alone.
+TEST_P(AgentOpsTest, EvalEpisodesKeepEachEnvsFirstEpisodesAndTheirSteps) {
+  Ops ops(device());
+  const Buffer<int64_t> first = OnDevice(device(), std::vector<int64_t>{0, 2, 2});
+  const Buffer<int64_t> quota = OnDevice(device(), std::vector<int64_t>{2, 0, 1});
+  Buffer<int64_t> done = OnDevice(device(), std::vector<int64_t>{0, 0, 0});
+  Buffer<int64_t> steps = OnDevice(device(), std::vector<int64_t>{-1, -1, -1});
+  Buffer<float> returns = OnDevice(device(), std::vector<float>{0, 0, 0});
+  Buffer<int32_t> lengths = OnDevice(device(), std::vector<int32_t>{0, 0, 0});
+  Buffer<unsigned long long> recorded = OnDevice(device(), std::vector<unsigned long long>{0});
+  const EvalRecord record{first.data(), quota.data(), done.data(), returns.data(), lengths.data(), steps.data()};
+  // Steps 0, 1, 2 of three envs: which ended (terminated or truncated), their returns and lengths.
+  const std::vector<std::vector<uint8_t>> terminated = {{1, 1, 0}, {0, 0, 0}, {1, 1, 1}};
+  const std::vector<std::vector<uint8_t>> truncated = {{0, 0, 0}, {1, 0, 1}, {0, 0, 0}};
+  for (int64_t t = 0; t < 3; ++t) {
+    const float base = 10.0f * static_cast<float>(t + 1);
+    const Buffer<uint8_t> term = OnDevice(device(), terminated[t]), trunc = OnDevice(device(), truncated[t]);
+    const Buffer<float> ret = OnDevice(device(), std::vector<float>{base, base + 1, base + 2});
+    const Buffer<int32_t> len = OnDevice(device(), std::vector<int32_t>{static_cast<int32_t>(t), 7, 9});
+    ops.ops->RecordEvalEpisodes(record, term.data(), trunc.data(), ret.data(), len.data(), 3, t, recorded.data());
+  }
+  // Env 0: steps 0 and 1 (its quota of two; step 2's is ignored); env 1 plays none; env 2: step 1.
+  EXPECT_EQ(returns.ToHost(), (std::vector<float>{10, 20, 22}));
+  EXPECT_EQ(lengths.ToHost(), (std::vector<int32_t>{0, 1, 9}));
+  EXPECT_EQ(steps.ToHost(), (std::vector<int64_t>{0, 1, 1}));
+  EXPECT_EQ(done.ToHost(), (std::vector<int64_t>{2, 0, 1}));
+  EXPECT_EQ(recorded.ToHost()[0], 3u);
+}
+
 // A replay of `size` rows with obs = row, written as one vector step, each row given a priority
 // by UpdatePriorities from errors[row].
 Replay PrioritizedReplay(Device device, AgentOps& ops, const Tree& tree, const std::vector<float>& errors) {
