@@ -594,9 +594,11 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base,
     for (auto& [key, group] : groups) {
       if (should_stop()) break;
       started(static_cast<int>(group.runs.size()), live);
-      std::ostringstream run_notes;
-      RunBatchTraining(registry, group.config, group.seeds, group.options, should_stop, run_notes,
+      std::ostringstream batch_notes;  // its shrinks and where its time went, said once it ends
+      RunBatchTraining(registry, group.config, group.seeds, group.options, should_stop, batch_notes,
                        [&](std::size_t k, const TrainRunResult& r) { finished(group.runs[k], r); });
+      std::lock_guard<std::mutex> lock(mutex);
+      notes << batch_notes.str();
     }
   };
   std::atomic<int> workers_done{0};

@@ -2,6 +2,7 @@
 #include "agents/train_run.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -433,6 +434,9 @@ std::vector<TrainRunResult> RunBatchTraining(
     const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds,
     const std::vector<TrainRunOptions>& runs, const std::function<bool()>& stop, std::ostream& notes,
     const std::function<void(std::size_t, const TrainRunResult&)>& on_finished) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point started = Clock::now();
+  const auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   const std::size_t k_agents = seeds.size();
   if (runs.size() != k_agents) throw std::invalid_argument("RunBatchTraining: one run folder per seed");
   for (const TrainRunOptions& run : runs)
@@ -490,6 +494,10 @@ std::vector<TrainRunResult> RunBatchTraining(
   // together when the batch shrinks or ends.
   std::vector<TrainRunResult> results(k_agents);
   std::vector<std::size_t> waiting;  // completed, not evaluated yet
+  struct {                           // where the batch's time goes, said at its end (the GPU check's report shows it)
+    double setup = 0, iterations = 0, evaluations = 0, final_evaluations = 0, shrinks = 0, syncs = 0;
+    int64_t iteration_count = 0, final_rounds = 0, shrink_count = 0;
+  } spent;
   const auto stop_run = [&](std::size_t k, bool interrupted) {
     results[k] = records[k]->Stop(interrupted);
     if (runs[k].on_stop) runs[k].on_stop();
@@ -503,6 +511,8 @@ std::vector<TrainRunResult> RunBatchTraining(
   // The waiting runs' final evaluations, all at once; an agent that stopped before this step first
   // gets its model file back into its replica (its lane trained on).
   const auto evaluate_waiting = [&] {
+    if (waiting.empty()) return;
+    const Clock::time_point t0 = Clock::now();
     std::vector<int> lanes;
     for (std::size_t k : waiting) {
       if (results[k].global_step != batch->global_step()) batch->LoadModel(members[k]->lane, results[k].model);
@@ -515,6 +525,8 @@ std::vector<TrainRunResult> RunBatchTraining(
       if (on_finished) on_finished(waiting[e], results[waiting[e]]);
     }
     waiting.clear();
+    spent.final_evaluations += since(t0);
+    ++spent.final_rounds;
   };
   std::vector<std::size_t> training;
   for (std::size_t k = 0; k < k_agents; ++k) {
@@ -534,12 +546,15 @@ std::vector<TrainRunResult> RunBatchTraining(
     std::vector<int> keep;
     for (std::size_t k : training) keep.push_back(members[k]->lane);
     std::unique_ptr<DqnBatch> next;
+    const Clock::time_point t0 = Clock::now();
     try {
       next = batch->Keep(keep);
     } catch (const std::invalid_argument& e) {
       notes << "cugym train: the batch goes on with all " << batch->agents() << " agents: " << e.what() << "\n";
     }
+    spent.shrinks += since(t0);
     if (!next) return;
+    ++spent.shrink_count;
     evaluate_waiting();  // the agents that completed leave with this batch
     notes << "cugym train: " << training.size() << " of " << batch->agents() << " agents train on at step "
           << global_step << "; the batch shrinks to them\n";
@@ -572,22 +587,45 @@ std::vector<TrainRunResult> RunBatchTraining(
     }
     if (training.empty()) return false;
     if (training.size() <= shrink_at) shrink();
+    const Clock::time_point t0 = Clock::now();
     batch->Iterate();
+    spent.iterations += since(t0);
+    ++spent.iteration_count;
     global_step = batch->global_step();
     double all_evals = 0;
     for (std::size_t k : training) all_evals += eval_seconds[k] = schedules[k]->Iterated();
+    spent.evaluations += all_evals;
     if (all_evals > 0)
       for (std::size_t k : training) schedules[k]->Exclude(all_evals - eval_seconds[k]);
     return true;
   };
+  const auto commit = [&](AtomicFileGroup& files) {
+    const Clock::time_point t0 = Clock::now();
+    files.Commit();
+    spent.syncs += since(t0);
+  };
+  spent.setup = since(started);
   for (bool going = true; going;) {
     AtomicFileGroup files;
     going = step();
-    files.Commit();
+    commit(files);
   }
   AtomicFileGroup last_files;
   evaluate_waiting();
-  last_files.Commit();
+  commit(last_files);
+  const double total = since(started);
+  const auto count = [](int64_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+  char line[400];
+  std::snprintf(line, sizeof(line),
+                "cugym train: a batch of %zu agents took %.2f s: setup %.2f s, %s %.2f s, evaluations during "
+                "training %.2f s, final evaluations %.2f s (%s), shrinking %.2f s (%s), file syncs %.2f s, the rest "
+                "(logs, models, checkpoints) %.2f s\n",
+                k_agents, total, spent.setup, count(spent.iteration_count, "iteration").c_str(), spent.iterations,
+                spent.evaluations, spent.final_evaluations, count(spent.final_rounds, "round").c_str(), spent.shrinks,
+                count(spent.shrink_count, "shrink").c_str(), spent.syncs,
+                total - spent.setup - spent.iterations - spent.evaluations - spent.final_evaluations - spent.shrinks -
+                    spent.syncs);
+  notes << line;
   return results;
 }
 

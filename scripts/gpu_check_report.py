@@ -280,6 +280,13 @@ def batch_summary(dqn_dir, spec):
         + (f", {missing} not compared (a run missing)" if missing else "")
         + f": {verdict}"
     )
+    # Where its time went (RunBatchTraining's last note), to see what the next change should cut.
+    try:
+        log = open(folder + ".log", errors="replace").read()
+    except OSError:
+        log = ""
+    for line in re.findall(r"^cugym train: (a batch of \d+ agents took .*)$", log, flags=re.M):
+        print(f"  {line}")
     return 1 if verdict.startswith("FAIL") else 0
 
 

@@ -243,6 +243,11 @@ TEST(MultiRun, SeedsInLockstepGiveTheSoloModels) {
         notes.str().find(jobs == 1 ? "in lockstep as one batch, 1 at a time" : "in lockstep as 2 batches, 2 at a time"),
         std::string::npos)
         << notes.str();
+    // Each batch says where its time went once it ends.
+    if (jobs == 1) {
+      EXPECT_NE(notes.str().find("a batch of " + std::to_string(seeds.size()) + " agents took "), std::string::npos)
+          << notes.str();
+    }
     ASSERT_EQ(result.runs.size(), seeds.size());
     EXPECT_FALSE(result.interrupted);
     for (std::size_t i = 0; i < seeds.size(); ++i) {
@@ -360,6 +365,11 @@ TEST(MultiRun, AnAgentLeavesTheBatchAloneAndUnbatchableConfigsAreRefused) {
   EXPECT_EQ(order, (std::vector<std::size_t>{0, 1}));
   EXPECT_NE(notes.str().find("1 of 2 agents train on at step 1000; the batch shrinks to them"), std::string::npos)
       << notes.str();
+  // Where the batch's time went: seed 9's final evaluation is the one round (seed 6 was
+  // interrupted), after the one shrink.
+  EXPECT_NE(notes.str().find("cugym train: a batch of 2 agents took "), std::string::npos) << notes.str();
+  EXPECT_NE(notes.str().find(" s (1 round), shrinking "), std::string::npos) << notes.str();
+  EXPECT_NE(notes.str().find(" s (1 shrink), file syncs "), std::string::npos) << notes.str();
   EXPECT_TRUE(results[0].interrupted);
   EXPECT_EQ(results[0].global_step, 1000);
   EXPECT_FALSE(results[1].interrupted);
