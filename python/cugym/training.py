@@ -55,9 +55,9 @@ def train(
         seeds: many runs in one process (``cugym train --seeds``): an iterable of seeds (integers
             in [0, 2**64)), e.g. ``range(1, 33)``; ``out`` is then the batch folder (required), each
             seed's run folder ``out/seed_S`` (or ``out/POINT/seed_S``) is the one ``seed=S`` alone
-            gives, bit for bit, and the result is summary.json's dict (per grid point: the seeds that reach the env's
-            threshold, IQM and mean return with 95% bootstrap intervals, time to threshold, and
-            every run) plus ``batch_dir`` and ``interrupted``. ``resume`` continues a batch, its
+            gives, bit for bit, and the result is summary.json's dict (per grid point: the seeds
+            that reach the env's threshold, IQM and mean return with 95% bootstrap intervals, time
+            to threshold, and every run) plus ``batch_dir`` and ``interrupted``. ``resume`` continues a batch, its
             overrides reaching every run (``total_steps=`` extends them all).
         sweep: with ``seeds``: a dict of config keys to lists of values (one value needs no list),
             crossed with each other and the seeds, e.g. ``{"learning_rate": [1e-3, 2.3e-3]}`` (keys
