@@ -494,7 +494,8 @@ std::vector<TrainRunResult> RunBatchTraining(
   // together when the batch shrinks or ends.
   std::vector<TrainRunResult> results(k_agents);
   std::vector<std::size_t> waiting;  // completed, not evaluated yet
-  struct {                           // where the batch's time goes, said at its end (the GPU check's report shows it)
+  // Where the batch's time goes, said in `notes` at its end (the GPU check's report shows it).
+  struct {
     double setup = 0, iterations = 0, evaluations = 0, final_evaluations = 0, shrinks = 0, syncs = 0;
     int64_t iteration_count = 0, final_rounds = 0, shrink_count = 0;
   } spent;

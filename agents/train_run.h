@@ -86,7 +86,8 @@ TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, co
 // completed run's once the batch shrinks or ends (the final evaluations of the completed runs run
 // together then). Once half the agents or more have left, the batch shrinks to those still
 // training (DqnBatch::Keep, a line in `notes`): their runs are unchanged, and the agents that left
-// cost nothing more.
+// cost nothing more. The batch's last line in `notes` says where its time went (setup, iterations,
+// evaluations during training, final evaluations, shrinking, file syncs, the rest).
 std::vector<TrainRunResult> RunBatchTraining(
     const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds,
     const std::vector<TrainRunOptions>& runs, const std::function<bool()>& stop, std::ostream& notes,
