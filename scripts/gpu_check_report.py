@@ -280,7 +280,7 @@ def batch_summary(dqn_dir, spec):
         + (f", {missing} not compared (a run missing)" if missing else "")
         + f": {verdict}"
     )
-    # Where its time went (RunBatchTraining's last note), to see what the next change should cut.
+    # Where its time went (the driver's last note, agents/trainer.h), to see what the next change should cut.
     try:
         log = open(folder + ".log", errors="replace").read()
     except OSError:
