@@ -200,10 +200,7 @@ bool JoinEnvSnapshots(const std::vector<std::unique_ptr<CheckpointReader>>& in, 
                                   ": a batch's agents go on together");
     envs->steps = one.steps;
     lane_seeds.push_back(one.seed);
-    envs->states.insert(envs->states.end(), one.states.begin(), one.states.end());
-    envs->rng_counters.insert(envs->rng_counters.end(), one.rng_counters.begin(), one.rng_counters.end());
-    envs->elapsed.insert(envs->elapsed.end(), one.elapsed.begin(), one.elapsed.end());
-    envs->running_returns.insert(envs->running_returns.end(), one.running_returns.begin(), one.running_returns.end());
+    AppendEnvs(envs, one);
   }
   envs->seed = lane_seeds.front();
   envs->env_seeds = LaneEnvSeeds(lane_seeds, n);
@@ -324,6 +321,23 @@ void SaveEnvState(const VectorEnv& env, CheckpointWriter& out) {
   if (env.SaveSnapshot(&snapshot)) SaveEnvSnapshot(snapshot, out);
 }
 
+void SaveEnvEpisodes(const VectorEnvSnapshot& snapshot, CheckpointWriter& out) {
+  if (snapshot.episode_starts.empty()) return;
+  out.Ints("env.episode_starts", snapshot.episode_starts);
+  out.Floats("env.episode_actions", snapshot.episode_actions);
+}
+
+void ReadEnvEpisodes(const CheckpointReader& in, int64_t num_envs, VectorEnvSnapshot* snapshot) {
+  snapshot->episode_starts.clear();
+  snapshot->episode_actions.clear();
+  if (!in.HasTensor("env.episode_starts")) return;
+  snapshot->episode_starts = in.Int64s("env.episode_starts", num_envs);
+  const NamedTensor* actions = in.file().Find("env.episode_actions");
+  if (actions == nullptr) throw std::invalid_argument(in.path() + ": env.episode_starts without env.episode_actions");
+  if (actions->shape.size() != 1) throw std::invalid_argument(in.path() + ": env.episode_actions is not a vector");
+  snapshot->episode_actions = actions->ToF32();
+}
+
 void SaveEnvSnapshot(const VectorEnvSnapshot& snapshot, CheckpointWriter& out) {
   out.Int("cugym.env.seed", snapshot.seed);
   out.Int("cugym.env.steps", snapshot.steps);
@@ -331,6 +345,7 @@ void SaveEnvSnapshot(const VectorEnvSnapshot& snapshot, CheckpointWriter& out) {
   out.Ints("env.rng_counters", snapshot.rng_counters);
   out.Ints("env.elapsed", snapshot.elapsed);
   out.Floats("env.running_returns", snapshot.running_returns);
+  SaveEnvEpisodes(snapshot, out);
 }
 
 bool ReadEnvSnapshot(const CheckpointReader& in, int64_t n, int64_t state_dim, VectorEnvSnapshot* snapshot) {
@@ -342,6 +357,7 @@ bool ReadEnvSnapshot(const CheckpointReader& in, int64_t n, int64_t state_dim, V
   snapshot->rng_counters.assign(rng_counters.begin(), rng_counters.end());
   snapshot->elapsed = in.Ints("env.elapsed", n);
   snapshot->running_returns = in.Floats("env.running_returns", n);
+  ReadEnvEpisodes(in, n, snapshot);
   return true;
 }
 

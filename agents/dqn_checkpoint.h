@@ -10,7 +10,8 @@
 //   EpisodeStats            episodes.returns, episodes.lengths, episodes.last_100, cugym.episodes,
 //                           cugym.episodes_read;
 //   the envs (VectorEnv)    env.states, env.rng_counters, env.elapsed, env.running_returns,
-//                           cugym.env.seed, cugym.env.steps (when the env can save its state);
+//                           cugym.env.seed, cugym.env.steps (when the env can save its state),
+//                           env.episode_starts, env.episode_actions (host-stepped envs: Box2D);
 //   the exploration holds   explore.held, explore.left (exploration_hold_mu > 0);
 //   ReplayMemory            replay.obs, .next_obs, .actions, .rewards, .terminals, .ends, .priorities
 //                           (prioritized replay: the sum tree's leaves), cugym.replay.position,
@@ -95,6 +96,16 @@ void CheckCheckpointHeader(const CheckpointReader& in, const std::string& algo, 
 // env.running_returns, cugym.env.seed, cugym.env.steps, when the env can save its state.
 void SaveEnvState(const VectorEnv& env, CheckpointWriter& out);
 void SaveEnvSnapshot(const VectorEnvSnapshot& snapshot, CheckpointWriter& out);  // SaveEnvState's part
+// The episodes of host-stepped envs (VectorEnvSnapshot::episode_starts and episode_actions: how
+// each env's episode began and its actions since, which LoadSnapshot replays to rebuild a Box2D
+// world bit for bit), part of the envs' state:
+//   env.episode_starts   I64 [num_envs]  RNG counter before the episode's reset; -1: begun by SetStates
+//   env.episode_actions  F32 [total]     env after env, elapsed[i] actions of action_dim floats
+// Written only for envs that have episodes; a checkpoint without them (every other env, or one
+// written before) leaves the snapshot's episodes empty. ReadEnvEpisodes throws
+// std::invalid_argument naming the file for a count other than num_envs.
+void SaveEnvEpisodes(const VectorEnvSnapshot& snapshot, CheckpointWriter& out);
+void ReadEnvEpisodes(const CheckpointReader& in, int64_t num_envs, VectorEnvSnapshot* snapshot);
 // Restores what SaveEnvState wrote into `env` (n envs of `state_dim` floats each); returns false,
 // changing nothing, when the checkpoint holds no envs' state.
 bool LoadEnvState(VectorEnv& env, const CheckpointReader& in, int64_t n, int64_t state_dim);

@@ -134,9 +134,6 @@ void Scheduler::Open(const TrainConfigSource& base, std::vector<uint64_t> seeds,
   if (fs::exists(out_) && !(fs::is_directory(out_) && fs::is_empty(out_)))
     throw std::invalid_argument("batch folder " + out_.string() +
                                 " exists and is not empty (use another folder, or resume it)");
-  std::error_code error;
-  fs::create_directories(out_, error);
-  if (error) throw std::invalid_argument("cannot create batch folder " + out_.string() + ": " + error.message());
 }
 
 // On the CPU, where a lockstep batch is one thread, a point's seeds split into as many batches as it
@@ -176,7 +173,10 @@ void Scheduler::Plan() {
   CheckBatchMemory(
       registry_, configs_, jobs_ * static_cast<int>(largest), options_.device,
       any_lockstep ? "fewer seeds per batch, --lockstep off, or a smaller buffer_size" : "lower --jobs or buffer_size");
-  if (!options_.resume) {
+  if (!options_.resume) {  // made once every check passed: a refused batch leaves nothing behind
+    std::error_code error;
+    fs::create_directories(out_, error);
+    if (error) throw std::invalid_argument("cannot create batch folder " + out_.string() + ": " + error.message());
     WriteFileAtomically((out_ / "base_config.toml").string(), ResolveTrainConfig(registry_, source_, quiet).ToToml());
     WriteFileAtomically((out_ / "batch.toml").string(), BatchToml(seeds_, sweep_));
   }

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "core/atomic_file.h"
+#include "core/checkpoint_files.h"
 #include "core/safetensors.h"
 
 namespace cugym::agent {
@@ -133,6 +134,22 @@ std::string NewestCheckpoint(const std::string& run_dir) {
   return found.empty() ? std::string() : found.back().string();
 }
 
+std::string ResumableCheckpoint(const fs::path& run_dir, std::ostream& notes) {
+  std::vector<std::string> newest_first;
+  for (const fs::path& path : Checkpoints(run_dir / "checkpoints"))
+    newest_first.insert(newest_first.begin(), path.string());
+  if (newest_first.empty())
+    throw std::invalid_argument("resume " + run_dir.string() + ": no checkpoint in checkpoints/");
+  UsableFile usable;
+  try {
+    usable = NewestUsableFile(newest_first);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("resume " + run_dir.string() + ": " + e.what());
+  }
+  for (const SkippedFile& skipped : usable.skipped) notes << "cugym train: " << SkipLine(skipped) << "\n";
+  return usable.path;
+}
+
 fs::path NewRunFolder(const DqnConfig& config, const std::string& requested) {
   fs::path run_dir = requested;
   if (run_dir.empty()) {
@@ -235,17 +252,26 @@ fs::path RunRecord::Checkpoint() {
   return path;
 }
 
+// The files in order of size, smallest first, so that a full disk costs the largest: the model,
+// (eval.json, in Complete), the checkpoint with its replay memory.
 TrainRunResult RunRecord::Stop(bool interrupted) {
   TrainRunResult result;
   result.run_dir = run_dir_.string();
   result.resumed = options_.resume;
-  result.checkpoint = Checkpoint().string();
   result.global_step = lane_.agent->global_step();
   result.interrupted = interrupted;
-  if (interrupted) return result;
+  if (interrupted) {
+    result.checkpoint = Checkpoint().string();
+    return result;
+  }
   const fs::path model = run_dir_ / "model.safetensors";
   lane_.agent->SaveModel(lane_.lane, model.string());
   result.model = model.string();
+  try {
+    result.checkpoint = Checkpoint().string();
+  } catch (const std::exception& e) {
+    not_written_ = std::string("its last checkpoint: ") + e.what();
+  }
   return result;
 }
 
@@ -268,6 +294,9 @@ void RunRecord::Complete(TrainRunResult& result, const EvalResult* evaluated) {
     WriteFileAtomically((run_dir_ / "eval.json").string(), json.str() + "\n");
   }
   tracker_.Into(result);
+  if (!not_written_.empty())
+    throw std::runtime_error(run_dir_.string() + ": could not write " + not_written_ + " (model.safetensors" +
+                             (evaluated != nullptr ? " and eval.json are" : " is") + " there)");
 }
 
 void RunRecord::AddScalars(int64_t step, std::initializer_list<std::pair<const char*, double>> values) {

@@ -62,6 +62,11 @@ constexpr uint64_t kFinalEvalSeed = 1000003;
 
 // The newest checkpoint in run_dir/checkpoints ("" when there is none).
 std::string NewestCheckpoint(const std::string& run_dir);
+// The checkpoint a resume of run_dir goes on from: the newest one that reads and verifies (its
+// structure and CRC-32C, core/checkpoint_files.h); each newer one skipped is a line on `notes`.
+// Throws std::invalid_argument when there is none ("resume DIR: no checkpoint in checkpoints/") or
+// none is usable (one line listing each with its reason).
+std::string ResumableCheckpoint(const std::filesystem::path& run_dir, std::ostream& notes);
 // The run folder for a new run (runs/<env>_<seed>_<time> when none is asked for); throws
 // std::invalid_argument unless it is new or empty. CreateRunFolder makes it once the agent is built,
 // so a refused config leaves no folder behind.
@@ -123,10 +128,13 @@ class RunRecord {
   bool Evaluated(const DqnEvaluation& e);
   // checkpoints/step_<global step>.safetensors, keeping the newest keep_checkpoints.
   std::filesystem::path Checkpoint();
-  // The end of training: the last checkpoint, then (unless interrupted) model.safetensors.
+  // The end of training: model.safetensors (unless interrupted), then the last checkpoint. A
+  // completed run whose checkpoint cannot be written (a full disk) keeps its model, and Complete
+  // says so once eval.json is written; an interrupted run's checkpoint failing throws at once.
   TrainRunResult Stop(bool interrupted);
   // A completed run's final evaluation (null when eval_episodes is 0), eval.json and the
-  // evaluations during training in `result`.
+  // evaluations during training in `result`. Then throws std::runtime_error naming what Stop could
+  // not write, if anything: the smaller files written before it stay.
   void Complete(TrainRunResult& result, const EvalResult* evaluated);
 
  private:
@@ -140,6 +148,7 @@ class RunRecord {
   EvalTracker tracker_;
   std::optional<EventFileWriter> events_;
   bool stop_asked_ = false;
+  std::string not_written_;  // what Stop could not write, and why
 };
 
 }  // namespace cugym::agent

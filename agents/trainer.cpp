@@ -2,9 +2,13 @@
 #include "agents/trainer.h"
 
 #include <cstdio>
+#include <exception>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <utility>
+
+#include "core/atomic_file.h"
 
 namespace cugym::agent {
 namespace fs = std::filesystem;
@@ -12,13 +16,6 @@ namespace {
 
 double Since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-// The newest checkpoint of a run to resume; throws std::invalid_argument when there is none.
-std::string NewestCheckpointOf(const fs::path& run_dir) {
-  const std::string path = NewestCheckpoint(run_dir.string());
-  if (path.empty()) throw std::invalid_argument("resume " + run_dir.string() + ": no checkpoint in checkpoints/");
-  return path;
 }
 
 }  // namespace
@@ -57,7 +54,7 @@ Trainer::Trainer(const Registry& registry, const DqnConfig& config, const std::v
   for (std::size_t k = 0; k < runs_.size(); ++k) {
     runs_[k]->lane = RunLane{agent_.get(), static_cast<int>(k), LoopState{}};
     if (resume) {
-      checkpoints.push_back(NewestCheckpointOf(runs_[k]->dir));
+      checkpoints.push_back(ResumableCheckpoint(runs_[k]->dir, notes));
     } else {
       CreateRunFolder(runs_[k]->dir);
     }
@@ -101,14 +98,8 @@ std::vector<TrainRunResult> Trainer::Run(const std::function<bool()>& stop,
   }
   shrink_at_ = static_cast<std::size_t>(agent_->lanes()) / 2;
   spent_.setup = Since(started_);
-  for (bool going = true; going;) {
-    AtomicFileGroup files;
-    going = Step(stop);
-    Commit(files);
-  }
-  AtomicFileGroup last_files;
-  EvaluateWaiting();
-  Commit(last_files);
+  for (bool going = true; going;) Committed([&] { going = Step(stop); });
+  Committed([&] { EvaluateWaiting(); });
   if (runs_.size() > 1) SayWhereTimeWent();
   std::vector<TrainRunResult> results;
   for (const std::unique_ptr<RunState>& run : runs_) results.push_back(run->result);
@@ -179,14 +170,21 @@ void Trainer::EvaluateWaiting() {
   }
   const std::vector<EvalResult> evals =
       agent_->EvaluateModels(lanes, config_.eval_episodes, config_.eval_episodes, kFinalEvalSeed);
+  std::string failed;  // every run completes before one that could not write its files is said
   for (std::size_t e = 0; e < waiting_.size(); ++e) {
     RunState& run = *runs_[waiting_[e]];
-    run.record->Complete(run.result, &evals[e]);
+    try {
+      run.record->Complete(run.result, &evals[e]);
+    } catch (const std::runtime_error& error) {
+      failed += (failed.empty() ? "" : "; ") + std::string(error.what());
+      continue;
+    }
     if (on_finished_) on_finished_(waiting_[e], run.result);
   }
   waiting_.clear();
   spent_.final_evaluations += Since(t0);
   ++spent_.final_rounds;
+  if (!failed.empty()) throw std::runtime_error(failed);
 }
 
 // Once half the lanes or more have left, the agent shrinks to those training (Agent::Keep), which
@@ -216,7 +214,16 @@ void Trainer::Shrink() {
     runs_[training_[i]]->lane = RunLane{agent_.get(), static_cast<int>(i), runs_[training_[i]]->lane.loop};
 }
 
-void Trainer::Commit(AtomicFileGroup& files) {
+// The files written by `work` are synced and renamed together, also when it throws: a run that
+// could not write one file keeps those it wrote before.
+void Trainer::Committed(const std::function<void()>& work) {
+  AtomicFileGroup files;
+  try {
+    work();
+  } catch (...) {
+    files.Commit();
+    throw;
+  }
   const Clock::time_point t0 = Clock::now();
   files.Commit();
   spent_.syncs += Since(t0);

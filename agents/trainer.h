@@ -19,7 +19,6 @@
 #include "agents/dqn_config.h"
 #include "agents/run_folder.h"
 #include "agents/train_schedule.h"
-#include "core/atomic_file.h"
 #include "core/registry.h"
 
 namespace cugym::agent {
@@ -55,7 +54,7 @@ class Trainer {
   // The waiting runs' final evaluations, all at once.
   void EvaluateWaiting();
   void Shrink();
-  void Commit(AtomicFileGroup& files);
+  void Committed(const std::function<void()>& work);
   void SayWhereTimeWent();
 
   DqnConfig config_;

@@ -22,8 +22,21 @@
 namespace cugym::cli {
 namespace {
 
+// The first SIGINT or SIGTERM caught (0: none); the run checkpoints and stops, and the command
+// exits with the shell's status for that signal (InterruptedStatus).
 std::atomic<int> g_signal{0};
-extern "C" void OnSignal(int signal) { g_signal.store(signal); }
+extern "C" void OnSignal(int signal) {
+  int none = 0;
+  g_signal.compare_exchange_strong(none, signal);
+}
+
+// 128 + the signal number, as a shell reports a process the signal killed (130 for SIGINT, 143
+// for SIGTERM), so a script or scheduler tells an interrupted run from a finished one; the run
+// has written its checkpoint first.
+int InterruptedStatus() {
+  const int signal = g_signal.load();
+  return 128 + (signal != 0 ? signal : SIGINT);
+}
 
 // Where the config comes from and the keys the flags override.
 agent::TrainConfigSource SourceFromArgs(const Args& args) {
@@ -120,7 +133,7 @@ int RunTrainBatch(const Registry& registry, const Args& args) {
     if (tty) std::printf("\n");
     std::cout << "interrupted: every run that had started wrote a checkpoint; continue with: cugym train --resume "
               << options.out_dir << "\n";
-    return 0;
+    return InterruptedStatus();
   }
   std::ifstream md(result.summary_md);
   std::cout << md.rdbuf() << "summary: " << result.summary_json << "\n";
@@ -153,7 +166,8 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
     std::cout << args.Usage(
         "Trains DQN (or PQN: algo = \"pqn\" in the config, or --set algo=pqn for the env's PQN config) and\n"
         "writes config.toml, metrics.csv, checkpoints/ and model.safetensors into the\n"
-        "run folder, then evaluates the greedy policy. Ctrl-C or SIGTERM writes a checkpoint and stops;\n"
+        "run folder, then evaluates the greedy policy. Ctrl-C or SIGTERM writes a checkpoint and stops\n"
+        "(exit status 130 after SIGINT, 143 after SIGTERM; 0 when the run finished, 2 on bad input);\n"
         "--resume DIR continues from the newest checkpoint exactly as if the run had never stopped (envs,\n"
         "networks, Adam, replay memory, exploration, counters; with save_replay = false the replay memory\n"
         "is refilled before learning resumes). Keys: docs/dqn.md, docs/pqn.md.\n"
@@ -203,7 +217,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
     if (tty) std::printf("\n");
     std::cout << "interrupted at step " << run.global_step << ": checkpoint " << run.checkpoint
               << "; continue with: cugym train --resume " << run.run_dir << "\n";
-    return 0;
+    return InterruptedStatus();
   }
   std::cout << "trained " << config.env_id << " for " << run.global_step << " env steps: " << run.model << "\n";
   if (run.evaluated) {

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -20,21 +19,7 @@ namespace cugym {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr uint32_t kCrc32cPolynomial = 0x82F63B78u;  // 0x1EDC6F41 reflected
 constexpr uint32_t kMaskDelta = 0xA282EAD8u;
-
-const std::array<uint32_t, 256>& CrcTable() {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int bit = 0; bit < 8; ++bit) c = (c & 1) ? (c >> 1) ^ kCrc32cPolynomial : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  return table;
-}
 
 // Protobuf wire format: the four wire types an Event needs.
 enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
@@ -225,14 +210,6 @@ double NowSeconds() {
 }
 
 }  // namespace
-
-uint32_t Crc32c(const void* data, size_t size, uint32_t crc) {
-  const auto& table = CrcTable();
-  const auto* p = static_cast<const uint8_t*>(data);
-  crc = ~crc;
-  for (size_t i = 0; i < size; ++i) crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
-  return ~crc;
-}
 
 uint32_t MaskCrc32c(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + kMaskDelta; }
 

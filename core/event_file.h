@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "core/crc32c.h"  // Crc32c
+
 namespace cugym {
 
-// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), continuing from `crc` (0 to start).
-uint32_t Crc32c(const void* data, size_t size, uint32_t crc = 0);
 // TFRecord's mask: rotate right by 15 bits, add 0xA282EAD8.
 uint32_t MaskCrc32c(uint32_t crc);
 

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "core/atomic_file.h"
+#include "core/crc32c.h"
 #include "core/json.h"
 
 namespace cugym {
@@ -104,6 +105,34 @@ uint64_t CheckedHeaderLength(const std::string& first_bytes, uint64_t file_size,
   return header_len;
 }
 
+std::string HexCrc(uint32_t crc) {
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", crc);
+  return buf;
+}
+
+// The checksums of kSafetensorsChecksumKey's value, in order; false unless it is a comma-separated
+// list of 8-hex-digit values (an empty value is an empty list).
+bool ParseChecksums(const std::string& text, std::vector<uint32_t>* out) {
+  if (text.empty()) return true;
+  std::size_t at = 0;
+  while (true) {
+    if (text.size() - at < 8) return false;
+    uint32_t value = 0;
+    for (std::size_t i = at; i < at + 8; ++i) {
+      const char c = text[i];
+      const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (digit < 0) return false;
+      value = value << 4 | static_cast<uint32_t>(digit);
+    }
+    out->push_back(value);
+    at += 8;
+    if (at == text.size()) return true;
+    if (text[at] != ',') return false;
+    ++at;
+  }
+}
+
 }  // namespace
 
 const char* DTypeName(DType dtype) {
@@ -171,18 +200,19 @@ const NamedTensor* SafetensorsFile::Find(const std::string& name) const {
 }
 
 std::string EncodeSafetensors(const std::vector<NamedTensor>& tensors, const SafetensorsMetadata& metadata) {
-  std::string header = "{";
+  SafetensorsMetadata with_checksums = metadata;
+  std::string& checksums = with_checksums[kSafetensorsChecksumKey];
+  checksums.clear();
+  for (const NamedTensor& t : tensors)
+    checksums += (checksums.empty() ? "" : ",") + HexCrc(Crc32c(t.data.data(), t.data.size()));
+  std::string header = "{\"__metadata__\":{";
   bool first = true;
-  if (!metadata.empty()) {
-    header += "\"__metadata__\":{";
-    for (const auto& [key, value] : metadata) {
-      if (!first) header += ',';
-      first = false;
-      header += JsonString(key) + ':' + JsonString(value);
-    }
-    header += '}';
+  for (const auto& [key, value] : with_checksums) {
+    if (!first) header += ',';
     first = false;
+    header += JsonString(key) + ':' + JsonString(value);
   }
+  header += '}';
   uint64_t offset = 0;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const NamedTensor& t = tensors[i];
@@ -327,13 +357,35 @@ SafetensorsFile ParseSafetensors(const std::string& bytes, const std::string& na
     fail("the data section has " + std::to_string(data_len) + " bytes, the tensors cover " + std::to_string(cursor));
   }
 
+  // The checksums, one per tensor in offset order (as EncodeSafetensors writes them).
+  std::vector<uint32_t> checksums;
+  const auto checksum_entry = file.metadata.find(kSafetensorsChecksumKey);
+  const bool checksummed = checksum_entry != file.metadata.end();
+  if (checksummed) {
+    if (!ParseChecksums(checksum_entry->second, &checksums))
+      fail(std::string("__metadata__ \"") + kSafetensorsChecksumKey +
+           "\" is not a list of 8-digit hex CRC-32C values separated by commas");
+    if (checksums.size() != entries.size())
+      fail(std::string("__metadata__ \"") + kSafetensorsChecksumKey + "\" holds " + std::to_string(checksums.size()) +
+           " checksums for " + std::to_string(entries.size()) + " tensors");
+    file.metadata.erase(checksum_entry);
+  }
+
   file.tensors.reserve(entries.size());
-  for (TensorEntry& e : entries) {
-    NamedTensor t{std::move(e.name), e.dtype, std::move(e.shape), {}};
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    TensorEntry& e = entries[i];
     const unsigned char* src = reinterpret_cast<const unsigned char*>(bytes.data()) + data_begin + e.begin;
+    if (checksummed) {
+      const uint32_t crc = Crc32c(src, e.end - e.begin);
+      if (crc != checksums[i])
+        fail("tensor '" + e.name + "' is damaged: its CRC-32C is 0x" + HexCrc(crc) + ", the file recorded 0x" +
+             HexCrc(checksums[i]));
+    }
+    NamedTensor t{std::move(e.name), e.dtype, std::move(e.shape), {}};
     t.data.assign(src, src + (e.end - e.begin));
     file.tensors.push_back(std::move(t));
   }
+  file.checksummed = checksummed;
   return file;
 }
 

@@ -5,6 +5,13 @@
 // relative to the start of the data section) and may hold "__metadata__", a string -> string
 // map. Readers here validate everything and refuse what does not fit; writers are atomic
 // (core/atomic_file.h). Assumes a little-endian host.
+//
+// Checksums: every file written here carries the CRC-32C (core/crc32c.h) of each tensor's bytes in
+// its metadata under kSafetensorsChecksumKey, and every file read here that has the key is
+// checked against it, so a damaged file is refused by file and tensor name instead of being used.
+// Files without the key (written by other tools or by older cugym releases) load unchecked. The key
+// is ordinary metadata to other readers (Python's `safetensors` loads these files unchanged).
+// Format: docs/file-formats.md.
 #pragma once
 
 #include <cstddef>
@@ -40,9 +47,15 @@ struct NamedTensor {
   std::vector<int64_t> ToI64() const;
 };
 
+// The metadata key of the tensors' checksums: one CRC-32C per tensor, in the order of their data
+// offsets, each as 8 lowercase hex digits, separated by commas ("1c291ca3,00000000,..."). A
+// checksum per tensor names the damaged tensor without a second pass over the data.
+inline constexpr const char* kSafetensorsChecksumKey = "cugym.crc32c";
+
 struct SafetensorsFile {
-  SafetensorsMetadata metadata;
+  SafetensorsMetadata metadata;      // without kSafetensorsChecksumKey (see `checksummed`)
   std::vector<NamedTensor> tensors;  // in the order of their data offsets
+  bool checksummed = false;          // the file had checksums, and every tensor matched them
 
   // The tensor called `name`, or nullptr.
   const NamedTensor* Find(const std::string& name) const;
@@ -52,8 +65,9 @@ struct SafetensorsFile {
 // implementation uses).
 constexpr uint64_t kSafetensorsMaxHeaderBytes = 100000000;
 
-// The bytes of a file holding `tensors` (data in the given order) and `metadata`. The header is
-// padded with spaces so the data section starts at a multiple of 8 bytes. Throws
+// The bytes of a file holding `tensors` (data in the given order) and `metadata`, plus the
+// tensors' checksums under kSafetensorsChecksumKey (replacing any value `metadata` gives it). The
+// header is padded with spaces so the data section starts at a multiple of 8 bytes. Throws
 // std::invalid_argument for an empty, duplicate or reserved name or a data size that does not
 // match the shape.
 std::string EncodeSafetensors(const std::vector<NamedTensor>& tensors, const SafetensorsMetadata& metadata = {});
@@ -66,9 +80,11 @@ void WriteSafetensors(const std::string& path, const std::vector<NamedTensor>& t
 
 // Reads and validates a file: header length (at most kSafetensorsMaxHeaderBytes and inside the
 // file), strict JSON, known keys, dtypes, shapes (elements * dtype size == byte range), offsets
-// (in range, non-overlapping, covering the data section with no gap). Throws
-// std::invalid_argument "PATH: what is wrong" for a damaged or unsupported file and
-// std::runtime_error when it cannot be read. Never reads out of bounds on any input.
+// (in range, non-overlapping, covering the data section with no gap), and, where the file has
+// them, the tensors' checksums ("PATH: tensor 'replay.obs' is damaged: its CRC-32C is 0x...,
+// the file recorded 0x..."). Throws std::invalid_argument "PATH: what is wrong" for a damaged or
+// unsupported file and std::runtime_error when it cannot be read. Never reads out of bounds on
+// any input.
 SafetensorsFile ReadSafetensors(const std::string& path);
 
 // The same validation on a file's bytes already in memory; `name` starts the error messages.

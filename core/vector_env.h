@@ -26,7 +26,8 @@ namespace cugym {
 
 // Everything a batch of envs needs to go on exactly where it was (for checkpoints): the flat
 // states (GetStates' order), each env's RNG counter, episode step count and running return, and
-// the seed and step count the batch was reset and stepped with.
+// the seed and step count the batch was reset and stepped with; for host-stepped envs (a physics
+// engine's world per env) also each episode's start and actions, which LoadSnapshot replays.
 struct VectorEnvSnapshot {
   uint64_t seed = 0;
   uint64_t steps = 0;  // Step/StepRandom calls since Reset (keys the random-action stream)
@@ -36,7 +37,22 @@ struct VectorEnvSnapshot {
   std::vector<float> running_returns;
   std::vector<uint64_t> env_seeds;  // each env's seed after ResetSeeds or ResetLanes; empty: all `seed`
   int64_t lane_size = 0;            // envs per lane after ResetLanes; 0: no lanes
+  // Host-stepped envs only (empty otherwise). A physics engine keeps more between steps than a
+  // flat state holds (Box2D: contact manifolds with their warm-start impulses, joint impulses,
+  // sleep timers, its broad phase's tree and contact order), so such an env's snapshot is how its
+  // episode began and the actions since: LoadSnapshot resets the world from that RNG counter and
+  // replays the actions, which rebuilds it bit for bit (the engine is deterministic on one
+  // machine). An episode is at most max_episode_steps actions.
+  std::vector<int64_t> episode_starts;  // [num_envs] RNG counter before the episode's reset;
+                                        // kEpisodeFromStates: begun by SetStates (not replayable)
+  std::vector<float> episode_actions;   // env after env, elapsed[i] actions of action_dim floats
+                                        // each for an env with a start, none for one begun by
+                                        // SetStates (Discrete actions as floats, exact below 2^24)
 };
+
+// VectorEnvSnapshot::episode_starts of an env whose episode began with SetStates: LoadSnapshot
+// sets its flat state (SetStates' restore, without the engine's caches) instead of replaying.
+inline constexpr int64_t kEpisodeFromStates = -1;
 
 // Caller-owned arrays for a VectorEnv's per-step outputs (see VectorEnv::SetOutputs); a null
 // pointer keeps the env's own array for that output.
@@ -87,6 +103,25 @@ inline std::vector<uint64_t> LaneSeedsOf(const VectorEnvSnapshot& s) {
   for (std::size_t i = 0; i < s.env_seeds.size(); i += lane) seeds.push_back(s.env_seeds[i]);
   return seeds;
 }
+// Appends the envs of `more` after those of `into` (flat states, RNG counters, step counts,
+// running returns, episodes): the envs of two batches as one, as a batch in lanes loads the
+// snapshots of its lanes' own batches. Seeds, lanes and the step count stay the caller's. The
+// episodes (host-stepped envs) are kept only when every part has them.
+inline void AppendEnvs(VectorEnvSnapshot* into, const VectorEnvSnapshot& more) {
+  const bool first = into->rng_counters.empty();
+  const auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+  if ((first || !into->episode_starts.empty()) && !more.episode_starts.empty()) {
+    append(into->episode_starts, more.episode_starts);
+    append(into->episode_actions, more.episode_actions);
+  } else {
+    into->episode_starts.clear();
+    into->episode_actions.clear();
+  }
+  append(into->states, more.states);
+  append(into->rng_counters, more.rng_counters);
+  append(into->elapsed, more.elapsed);
+  append(into->running_returns, more.running_returns);
+}
 // The lanes `lanes` of a snapshot in lanes (of s.lane_size envs, state_dim floats of state each),
 // in that order: a snapshot in lanes again, which a VectorEnv of lanes.size() x s.lane_size envs
 // loads to go on as those lanes would have. A snapshot without env seeds is one of lanes that all
@@ -110,6 +145,24 @@ inline VectorEnvSnapshot LanesOf(const VectorEnvSnapshot& s, const std::vector<i
     append(out.rng_counters, s.rng_counters, 1);
     append(out.elapsed, s.elapsed, 1);
     append(out.running_returns, s.running_returns, 1);
+    if (!s.episode_starts.empty()) {
+      append(out.episode_starts, s.episode_starts, 1);
+      // Env i's actions start after those of the envs before it (elapsed[j] x action_dim each).
+      int64_t before = 0, in_lane = 0, all = 0;
+      for (std::size_t i = 0; i < s.elapsed.size() && i < s.episode_starts.size(); ++i) {
+        const int64_t steps = s.episode_starts[i] == kEpisodeFromStates ? 0 : s.elapsed[i];
+        all += steps;
+        if (i < first) before += steps;
+        if (i >= first && i < first + count) in_lane += steps;
+      }
+      const int64_t floats = static_cast<int64_t>(s.episode_actions.size());
+      const int64_t action_dim = all > 0 ? floats / all : 0;
+      if (all > 0 ? floats % all != 0 : floats != 0)
+        throw std::invalid_argument("LanesOf: " + std::to_string(floats) + " episode action floats for " +
+                                    std::to_string(all) + " episode steps");
+      out.episode_actions.insert(out.episode_actions.end(), s.episode_actions.begin() + before * action_dim,
+                                 s.episode_actions.begin() + (before + in_lane) * action_dim);
+    }
     if (s.env_seeds.empty()) {
       out.env_seeds.insert(out.env_seeds.end(), count, s.seed);
     } else {

@@ -5,7 +5,9 @@
 // env i's episodes do not depend on the batch size or the thread count). On Device::kCuda the env
 // still steps on the CPU: actions are copied from the device, and the outputs, written to pinned
 // host memory, are copied to the device asynchronously on the env's stream (set_stream; the
-// per-thread default stream without one) after each call.
+// per-thread default stream without one) after each call. Snapshots (checkpoints) hold each env's
+// episode, the RNG counter it began from and its actions, and LoadSnapshot replays them: Reset and
+// Step must therefore be deterministic given (params, world, action, draws), as Box2D is.
 //
 // The host env contract (envs/box2d/lunar_lander.h is one):
 //   struct MyEnv {
@@ -115,6 +117,8 @@ class HostBatchedEnv final : public VectorEnv {
         counters_(num_envs, 0),
         elapsed_(num_envs, 0),
         running_return_(num_envs, 0.0f),
+        episode_starts_(num_envs, kEpisodeFromStates),
+        episode_actions_(num_envs),
         pool_(threads > 0 ? threads : omp_get_max_threads()) {
     if (device_ == Device::kCuda) {
       device_block_ = Buffer<uint8_t>(device_, layout_.bytes);
@@ -235,6 +239,8 @@ class HostBatchedEnv final : public VectorEnv {
     WaitForCopies();
     for (int64_t i = first; i < first + count; ++i) {
       Env::FromFlat(params_, worlds_[i], flat.data() + (i - first) * Env::kStateDim);
+      episode_starts_[i] = kEpisodeFromStates;  // a snapshot restores it from its flat state
+      episode_actions_[i].clear();
       elapsed_[i] = 0;
       running_return_[i] = 0.0f;
       Env::Observe(params_, worlds_[i], Out<float>(layout_.obs) + i * Env::kObsDim);
@@ -243,7 +249,104 @@ class HostBatchedEnv final : public VectorEnv {
     PublishOutputs();
   }
 
+  // A world's state is more than its flat state (an engine keeps contact manifolds, warm-start
+  // impulses and its broad phase between steps), so the snapshot holds each env's episode as the
+  // RNG counter it began from and the actions since (VectorEnvSnapshot::episode_starts); saving
+  // copies at most max_episode_steps actions per env.
+  bool SaveSnapshot(VectorEnvSnapshot* snapshot) const override {
+    CheckReset("SaveSnapshot");
+    snapshot->seed = seed_;
+    const bool uniform =
+        lane_size_ == 0 && std::all_of(seeds_.begin(), seeds_.end(), [&](uint64_t s) { return s == seed_; });
+    snapshot->env_seeds = uniform ? std::vector<uint64_t>() : seeds_;
+    snapshot->lane_size = lane_size_;
+    snapshot->steps = step_index_;
+    snapshot->states = GetStates(0, n_);
+    snapshot->rng_counters = counters_;
+    snapshot->elapsed = elapsed_;
+    snapshot->running_returns = running_return_;
+    snapshot->episode_starts = episode_starts_;
+    snapshot->episode_actions.clear();
+    for (int64_t i = 0; i < n_; ++i) {
+      if (episode_starts_[i] == kEpisodeFromStates) continue;
+      snapshot->episode_actions.insert(snapshot->episode_actions.end(), episode_actions_[i].begin(),
+                                       episode_actions_[i].end());
+    }
+    return true;
+  }
+
+  // Resets each env from its episode's start and replays its actions, which rebuilds the engine's
+  // world bit for bit; the result is checked against the saved flat state and RNG counter. Where
+  // they differ (a snapshot of another build of the engine) or the snapshot holds no episodes (a
+  // writer that leaves them out), the env takes the saved flat state as SetStates does: close,
+  // without the engine's caches. Flags and rewards start clean.
+  void LoadSnapshot(const VectorEnvSnapshot& s) override {
+    const auto n = static_cast<std::size_t>(n_);
+    if (s.states.size() != n * Env::kStateDim || s.rng_counters.size() != n || s.elapsed.size() != n ||
+        s.running_returns.size() != n)
+      throw std::invalid_argument("LoadSnapshot: the snapshot is not of " + std::to_string(n_) + " " + spec_.id +
+                                  " envs (" + std::to_string(s.states.size()) + " state floats, " +
+                                  std::to_string(s.rng_counters.size()) + " counters)");
+    if (!s.env_seeds.empty() && s.env_seeds.size() != n)
+      throw std::invalid_argument("LoadSnapshot: " + std::to_string(s.env_seeds.size()) + " env seeds for " +
+                                  std::to_string(n_) + " envs");
+    const bool replay = !s.episode_starts.empty();
+    std::vector<std::size_t> first_action(n + 1, 0);  // env i's actions: [first_action[i], first_action[i + 1])
+    if (replay) {
+      if (s.episode_starts.size() != n)
+        throw std::invalid_argument("LoadSnapshot: " + std::to_string(s.episode_starts.size()) +
+                                    " episode starts for " + std::to_string(n_) + " envs");
+      for (std::size_t i = 0; i < n; ++i) {
+        if (s.elapsed[i] < 0 || s.episode_starts[i] < kEpisodeFromStates || s.episode_starts[i] > UINT32_MAX)
+          throw std::invalid_argument("LoadSnapshot: env " + std::to_string(i) + "'s episode is out of range");
+        const std::size_t steps = s.episode_starts[i] == kEpisodeFromStates ? 0 : s.elapsed[i];
+        first_action[i + 1] = first_action[i] + steps * Env::kActionDim;
+      }
+      if (s.episode_actions.size() != first_action[n])
+        throw std::invalid_argument("LoadSnapshot: " + std::to_string(s.episode_actions.size()) +
+                                    " episode action floats, the episodes take " + std::to_string(first_action[n]));
+    }
+    if (s.lane_size > 0)
+      ResetLanes(LaneSeedsOf(s), s.lane_size);
+    else if (s.env_seeds.empty())
+      Reset(s.seed);
+    else
+      ResetSeeds(s.env_seeds);
+    WaitForCopies();
+    ForEnvs([&](int64_t i) {
+      const float* flat = s.states.data() + i * Env::kStateDim;
+      const bool replayed = replay && s.episode_starts[i] != kEpisodeFromStates &&
+                            Replay(i, s, s.episode_actions.data() + first_action[i]);
+      if (!replayed) Env::FromFlat(params_, worlds_[i], flat);
+      episode_starts_[i] = replayed ? s.episode_starts[i] : kEpisodeFromStates;
+      episode_actions_[i].assign(s.episode_actions.begin() + (replayed ? first_action[i] : 0),
+                                 s.episode_actions.begin() + (replayed ? first_action[i + 1] : 0));
+      counters_[i] = s.rng_counters[i];
+      elapsed_[i] = s.elapsed[i];
+      running_return_[i] = s.running_returns[i];
+      Env::Observe(params_, worlds_[i], Out<float>(layout_.obs) + i * Env::kObsDim);
+    });
+    step_index_ = s.steps;
+    PublishOutputs();
+  }
+
  private:
+  // Env i's episode of snapshot `s` rebuilt from its start and actions; whether it ended where the
+  // snapshot says (flat state, bit for bit, and RNG counter).
+  bool Replay(int64_t i, const VectorEnvSnapshot& s, const float* actions) {
+    counters_[i] = static_cast<uint32_t>(s.episode_starts[i]);
+    ResetWorld(i);
+    for (int32_t t = 0; t < s.elapsed[i]; ++t) {
+      Action action[Env::kActionDim];
+      for (int d = 0; d < Env::kActionDim; ++d) action[d] = static_cast<Action>(actions[t * Env::kActionDim + d]);
+      StepWorld(i, action);
+    }
+    float flat[Env::kStateDim];
+    Env::ToFlat(worlds_[i], flat);
+    return counters_[i] == s.rng_counters[i] &&
+           std::memcmp(flat, s.states.data() + i * Env::kStateDim, sizeof flat) == 0;
+  }
+
   // ResetSeeds' work once the seeds are checked.
   void Restart(const std::vector<uint64_t>& seeds) {
     WaitForCopies();
@@ -332,10 +435,23 @@ class HostBatchedEnv final : public VectorEnv {
   // Env i's index in its Philox key: i, or with lanes its index in its lane.
   uint64_t Stream(int64_t i) const { return static_cast<uint64_t>(lane_size_ > 0 ? i % lane_size_ : i); }
 
-  void ResetEnv(int64_t i) {
+  // The world's reset and step with env i's draws, the RNG counter stored back (live and replay).
+  void ResetWorld(int64_t i) {
     Rng rng(seeds_[i], Stream(i), counters_[i]);
     Env::Reset(params_, worlds_[i], rng);
     counters_[i] = rng.counter();
+  }
+  StepResult StepWorld(int64_t i, const Action* action) {
+    Rng rng(seeds_[i], Stream(i), counters_[i]);
+    const StepResult result = Env::Step(params_, worlds_[i], action, rng);
+    counters_[i] = rng.counter();
+    return result;
+  }
+
+  void ResetEnv(int64_t i) {
+    episode_starts_[i] = counters_[i];
+    episode_actions_[i].clear();
+    ResetWorld(i);
     elapsed_[i] = 0;
     running_return_[i] = 0.0f;
     Env::Observe(params_, worlds_[i], Out<float>(layout_.obs) + i * Env::kObsDim);
@@ -343,9 +459,11 @@ class HostBatchedEnv final : public VectorEnv {
 
   // One step of env i, then, if its episode ended, final_obs, statistics and (autoreset) reset.
   void StepEnv(int64_t i, const Action* action) {
-    Rng rng(seeds_[i], Stream(i), counters_[i]);
-    const StepResult result = Env::Step(params_, worlds_[i], action, rng);
-    counters_[i] = rng.counter();
+    const StepResult result = StepWorld(i, action);
+    std::vector<float>& actions = episode_actions_[i];
+    if (actions.capacity() == 0 && spec_.max_episode_steps > 0)
+      actions.reserve(static_cast<std::size_t>(spec_.max_episode_steps) * Env::kActionDim);
+    actions.insert(actions.end(), action, action + Env::kActionDim);
     const int32_t elapsed = ++elapsed_[i];
     running_return_[i] += result.reward;
     const bool truncated = spec_.max_episode_steps > 0 && elapsed >= spec_.max_episode_steps;
@@ -375,6 +493,8 @@ class HostBatchedEnv final : public VectorEnv {
   std::vector<uint32_t> counters_;  // next Philox counter of each env's kEnv stream
   std::vector<int32_t> elapsed_;
   std::vector<float> running_return_;
+  std::vector<int64_t> episode_starts_;              // RNG counter before each env's episode began
+  std::vector<std::vector<float>> episode_actions_;  // each env's actions since (snapshots replay them)
   ThreadPool pool_;
   uint64_t seed_ = 0;        // keys the random-action stream (the first env's seed)
   uint64_t step_index_ = 0;  // steps since Reset: keys the random-action stream

@@ -121,7 +121,8 @@ run_config() {
 # three times). The test packages from PyPI (downloads, mostly: Ray alone is 135 MB) follow in the
 # background while the C++ configurations build; run_python waits for them. With the ray extra
 # (cugym.tune); tensorboard to read the event files with TensorBoard's own reader; box2d and pygame
-# for Gymnasium's LunarLander reference; matplotlib for cugym.report.
+# for Gymnasium's LunarLander reference; matplotlib for cugym.report; safetensors to load cugym's
+# files as Python users do.
 python_dir="$root/build-ci-python"
 python_build_ready=0
 mkdir -p "$python_dir"
@@ -132,8 +133,8 @@ if python3 -m venv "$python_dir/venv" >"$python_dir/venv.log" 2>&1 &&
 fi
 prepare_python_venv() {
   [ "$python_build_ready" -eq 1 ] &&
-    "$python_dir/venv/bin/pip" install -q pytest tensorboard box2d pygame matplotlib minatar==1.0.15 "ray[tune]>=2.9" \
-      "gymnasium>=1.0"
+    "$python_dir/venv/bin/pip" install -q pytest tensorboard box2d pygame matplotlib safetensors minatar==1.0.15 \
+      "ray[tune]>=2.9" "gymnasium>=1.0"
 }
 prepare_python_venv >>"$python_dir/venv.log" 2>&1 &
 python_venv_pid=$!

@@ -531,7 +531,7 @@ TEST(MultiRun, RunsThatWouldNotFitTogetherAreRefusedFirst) {
                          "--jobs or buffer_size)"),
             std::string::npos)
       << message;
-  EXPECT_FALSE(fs::exists(scratch / "batch" / "batch.toml")) << "nothing written";
+  EXPECT_FALSE(fs::exists(scratch / "batch")) << "nothing written";
   // In lockstep the runs of a grid point are alive together.
   options.out_dir = (scratch / "lockstep").string();
   options.lockstep = true;

@@ -1,13 +1,14 @@
 // Run folders (agents/run_folder.h, through the driver in agents/trainer.h): evaluations during training into
 // evals.csv, best.safetensors and eval.json's best and threshold fields; evaluations leave the training itself
-// unchanged; a refused run leaves no folder.
-#include "agents/train_config.h"
+// unchanged; a refused run leaves no folder; a resume falls back past damaged checkpoints.
 #include "agents/trainer.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "core/memory.h"
 #include "core/safetensors.h"
 #include "tests/agents/agent_test_util.h"
+#include "tests/core/test_util.h"
 
 namespace cugym::agent {
 namespace {
@@ -195,6 +197,70 @@ TEST(TrainRun, ARefusedRunLeavesNoFolder) {
   EXPECT_THROW(Trainer(Builtins(), Small(1), {1, 2}, runs, notes), std::invalid_argument);
   EXPECT_FALSE(fs::exists(scratch / "a"));
   EXPECT_EQ(fs::file_size(scratch / "b" / "keep.txt"), 4u);
+}
+
+std::string FileBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Flips one bit `at` bytes before the end of the file (in its last tensor's data).
+void FlipBitNearTheEnd(const fs::path& path, std::streamoff at) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(-at, std::ios::end);
+  char c = 0;
+  f.get(c);
+  f.seekp(-at, std::ios::end);
+  f.put(static_cast<char>(c ^ 0x10));
+}
+
+// A resume skips a damaged newest checkpoint (one flipped bit, a truncated file, an empty one), says
+// so, and goes on from the newest intact one: the same model bits as a resume from that one (and as
+// the run that never stopped). With every checkpoint damaged it stops, one line listing them.
+TEST(TrainRun, AResumeFallsBackToTheNewestIntactCheckpoint) {
+  const ScratchDir scratch("cugym_train_run_fallback");
+  DqnConfig config = Small(4);
+  config.total_steps = 2000;
+  config.checkpoint_interval = 500;  // 1000, 1504 and 2000 kept (vector steps of 8)
+  const fs::path whole = scratch / "whole";
+  TrainInto(config, whole);
+  const std::string model = FileBytes(whole / "model.safetensors");
+  const auto resume = [&](const fs::path& dir, std::ostringstream& notes) {
+    TrainRunOptions options;
+    options.run_dir = dir.string();
+    options.resume = true;
+    return RunTraining(
+        Builtins(), config, options, [] { return false; }, notes);
+  };
+  for (const std::string damage : {"flipped", "truncated", "empty", "removed"}) {
+    SCOPED_TRACE(damage);
+    const fs::path dir = scratch / damage;
+    fs::copy(whole, dir, fs::copy_options::recursive);
+    fs::remove(dir / "model.safetensors");
+    const fs::path newest = dir / "checkpoints" / "step_000000002000.safetensors";
+    if (damage == "flipped") FlipBitNearTheEnd(newest, 3);
+    if (damage == "truncated") fs::resize_file(newest, fs::file_size(newest) / 2);
+    if (damage == "empty") fs::resize_file(newest, 0);
+    if (damage == "removed") fs::remove(newest);
+    std::ostringstream notes;
+    const TrainRunResult r = resume(dir, notes);
+    EXPECT_EQ(notes.str().find("skipping") != std::string::npos, damage != "removed") << notes.str();
+    if (damage == "flipped") {
+      EXPECT_NE(notes.str().find("is damaged"), std::string::npos) << "the tensor named: " << notes.str();
+    }
+    EXPECT_NE(notes.str().find("resuming " + dir.string() + " at step 1504"), std::string::npos) << notes.str();
+    EXPECT_EQ(r.global_step, 2000);
+    EXPECT_EQ(FileBytes(dir / "model.safetensors"), model) << "the run resumed from step 1504's checkpoint";
+  }
+  // Every checkpoint damaged: one line that lists them, and nothing trains.
+  const fs::path dir = scratch / "all";
+  fs::copy(whole, dir, fs::copy_options::recursive);
+  for (const auto& entry : fs::directory_iterator(dir / "checkpoints")) FlipBitNearTheEnd(entry.path(), 3);
+  std::ostringstream notes;
+  const std::string message = cugym::testing::InvalidArgumentMessage([&] { resume(dir, notes); });
+  EXPECT_EQ(message.rfind("resume " + dir.string() + ": no usable checkpoint: ", 0), 0u) << message;
+  for (const char* step : {"1000", "1504", "2000"})
+    EXPECT_NE(message.find(std::string("step_00000000") + step), std::string::npos) << message;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `cugym train` and `cugym eval` end to end: the run folder's files, JSON output, refusals of bad
-# input, Ctrl-C checkpoints and --resume, and the plugin's env trained briefly.
+# input, Ctrl-C and SIGTERM checkpoints with their exit statuses (130, 143; --seeds too) and --resume,
+# and the plugin's env trained briefly.
 # usage: test_train_cli.sh CUGYM_BINARY
 # CUGYM_SHORT_E2E=1 (the sanitizer build's ctest sets it) resumes the interrupted run to 20k steps
 # instead of 50k: the same code, less than half the time.
@@ -83,22 +84,60 @@ head -c 100 "$tmp/run/model.safetensors" >"$tmp/cut.safetensors"
 expect_error "cut.safetensors" eval --model "$tmp/cut.safetensors" --device cpu
 [ -e "$tmp/x" ] && [ -n "$(ls -A "$tmp/x" 2>/dev/null)" ] && fail "a refused run left files in $tmp/x"
 
-# Ctrl-C: a checkpoint, exit 0, and --resume continues to the end.
+# signal_run NAME SIGNAL RUNS ARGS...: trains into $tmp/NAME, sends SIGNAL once RUNS metrics.csv
+# files there have a few rows, waits; the exit status in $rc and the output in $tmp/NAME.out.
+signal_run() {
+  local name=$1 signal=$2 runs=$3
+  shift 3
+  "$cugym" train "$@" --out "$tmp/$name" >"$tmp/$name.out" 2>&1 &
+  local pid=$!
+  for _ in $(seq 200); do
+    local logging=0 f
+    while read -r f; do [ -n "$f" ] && [ "$(wc -l <"$f")" -gt 2 ] && logging=$((logging + 1)); done \
+      < <(find "$tmp/$name" -name metrics.csv 2>/dev/null)
+    [ $logging -ge "$runs" ] && break
+    sleep 0.1
+  done
+  kill "-$signal" $pid
+  wait $pid
+  rc=$?
+}
+
+# Ctrl-C: a checkpoint, exit 130 (SIGTERM: 143), and --resume continues to the end.
 checks=$((checks + 1))
-"$cugym" train --env CartPole-v1 --device cpu --out "$tmp/long" --total-steps 2000000 --set checkpoint_interval=0 \
-  --set stop_at_threshold=false >"$tmp/long.out" 2>&1 &
-pid=$!
-for _ in $(seq 100); do [ -s "$tmp/long/metrics.csv" ] && [ "$(wc -l <"$tmp/long/metrics.csv")" -gt 2 ] && break; sleep 0.1; done
-kill -INT $pid
-wait $pid
-rc=$?
-if [ $rc -ne 0 ] || ! grep -q "interrupted at step .*cugym train --resume" "$tmp/long.out"; then
-  fail "SIGINT: exit $rc, $(cat "$tmp/long.out")"
+signal_run long INT 1 --env CartPole-v1 --device cpu --total-steps 2000000 --set checkpoint_interval=0 \
+  --set stop_at_threshold=false
+if [ $rc -ne 130 ] || ! grep -q "interrupted at step .*cugym train --resume" "$tmp/long.out"; then
+  fail "SIGINT: exit $rc (want 130), $(cat "$tmp/long.out")"
 fi
 [ "$(ls "$tmp/long/checkpoints" | wc -l)" -eq 1 ] || fail "SIGINT wrote no checkpoint"
 run train --resume "$tmp/long" --total-steps $resume_to --set eval_episodes=2 --device cpu
 { [ $? -eq 0 ] && grep -q "resuming" "$tmp/err" && [ -s "$tmp/long/model.safetensors" ]; } || fail "resume: $(cat "$tmp/out" "$tmp/err")"
 [ "$(tail -1 "$tmp/long/metrics.csv" | cut -d, -f1)" = "$resume_to" ] || fail "resume did not reach $resume_to: $(tail -1 "$tmp/long/metrics.csv")"
+
+# SIGTERM: exit 143 after its checkpoint.
+checks=$((checks + 1))
+signal_run term TERM 1 --env CartPole-v1 --device cpu --total-steps 2000000 --set checkpoint_interval=0 \
+  --set stop_at_threshold=false
+if [ $rc -ne 143 ] || ! grep -q "interrupted at step" "$tmp/term.out"; then
+  fail "SIGTERM: exit $rc (want 143), $(cat "$tmp/term.out")"
+fi
+[ "$(ls "$tmp/term/checkpoints" | wc -l)" -eq 1 ] || fail "SIGTERM wrote no checkpoint"
+# A batch (--seeds) the same way: every run's checkpoint, then 130 or 143.
+for signal in INT TERM; do
+  checks=$((checks + 1))
+  signal_run "seeds_$signal" $signal 2 --env CartPole-v1 --device cpu --seeds 1-2 --jobs 2 --total-steps 2000000 \
+    --set checkpoint_interval=0 --set stop_at_threshold=false
+  want=130
+  [ $signal = TERM ] && want=143
+  if [ $rc -ne $want ] || ! grep -q "^interrupted: every run that had started wrote a checkpoint" "$tmp/seeds_$signal.out"; then
+    fail "--seeds, SIG$signal: exit $rc (want $want), $(cat "$tmp/seeds_$signal.out")"
+  fi
+  for seed in 1 2; do
+    [ "$(ls "$tmp/seeds_$signal/seed_$seed/checkpoints" 2>/dev/null | wc -l)" -eq 1 ] ||
+      fail "--seeds, SIG$signal: seed $seed wrote no checkpoint"
+  done
+done
 
 # The same run whichever kernels OpenBLAS picks for this CPU (OPENBLAS_CORETYPE; Prescott's SSE3
 # kernels run anywhere): the CPU back end's small GEMMs are its own fused multiply-add chains, so

@@ -2,6 +2,8 @@
 // damaged file (plus a fuzz loop: mutated files load or throw, never crash; ASan watches).
 #include "core/safetensors.h"
 
+#include "core/crc32c.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -234,6 +236,60 @@ TEST(Safetensors, BadEntries) {
   ExpectError(Make("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", d8),
               "the data section has 8 bytes, the tensors cover 4");
   ExpectError(Make("{}", "x"), "the data section has 1 bytes, the tensors cover 0");
+}
+
+TEST(Safetensors, ChecksumsEveryTensor) {
+  const std::string bytes = EncodeSafetensors(SampleTensors(), {{"env", "CartPole-v1"}});
+  const std::string header = bytes.substr(8, HeaderLength(bytes));
+  // One CRC-32C per tensor in file order; an empty tensor's is 0.
+  const std::vector<NamedTensor> t = SampleTensors();
+  std::string expected;
+  for (const NamedTensor& x : t) {
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", Crc32c(x.data.data(), x.data.size()));
+    expected += (expected.empty() ? "" : ",") + std::string(hex);
+  }
+  EXPECT_NE(header.find("\"cugym.crc32c\":\"" + expected + "\""), std::string::npos) << header;
+  const SafetensorsFile file = ParseSafetensors(bytes, "mem");
+  EXPECT_TRUE(file.checksummed);
+  EXPECT_EQ(file.metadata, (SafetensorsMetadata{{"env", "CartPole-v1"}}));  // the key is the reader's
+
+  // One flipped bit anywhere in a tensor's bytes is refused, naming the file and that tensor.
+  const std::size_t data_begin = 8 + HeaderLength(bytes);
+  std::size_t at = data_begin;
+  for (const NamedTensor& x : t) {
+    for (std::size_t byte = 0; byte < x.data.size(); ++byte) {
+      std::string bad = bytes;
+      bad[at + byte] = static_cast<char>(bad[at + byte] ^ (1 << (byte % 8)));
+      ExpectError(bad, "tensor '" + x.name + "' is damaged: its CRC-32C is 0x");
+    }
+    at += x.data.size();
+  }
+  EXPECT_EQ(ErrorOf(bytes.substr(0, data_begin) + std::string(bytes.size() - data_begin, '\0')).find('\n'),
+            std::string::npos);
+
+  // A stale value given by the caller (metadata read from another file) is replaced.
+  std::vector<NamedTensor> changed = SampleTensors();
+  changed[0].data[0] ^= 1;
+  EXPECT_TRUE(ParseSafetensors(EncodeSafetensors(changed, {{kSafetensorsChecksumKey, expected}}), "m").checksummed);
+}
+
+TEST(Safetensors, FilesWithoutChecksumsLoadAndBadListsAreRefused) {
+  const std::string d8("\0\0\x80\x3f\0\0\0\x40", 8);  // 1.0f, 2.0f
+  const std::string tensor = "\"t\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}";
+  const SafetensorsFile plain = ParseSafetensors(Make("{" + tensor + "}", d8), "other-tool");
+  EXPECT_FALSE(plain.checksummed);
+  EXPECT_EQ(plain.Find("t")->ToF32(), (std::vector<float>{1.0f, 2.0f}));
+  const auto with = [&](const std::string& list) {
+    return Make("{\"__metadata__\":{\"cugym.crc32c\":\"" + list + "\"}," + tensor + "}", d8);
+  };
+  char good[9];
+  std::snprintf(good, sizeof good, "%08x", Crc32c(d8.data(), 8));
+  EXPECT_TRUE(ParseSafetensors(with(good), "m").checksummed);
+  ExpectError(with(std::string(good) + ",00000000"), "holds 2 checksums for 1 tensors");
+  ExpectError(with(""), "holds 0 checksums for 1 tensors");
+  for (const char* bad : {"1234567", "123456789", "1234567G", "1234567A", "12345678,"})
+    ExpectError(with(bad), "is not a list of 8-digit hex CRC-32C values");
 }
 
 // Random byte flips, insertions and truncations of a valid file: each result loads or throws

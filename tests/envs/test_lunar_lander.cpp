@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/csv.h"
@@ -333,6 +335,107 @@ TEST(LunarLanderBatch, SameEpisodesForAnyBatchSizeAndThreadCount) {
   fused.Reset(3);
   fused.StepRandom(400);
   EXPECT_EQ(fused.GetStates(0, kSmall), one_thread.GetStates(0, kSmall));
+}
+
+// A snapshot taken at any step, restored into a fresh batch, steps on bit for bit as the batch that
+// was never stopped: with the heuristic pilot, snapshots before, during and after touchdowns (legs
+// on the ground, contacts with warm-start impulses, bodies falling asleep), and episodes that end
+// and restart after them. A snapshot restored from its flat states alone (what a Box2D world
+// rebuilt from its bodies gives, without the engine's contact manifolds, impulses and sleep timers)
+// departs from that run: the episodes it replays are what make the difference.
+template <class Env>
+void ExpectSnapshotsContinueExactly() {
+  constexpr int64_t kEnvs = 8;
+  constexpr int kSteps = 700;
+  const int snapshot_steps[] = {1, 90, 180, 230, 280, 330, 420};
+  using Action = typename Env::Action;
+  const auto act = [](const float* obs, Action* actions) {
+    for (int64_t i = 0; i < kEnvs; ++i) {
+      if constexpr (std::is_same_v<Action, float>) {
+        testing::HeuristicContinuous(obs + i * 8, actions + i * 2);
+      } else {
+        actions[i] = testing::HeuristicDiscrete(obs + i * 8);
+      }
+    }
+  };
+  // Each step's outputs, and the snapshots along the way.
+  const auto trace_from = [&](HostBatchedEnv<Env>& env, int from, std::vector<VectorEnvSnapshot>* snapshots) {
+    std::vector<float> trace;
+    Action actions[kEnvs * Env::kActionDim];
+    for (int t = from; t < kSteps; ++t) {
+      if (snapshots != nullptr &&
+          std::find(std::begin(snapshot_steps), std::end(snapshot_steps), t) != std::end(snapshot_steps)) {
+        snapshots->emplace_back();
+        EXPECT_TRUE(env.SaveSnapshot(&snapshots->back()));
+      }
+      act(env.obs(), actions);
+      env.Step(actions);
+      trace.insert(trace.end(), env.obs(), env.obs() + kEnvs * 8);
+      trace.insert(trace.end(), env.rewards(), env.rewards() + kEnvs);
+      for (int64_t i = 0; i < kEnvs; ++i) trace.push_back(env.terminated()[i] + 2.0f * env.truncated()[i]);
+      const std::vector<float> states = env.GetStates(0, kEnvs);
+      trace.insert(trace.end(), states.begin(), states.end());
+    }
+    return trace;
+  };
+  HostBatchedEnv<Env> env(kEnvs, Device::kCpu, {}, 2);
+  env.Reset(17);
+  std::vector<VectorEnvSnapshot> snapshots;
+  const std::vector<float> whole = trace_from(env, 0, &snapshots);
+  ASSERT_EQ(snapshots.size(), std::size(snapshot_steps));
+  const std::size_t per_step = kEnvs * (8 + 1 + 1 + Env::kStateDim);
+  int with_contact = 0, departed = 0;
+  for (std::size_t k = 0; k < snapshots.size(); ++k) {
+    const int from = snapshot_steps[k];
+    SCOPED_TRACE("snapshot at step " + std::to_string(from));
+    for (int64_t i = 0; i < kEnvs; ++i)
+      with_contact += snapshots[k].states[i * Env::kStateDim + lunar_lander::kContact0] != 0.0f ||
+                      snapshots[k].states[i * Env::kStateDim + lunar_lander::kContact1] != 0.0f;
+    const std::vector<float> expected(whole.begin() + from * per_step, whole.end());
+    HostBatchedEnv<Env> restored(kEnvs, Device::kCpu, {}, 1);
+    restored.LoadSnapshot(snapshots[k]);
+    ASSERT_EQ(trace_from(restored, from, nullptr), expected);
+    VectorEnvSnapshot flat_only = snapshots[k];
+    flat_only.episode_starts.clear();
+    flat_only.episode_actions.clear();
+    HostBatchedEnv<Env> from_flat(kEnvs, Device::kCpu, {}, 1);
+    from_flat.LoadSnapshot(flat_only);
+    departed += trace_from(from_flat, from, nullptr) != expected;
+  }
+  EXPECT_GE(with_contact, 10) << "the snapshots should catch legs on the ground";
+  EXPECT_GE(departed, 4) << "restoring from flat states alone should depart from the run";
+}
+
+TEST(LunarLanderSnapshot, ContinuesExactlyThroughTouchdowns) { ExpectSnapshotsContinueExactly<LunarLander>(); }
+TEST(LunarLanderSnapshot, ContinuousContinuesExactlyThroughTouchdowns) {
+  ExpectSnapshotsContinueExactly<LunarLanderContinuous>();
+}
+
+// The snapshot is the episodes so far: at most 1000 actions per env, replayed on LoadSnapshot.
+// A snapshot of another build of Box2D (here: a tampered action) cannot be replayed to the saved
+// state, and that env restores from its flat state instead.
+TEST(LunarLanderSnapshot, AReplayThatDoesNotMatchFallsBackToTheFlatState) {
+  HostBatchedEnv<LunarLander> env(4, Device::kCpu, {}, 1);
+  env.Reset(5);
+  env.StepRandom(60);
+  VectorEnvSnapshot snapshot;
+  ASSERT_TRUE(env.SaveSnapshot(&snapshot));
+  ASSERT_EQ(snapshot.episode_starts.size(), 4u);
+  int64_t steps = 0;
+  for (int32_t e : snapshot.elapsed) steps += e;
+  ASSERT_EQ(snapshot.episode_actions.size(), static_cast<std::size_t>(steps));
+  ASSERT_GT(snapshot.elapsed[0], 5);
+  snapshot.episode_actions[2] = snapshot.episode_actions[2] == 0.0f ? 2.0f : 0.0f;  // env 0's third action
+  HostBatchedEnv<LunarLander> restored(4, Device::kCpu, {}, 1);
+  restored.LoadSnapshot(snapshot);
+  EXPECT_EQ(restored.GetStates(0, 4), snapshot.states);  // env 0 from its flat state, the others replayed
+  VectorEnvSnapshot again;
+  ASSERT_TRUE(restored.SaveSnapshot(&again));
+  EXPECT_EQ(again.episode_starts[0], kEpisodeFromStates);
+  EXPECT_EQ(again.episode_starts[1], snapshot.episode_starts[1]);
+  // Inconsistent sizes are refused before anything changes.
+  snapshot.episode_actions.pop_back();
+  EXPECT_THROW(restored.LoadSnapshot(snapshot), std::invalid_argument);
 }
 
 TEST(LunarLanderBatch, BadActionsAreRefusedAndLeaveTheBatchAsItWas) {

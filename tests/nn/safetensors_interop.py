@@ -7,6 +7,7 @@
 Exit 0 on success, 1 on a mismatch, 77 (ctest: skipped) when safetensors or numpy is missing.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -40,6 +41,26 @@ def run(tool, *args):
     return meta, tensors, extra
 
 
+def crc32c(data):
+    # CRC-32C (reflected polynomial 0x82F63B78): the checksum cugym writes per tensor.
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+    return crc ^ 0xFFFFFFFF
+
+
+def checksum_failures(path, metadata, loaded):
+    # cugym.crc32c: one CRC-32C per tensor, in the order of the data offsets (docs/file-formats.md).
+    with open(path, "rb") as f:
+        header = json.loads(f.read(int.from_bytes(f.read(8), "little")))
+    names = sorted((n for n in header if n != "__metadata__"), key=lambda n: header[n]["data_offsets"])
+    recorded = metadata.get("cugym.crc32c", "").split(",")
+    computed = [f"{crc32c(np.ascontiguousarray(loaded[n]).tobytes()):08x}" for n in names]
+    return [] if recorded == computed else [f"cugym.crc32c {recorded} != the tensors' {computed}"]
+
+
 def same(a, b):
     # Bit-for-bit (float32 printed with 9 significant digits parses back exactly).
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
@@ -61,8 +82,11 @@ def main():
                     f"{name}: {loaded[name].dtype}{loaded[name].shape} differs from cugym's {arr.dtype}{arr.shape}"
                 )
         with safe_open(path, framework="np") as f:
-            if f.metadata() != meta:
-                failures.append(f"metadata {f.metadata()} != {meta}")
+            # The checksums are metadata to Python; cugym's reader checks them and keeps them to itself.
+            metadata = f.metadata()
+            failures += checksum_failures(path, metadata, loaded)
+            if {k: v for k, v in metadata.items() if k != "cugym.crc32c"} != meta:
+                failures.append(f"metadata {metadata} != {meta}")
         # The forward pass of nn.Sequential(Linear, ReLU, Linear) on those weights, in float64.
         x = extra["input"].reshape(2, 4)
         h = np.maximum(x @ loaded["0.weight"].astype(np.float64).T + loaded["0.bias"], 0)
