@@ -514,7 +514,7 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
   void DoActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act, int64_t groups,
                             int64_t dbias_stride) override {
     const int f = static_cast<int>(dy.cols());
-    if (groups > 65535) throw std::invalid_argument("ActivationBackward: more than 65535 groups on CUDA");
+    CheckGroupCount(Device::kCuda, groups, "ActivationBackward");  // Mlp checked its replicas at construction
     const dim3 grid((f + 31) / 32, static_cast<unsigned>(groups));
     ActivationBackwardKernel<<<grid, dim3(32, 8), 0, stream_>>>(dy.data(), y.data(), dbias.data(), dy.rows() / groups,
                                                                 f, act == Activation::kRelu, dbias_stride);
