@@ -30,7 +30,8 @@
 #                     the script itself (its parsing and judging) on a machine without a GPU
 # Each part prints its verdict and a summary block for docs/benchmarks.md as it finishes; with $OUT
 # set, the log and the raw results are written there as they come, so a call cut off keeps them
-# (parts.txt: one line per part finished, with its seconds and exit status).
+# (call 1 writes 8 files, the most a device call brings back). The log's "part P exit S (T s)"
+# lines, and build-gpu/parts.txt, give each part's seconds.
 # Env: CUGYM_GPU_ARCH (default 90). Exit status: 0 passed; 1 build failed; 2 a test failed; 3 a
 # benchmark or training missed its bar (or crashed, or fell back from the CUDA graph); 4 no GPU or
 # a missing prerequisite (the probe names each); 64 usage.
@@ -298,11 +299,11 @@ python_extension_args() {
   echo "-DCUGYM_PYTHON=ON -DPython_EXECUTABLE=$(command -v python3) -Dnanobind_DIR=$nanobind"
 }
 
-# part_seconds PART SECONDS STATUS: one line in $results/parts.txt as each part ends (the times
-# docs/gpu-check.md's budget is made of).
+# part_seconds PART SECONDS STATUS: one line in build-gpu/parts.txt as each part ends (the times
+# docs/gpu-check.md's budget is made of; not in $OUT, whose files back are counted).
 part_seconds() {
   [ "$dry" -eq 0 ] || return 0
-  echo "$1 $2 s, exit $3" >>"$results/parts.txt"
+  mkdir -p "$root/$build_dir" && echo "$1 $2 s, exit $3" >>"$root/$build_dir/parts.txt"
 }
 
 # ---- build: build, ctest, compute-sanitizer memcheck ------------------------------------------------
@@ -725,7 +726,7 @@ part_python() {
 
 main() {
   local status=0 part part_status t0
-  [ "$dry" -eq 1 ] || { mkdir -p "$results" && : >"$results/parts.txt"; }
+  [ "$dry" -eq 1 ] || mkdir -p "$results"
   for part in "${parts[@]}"; do
     part_status=0
     t0=$SECONDS
