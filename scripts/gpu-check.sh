@@ -320,8 +320,19 @@ part_build() {
   [ "${#python_args[@]}" -eq 0 ] || python_in_build=1
   if ! run bash scripts/build.sh "$build_dir" "${args[@]}" -DCUGYM_BUILD_TESTS=ON "${python_args[@]}" \
        "${dep_cmake_args[@]}"; then
-    echo "gpu-check: BUILD FAILED"
-    return 1
+    # A configure that failed (no build.ninja written) with the Python extension gets one more try
+    # without it, so that the image's Python cannot cost the whole call; pip builds it later.
+    if [ "${#python_args[@]}" -eq 0 ] || [ -f "$build_dir/build.ninja" ] || [ -f "$build_dir/Makefile" ]; then
+      echo "gpu-check: BUILD FAILED"
+      return 1
+    fi
+    echo "gpu-check: configuring with the Python extension failed; building without it (pip builds it later)"
+    python_in_build=0
+    rm -rf "${build_dir:?}/CMakeCache.txt" "${build_dir:?}/CMakeFiles"
+    if ! run bash scripts/build.sh "$build_dir" "${args[@]}" -DCUGYM_BUILD_TESTS=ON "${dep_cmake_args[@]}"; then
+      echo "gpu-check: BUILD FAILED"
+      return 1
+    fi
   fi
   built_here=1
   local build_s=$((SECONDS - t0))
