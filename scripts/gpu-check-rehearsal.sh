@@ -8,7 +8,7 @@
 # Needs root. The first run installs debootstrap if missing and makes the root in build-bare/ (a
 # minute, from Debian's packages and PyPI); later runs reuse it and its build-gpu* folders (delete
 # build-bare/ to start anew). Run `bash scripts/gpu-check.sh deps` first. Each part's seconds end
-# up in build-bare/root/repo/build-gpu/parts.txt. Exit status: gpu-check's.
+# up in build-bare/root/repo/build-gpu/results/parts.txt. Exit status: gpu-check's.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
