@@ -1,14 +1,16 @@
 // What `cugym train` trains: an agent chosen by the config's `algo` (DQN, dqn.h, or PQN, pqn.h),
-// driven by RunTraining (train_run.h) through this interface, and the loop schedule both share:
-// iterations until total_steps, with a metrics row every log_interval env steps, an evaluation
-// every eval_interval and a checkpoint every checkpoint_interval.
+// each written once for K >= 1 lanes. K seeds of one config step, learn and are evaluated
+// together, each lane with its own envs, memory, exploration and statistics, the K networks as one
+// replicated network; lane k is the solo run of seed k (the same bits on the CPU), and K = 1 is the
+// solo run itself. An agent owns no loop: the one driver (Trainer, trainer.h) calls Iterate and
+// keeps each lane's schedule (TrainSchedule, train_schedule.h), run folder and early stop.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
-#include <functional>
+#include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "agents/dqn_config.h"
 #include "agents/episode_stats.h"
@@ -42,46 +44,77 @@ struct DqnEvaluation {
   EvalResult result;
 };
 
-// What a run folder keeps of an agent (RunTraining): its step, checkpoints and model files. An
-// Agent is one; so is one agent of a DqnBatch (RunBatchTraining).
-class AgentFiles {
- public:
-  virtual ~AgentFiles() = default;
-  virtual int64_t global_step() const = 0;
-  // Everything a run needs to go on as if it had never stopped, in one safetensors file.
-  virtual void SaveCheckpoint(const std::string& path) const = 0;
-  // The online network with the env and training step in its metadata: all eval/watch/record need.
-  virtual void SaveModel(const std::string& path) const = 0;
+// What the training loop keeps of a lane besides the agent's state: its checkpoints hold it.
+struct LoopState {
+  double wall_time = 0;                                                // seconds of training so far
+  double last_eval_return = std::numeric_limits<double>::quiet_NaN();  // NaN before any evaluation
 };
 
-class Agent : public AgentFiles {
+class Agent {
  public:
+  virtual ~Agent() = default;
+
+  // The config, with lane 0's seed.
   virtual const DqnConfig& config() const = 0;
-  // Trains until total_steps or until `stop()` returns true (checked every iteration: a signal
-  // handler sets a flag). `on_log` gets a row every log_interval env steps and at the end;
-  // `on_checkpoint` is called every checkpoint_interval env steps; `on_eval` gets an evaluation
-  // every eval_interval env steps (when eval_episodes > 0) and returns true to end the run there
-  // (a normal end, with a last metrics row; `stop` is an interruption, without one). Evaluations
-  // change nothing the training reads: a run gives the same weights without them.
-  virtual void Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
-                     const std::function<void()>& on_checkpoint,
-                     const std::function<bool(const DqnEvaluation&)>& on_eval = {}) = 0;
-  // The greedy evaluation Train runs: eval_episodes episodes of the online network on the eval
-  // envs, the k-th evaluation of the run from seeds of its own.
-  virtual EvalResult Evaluate(int64_t k) = 0;
-  // Restores a checkpoint of the same env, algorithm and network (SaveCheckpoint's).
-  virtual void LoadCheckpoint(const std::string& path) = 0;
+  // The lanes' seeds, one per lane.
+  virtual const std::vector<uint64_t>& seeds() const = 0;
+  int lanes() const { return static_cast<int>(seeds().size()); }
+  // Env steps of each lane (every lane steps the same).
+  virtual int64_t global_step() const = 0;
+
+  // One iteration of every lane, all queued on the device: DQN a vector step with the gradient
+  // steps and target updates that fall on it, PQN a rollout and its updates.
+  virtual void Iterate() = 0;
+
+  // Lane k's metrics row over the last `seconds` and `steps` (its episodes since its last row, its
+  // learner's last update). The lanes log at the same steps: the first to ask reads all of them.
+  virtual DqnProgress Progress(int lane, double seconds, int64_t steps, const LoopState& loop) = 0;
+  // Lane k's `index`-th greedy evaluation during training (eval_episodes episodes on envs of its
+  // own, one each, from seeds of their own); the first lane to ask at a step evaluates every lane
+  // at once. Throws std::logic_error when eval_episodes is 0.
+  virtual EvalResult Evaluate(int lane, int64_t index) = 0;
+  // The greedy evaluation of the listed lanes' networks now (EvaluateModel's of their model files:
+  // `episodes` episodes over `num_envs` envs, reset with each lane's seed + seed_offset), every
+  // listed lane at once; results in the order of `lanes`.
+  virtual std::vector<EvalResult> EvaluateModels(const std::vector<int>& lanes, int64_t episodes, int64_t num_envs,
+                                                 uint64_t seed_offset) = 0;
+
+  // Lane k's online network as a model file (what eval, watch and record read), and back (for
+  // EvaluateModels of a model saved earlier, once the lane's training is over).
+  virtual void SaveModel(int lane, const std::string& path) const = 0;
+  virtual void LoadModel(int lane, const std::string& path) = 0;
+  // Everything lane k needs to go on as if it had never stopped, in one safetensors file of the
+  // solo run's format (an agent of one lane resumes from it exactly), with the loop's values.
+  virtual void SaveCheckpoint(int lane, const std::string& path, const LoopState& loop) const = 0;
+  // Every lane from its checkpoint (paths[k] for lane k); then the agent goes on as each lane would
+  // have alone. Throws std::invalid_argument naming the file for another algorithm, env or network,
+  // a damaged file, and checkpoints of different steps. Returns each lane's loop values.
+  virtual std::vector<LoopState> LoadCheckpoints(const std::vector<std::string>& paths) = 0;
+  // The lanes `keep` (indices, in that order) as an agent of their own that goes on exactly as they
+  // would have in this one, copied on the device: the driver shrinks a batch to the lanes still
+  // training. Null when the agent cannot (envs that cannot save their state); throws
+  // std::out_of_range for an index outside and std::invalid_argument when it does not fit in memory.
+  virtual std::unique_ptr<Agent> Keep(const std::vector<int>& keep) const = 0;
+
+  // CUDA: whether whole iterations are replayed from one captured graph.
+  virtual bool replays_iteration_graph() const = 0;
+  // Tests: takes the whole-iteration graph path on the CPU as well, where nn's Graph calls the
+  // recorded work again, so its scheduling is checked against the eager loop without a GPU.
+  virtual void set_iteration_graph_on_cpu(bool on) = 0;
 };
 
-// A metrics row from what both agents keep: the counters, the episodes that ended since the last
-// row (`episodes` is read, which waits for the queued work) and the learner's last update.
-DqnProgress ReadProgress(int64_t global_step, double wall_time, double epsilon, double interval_seconds,
-                         int64_t interval_steps, EpisodeStats& episodes, const QLearner& learner,
-                         double last_eval_return);
-// The row from what was read: the episodes' interval and the learner's statistics.
-DqnProgress MakeProgress(int64_t global_step, double wall_time, double epsilon, double interval_seconds,
-                         int64_t interval_steps, const EpisodeStats::Interval& ended, const QLearner::Stats& stats,
-                         double last_eval_return);
+// The agent config.algo names, with a lane per seed (`seeds` empty: one lane of config.seed).
+// Throws std::invalid_argument for an unknown env, an env without discrete actions, a bad config,
+// a seed listed twice and what Unbatchable names.
+std::unique_ptr<Agent> MakeAgent(const Registry& registry, const DqnConfig& config, Device device,
+                                 std::vector<uint64_t> seeds = {});
+// Why `lanes` lanes of `config` cannot train as one agent, "" when they can. One lane always can.
+std::string Unbatchable(const Registry& registry, const DqnConfig& config, int lanes);
+
+// A metrics row from what both agents keep: the episodes that ended since the last row and the
+// learner's last update.
+DqnProgress MakeProgress(int64_t global_step, double epsilon, double interval_seconds, int64_t interval_steps,
+                         const EpisodeStats::Interval& ended, const QLearner::Stats& stats, const LoopState& loop);
 
 // The Q network and optimizer options a config asks for on `spec`'s env, shared by both agents
 // (each then sets its minibatch, its largest act batch and whether it keeps a target network).
@@ -89,62 +122,7 @@ QLearnerOptions LearnerOptionsFor(const DqnConfig& config, const EnvSpec& spec);
 // `id`'s spec; throws std::invalid_argument unless its actions are discrete ("AGENT needs a
 // discrete action space, but ...").
 const EnvSpec& DiscreteSpec(const Registry& registry, const std::string& id, const std::string& agent);
-
-// DqnAgent or PqnAgent by config.algo. Throws std::invalid_argument for an unknown env, an env
-// without discrete actions or a bad config.
-std::unique_ptr<Agent> MakeAgent(const Registry& registry, const DqnConfig& config, Device device);
-
-// The schedule both agents train by (Agent::Train's contract), one iteration at a time, so that one
-// driver can keep the schedules of many agents (a DqnBatch's, RunBatchTraining). `progress` reads
-// a metrics row for the last `seconds` and `steps`; `evaluate(k)` runs the k-th evaluation (unused
-// when eval_episodes is 0). `wall_time` accumulates training seconds (evaluations not counted) and
-// `last_eval_return` the latest evaluation's mean. An interval an iteration steps over is taken
-// once, at the end of that iteration.
-class TrainSchedule {
- public:
-  TrainSchedule(const DqnConfig& config, const int64_t& global_step, double& wall_time, double& last_eval_return,
-                std::function<DqnProgress(double seconds, int64_t steps)> progress,
-                std::function<EvalResult(int64_t k)> evaluate, std::function<void(const DqnProgress&)> on_log,
-                std::function<void()> on_checkpoint, std::function<bool(const DqnEvaluation&)> on_eval);
-  // Whether training goes on: steps are left and no evaluation ended the run.
-  bool going() const { return global_step_ < config_.total_steps && !finished_; }
-  // After an iteration advanced global_step: the metrics row, evaluation and checkpoint that fall
-  // on it. Returns the seconds its evaluation took (0 without one).
-  double Iterated();
-  // Seconds spent on other work (another agent's evaluation) that are not this agent's training.
-  void Exclude(double seconds);
-  // The end of training: a last row when it completed (an interrupted run writes none: its
-  // checkpoint resumes the interval, so the resumed run's rows are the uninterrupted run's).
-  void End();
-
- private:
-  using Clock = std::chrono::steady_clock;
-  void Log();
-
-  const DqnConfig& config_;
-  const int64_t& global_step_;
-  double& wall_time_;
-  double& last_eval_return_;
-  std::function<DqnProgress(double, int64_t)> progress_;
-  std::function<EvalResult(int64_t)> evaluate_;
-  std::function<void(const DqnProgress&)> on_log_;
-  std::function<void()> on_checkpoint_;
-  std::function<bool(const DqnEvaluation&)> on_eval_;
-  Clock::time_point interval_start_;
-  int64_t interval_first_step_, next_log_, next_checkpoint_, next_eval_;
-  bool finished_ = false;  // on_eval ended the run
-};
-
-// One agent's whole schedule: `iterate` runs one iteration and advances `global_step` (a vector
-// step for DQN, a rollout and its updates for PQN); `stop` is polled before every iteration.
-struct TrainLoop {
-  std::function<void()> iterate;
-  std::function<DqnProgress(double seconds, int64_t steps)> progress;
-  std::function<EvalResult(int64_t k)> evaluate;
-};
-void RunTrainLoop(const DqnConfig& config, const int64_t& global_step, double& wall_time, double& last_eval_return,
-                  const TrainLoop& loop, const std::function<void(const DqnProgress&)>& on_log,
-                  const std::function<bool()>& stop, const std::function<void()>& on_checkpoint,
-                  const std::function<bool(const DqnEvaluation&)>& on_eval);
+// `seeds`, or {config.seed} when empty; throws std::invalid_argument for a seed listed twice.
+std::vector<uint64_t> LaneSeeds(const DqnConfig& config, std::vector<uint64_t> seeds);
 
 }  // namespace cugym::agent

@@ -1,18 +1,18 @@
-// The DQN training loop: one iteration per vector step (act, step, store, the gradient steps and
-// target updates that fall on it), logging and evaluation. Its parts live apart: the replay
-// memory (replay_memory.h), the episode statistics (episode_stats.h), the CUDA graph policy
-// (cuda_graph.h), the checkpoint format (dqn_checkpoint.cpp), the device kernels (agent_ops.h).
+// The DQN iteration for K >= 1 lanes (dqn.h): one iteration per vector step (act, step, store, the
+// gradient steps and target updates that fall on it), each op one launch for all lanes; progress
+// rows and evaluations. Checkpoints, model files and Keep: dqn_checkpoint.cpp.
 #include "agents/dqn.h"
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "nn/backend.h"
 
 namespace cugym::agent {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 nn::ConstBatchView Rows(const float* data, int64_t rows, int64_t cols, Device device) {
   return nn::ConstBatchView(data, rows, cols, device);
@@ -22,64 +22,106 @@ nn::VectorView<T> Vec(T* data, int64_t size, Device device) {
   return nn::VectorView<T>(data, size, device);
 }
 
-QLearnerOptions LearnerOptions(const DqnConfig& c, const EnvSpec& spec) {
-  QLearnerOptions options = LearnerOptionsFor(c, spec);
-  options.batch_size = static_cast<int>(c.batch_size);
-  options.max_act_batch =
-      static_cast<int>(std::max({c.num_envs, c.double_dqn ? c.batch_size : int64_t{1}, c.eval_episodes}));
-  return options;
-}
-
 }  // namespace
 
-DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device device)
-    : config_(config), device_(device), spec_(DiscreteSpec(registry, config.env_id, "DQN")), last_eval_return_(kNaN) {
+DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device device, std::vector<uint64_t> seeds)
+    : DqnAgent(registry, config, LaneSeeds(config, std::move(seeds)), nn::MakeBackend(device)) {}
+
+DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, std::vector<uint64_t> seeds,
+                   std::shared_ptr<nn::Backend> backend)
+    : registry_(&registry), config_(config), seeds_(std::move(seeds)), device_(backend->device()) {
   config_.Validate();
-  obs_dim_ = static_cast<int>(spec_.obs_dim());
-  num_actions_ = static_cast<int>(spec_.action_space.n);
-  const int64_t n = config_.num_envs, b = config_.batch_size;
-  env_ = MakeVectorEnv(registry, config_.env_id, n, device);
-  learner_ = std::make_unique<QLearner>(nn::MakeBackend(device), LearnerOptions(config_, spec_));
-  ops_ = MakeAgentOps(device, learner_->backend().native_stream());
-  env_->set_stream(learner_->backend().native_stream());  // one stream for the env, the agent and the network
-  if (config_.eval_episodes > 0) {
-    eval_env_ = MakeVectorEnv(registry, config_.env_id, config_.eval_episodes, device);
-    eval_env_->set_stream(learner_->backend().native_stream());
-    eval_actions_ = Buffer<int32_t>(device, config_.eval_episodes);
-  }
+  config_.seed = seeds_.front();
+  if (config_.pqn()) throw std::invalid_argument("DqnAgent: the config's algo is \"" + config_.algo + "\"");
+  const std::string refused = Unbatchable(registry, config_, lanes());
+  if (!refused.empty()) throw std::invalid_argument(refused);
+  const EnvSpec& spec = DiscreteSpec(registry, config_.env_id, "DQN");
+  obs_dim_ = static_cast<int>(spec.obs_dim());
+  num_actions_ = static_cast<int>(spec.action_space.n);
+  n_ = config_.num_envs;
+  const int64_t k = lanes(), b = config_.batch_size;
   const PriorityOptions priorities{config_.per_alpha, config_.per_eps, config_.per_beta,
                                    std::max<int64_t>(config_.PlannedUpdates(), 1)};
-  const ReplayOptions replay{config_.buffer_size, obs_dim_, n, b, config_.prioritized_replay, priorities};
-  replay_ = std::make_unique<ReplayMemory>(device, replay);
-  next_actions_ = Buffer<int32_t>(device, b);
-  next_q_ = Buffer<float>(device, b);
-  targets_ = Buffer<float>(device, b);
-  prev_obs_ = Buffer<float>(device, n * obs_dim_);
-  actions_ = Buffer<int32_t>(device, n);
-  if (config_.exploration_hold_mu > 0) {
-    held_actions_ = Buffer<int32_t>(device, n);
-    hold_left_ = Buffer<int32_t>(device, n);
-    hold_left_.Zero();
+  ReplayOptions replay{config_.buffer_size, obs_dim_, n_, b, config_.prioritized_replay, priorities};
+  replay.lanes = k;
+  replay_ = std::make_unique<ReplayMemory>(device_, replay);  // first: it refuses what would not fit
+  replay_->SetLaneSeeds(seeds_);
+
+  // A learner of K replicas; its rows per replica: its envs, its Double DQN minibatch and its
+  // evaluation envs.
+  QLearnerOptions options = LearnerOptionsFor(config_, spec);
+  options.batch_size = static_cast<int>(b);
+  options.max_act_batch = static_cast<int>(std::max({n_, config_.double_dqn ? b : int64_t{1}, config_.eval_episodes}));
+  solo_options_ = options;  // a learner of one, for a lane's model files and checkpoints
+  options.replicas = static_cast<int>(k);
+  if (k > 1) {
+    for (uint64_t seed : seeds_) {
+      DqnConfig one = config_;
+      one.seed = seed;
+      options.replica_seeds.push_back(LearnerOptionsFor(one, spec).seed);
+    }
   }
-  episodes_ = std::make_unique<EpisodeStats>(device);
-  counters_dev_ = Buffer<StepCounters>(device, 1);
-  const StepCounters zero{0, 0};
-  counters_dev_.FromHost(&zero, 1);
+  learner_ = std::make_unique<QLearner>(std::move(backend), options);
+  ops_ = MakeAgentOps(device_, learner_->backend().native_stream());
+  env_ = MakeVectorEnv(registry, config_.env_id, k * n_, device_);
+  env_->set_stream(learner_->backend().native_stream());  // one stream for the env, the agent and the network
+  ResetEnvs();
+  AllocateLanes();
   // One graph per iteration needs the same work in every iteration once learning runs: a whole
   // number of gradient steps per vector step, and an env whose step is a launch on the stream.
-  const double updates_per_step = config_.replay_ratio * static_cast<double>(n);
+  const double updates_per_step = config_.replay_ratio * static_cast<double>(n_);
   if (config_.cuda_graph && updates_per_step >= 1.0 && updates_per_step == std::floor(updates_per_step) &&
       env_->step_capturable()) {
     graph_updates_ = static_cast<int64_t>(updates_per_step);
-    graph_targets_ = n % config_.target_update_interval == 0 ? n / config_.target_update_interval : 0;
+    graph_targets_ = n_ % config_.target_update_interval == 0 ? n_ / config_.target_update_interval : 0;
   }
-
-  env_->Reset(config_.seed);
   next_target_step_ = config_.learning_starts + config_.target_update_interval;
   learning_resumes_at_ = config_.learning_starts;
 }
 
 DqnAgent::~DqnAgent() = default;
+
+// Lane k's n envs start as the solo run's of seed k.
+void DqnAgent::ResetEnvs() { ResetInLanes(*env_, seeds_, n_); }
+
+void DqnAgent::AllocateLanes() {
+  const int64_t k = lanes(), n = n_, b = config_.batch_size;
+  seeds_dev_ = Buffer<uint64_t>(device_, k);
+  seeds_dev_.FromHost(seeds_.data(), k);
+  constexpr int64_t cap = EpisodeStats::kCapacity;
+  ring_returns_ = Buffer<float>(device_, k * cap);
+  ring_lengths_ = Buffer<int32_t>(device_, k * cap);
+  ring_counts_ = Buffer<unsigned long long>(device_, k);
+  ring_returns_.Zero();
+  ring_lengths_.Zero();
+  ring_counts_.Zero();
+  for (int64_t a = 0; a < k; ++a) {
+    rings_host_.push_back(
+        EpisodeRing{ring_returns_.data() + a * cap, ring_lengths_.data() + a * cap, ring_counts_.data() + a, cap});
+    episodes_.push_back(std::make_unique<EpisodeStats>(device_, rings_host_.back()));
+  }
+  rings_ = Buffer<EpisodeRing>(device_, k);
+  rings_.FromHost(rings_host_.data(), k);
+  if (config_.eval_episodes > 0) {
+    // Every lane's eval envs as lanes of one batch, evaluated together (EvaluateLearnerLanes).
+    eval_env_ = MakeVectorEnv(*registry_, config_.env_id, k * config_.eval_episodes, device_);
+    eval_env_->set_stream(learner_->backend().native_stream());
+    eval_actions_ = Buffer<int32_t>(device_, k * config_.eval_episodes);
+  }
+  obs_ = Buffer<float>(device_, k * n * obs_dim_);
+  actions_ = Buffer<int32_t>(device_, k * n);
+  if (config_.exploration_hold_mu > 0) {
+    held_actions_ = Buffer<int32_t>(device_, k * n);
+    hold_left_ = Buffer<int32_t>(device_, k * n);
+    hold_left_.Zero();
+  }
+  counters_dev_ = Buffer<StepCounters>(device_, 1);
+  const StepCounters zero{0, 0};
+  counters_dev_.FromHost(&zero, 1);
+  next_actions_ = Buffer<int32_t>(device_, k * b);
+  next_q_ = Buffer<float>(device_, k * b);
+  targets_ = Buffer<float>(device_, k * b);
+}
 
 double DqnAgent::Epsilon(int64_t step) const { return ScheduledEpsilon(epsilon_schedule(), step); }
 
@@ -94,33 +136,19 @@ ExploreHold DqnAgent::explore_hold() {
                      static_cast<int32_t>(config_.exploration_max_hold)};
 }
 
-void DqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
-                     const std::function<void()>& on_checkpoint,
-                     const std::function<bool(const DqnEvaluation&)>& on_eval) {
-  const int64_t n = config_.num_envs;
-  TrainLoop loop;
-  loop.iterate = [&] {
-    RunIteration(PlanIteration());
-    // The host's mirrors of what the iteration advanced on the device.
-    ++vector_steps_;
-    global_step_ += n;
-    replay_->Stored(n);
-  };
-  loop.progress = [&](double seconds, int64_t steps) {
-    return ReadProgress(global_step_, wall_time_, Epsilon(global_step_), seconds, steps, *episodes_, *learner_,
-                        last_eval_return_);
-  };
-  loop.evaluate = [&](int64_t k) { return Evaluate(k); };
-  RunTrainLoop(config_, global_step_, wall_time_, last_eval_return_, loop, on_log, stop, on_checkpoint, on_eval);
+QLearner& DqnAgent::Solo(int lane) const {
+  if (lanes() == 1) return *learner_;
+  if (!solo_) solo_ = std::make_unique<QLearner>(learner_->online().shared_backend(), solo_options_);
+  learner_->CopyReplicaTo(lane, *solo_);
+  return *solo_;
 }
 
 DqnAgent::IterationPlan DqnAgent::PlanIteration() {
-  const int64_t n = config_.num_envs;
-  const int64_t step = global_step_ + n, stored = std::min(replay_->size() + n, config_.buffer_size);
+  const int64_t step = global_step_ + n_, stored = std::min(replay_->size() + n_, config_.buffer_size);
   IterationPlan plan;
   plan.greedy = Epsilon(global_step_) < 1.0;
   if (step > learning_resumes_at_ && stored >= config_.batch_size) {
-    update_debt_ += config_.replay_ratio * static_cast<double>(n);
+    update_debt_ += config_.replay_ratio * static_cast<double>(n_);
     for (; update_debt_ >= 1.0; update_debt_ -= 1.0) ++plan.updates;
     for (; step >= next_target_step_; next_target_step_ += config_.target_update_interval) ++plan.targets;
   }
@@ -131,22 +159,25 @@ DqnAgent::IterationPlan DqnAgent::PlanIteration() {
 // of gradient steps per vector step queues the same work: it is captured into one graph at the
 // second such iteration and replayed, one launch per iteration (CudaGraph). Every value that
 // changes between iterations lives on the device (step counters, hence epsilon and the
-// exploration key; the replay head and size; the sampling counter; Adam's step). Iterations that
+// exploration keys; the replay head and size; the sampling counter; Adam's step). Iterations that
 // do other work (before learning starts; the first learning one, which catches up on target
 // updates; any after a resume that does) run eagerly, and so does everything after a failed
 // capture. The first fitting iteration runs the graph's work eagerly, greedy forward included.
-void DqnAgent::RunIteration(IterationPlan plan) {
+void DqnAgent::Iterate() {
+  const IterationPlan plan = PlanIteration();
   if (IterationGraphFits(plan)) {
     iteration_graph_.Run(learner_->backend(), [this] { IterationKernels(); });
     // Target updates whose interval does not divide num_envs fall on some iterations only.
-    if (graph_targets_ == 0) {
+    if (graph_targets_ == 0)
       for (int64_t t = 0; t < plan.targets; ++t) UpdateTarget();
-    }
-    return;
+  } else {
+    Collect(plan.greedy);
+    for (int64_t u = 0; u < plan.updates; ++u) Update();
+    for (int64_t t = 0; t < plan.targets; ++t) UpdateTarget();
   }
-  CollectKernels(plan.greedy);
-  for (int64_t u = 0; u < plan.updates; ++u) Update();
-  for (int64_t t = 0; t < plan.targets; ++t) UpdateTarget();
+  // The host's mirrors of what the iteration advanced on the device.
+  global_step_ += n_;
+  replay_->Stored(n_);
 }
 
 bool DqnAgent::IterationGraphFits(const IterationPlan& plan) const {
@@ -156,25 +187,36 @@ bool DqnAgent::IterationGraphFits(const IterationPlan& plan) const {
 }
 
 void DqnAgent::IterationKernels() {
-  CollectKernels(true);
+  Collect(true);
   for (int64_t u = 0; u < graph_updates_; ++u) UpdateKernels();
   for (int64_t t = 0; t < graph_targets_; ++t) UpdateTarget();
 }
 
-void DqnAgent::CollectKernels(bool greedy) {
-  const int64_t n = config_.num_envs;
-  if (greedy) learner_->Act(Rows(env_->obs(), n, obs_dim_, device_), Vec(actions_.data(), n, device_));
-  ops_->Explore(actions_.data(), n, counters_dev_.data(), epsilon_schedule(), config_.seed, num_actions_,
-                explore_hold());
+// One greedy forward, one exploration pass (each lane with its seed), one step of the K x n envs,
+// one insertion into the replay lanes, one pass appending each lane's finished episodes to its
+// ring, and the device's step counters: all on the back end's stream, no host values that change
+// between iterations.
+void DqnAgent::Collect(bool greedy) {
+  const int64_t rows = lanes() * n_;
+  void* stream = learner_->backend().native_stream();
+  VectorEnv& env = *env_;
   // On the network's stream, without waiting: the host queues the whole iteration ahead.
-  CopyBytesAsync(prev_obs_.data(), env_->obs(), n * obs_dim_ * sizeof(float), device_,
-                 learner_->backend().native_stream());
-  env_->Step(actions_.data());
-  replay_->Insert(*ops_, n, prev_obs_.data(), actions_.data(), env_->rewards(), env_->obs(), env_->final_obs(),
-                  env_->terminated(), env_->truncated());
-  ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(), n,
-                        episodes_->ring());
-  ops_->AdvanceSteps(counters_dev_.data(), n);
+  CopyBytesAsync(obs_.data(), env.obs(), rows * obs_dim_ * sizeof(float), device_, stream);
+  if (greedy) learner_->Act(Rows(obs_.data(), rows, obs_dim_, device_), Vec(actions_.data(), rows, device_));
+  ops_->ExploreLanes(actions_.data(), lanes(), n_, counters_dev_.data(), epsilon_schedule(), seeds_dev_.data(),
+                     num_actions_, explore_hold());
+  env.Step(actions_.data());
+  replay_->Insert(*ops_, n_, obs_.data(), actions_.data(), env.rewards(), env.obs(), env.final_obs(), env.terminated(),
+                  env.truncated());
+  // One lane: the env-parallel pass (on CUDA a scan; the lanes' pass is a thread per lane).
+  if (lanes() == 1) {
+    ops_->CollectEpisodes(env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(), n_,
+                          rings_host_.front());
+  } else {
+    ops_->CollectLaneEpisodes(env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(), lanes(),
+                              n_, rings_.data());
+  }
+  ops_->AdvanceSteps(counters_dev_.data(), n_);
 }
 
 // On CUDA, where the whole iteration is not one graph, the gradient step alone is a CudaGraph:
@@ -187,37 +229,82 @@ void DqnAgent::Update() {
   }
 }
 
-// Sample a minibatch, the TD targets from the target network (Double DQN: at the online argmax),
-// one Adam step; with prioritized replay the loss is weighted and the TD errors come back as the
-// sampled rows' new priorities.
+// One launch samples every lane's minibatch (a lane of the replay memory each), then the TD
+// targets from the target network (Double DQN: at the online argmax), one Adam step for all; with
+// prioritized replay the loss is weighted and the TD errors come back as the sampled rows' new
+// priorities, one launch for all lanes.
 void DqnAgent::UpdateKernels() {
-  const int64_t b = config_.batch_size;
-  replay_->Sample(*ops_, config_.seed, static_cast<int>(config_.n_step), static_cast<float>(config_.gamma));
-  const auto next_obs = Rows(replay_->batch_next_obs(), b, obs_dim_, device_);
+  const int64_t rows = lanes() * config_.batch_size;
+  const bool prioritized = config_.prioritized_replay;
+  ReplayMemory& replay = *replay_;
+  replay.Sample(*ops_, seeds_.front(), static_cast<int>(config_.n_step), static_cast<float>(config_.gamma));
+  const auto next_obs = Rows(replay.batch_next_obs(), rows, obs_dim_, device_);
   if (config_.double_dqn) {
-    learner_->Act(next_obs, Vec(next_actions_.data(), b, device_));
-    learner_->TargetQAt(next_obs, Vec<const int32_t>(next_actions_.data(), b, device_),
-                        Vec(next_q_.data(), b, device_));
+    learner_->Act(next_obs, Vec(next_actions_.data(), rows, device_));
+    learner_->TargetQAt(next_obs, Vec<const int32_t>(next_actions_.data(), rows, device_),
+                        Vec(next_q_.data(), rows, device_));
   } else {
-    learner_->TargetMaxQ(next_obs, Vec(next_q_.data(), b, device_));
+    learner_->TargetMaxQ(next_obs, Vec(next_q_.data(), rows, device_));
   }
-  ops_->TdTargets(replay_->batch_rewards(), replay_->batch_bootstrap(), next_q_.data(), targets_.data(), b);
-  const bool prioritized = replay_->prioritized();
-  learner_->TrainStep(Rows(replay_->batch_obs(), b, obs_dim_, device_), Vec(replay_->batch_actions(), b, device_),
-                      Vec<const float>(targets_.data(), b, device_),
-                      prioritized ? Vec(replay_->batch_weights(), b, device_) : nn::VectorView<const float>(),
-                      prioritized ? Vec(replay_->td_errors(), b, device_) : nn::VectorView<float>());
-  if (prioritized) replay_->UpdatePriorities(*ops_);
+  ops_->TdTargets(replay.batch_rewards(), replay.batch_bootstrap(), next_q_.data(), targets_.data(), rows);
+  learner_->TrainStep(
+      Rows(replay.batch_obs(), rows, obs_dim_, device_), Vec<const int32_t>(replay.batch_actions(), rows, device_),
+      Vec<const float>(targets_.data(), rows, device_),
+      prioritized ? Vec<const float>(replay.batch_weights(), rows, device_) : nn::VectorView<const float>(),
+      prioritized ? Vec(replay.td_errors(), rows, device_) : nn::VectorView<float>());
+  if (prioritized) replay.UpdatePriorities(*ops_);
 }
 
-void DqnAgent::DropGraphs() {
-  update_graph_.Drop();
-  iteration_graph_.Drop();
+DqnProgress DqnAgent::Progress(int lane, double seconds, int64_t steps, const LoopState& loop) {
+  EpisodeStats& episodes = *episodes_.at(lane);
+  // The lanes log at the same steps (one schedule): the first to ask reads every lane's episodes
+  // and statistics, a few copies for all.
+  if (read_step_ != global_step_) {
+    read_returns_ = ring_returns_.ToHost();
+    read_lengths_ = ring_lengths_.ToHost();
+    read_counts_ = ring_counts_.ToHost();
+    read_stats_ = learner_->ReadAllStats();
+    read_step_ = global_step_;
+  }
+  constexpr int64_t cap = EpisodeStats::kCapacity;
+  const EpisodeStats::Interval ended =
+      episodes.Read(read_returns_.data() + lane * cap, read_lengths_.data() + lane * cap, read_counts_[lane]);
+  return MakeProgress(global_step_, Epsilon(global_step_), seconds, steps, ended, read_stats_[lane], loop);
 }
 
-EvalResult DqnAgent::Evaluate(int64_t k) {
+EvalResult DqnAgent::Evaluate(int lane, int64_t index) {
   if (!eval_env_) throw std::logic_error("DqnAgent::Evaluate: eval_episodes is 0");
-  return EvaluateLearner(*eval_env_, *learner_, eval_actions_, config_.seed, k);
+  if (lane < 0 || lane >= lanes())
+    throw std::out_of_range("DqnAgent::Evaluate: lane " + std::to_string(lane) + " of " + std::to_string(lanes()));
+  // The lanes evaluate at the same steps (one schedule): the first to ask evaluates all of them.
+  if (evaluated_index_ != index || evaluated_step_ != global_step_) {
+    evaluations_ = EvaluateLearnerLanes(*eval_env_, *learner_, eval_actions_, seeds_, index);
+    evaluated_index_ = index;
+    evaluated_step_ = global_step_;
+  }
+  return evaluations_[lane];
+}
+
+std::vector<EvalResult> DqnAgent::EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
+                                                 uint64_t seed_offset) {
+  if (listed.empty()) return {};
+  const int64_t m = std::min(num_envs, episodes);
+  if (m < 1 || m > learner_->options().max_act_batch)
+    throw std::invalid_argument("DqnAgent::EvaluateModels: " + std::to_string(m) + " envs per lane");
+  if (!model_env_ || model_env_->num_envs() != lanes() * m) {
+    model_env_ = MakeVectorEnv(*registry_, config_.env_id, lanes() * m, device_);
+    model_env_->set_stream(learner_->backend().native_stream());
+  }
+  if (static_cast<int64_t>(eval_actions_.size()) < lanes() * m) eval_actions_ = Buffer<int32_t>(device_, lanes() * m);
+  std::vector<uint64_t> seeds;
+  for (uint64_t seed : seeds_) seeds.push_back(seed + seed_offset);
+  std::vector<bool> evaluate(lanes(), false);
+  for (int a : listed) evaluate.at(a) = true;
+  const std::vector<EvalResult> all =
+      EvaluateReplicas(*model_env_, *learner_, eval_actions_, seeds, evaluate, episodes);
+  std::vector<EvalResult> results;
+  for (int a : listed) results.push_back(all[a]);
+  return results;
 }
 
 }  // namespace cugym::agent

@@ -1,12 +1,16 @@
 // The DQN checkpoint format (dqn_checkpoint.h): its reader and writer, DqnAgent's SaveCheckpoint
-// and LoadCheckpoint, which write and read the loop's own keys and hand the rest to each part's
-// owner, and SaveModel (the online network alone, for eval, watch and record).
+// and LoadCheckpoints, which write and read the loop's own keys and hand the rest to each part's
+// owner, Keep, and the model files (the online network alone, for eval, watch and record).
 #include "agents/dqn_checkpoint.h"
 
 #include <algorithm>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "agents/dqn.h"
 #include "core/build_info.h"
@@ -112,65 +116,208 @@ DqnCounters ReadDqnCounters(const CheckpointReader& in) {
   return c;
 }
 
-void DqnAgent::SaveCheckpoint(const std::string& path) const {
+void DqnAgent::SaveCheckpoint(int lane, const std::string& path, const LoopState& loop) const {
   DqnCounters c;
   c.global_step = global_step_;
-  c.vector_steps = vector_steps_;
+  c.vector_steps = global_step_ / n_;
   c.draws = replay_->draws();
   c.next_target_step = next_target_step_;
   c.update_debt = update_debt_;
   c.learning_resumes_at = learning_resumes_at_;
-  c.wall_time = wall_time_;
-  c.last_eval_return = last_eval_return_;
-  const bool holds = config_.exploration_hold_mu > 0;
-  VectorEnvSnapshot envs;
-  const bool has_envs = env_->SaveSnapshot(&envs);
-  SaveDqnCheckpoint(path, config_, c, *episodes_, has_envs ? &envs : nullptr,
-                    holds ? held_actions_.ToHost() : std::vector<int32_t>(),
-                    holds ? hold_left_.ToHost() : std::vector<int32_t>(), *replay_, 0, *learner_);
+  c.wall_time = loop.wall_time;
+  c.last_eval_return = loop.last_eval_return;
+  DqnConfig config = config_;
+  config.seed = seeds_.at(lane);
+  std::vector<int32_t> held, left;
+  if (config_.exploration_hold_mu > 0) {
+    held = held_actions_.ToHost(lane * n_, n_);
+    left = hold_left_.ToHost(lane * n_, n_);
+  }
+  // The lanes checkpoint at the same steps (one schedule): the first to save at a step reads
+  // every lane's envs.
+  if (saved_envs_step_ != global_step_) {
+    saved_envs_ = VectorEnvSnapshot{};
+    has_saved_envs_ = env_->SaveSnapshot(&saved_envs_);
+    saved_envs_step_ = global_step_;
+  }
+  VectorEnvSnapshot mine;
+  if (has_saved_envs_) {  // the lane's envs as the snapshot of a batch of n of its own (the solo run's)
+    mine = lanes() == 1 ? saved_envs_ : LanesOf(saved_envs_, {lane}, env_->spec().state_dim);
+    mine.env_seeds.clear();
+    mine.lane_size = 0;
+  }
+  SaveDqnCheckpoint(path, config, c, *episodes_.at(lane), has_saved_envs_ ? &mine : nullptr, held, left, *replay_, lane,
+                    Solo(lane));
 }
 
-void DqnAgent::LoadCheckpoint(const std::string& path) {
-  const CheckpointReader in(path);
-  if (in.Has("cugym.algo") && in.Text("cugym.algo") != "dqn")
-    throw std::invalid_argument(path + ": a " + in.Text("cugym.algo") + " checkpoint; this run's algo is dqn");
-  if (in.Text("cugym.env_id") != config_.env_id)
-    throw std::invalid_argument(path + ": a checkpoint for " + in.Text("cugym.env_id") + ", not " + config_.env_id);
-  const int64_t n = config_.num_envs;
-  // The counters are read (and checked) before anything changes; a tensor missing further on
-  // still throws, and leaves this agent part-loaded (the CLI then exits).
-  const DqnCounters c = ReadDqnCounters(in);
-  const bool has_replay = in.Has("cugym.replay.position");
-  DropGraphs();  // before anything they captured changes
-  learner_->Load(in.file(), path);
-  global_step_ = c.global_step;
-  vector_steps_ = c.vector_steps;
-  const StepCounters counters{c.vector_steps, c.global_step};
-  counters_dev_.FromHost(&counters, 1);
-  replay_->set_draws(c.draws);
-  next_target_step_ = c.next_target_step;
-  update_debt_ = c.update_debt;
-  wall_time_ = c.wall_time;
-  last_eval_return_ = c.last_eval_return;
-  episodes_->Load(in);
-  if (config_.exploration_hold_mu > 0) {
-    held_actions_.FromHost(in.Ints("explore.held", n).data(), n);
-    hold_left_.FromHost(in.Ints("explore.left", n).data(), n);
+namespace {
+
+// The lanes' checkpoints, read and checked before anything changes: one algorithm, env and step,
+// all with the replay memory or none. Returns the shared counters.
+DqnCounters CheckLaneCheckpoints(const std::vector<std::unique_ptr<CheckpointReader>>& in, const DqnConfig& config,
+                                 bool* with_replay) {
+  DqnCounters shared;
+  for (std::size_t a = 0; a < in.size(); ++a) {
+    const CheckpointReader& r = *in[a];
+    const std::string& path = r.path();
+    const std::string& first = in.front()->path();
+    CheckCheckpointHeader(r, "dqn", config.env_id);
+    if (in.size() > 1 && !r.Has("cugym.env.seed"))
+      throw std::invalid_argument(path + ": a checkpoint without the envs' state cannot go on in a batch");
+    const DqnCounters c = ReadDqnCounters(r);
+    if (a == 0) {
+      shared = c;
+      *with_replay = r.Has("cugym.replay.position");
+    } else if (r.Has("cugym.replay.position") != *with_replay) {
+      throw std::invalid_argument(path + (*with_replay ? " lacks" : " holds") + " the replay memory " + first +
+                                  (*with_replay ? " holds" : " lacks") + ": a batch's agents go on together");
+    } else if (c.global_step != shared.global_step || c.vector_steps != shared.vector_steps ||
+               c.draws != shared.draws || c.next_target_step != shared.next_target_step ||
+               c.update_debt != shared.update_debt || c.learning_resumes_at != shared.learning_resumes_at) {
+      throw std::invalid_argument(path + ": not of the same step as " + first + " (step " +
+                                  std::to_string(c.global_step) + " against " + std::to_string(shared.global_step) +
+                                  "): a batch's agents go on together");
+    }
   }
-  if (!LoadEnvState(*env_, in, n, spec_.state_dim)) {
-    // No envs' state in the checkpoint: they start new episodes from a seed of their own.
-    env_->Reset(config_.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(global_step_)));
+  return shared;
+}
+
+// The lanes' envs as one snapshot in lanes, each lane seeded as its solo run's envs were; false
+// when the (one) checkpoint holds no envs' state.
+bool JoinEnvSnapshots(const std::vector<std::unique_ptr<CheckpointReader>>& in, int64_t n, int64_t state_dim,
+                      VectorEnvSnapshot* envs) {
+  std::vector<uint64_t> lane_seeds;
+  for (std::size_t a = 0; a < in.size(); ++a) {
+    VectorEnvSnapshot one;
+    if (!ReadEnvSnapshot(*in[a], n, state_dim, &one)) return false;
+    if (in.size() == 1) {
+      *envs = std::move(one);
+      return true;
+    }
+    if (a > 0 && one.steps != envs->steps)
+      throw std::invalid_argument(in[a]->path() + ": its envs stepped " + std::to_string(one.steps) + " times, " +
+                                  in.front()->path() + "'s " + std::to_string(envs->steps) +
+                                  ": a batch's agents go on together");
+    envs->steps = one.steps;
+    lane_seeds.push_back(one.seed);
+    envs->states.insert(envs->states.end(), one.states.begin(), one.states.end());
+    envs->rng_counters.insert(envs->rng_counters.end(), one.rng_counters.begin(), one.rng_counters.end());
+    envs->elapsed.insert(envs->elapsed.end(), one.elapsed.begin(), one.elapsed.end());
+    envs->running_returns.insert(envs->running_returns.end(), one.running_returns.begin(), one.running_returns.end());
   }
-  if (!has_replay) {
+  envs->seed = lane_seeds.front();
+  envs->env_seeds = LaneEnvSeeds(lane_seeds, n);
+  envs->lane_size = n;
+  return true;
+}
+
+}  // namespace
+
+std::vector<LoopState> DqnAgent::LoadCheckpoints(const std::vector<std::string>& paths) {
+  if (static_cast<int>(paths.size()) != lanes())
+    throw std::invalid_argument("DqnAgent::LoadCheckpoints: " + std::to_string(paths.size()) + " checkpoints for " +
+                                std::to_string(lanes()) + " lanes");
+  std::vector<std::unique_ptr<CheckpointReader>> in;
+  for (const std::string& path : paths) in.push_back(std::make_unique<CheckpointReader>(path));
+  bool with_replay = true;
+  const DqnCounters shared = CheckLaneCheckpoints(in, config_, &with_replay);
+  VectorEnvSnapshot envs;
+  const bool has_envs = JoinEnvSnapshots(in, n_, env_->spec().state_dim, &envs);
+  // A tensor missing further on still throws, and leaves this agent part-loaded (the CLI then exits).
+  iteration_graph_.Drop();  // before anything it captured changes
+  update_graph_.Drop();
+  read_step_ = evaluated_step_ = saved_envs_step_ = -1;
+  std::vector<LoopState> loops;
+  for (int a = 0; a < lanes(); ++a) {
+    const CheckpointReader& r = *in[a];
+    if (lanes() == 1) {
+      learner_->Load(r.file(), paths[a]);
+    } else {
+      QLearner& solo = Solo(a);
+      solo.Load(r.file(), paths[a]);
+      learner_->CopyReplicaFrom(a, solo);
+    }
+    if (with_replay) replay_->Load(r, a);
+    episodes_[a]->Load(r);
+    if (config_.exploration_hold_mu > 0) {
+      held_actions_.FromHost(r.Ints("explore.held", n_).data(), n_, a * n_);
+      hold_left_.FromHost(r.Ints("explore.left", n_).data(), n_, a * n_);
+    }
+    const DqnCounters c = ReadDqnCounters(r);
+    loops.push_back(LoopState{c.wall_time, c.last_eval_return});
+  }
+  replay_->set_draws(shared.draws);
+  global_step_ = shared.global_step;
+  next_target_step_ = shared.next_target_step;
+  update_debt_ = shared.update_debt;
+  learning_resumes_at_ = shared.learning_resumes_at;
+  if (has_envs) {
+    env_->LoadSnapshot(envs);
+  } else {  // one lane without its envs' state: they start new episodes from a seed of their own
+    env_->Reset(seeds_.front() ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(global_step_)));
+  }
+  if (!with_replay) {  // the memories refill before learning goes on
     replay_->Clear();
     learning_resumes_at_ = global_step_ + std::min(config_.learning_starts, config_.buffer_size);
-    return;
   }
-  replay_->Load(in);
-  learning_resumes_at_ = c.learning_resumes_at;
+  const StepCounters counters{shared.vector_steps, shared.global_step};
+  counters_dev_.FromHost(&counters, 1);
+  return loops;
 }
 
-void DqnAgent::SaveModel(const std::string& path) const { SaveQModel(path, *learner_, config_.env_id, global_step_); }
+std::unique_ptr<Agent> DqnAgent::Keep(const std::vector<int>& keep) const {
+  std::vector<uint64_t> seeds;
+  std::vector<int64_t> kept;
+  for (int a : keep) {
+    if (a < 0 || a >= lanes())
+      throw std::out_of_range("DqnAgent::Keep: lane " + std::to_string(a) + " of " + std::to_string(lanes()));
+    seeds.push_back(seeds_[a]);
+    kept.push_back(a);
+  }
+  VectorEnvSnapshot envs;
+  if (!env_->SaveSnapshot(&envs)) return nullptr;
+  std::unique_ptr<DqnAgent> next(
+      new DqnAgent(*registry_, config_, LaneSeeds(config_, seeds), learner_->online().shared_backend()));
+  next->env_->LoadSnapshot(LanesOf(envs, kept, env_->spec().state_dim));
+  for (std::size_t i = 0; i < keep.size(); ++i) {
+    const int a = keep[i];
+    const auto to = static_cast<int64_t>(i);
+    next->learner_->CopyReplicaFrom(static_cast<int>(i), Solo(a));
+    next->episodes_[i]->CopyFrom(*episodes_[a]);
+    if (config_.exploration_hold_mu > 0) {
+      CopyBytes(next->held_actions_.data() + to * n_, device_, held_actions_.data() + a * n_, device_,
+                n_ * sizeof(int32_t));
+      CopyBytes(next->hold_left_.data() + to * n_, device_, hold_left_.data() + a * n_, device_, n_ * sizeof(int32_t));
+    }
+  }
+  next->replay_->TakeLanes(*replay_, kept);
+  CopyBytes(next->counters_dev_.data(), device_, counters_dev_.data(), device_, sizeof(StepCounters));
+  next->global_step_ = global_step_;
+  next->update_debt_ = update_debt_;
+  next->next_target_step_ = next_target_step_;
+  next->learning_resumes_at_ = learning_resumes_at_;
+  next->iteration_graph_on_cpu_ = iteration_graph_on_cpu_;
+  return next;
+}
+
+void DqnAgent::LoadModel(int lane, const std::string& path) {
+  QLearner& solo = Solo(lane);  // a network of one of the lane's shape (convolution and all)
+  nn::LoadMlp(path, solo.online());
+  if (lanes() > 1) learner_->online().CopyReplicaFrom(lane, solo.online());
+  evaluated_step_ = -1;
+}
+
+void DqnAgent::SaveModel(int lane, const std::string& path) const {
+  SaveQModel(path, Solo(lane), config_.env_id, global_step_);
+}
+
+void CheckCheckpointHeader(const CheckpointReader& in, const std::string& algo, const std::string& env_id) {
+  const std::string written = in.Has("cugym.algo") ? in.Text("cugym.algo") : "dqn";
+  if (written != algo)
+    throw std::invalid_argument(in.path() + ": a " + written + " checkpoint; this run's algo is " + algo);
+  if (in.Text("cugym.env_id") != env_id)
+    throw std::invalid_argument(in.path() + ": a checkpoint for " + in.Text("cugym.env_id") + ", not " + env_id);
+}
 
 void SaveEnvState(const VectorEnv& env, CheckpointWriter& out) {
   VectorEnvSnapshot snapshot;

@@ -87,6 +87,10 @@ class CheckpointReader {
   SafetensorsFile file_;
 };
 
+// The one header check of a checkpoint, before anything is restored: its algorithm (files without
+// cugym.algo are DQN's) and env are the run's; std::invalid_argument naming the file otherwise.
+void CheckCheckpointHeader(const CheckpointReader& in, const std::string& algo, const std::string& env_id);
+
 // The envs' part of a checkpoint, shared by the agents: env.states, env.rng_counters, env.elapsed,
 // env.running_returns, cugym.env.seed, cugym.env.steps, when the env can save its state.
 void SaveEnvState(const VectorEnv& env, CheckpointWriter& out);

@@ -19,7 +19,7 @@ class EpisodeStats {
 
   explicit EpisodeStats(Device device);  // the ring zeroed, so identical runs write identical files
   // A view of a ring of kCapacity episodes that lives elsewhere, zeroed by its owner (K agents'
-  // rings side by side: DqnBatch, which reads them all with one copy each).
+  // rings side by side: DqnAgent's lanes, read all with one copy each).
   EpisodeStats(Device device, const EpisodeRing& ring);
 
   EpisodeRing ring() const { return ring_; }

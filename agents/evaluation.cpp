@@ -144,7 +144,7 @@ std::vector<EvalResult> EvaluateReplicas(VectorEnv& env, QLearner& learner, Buff
                                 std::to_string(learner.online().replicas()) + " replicas and " + std::to_string(n) +
                                 " envs");
   const int64_t m = n / lanes;
-  env.ResetLanes(seeds, m);
+  ResetInLanes(env, seeds, m);
   std::vector<int64_t> quota(n, 0);  // EvaluateModel's spread of the episodes over m envs
   for (int64_t a = 0; a < lanes; ++a)
     for (int64_t j = 0; evaluate[a] && j < m; ++j) quota[a * m + j] = episodes / m + (j < episodes % m ? 1 : 0);
@@ -167,17 +167,6 @@ std::vector<EvalResult> EvaluateLearnerLanes(VectorEnv& env, QLearner& learner, 
   for (uint64_t run_seed : run_seeds) seeds.push_back(EvalSeed(run_seed, k));
   return EvaluateReplicas(env, learner, actions, seeds, std::vector<bool>(lanes, true),
                           lanes > 0 ? env.num_envs() / lanes : 0);
-}
-
-EvalResult EvaluateLearner(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions, uint64_t run_seed, int64_t k) {
-  const int64_t n = env.num_envs();
-  const Device device = learner.backend().device();
-  env.Reset(EvalSeed(run_seed, k));
-  const nn::ConstBatchView obs(env.obs(), n, learner.online().in_features(), device);
-  const std::unique_ptr<AgentOps> ops = MakeAgentOps(device, learner.backend().native_stream());
-  return PlayEpisodes(
-      env, *ops, std::vector<int64_t>(n, 1),
-      [&](uint64_t, int32_t* out) { learner.Act(obs, nn::VectorView<int32_t>(out, n, device)); }, actions);
 }
 
 }  // namespace cugym::agent

@@ -1,6 +1,6 @@
 // Greedy evaluation: play exactly a number of finished episodes with a policy on a batch of envs
-// and summarize the returns. Used by `cugym eval` (a model file) and by the DQN agent's
-// evaluations during training (its online network, on envs of their own).
+// and summarize the returns. Used by `cugym eval` (a model file) and by the agents' evaluations
+// during training and final evaluations (their online networks, on envs of their own).
 #pragma once
 
 #include <cstdint>
@@ -38,14 +38,11 @@ EvalResult PlayEpisodes(VectorEnv& env, AgentOps& ops, const std::vector<int64_t
 EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes, int64_t num_envs,
                          uint64_t seed, Device device, double epsilon, const std::string& env_id = "");
 
-// An agent's k-th evaluation during training: one greedy episode of the learner's online network
-// on each of `env`'s envs, reset from a seed of their own (derived from the run's seed and k; the
-// training envs use the run's seed itself). `actions` holds num_envs actions.
-EvalResult EvaluateLearner(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions, uint64_t run_seed, int64_t k);
-// EvaluateLearner for the K agents of a replicated learner at once (agent::DqnBatch): `env` holds
-// K lanes of num_envs / K envs (VectorEnv::ResetLanes), lane a reset as agent a's eval envs with
-// run_seeds[a], and replica a acts on lane a. Result a is EvaluateLearner's for agent a alone,
-// with the same bits on the CPU; one greedy forward and one env step per step for all.
+// An agent's k-th evaluation during training, for the K lanes of a replicated learner at once:
+// `env` holds K lanes of num_envs / K envs, lane a reset as its own eval envs from a seed derived
+// from run_seeds[a] and k (the training envs use the run's seed itself), one greedy episode per env,
+// replica a acting on lane a; one greedy forward and one env step per step for all. Result a is the
+// solo run's (K = 1) of seed run_seeds[a], with the same bits on the CPU.
 std::vector<EvalResult> EvaluateLearnerLanes(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
                                              const std::vector<uint64_t>& run_seeds, int64_t k);
 // EvaluateModel's greedy evaluation (`episodes` episodes over `env`'s lanes of m envs each, lane a

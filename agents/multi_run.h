@@ -1,12 +1,13 @@
 // Many runs of one config in one process: a list of seeds crossed with a grid of config values
 // (`cugym train --seeds 1-32 --sweep learning_rate=1e-3,2.3e-3`, cugym.train(seeds=..., sweep=...)).
-// Each (grid point, seed) is an ordinary run folder trained by RunTraining, so it gives the bits a
-// solo run with that seed and those keys gives on the same device. On the CPU the runs are spread
+// Each (grid point, seed) is an ordinary run folder trained by the one driver (Trainer, trainer.h),
+// so it gives the bits a solo run with that seed and those keys gives (on the CPU). On the CPU the runs are spread
 // over worker threads, one run per core at a time; on CUDA each grid point's seeds train in
 // lockstep as one batch (MultiRunOptions::lockstep), the points one after the other. The batch
 // folder holds batch.toml (what was asked), the run folders and summary.json / summary.md (per grid
 // point: the seeds that reach the env's threshold, IQM and mean return with 95% bootstrap
-// intervals, the time to threshold).
+// intervals, the time to threshold). The batch's spec is sweep_spec.h, its summary batch_summary.h;
+// this is the scheduler.
 #pragma once
 
 #include <cstdint>
@@ -16,40 +17,23 @@
 #include <string>
 #include <vector>
 
-#include "agents/train_run.h"
+#include "agents/batch_summary.h"
+#include "agents/run_folder.h"
+#include "agents/sweep_spec.h"
+#include "agents/train_config.h"
 
 namespace cugym::agent {
-
-// One swept key and its values, in the order given.
-struct SweepAxis {
-  std::string key;
-  std::vector<TomlValue> values;
-};
-
-// "1-32", "3", "1,5,9-12": the seeds in order, each once. Throws std::invalid_argument.
-std::vector<uint64_t> ParseSeedList(const std::string& text);
-// "learning_rate=1e-3,2.3e-3": the key and its values. Throws std::invalid_argument for a bad form,
-// an unknown key, or a key whose values would change array shapes (hidden_sizes, num_envs,
-// buffer_size, batch_size, env_id, ...), which must run as separate processes or on Ray Tune.
-SweepAxis ParseSweep(const std::string& text);
 
 struct MultiRunOptions {
   std::string out_dir;  // the batch folder: new or empty, or a batch to resume
   bool resume = false;  // continue every unfinished run of out_dir (its batch.toml) exactly
   Device device = Device::kCpu;
   int jobs = 0;  // runs (or lockstep batches) trained at once on the CPU; 0: one per hardware thread
-  // Each grid point's seeds trained in lockstep as one DqnBatch (RunBatchTraining: one replicated
+  // Each grid point's seeds trained in lockstep as one agent of a lane per seed (one replicated
   // network for all K, the same bits per seed on the CPU) rather than as K runs of their own. Unset:
-  // on CUDA, for configs a batch takes (DqnBatch::Unbatchable; PQN and gradient clipping train
-  // apart); true refuses a config it cannot batch.
+  // on CUDA, for configs that take lanes (Unbatchable; PQN and gradient clipping train apart); true
+  // refuses a config that cannot.
   std::optional<bool> lockstep;
-};
-
-// The outcome of one run of the batch.
-struct RunOutcome {
-  std::string point;  // "learning_rate=0.001" ("" without a sweep)
-  uint64_t seed = 0;
-  TrainRunResult result;
 };
 
 struct MultiRunResult {
@@ -75,8 +59,5 @@ MultiRunResult RunMany(const Registry& registry, const TrainConfigSource& base, 
                        const std::vector<SweepAxis>& sweep, const MultiRunOptions& options,
                        const std::function<void(const MultiRunProgress&)>& on_progress,
                        const std::function<bool()>& stop, std::ostream& notes);
-
-// Whether `dir` is a batch folder (has batch.toml).
-bool IsBatchFolder(const std::string& dir);
 
 }  // namespace cugym::agent

@@ -5,14 +5,15 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "agents/dqn_checkpoint.h"
 #include "core/build_info.h"
+#include "nn/checkpoint.h"
 
 namespace cugym::agent {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 QLearnerOptions LearnerOptions(const DqnConfig& c, const EnvSpec& spec) {
   QLearnerOptions options = LearnerOptionsFor(c, spec);
@@ -24,10 +25,17 @@ QLearnerOptions LearnerOptions(const DqnConfig& c, const EnvSpec& spec) {
 
 }  // namespace
 
-PqnAgent::PqnAgent(const Registry& registry, const DqnConfig& config, Device device)
-    : config_(config), device_(device), spec_(DiscreteSpec(registry, config.env_id, "PQN")), last_eval_return_(kNaN) {
+PqnAgent::PqnAgent(const Registry& registry, const DqnConfig& config, Device device, std::vector<uint64_t> seeds)
+    : registry_(&registry),
+      config_(config),
+      seeds_(LaneSeeds(config, std::move(seeds))),
+      device_(device),
+      spec_(DiscreteSpec(registry, config.env_id, "PQN")) {
   config_.Validate();
+  config_.seed = seeds_.front();
   if (!config_.pqn()) throw std::invalid_argument("PqnAgent: the config's algo is \"" + config_.algo + "\"");
+  const std::string refused = Unbatchable(registry, config_, lanes());
+  if (!refused.empty()) throw std::invalid_argument(refused);
   obs_dim_ = static_cast<int>(spec_.obs_dim());
   num_actions_ = static_cast<int>(spec_.action_space.n);
   const int64_t n = config_.num_envs, rows = config_.rollout_size(), b = config_.minibatch_size();
@@ -96,26 +104,13 @@ RolloutArrays PqnAgent::rollout() {
   return r;
 }
 
-void PqnAgent::Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
-                     const std::function<void()>& on_checkpoint,
-                     const std::function<bool(const DqnEvaluation&)>& on_eval) {
-  TrainLoop loop;
-  loop.iterate = [&] { Iteration(); };
-  loop.progress = [&](double seconds, int64_t steps) {
-    return ReadProgress(global_step_, wall_time_, Epsilon(global_step_), seconds, steps, *episodes_, *learner_,
-                        last_eval_return_);
-  };
-  loop.evaluate = [&](int64_t k) { return Evaluate(k); };
-  RunTrainLoop(config_, global_step_, wall_time_, last_eval_return_, loop, on_log, stop, on_checkpoint, on_eval);
-}
-
 // On CUDA with cuda_graph and a capturable env every iteration queues the same work (every value
 // that changes lives on the device: the step counters, hence epsilon, the exploration keys and the
 // shuffles; the optimizer's step count, hence the learning rate): the first runs eagerly, the
 // second is captured, and the rest replay it, one launch each. Elsewhere the iteration runs
 // eagerly and skips the greedy forwards while epsilon is 1 (the actions would be replaced anyway,
 // so the bits are the same).
-void PqnAgent::Iteration() {
+void PqnAgent::Iterate() {
   const int64_t n = config_.num_envs, steps = config_.num_steps;
   if ((use_graph_ || iteration_graph_on_cpu_) && !iteration_graph_.failed()) {
     iteration_graph_.Run(learner_->backend(), [this] { IterationKernels(0); });
@@ -171,12 +166,41 @@ void PqnAgent::LearnKernels() {
   }
 }
 
-EvalResult PqnAgent::Evaluate(int64_t k) {
-  if (!eval_env_) throw std::logic_error("PqnAgent::Evaluate: eval_episodes is 0");
-  return EvaluateLearner(*eval_env_, *learner_, eval_actions_, config_.seed, k);
+void PqnAgent::CheckLane(int lane, const char* op) const {
+  if (lane != 0) throw std::out_of_range(std::string("PqnAgent::") + op + ": lane " + std::to_string(lane) + " of 1");
 }
 
-void PqnAgent::SaveCheckpoint(const std::string& path) const {
+DqnProgress PqnAgent::Progress(int lane, double seconds, int64_t steps, const LoopState& loop) {
+  CheckLane(lane, "Progress");
+  return MakeProgress(global_step_, Epsilon(global_step_), seconds, steps, episodes_->Read(), learner_->ReadStats(),
+                      loop);
+}
+
+EvalResult PqnAgent::Evaluate(int lane, int64_t index) {
+  CheckLane(lane, "Evaluate");
+  if (!eval_env_) throw std::logic_error("PqnAgent::Evaluate: eval_episodes is 0");
+  return EvaluateLearnerLanes(*eval_env_, *learner_, eval_actions_, seeds_, index).front();
+}
+
+std::vector<EvalResult> PqnAgent::EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
+                                                 uint64_t seed_offset) {
+  if (listed.empty()) return {};
+  for (int lane : listed) CheckLane(lane, "EvaluateModels");
+  const int64_t m = std::min(num_envs, episodes);
+  if (m < 1 || m > learner_->options().max_act_batch)
+    throw std::invalid_argument("PqnAgent::EvaluateModels: " + std::to_string(m) + " envs");
+  if (!model_env_ || model_env_->num_envs() != m) {
+    model_env_ = MakeVectorEnv(*registry_, config_.env_id, m, device_);
+    model_env_->set_stream(learner_->backend().native_stream());
+  }
+  Buffer<int32_t> actions(device_, m);
+  const EvalResult result =
+      EvaluateReplicas(*model_env_, *learner_, actions, {seeds_.front() + seed_offset}, {true}, episodes).front();
+  return std::vector<EvalResult>(listed.size(), result);
+}
+
+void PqnAgent::SaveCheckpoint(int lane, const std::string& path, const LoopState& loop) const {
+  CheckLane(lane, "SaveCheckpoint");
   CheckpointWriter out;
   out.Text("cugym.algo", "pqn");
   out.Text("cugym.env_id", config_.env_id);
@@ -184,8 +208,8 @@ void PqnAgent::SaveCheckpoint(const std::string& path) const {
   out.Text("cugym.config", config_.ToToml());
   out.Int("cugym.global_step", global_step_);
   out.Int("cugym.vector_steps", vector_steps_);
-  out.Real("cugym.wall_time", wall_time_);
-  out.Real("cugym.last_eval_return", last_eval_return_);
+  out.Real("cugym.wall_time", loop.wall_time);
+  out.Real("cugym.last_eval_return", loop.last_eval_return);
   episodes_->Save(out);
   SaveEnvState(*env_, out);
   if (config_.exploration_hold_mu > 0) {
@@ -195,12 +219,13 @@ void PqnAgent::SaveCheckpoint(const std::string& path) const {
   learner_->Save(path, out.metadata(), std::move(out.tensors()));
 }
 
-void PqnAgent::LoadCheckpoint(const std::string& path) {
+std::vector<LoopState> PqnAgent::LoadCheckpoints(const std::vector<std::string>& paths) {
+  if (paths.size() != 1)
+    throw std::invalid_argument("PqnAgent::LoadCheckpoints: " + std::to_string(paths.size()) +
+                                " checkpoints for 1 lane");
+  const std::string& path = paths.front();
   const CheckpointReader in(path);
-  const std::string algo = in.Has("cugym.algo") ? in.Text("cugym.algo") : "dqn";
-  if (algo != "pqn") throw std::invalid_argument(path + ": a " + algo + " checkpoint; this run's algo is pqn");
-  if (in.Text("cugym.env_id") != config_.env_id)
-    throw std::invalid_argument(path + ": a checkpoint for " + in.Text("cugym.env_id") + ", not " + config_.env_id);
+  CheckCheckpointHeader(in, "pqn", config_.env_id);
   const int64_t n = config_.num_envs;
   const int64_t global_step = in.Int("cugym.global_step");
   const int64_t vector_steps = in.Int("cugym.vector_steps");
@@ -210,8 +235,7 @@ void PqnAgent::LoadCheckpoint(const std::string& path) {
   vector_steps_ = vector_steps;
   const StepCounters counters{vector_steps, global_step};
   counters_dev_.FromHost(&counters, 1);
-  wall_time_ = in.Real("cugym.wall_time");
-  last_eval_return_ = in.Real("cugym.last_eval_return");
+  const LoopState loop{in.Real("cugym.wall_time"), in.Real("cugym.last_eval_return")};
   episodes_->Load(in);
   if (config_.exploration_hold_mu > 0) {
     held_actions_.FromHost(in.Ints("explore.held", n).data(), n);
@@ -220,8 +244,22 @@ void PqnAgent::LoadCheckpoint(const std::string& path) {
   // No envs' state in the checkpoint (an env that cannot save it): new episodes from a seed of their own.
   if (!LoadEnvState(*env_, in, n, spec_.state_dim))
     env_->Reset(config_.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(global_step_)));
+  return {loop};
 }
 
-void PqnAgent::SaveModel(const std::string& path) const { SaveQModel(path, *learner_, config_.env_id, global_step_); }
+std::unique_ptr<Agent> PqnAgent::Keep(const std::vector<int>& keep) const {
+  for (int lane : keep) CheckLane(lane, "Keep");
+  return nullptr;
+}
+
+void PqnAgent::SaveModel(int lane, const std::string& path) const {
+  CheckLane(lane, "SaveModel");
+  SaveQModel(path, *learner_, config_.env_id, global_step_);
+}
+
+void PqnAgent::LoadModel(int lane, const std::string& path) {
+  CheckLane(lane, "LoadModel");
+  nn::LoadMlp(path, learner_->online());
+}
 
 }  // namespace cugym::agent

@@ -10,9 +10,9 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "agents/agent.h"
 #include "agents/agent_ops.h"
@@ -27,52 +27,59 @@ namespace cugym::agent {
 
 class PqnAgent final : public Agent {
  public:
-  // Throws std::invalid_argument for an env without discrete actions, an unknown env or a bad
-  // config (config.algo must be "pqn").
-  PqnAgent(const Registry& registry, const DqnConfig& config, Device device);
+  // One lane for now (`seeds` empty or of one seed: PQN's LayerNorm, convolution and gradient
+  // clipping have no replicated form yet, Unbatchable). Throws std::invalid_argument for an env
+  // without discrete actions, an unknown env or a bad config (config.algo must be "pqn").
+  PqnAgent(const Registry& registry, const DqnConfig& config, Device device, std::vector<uint64_t> seeds = {});
   ~PqnAgent() override;
 
   const DqnConfig& config() const override { return config_; }
+  const std::vector<uint64_t>& seeds() const override { return seeds_; }
   int64_t global_step() const override { return global_step_; }
   double Epsilon(int64_t step) const;
-  // CUDA with cuda_graph and a capturable env: whether iterations are replayed from one captured
-  // graph (from the second iteration on, unless the capture failed).
-  bool replays_iteration_graph() const { return iteration_graph_.replaying(); }
-  // Tests: the graph path on the CPU too (nn's Graph calls the recorded work again), so its
-  // scheduling is checked against the eager loop without a GPU.
-  void set_iteration_graph_on_cpu(bool on) { iteration_graph_on_cpu_ = on; }
 
-  // Agent::Train: one iteration per rollout (num_envs * num_steps env steps); logs, evaluations
-  // and checkpoints fall on the iteration that reaches their interval.
-  void Train(const std::function<void(const DqnProgress&)>& on_log, const std::function<bool()>& stop,
-             const std::function<void()>& on_checkpoint,
-             const std::function<bool(const DqnEvaluation&)>& on_eval = {}) override;
-  EvalResult Evaluate(int64_t k) override;
-
+  // One rollout (num_envs * num_steps env steps) and its updates; logs, evaluations and
+  // checkpoints fall on the iteration that reaches their interval.
+  void Iterate() override;
+  DqnProgress Progress(int lane, double seconds, int64_t steps, const LoopState& loop) override;
+  EvalResult Evaluate(int lane, int64_t index) override;
+  std::vector<EvalResult> EvaluateModels(const std::vector<int>& lanes, int64_t episodes, int64_t num_envs,
+                                         uint64_t seed_offset) override;
+  void SaveModel(int lane, const std::string& path) const override;
+  void LoadModel(int lane, const std::string& path) override;
   // Between iterations, so no rollout is in flight: the network and its optimizer (the learner's
   // checkpoint without a target network), the envs' state, the exploration holds, the episode
   // statistics and the counters (cugym.algo "pqn", cugym.global_step, .vector_steps, .wall_time,
   // .last_eval_return).
-  void SaveCheckpoint(const std::string& path) const override;
-  void LoadCheckpoint(const std::string& path) override;
-  void SaveModel(const std::string& path) const override;
+  void SaveCheckpoint(int lane, const std::string& path, const LoopState& loop) const override;
+  std::vector<LoopState> LoadCheckpoints(const std::vector<std::string>& paths) override;
+  // Null: one lane has nothing to shrink to.
+  std::unique_ptr<Agent> Keep(const std::vector<int>& keep) const override;
+
+  // CUDA with cuda_graph and a capturable env: whether iterations are replayed from one captured
+  // graph (from the second iteration on, unless the capture failed).
+  bool replays_iteration_graph() const override { return iteration_graph_.replaying(); }
+  void set_iteration_graph_on_cpu(bool on) override { iteration_graph_on_cpu_ = on; }
 
  private:
-  void Iteration();
   // One iteration's work, all on the back end's stream: the rollout (greedy forwards on the steps
   // where `greedy_from` <= t; the graph runs them all), the values and targets, the updates.
   void IterationKernels(int64_t greedy_from);
   void CollectStep(int64_t t, bool greedy);
   void LearnKernels();
+  void CheckLane(int lane, const char* op) const;
   ExploreHold explore_hold();
   EpsilonSchedule epsilon_schedule() const;
   RolloutArrays rollout();
 
+  const Registry* registry_;
   DqnConfig config_;
+  std::vector<uint64_t> seeds_;
   Device device_;
   EnvSpec spec_;
   std::unique_ptr<VectorEnv> env_;
-  std::unique_ptr<VectorEnv> eval_env_;  // eval_episodes envs, when evaluating
+  std::unique_ptr<VectorEnv> eval_env_;   // eval_episodes envs, when evaluating
+  std::unique_ptr<VectorEnv> model_env_;  // EvaluateModels' envs, made at its first use
   Buffer<int32_t> eval_actions_;
   std::unique_ptr<QLearner> learner_;
   std::unique_ptr<AgentOps> ops_;
@@ -96,8 +103,6 @@ class PqnAgent final : public Agent {
 
   int64_t global_step_ = 0;
   int64_t vector_steps_ = 0;
-  double wall_time_ = 0;
-  double last_eval_return_;  // of the latest evaluation, NaN before any
 };
 
 }  // namespace cugym::agent

@@ -27,7 +27,7 @@ struct ReplayArrays {
   int obs_dim;
   int64_t stride;  // envs per vector step: env i's next transition is `stride` rows further on
   // Lanes: `lanes` replay memories of `capacity` rows each, one after the other in every array,
-  // that share head, size and draw counter (agents in lockstep: DqnBatch). Lane l holds the
+  // that share head, size and draw counter (an agent's lanes in lockstep, dqn.h). Lane l holds the
   // transitions of envs [l stride, (l + 1) stride) of a step and draws its minibatches with
   // lane_seeds[l] (a device array; null: every lane the seed Sample is given).
   int64_t lanes = 1;

@@ -23,15 +23,12 @@ ReplayMemory::ReplayMemory(Device device, const ReplayOptions& options) : device
   if (options.lanes < 1) throw std::invalid_argument("replay memory: lanes " + std::to_string(options.lanes));
   const int64_t lanes = options.lanes, cap = lanes * options.capacity, b = lanes * options.batch_size,
                 dim = options.obs_dim;
-  const double needed = static_cast<double>(ReplayBytes(options));
-  const std::size_t available = AvailableBytes(device);
-  if (needed > 0.9 * static_cast<double>(available)) {
-    throw std::invalid_argument(
-        "replay memory: " + (lanes > 1 ? std::to_string(lanes) + " lanes of " : "") + "buffer_size " +
-        std::to_string(options.capacity) + " transitions of " + std::to_string(dim) + " floats per observation need " +
-        std::to_string(static_cast<long long>(needed / (1 << 20))) + " MiB of " + DeviceName(device) +
-        " memory but only " + std::to_string(available >> 20) + " MiB is free (lower buffer_size)");
-  }
+  // The memories dominate an agent's memory: refused before anything is allocated.
+  CheckMemoryFits(lanes == 1 ? "a replay memory" : std::to_string(lanes) + " lanes' replay memories", lanes,
+                  static_cast<double>(ReplayBytes(options)) / static_cast<double>(lanes), device,
+                  std::string(lanes == 1 ? "" : "each: ") + "buffer_size " + std::to_string(options.capacity) +
+                      " transitions of " + std::to_string(dim) + " floats per observation, " +
+                      std::to_string(options.num_envs) + " envs; lower buffer_size");
   obs_ = Buffer<float>(device, cap * dim);
   next_obs_ = Buffer<float>(device, cap * dim);
   rewards_ = Buffer<float>(device, cap);

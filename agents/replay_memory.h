@@ -30,7 +30,7 @@ struct ReplayOptions {
   bool prioritized = false;
   PriorityOptions priorities;  // with prioritized
   // Lanes: this many replay memories of `capacity` rows in one, sharing head, size and draw
-  // counter (K agents in lockstep, DqnBatch): one launch inserts, samples or updates priorities
+  // counter (K lanes of an agent in lockstep, dqn.h): one launch inserts, samples or updates priorities
   // for all, and lane l holds, samples and checkpoints as a memory of its own would.
   int64_t lanes = 1;
 };

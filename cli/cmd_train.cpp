@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "agents/multi_run.h"
-#include "agents/train_run.h"
+#include "agents/train_config.h"
+#include "agents/trainer.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -177,7 +178,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
 
   const bool tty = isatty(STDOUT_FILENO) != 0;
   auto last_print = std::chrono::steady_clock::now() - std::chrono::hours(1);
-  const auto on_log = [&](const agent::DqnProgress& p) {
+  options.on_log = [&](const agent::DqnProgress& p) {
     const auto now = std::chrono::steady_clock::now();
     const bool last = p.global_step >= config.total_steps;
     if (!tty && !last && now - last_print < std::chrono::seconds(3)) return;
@@ -196,7 +197,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
   {
     SignalsCaught signals;
     run = agent::RunTraining(
-        registry, config, options, on_log, [] { return g_signal.load() != 0; }, std::cerr);
+        registry, config, options, [] { return g_signal.load() != 0; }, std::cerr);
   }
   if (run.interrupted) {
     if (tty) std::printf("\n");

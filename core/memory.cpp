@@ -108,6 +108,17 @@ std::size_t AvailableBytes(Device device) {
 #endif
 }
 
+void CheckMemoryFits(const std::string& what, int64_t count, double bytes_each, Device device,
+                     const std::string& detail) {
+  const double needed = static_cast<double>(count) * bytes_each;
+  const std::size_t available = AvailableBytes(device);
+  if (needed <= 0.9 * static_cast<double>(available)) return;
+  const std::string each = std::to_string(static_cast<long long>(bytes_each / (1 << 20)));
+  throw std::invalid_argument(what + (count == 1 ? " needs " : " need " + std::to_string(count) + " x ") + each +
+                              " MiB of " + DeviceName(device) + " memory but only " + std::to_string(available >> 20) +
+                              " MiB is free" + (detail.empty() ? "" : " (" + detail + ")"));
+}
+
 void Synchronize(Device device) {
   if (device == Device::kCpu) return;
 #ifdef CUGYM_HAVE_CUDA

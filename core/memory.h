@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,12 @@ void ZeroBytes(Device device, void* ptr, std::size_t bytes);
 // Memory that can still be allocated on `device`: MemAvailable for the host, cudaMemGetInfo's
 // free bytes for CUDA. Used to refuse a request before allocating.
 std::size_t AvailableBytes(Device device);
+// The one memory-fit check: refuses, before anything is allocated, `count` things of `bytes_each`
+// bytes that would not fit in 90% of what `device` has free, with std::invalid_argument "WHAT need
+// COUNT x B MiB of DEVICE memory but only F MiB is free (DETAIL)" ("WHAT needs B MiB ..." for a
+// count of 1). `what` names the things and says how the count came about; `detail`, what to change.
+void CheckMemoryFits(const std::string& what, int64_t count, double bytes_each, Device device,
+                     const std::string& detail);
 // Waits until all work queued on `device` is done (a no-op on the CPU), other users' streams
 // included (PyTorch's, say): prefer SynchronizeStream where the work is on one stream.
 void Synchronize(Device device);

@@ -48,14 +48,8 @@ std::unique_ptr<VectorEnv> MakeVectorEnv(const Registry& registry, const std::st
                                 std::to_string(kMaxNumEnvs));
   const VectorEnvFactory& make = device == Device::kCuda ? entry.make_cuda : entry.make_cpu;
   if (!make) throw std::invalid_argument("env '" + id + "' has no " + DeviceName(device) + " back end");
-  double needed = static_cast<double>(num_envs) * static_cast<double>(entry.bytes_per_env);
-  std::size_t available = AvailableBytes(device);
-  if (needed > 0.9 * static_cast<double>(available)) {
-    throw std::invalid_argument("num_envs " + std::to_string(num_envs) + " needs " +
-                                std::to_string(static_cast<long long>(needed / (1 << 20))) + " MiB of " +
-                                DeviceName(device) + " memory but only " + std::to_string(available >> 20) +
-                                " MiB is free");
-  }
+  CheckMemoryFits("num_envs " + std::to_string(num_envs), 1,
+                  static_cast<double>(num_envs) * static_cast<double>(entry.bytes_per_env), device, "");
   return make(num_envs, device);
 }
 

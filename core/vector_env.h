@@ -136,7 +136,7 @@ class VectorEnv {
   // seeds[0].
   virtual void ResetSeeds(const std::vector<uint64_t>& seeds) = 0;
   // Lanes: seeds.size() batches of lane_size envs in one (num_envs = seeds.size() x lane_size), for
-  // K agents stepping together (agent::DqnBatch): env l lane_size + j starts and draws as env j of
+  // an agent's K lanes stepping together (agents/dqn.h): env l lane_size + j starts and draws as env j of
   // a batch of lane_size envs that Reset(seeds[l]) started does, in this episode and every later
   // one. Random actions (StepRandom) stay keyed by seeds[0] and the global index. Throws
   // std::invalid_argument when the sizes do not fit, and where the env cannot step in lanes (the
@@ -216,5 +216,15 @@ class VectorEnv {
     throw std::invalid_argument(spec().id + " cannot restore a snapshot");
   }
 };
+
+// Lanes of lane_size envs (VectorEnv::ResetLanes), lane l's as Reset(seeds[l]) starts a batch of its
+// own; one lane is Reset(seeds[0]) itself, which every env can do (the solo run of an agent).
+inline void ResetInLanes(VectorEnv& env, const std::vector<uint64_t>& seeds, int64_t lane_size) {
+  if (seeds.size() == 1 && lane_size == env.num_envs()) {
+    env.Reset(seeds.front());
+  } else {
+    env.ResetLanes(seeds, lane_size);
+  }
+}
 
 }  // namespace cugym

@@ -1,7 +1,10 @@
-// cpp_train: trains DQN on CartPole-v1 through the library (agents/dqn.h), saves the trained
-// network as a model file and evaluates it greedily (agents/evaluation.h).
+// cpp_train: trains DQN on CartPole-v1 through the library with a plain loop over the agent's
+// iterations (agents/dqn.h), saves the trained network as a model file and evaluates it greedily
+// (agents/evaluation.h). `cugym train` runs the same agent through agents/trainer.h, which adds
+// the run folder, evaluations during training, checkpoints and resuming.
 //   cpp_train [--device cpu|cuda|auto] [--steps N] [--seed S] [--model PATH] [--eval-episodes E]
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -88,22 +91,31 @@ int main(int argc, char** argv) {
     config.seed = options.seed;
     config.total_steps = options.steps;
     config.log_interval = std::max<int64_t>(config.num_envs, options.steps / 4);  // four progress lines
-    config.checkpoint_interval = 0;  // no checkpoints (a run folder with resuming: agents/train_run.h)
-    config.eval_episodes = 0;        // no evaluations during training: one at the end, below
+    config.eval_episodes = 0;  // no evaluations during training: one at the end, below
 
     cugym::agent::DqnAgent agent(registry, config, device);  // validates the config, allocates everything
     std::printf("training DQN on %s (%s) for %lld env steps\n", config.env_id.c_str(), cugym::DeviceName(device),
                 static_cast<long long>(config.total_steps));
-    agent.Train(
-        [](const cugym::agent::DqnProgress& p) {
-          // NaN until an episode has finished (or learning has started, for the loss).
-          std::printf("  step %6lld  episodes %5lld  return(100) %6.1f  epsilon %.2f  td_loss %8.4f  %6.0f steps/s\n",
-                      static_cast<long long>(p.global_step), static_cast<long long>(p.episodes), p.mean_return_100,
-                      p.epsilon, p.td_loss, p.sps);
-        },
-        [] { return false; },  // never interrupted
-        [] {});                // no checkpoints
-    agent.SaveModel(options.model);
+    // One lane (the agent's lane 0): a vector step of config.num_envs envs and the gradient steps
+    // that fall on it per iteration, all queued on the device; the host reads a row now and then.
+    const cugym::agent::LoopState loop;
+    auto last = std::chrono::steady_clock::now();
+    int64_t last_step = 0, next_row = config.log_interval;
+    while (agent.global_step() < config.total_steps) {
+      agent.Iterate();
+      if (agent.global_step() < next_row && agent.global_step() < config.total_steps) continue;
+      const auto now = std::chrono::steady_clock::now();
+      const cugym::agent::DqnProgress p =
+          agent.Progress(0, std::chrono::duration<double>(now - last).count(), agent.global_step() - last_step, loop);
+      // NaN until an episode has finished (or learning has started, for the loss).
+      std::printf("  step %6lld  episodes %5lld  return(100) %6.1f  epsilon %.2f  td_loss %8.4f  %6.0f steps/s\n",
+                  static_cast<long long>(p.global_step), static_cast<long long>(p.episodes), p.mean_return_100,
+                  p.epsilon, p.td_loss, p.sps);
+      last = now;
+      last_step = agent.global_step();
+      next_row += config.log_interval;
+    }
+    agent.SaveModel(0, options.model);
 
     // A fresh greedy policy from the model file, on envs of its own: one episode per env.
     const cugym::agent::EvalResult result =

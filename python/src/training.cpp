@@ -1,4 +1,4 @@
-// Python bindings of training and trained models: cugym.train() runs agents/train_run.h's
+// Python bindings of training and trained models: cugym.train() runs agents/trainer.h's
 // RunTraining, the same run as `cugym train`, with Ctrl-C checked through Python's signal
 // machinery; cugym.load_policy() wraps GreedyPolicy.
 #include <nanobind/nanobind.h>
@@ -13,7 +13,8 @@
 
 #include "agents/multi_run.h"
 #include "agents/policy.h"
-#include "agents/train_run.h"
+#include "agents/train_config.h"
+#include "agents/trainer.h"
 #include "core/memory.h"
 #include "python/src/actions.h"
 #include "python/src/module.h"
@@ -149,7 +150,7 @@ nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb
   agent::TrainRunResult run;
   {
     nb::gil_scoped_release release;
-    const auto log = [&](const agent::DqnProgress& p) {
+    options.on_log = [&](const agent::DqnProgress& p) {
       nb::gil_scoped_acquire gil;
       if (!on_log.is_none() && !python_error) {
         try {
@@ -174,7 +175,7 @@ nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb
       };
     }
     run = agent::RunTraining(
-        GlobalRegistry(), config, options, log, [&] { return StopAsked(python_error); }, notes);
+        GlobalRegistry(), config, options, [&] { return StopAsked(python_error); }, notes);
     notes.flush();
   }
   if (python_error) throw nb::python_error();

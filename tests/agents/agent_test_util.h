@@ -1,13 +1,17 @@
-// Shared by the agent suites: the built-in envs' registry, a scratch folder per test, a quiet
-// training run.
+// Shared by the agent suites: the built-in envs' registry, a scratch folder per test, an agent of
+// one lane driven as a solo run.
 #pragma once
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "agents/agent.h"
+#include "agents/train_schedule.h"
 #include "core/registry.h"
 #include "envs/builtin.h"
 #include "tests/sanitizer.h"
@@ -36,9 +40,43 @@ struct ScratchDir {
   std::filesystem::path path;
 };
 
-// Trains to total_steps with no logging, no stop and no checkpoints.
-inline void TrainQuietly(agent::Agent& agent) {
-  agent.Train([](const agent::DqnProgress&) {}, [] { return false; }, [] {});
-}
+// An agent of one lane driven as a solo run is (the driver's loop, trainer.h, without its run
+// folder): its schedule of metrics rows, evaluations and checkpoints, and the loop's values, which
+// its checkpoints keep. `agent` is a DqnAgent or a PqnAgent.
+template <class A>
+struct SoloRun {
+  template <class... Args>
+  explicit SoloRun(Args&&... args) : agent(std::forward<Args>(args)...) {}
+
+  // Trains until total_steps or until `stop()` returns true (polled before every iteration).
+  void Train(const std::function<void(const agent::DqnProgress&)>& on_log, const std::function<bool()>& stop,
+             const std::function<void()>& on_checkpoint,
+             const std::function<bool(const agent::DqnEvaluation&)>& on_eval = {}) {
+    int64_t step = agent.global_step();
+    agent::TrainSchedule schedule(
+        agent.config(), step, loop,
+        [this](double seconds, int64_t steps) { return agent.Progress(0, seconds, steps, loop); },
+        [this](int64_t k) { return agent.Evaluate(0, k); }, on_log, on_checkpoint, on_eval);
+    while (schedule.going() && !stop()) {
+      agent.Iterate();
+      step = agent.global_step();
+      schedule.Iterated();
+    }
+    schedule.End();
+  }
+  // Trains to total_steps with no logging, no stop and no checkpoints.
+  void TrainQuietly() {
+    Train([](const agent::DqnProgress&) {}, [] { return false; }, [] {});
+  }
+  void SaveCheckpoint(const std::string& path) const { agent.SaveCheckpoint(0, path, loop); }
+  void LoadCheckpoint(const std::string& path) { loop = agent.LoadCheckpoints({path}).front(); }
+  void SaveModel(const std::string& path) const { agent.SaveModel(0, path); }
+  agent::EvalResult Evaluate(int64_t k) { return agent.Evaluate(0, k); }
+  int64_t global_step() const { return agent.global_step(); }
+  A* operator->() { return &agent; }
+
+  A agent;
+  agent::LoopState loop;
+};
 
 }  // namespace cugym::testing

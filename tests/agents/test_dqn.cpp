@@ -1,7 +1,7 @@
 // DQN: config keys and validation, refusal of Box action spaces, CPU determinism, checkpoints,
 // evaluation errors; and (label slow) learning with the shipped configs.
 #include "agents/dqn.h"
-#include "agents/train_run.h"
+#include "agents/trainer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 
 using testing::Builtins;
 using testing::ScratchDir;
-using testing::TrainQuietly;
+using testing::SoloRun;
 
 std::string ConfigError(const std::string& toml) {
   try {
@@ -135,7 +135,7 @@ TEST(DqnAgent, RefusesBoxActionSpaces) {
   DqnConfig config;
   config.env_id = "Pendulum-v1";
   try {
-    DqnAgent agent(Builtins(), config, Device::kCpu);
+    SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()), "DQN needs a discrete action space, but Pendulum-v1 has Box(1,) float32 actions");
@@ -146,7 +146,7 @@ TEST(DqnAgent, AConvolutionNeedsImageObservations) {
   DqnConfig config;
   config.conv_channels = 16;
   try {
-    DqnAgent agent(Builtins(), config, Device::kCpu);
+    SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()), "conv_channels needs an image observation (H, W, C); CartPole-v1's is (4,)");
@@ -159,11 +159,11 @@ TEST(DqnAgent, EpsilonScheduleIsLinearThenFlat) {
   config.exploration_fraction = 0.5;
   config.start_e = 1.0;
   config.end_e = 0.1;
-  DqnAgent agent(Builtins(), config, Device::kCpu);
-  EXPECT_DOUBLE_EQ(agent.Epsilon(0), 1.0);
-  EXPECT_NEAR(agent.Epsilon(250), 0.55, 1e-12);
-  EXPECT_DOUBLE_EQ(agent.Epsilon(500), 0.1);
-  EXPECT_DOUBLE_EQ(agent.Epsilon(900), 0.1);
+  SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
+  EXPECT_DOUBLE_EQ(agent->Epsilon(0), 1.0);
+  EXPECT_NEAR(agent->Epsilon(250), 0.55, 1e-12);
+  EXPECT_DOUBLE_EQ(agent->Epsilon(500), 0.1);
+  EXPECT_DOUBLE_EQ(agent->Epsilon(900), 0.1);
 }
 
 DqnConfig SmallRun(uint64_t seed) {
@@ -186,7 +186,7 @@ std::function<void(const DqnProgress&)> RowWriter(std::ostringstream& rows) {
 }
 
 std::string Rows(const DqnConfig& config, fs::path model) {
-  DqnAgent agent(Builtins(), config, Device::kCpu);
+  SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
   std::ostringstream rows;
   agent.Train(
       RowWriter(rows), [] { return false; }, [] {});
@@ -236,7 +236,7 @@ TEST(DqnAgent, AnInterruptedRunResumesExactly) {
   std::ostringstream rows;
   const std::string checkpoint = (dir / "ckpt.safetensors").string();
   for (int64_t stop_at : {int64_t{1203}, int64_t{2504}, int64_t{1} << 40}) {
-    DqnAgent agent(Builtins(), config, Device::kCpu);
+    SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
     if (fs::exists(checkpoint)) agent.LoadCheckpoint(checkpoint);
     agent.Train(
         RowWriter(rows), [&] { return agent.global_step() >= stop_at; }, [] {});
@@ -248,14 +248,14 @@ TEST(DqnAgent, AnInterruptedRunResumesExactly) {
 
   // Without the replay memory the run goes on, but refills it first: no longer the same run.
   config.save_replay = false;
-  DqnAgent partial(Builtins(), config, Device::kCpu);
+  SoloRun<DqnAgent> partial(Builtins(), config, Device::kCpu);
   partial.Train([](const DqnProgress&) {}, [&] { return partial.global_step() >= 1203; }, [] {});
   partial.SaveCheckpoint(checkpoint);
   EXPECT_EQ(ReadSafetensors(checkpoint).Find("replay.obs"), nullptr);
-  DqnAgent refilled(Builtins(), config, Device::kCpu);
+  SoloRun<DqnAgent> refilled(Builtins(), config, Device::kCpu);
   refilled.LoadCheckpoint(checkpoint);
   EXPECT_EQ(refilled.global_step(), 1208);
-  TrainQuietly(refilled);
+  refilled.TrainQuietly();
   EXPECT_EQ(refilled.global_step(), config.total_steps);
 }
 
@@ -306,8 +306,8 @@ TEST(DqnAgent, AnnealedLearningRateEndsWithTheLastUpdate) {
   config.anneal_lr = true;
   config.exploration_hold_mu = 2.0;
   config.exploration_max_hold = 20;
-  DqnAgent agent(Builtins(), config, Device::kCpu);
-  TrainQuietly(agent);
+  SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
+  agent.TrainQuietly();
   agent.SaveCheckpoint((dir / "ckpt.safetensors").string());
   const SafetensorsFile file = ReadSafetensors((dir / "ckpt.safetensors").string());
   // 8 envs learn from the vector step that ends at 504 (> 500) to 4000: 438 vector steps of 4
@@ -331,13 +331,13 @@ TEST(DqnAgent, CheckpointsRestoreCountersWeightsAndReplay) {
   DqnConfig config = SmallRun(5);
   config.total_steps = 2000;
   {
-    DqnAgent agent(Builtins(), config, Device::kCpu);
-    TrainQuietly(agent);
+    SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
+    agent.TrainQuietly();
     agent.SaveCheckpoint((dir / "ckpt.safetensors").string());
     agent.SaveModel((dir / "before.safetensors").string());
   }
   config.total_steps = 3000;
-  DqnAgent resumed(Builtins(), config, Device::kCpu);
+  SoloRun<DqnAgent> resumed(Builtins(), config, Device::kCpu);
   resumed.LoadCheckpoint((dir / "ckpt.safetensors").string());
   EXPECT_EQ(resumed.global_step(), 2000);
   resumed.SaveModel((dir / "after.safetensors").string());
@@ -348,7 +348,7 @@ TEST(DqnAgent, CheckpointsRestoreCountersWeightsAndReplay) {
   // A checkpoint of another env is refused.
   DqnConfig other = config;
   other.env_id = "Acrobot-v1";
-  DqnAgent acrobot(Builtins(), other, Device::kCpu);
+  SoloRun<DqnAgent> acrobot(Builtins(), other, Device::kCpu);
   EXPECT_THROW(acrobot.LoadCheckpoint((dir / "ckpt.safetensors").string()), std::invalid_argument);
 }
 
@@ -361,8 +361,8 @@ TEST(DqnAgent, CheckpointsOfTheOldNamesResumeTheSame) {
   config.total_steps = 2000;
   const std::string checkpoint = (dir / "ckpt.safetensors").string();
   {
-    DqnAgent agent(Builtins(), config, Device::kCpu);
-    TrainQuietly(agent);
+    SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
+    agent.TrainQuietly();
     agent.SaveCheckpoint(checkpoint);
   }
   SafetensorsFile file = ReadSafetensors(checkpoint);
@@ -377,9 +377,9 @@ TEST(DqnAgent, CheckpointsOfTheOldNamesResumeTheSame) {
 
   config.total_steps = 3000;
   for (const std::string& path : {checkpoint, old_names}) {
-    DqnAgent resumed(Builtins(), config, Device::kCpu);
+    SoloRun<DqnAgent> resumed(Builtins(), config, Device::kCpu);
     resumed.LoadCheckpoint(path);
-    TrainQuietly(resumed);
+    resumed.TrainQuietly();
     resumed.SaveModel(path + ".model");
   }
   EXPECT_EQ(FileBytes(fs::path(checkpoint + ".model")), FileBytes(fs::path(old_names + ".model")));
@@ -387,7 +387,7 @@ TEST(DqnAgent, CheckpointsOfTheOldNamesResumeTheSame) {
   file.metadata.erase("cugym.update_debt");
   const std::string legacy = (dir / "legacy.safetensors").string();
   WriteSafetensors(legacy, file.tensors, file.metadata);
-  DqnAgent agent(Builtins(), config, Device::kCpu);
+  SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
   try {
     agent.LoadCheckpoint(legacy);
     FAIL() << "expected an error";
@@ -402,8 +402,8 @@ TEST(Evaluate, RefusesMissingDamagedAndMismatchedModels) {
   const ScratchDir dir("cugym_eval_errors");
   DqnConfig config = SmallRun(1);
   config.total_steps = 1000;
-  DqnAgent agent(Builtins(), config, Device::kCpu);
-  TrainQuietly(agent);
+  SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
+  agent.TrainQuietly();
   const std::string model = (dir / "m.safetensors").string();
   agent.SaveModel(model);
   EXPECT_EQ(ReadSafetensors(model).metadata.at("cugym.version"), VersionString());  // which cugym wrote it
@@ -440,8 +440,8 @@ class DqnOnDevice : public ::testing::TestWithParam<Device> {
 
 TEST_P(DqnOnDevice, DrawCounterEqualsTheUpdatesTaken) {
   const ScratchDir dir(std::string("cugym_dqn_draws_") + DeviceName(GetParam()));
-  DqnAgent agent(Builtins(), SmallRun(2), GetParam());
-  TrainQuietly(agent);
+  SoloRun<DqnAgent> agent(Builtins(), SmallRun(2), GetParam());
+  agent.TrainQuietly();
   agent.SaveCheckpoint((dir / "ckpt.safetensors").string());
   const SafetensorsFile file = ReadSafetensors((dir / "ckpt.safetensors").string());
   // 8 envs learn from the vector step that ends at 504 (> 500) to 4000: 438 vector steps of 4.
@@ -477,10 +477,10 @@ TEST(DqnCuda, GraphReplayGivesTheEagerWeights) {
   config.prioritized_replay = true;  // the priority tree's kernels are captured too
   for (bool graph : {true, false}) {
     config.cuda_graph = graph;
-    DqnAgent agent(Builtins(), config, Device::kCuda);
-    TrainQuietly(agent);
-    EXPECT_EQ(agent.replays_update_graph(), graph);
-    EXPECT_FALSE(agent.replays_iteration_graph());
+    SoloRun<DqnAgent> agent(Builtins(), config, Device::kCuda);
+    agent.TrainQuietly();
+    EXPECT_EQ(agent->replays_update_graph(), graph);
+    EXPECT_FALSE(agent->replays_iteration_graph());
     agent.SaveModel((dir / (graph ? "graph.safetensors" : "eager.safetensors")).string());
   }
   EXPECT_EQ(ModelWeights(dir / "graph.safetensors"), ModelWeights(dir / "eager.safetensors"));
@@ -498,8 +498,8 @@ TEST(DqnCuda, TwentyUpdatesAgreeWithTheCpu) {
   config.learning_starts = 256;
   config.total_steps = 296;  // 5 learning vector steps of 4 updates
   for (Device device : {Device::kCpu, Device::kCuda}) {
-    DqnAgent agent(Builtins(), config, device);
-    TrainQuietly(agent);
+    SoloRun<DqnAgent> agent(Builtins(), config, device);
+    agent.TrainQuietly();
     agent.SaveModel((dir / (std::string(DeviceName(device)) + ".safetensors")).string());
   }
   const std::vector<float> cpu = ModelWeights(dir / "cpu.safetensors"), gpu = ModelWeights(dir / "cuda.safetensors");
@@ -517,8 +517,8 @@ TEST(DqnCuda, TwentyUpdatesAgreeWithTheCpu) {
 TEST(DqnCuda, EvaluationAgreesWithTheCpu) {
   CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
   const ScratchDir dir("cugym_dqn_cuda_eval");
-  DqnAgent agent(Builtins(), SmallRun(1), Device::kCpu);
-  TrainQuietly(agent);
+  SoloRun<DqnAgent> agent(Builtins(), SmallRun(1), Device::kCpu);
+  agent.TrainQuietly();
   const std::string model = (dir / "m.safetensors").string();
   agent.SaveModel(model);
   const EvalResult cpu = EvaluateModel(Builtins(), model, 40, 8, 5, Device::kCpu, 0.0);
@@ -552,7 +552,7 @@ TEST_P(ShippedConfigLearning, ReachesTheThreshold) {
   options.run_dir = (dir / "run").string();
   std::ostringstream notes;
   const TrainRunResult run = RunTraining(
-      Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
+      Builtins(), config, options, [] { return false; }, notes);
   const EvalResult r = EvaluateModel(Builtins(), run.model, 100, 10, 2024, Device::kCpu, 0.0);
   EXPECT_GE(r.mean_return, threshold) << shipped->path;
   if (config.stop_at_threshold && run.global_step < config.total_steps) {

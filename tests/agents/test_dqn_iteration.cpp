@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 using testing::Builtins;
 using testing::ScratchDir;
-using testing::TrainQuietly;
+using testing::SoloRun;
 
 // FNV-1a over a checkpoint's tensors (both networks, Adam, the envs' state, the exploration holds,
 // and the stored rows of the replay memory and the episode ring: the rest was never written) and
@@ -89,8 +89,8 @@ std::map<std::string, DqnConfig> Cases() {
   return cases;
 }
 
-uint64_t RunHash(DqnAgent& agent, const fs::path& checkpoint) {
-  TrainQuietly(agent);
+uint64_t RunHash(SoloRun<DqnAgent>& agent, const fs::path& checkpoint) {
+  agent.TrainQuietly();
   agent.SaveCheckpoint(checkpoint.string());
   return CheckpointHash(checkpoint);
 }
@@ -106,15 +106,15 @@ TEST(DqnIteration, TheIterationGraphPathGivesTheEagerRunOnTheCpu) {
   cases["per"].prioritized_replay = true;
   for (const auto& [name, config] : cases) {
     SCOPED_TRACE(name);
-    DqnAgent eager(Builtins(), config, Device::kCpu);
+    SoloRun<DqnAgent> eager(Builtins(), config, Device::kCpu);
     const uint64_t expected = RunHash(eager, dir / "eager.safetensors");
-    EXPECT_FALSE(eager.replays_iteration_graph());
-    DqnAgent graph(Builtins(), config, Device::kCpu);
-    graph.set_iteration_graph_on_cpu(true);
+    EXPECT_FALSE(eager->replays_iteration_graph());
+    SoloRun<DqnAgent> graph(Builtins(), config, Device::kCpu);
+    graph->set_iteration_graph_on_cpu(true);
     EXPECT_EQ(RunHash(graph, dir / "graph.safetensors"), expected);
     // The shipped configs but LunarLander (stepped on the host) fit one graph per iteration;
     // 0.9 gradient steps per vector step do not.
-    EXPECT_EQ(graph.replays_iteration_graph(), name != "LunarLander-v3" && name != "odd");
+    EXPECT_EQ(graph->replays_iteration_graph(), name != "LunarLander-v3" && name != "odd");
 
     // Stopped after 1504 env steps (learning runs), checkpointed and resumed in a new agent:
     // its first iteration runs eagerly again, then the graph takes over. (LunarLander's Box2D
@@ -122,13 +122,13 @@ TEST(DqnIteration, TheIterationGraphPathGivesTheEagerRunOnTheCpu) {
     if (name == "LunarLander-v3") continue;
     const std::string checkpoint = (dir / "ckpt.safetensors").string();
     {
-      DqnAgent first(Builtins(), config, Device::kCpu);
-      first.set_iteration_graph_on_cpu(true);
+      SoloRun<DqnAgent> first(Builtins(), config, Device::kCpu);
+      first->set_iteration_graph_on_cpu(true);
       first.Train([](const DqnProgress&) {}, [&] { return first.global_step() >= 1504; }, [] {});
       first.SaveCheckpoint(checkpoint);
     }
-    DqnAgent resumed(Builtins(), config, Device::kCpu);
-    resumed.set_iteration_graph_on_cpu(true);
+    SoloRun<DqnAgent> resumed(Builtins(), config, Device::kCpu);
+    resumed->set_iteration_graph_on_cpu(true);
     resumed.LoadCheckpoint(checkpoint);
     EXPECT_EQ(RunHash(resumed, dir / "resumed.safetensors"), expected);
   }
@@ -139,21 +139,21 @@ TEST(DqnIteration, TheIterationGraphPathGivesTheEagerRunOnTheCpu) {
 // the captured env step holds) is not the agent's own.
 uint64_t ReloadedAfterCapture(const DqnConfig& config, Device device, const std::string& checkpoint,
                               const fs::path& out, bool graph_on_cpu) {
-  DqnAgent agent(Builtins(), config, device);
-  agent.set_iteration_graph_on_cpu(graph_on_cpu);
-  TrainQuietly(agent);
-  EXPECT_TRUE(agent.replays_iteration_graph() || agent.replays_update_graph());
+  SoloRun<DqnAgent> agent(Builtins(), config, device);
+  agent->set_iteration_graph_on_cpu(graph_on_cpu);
+  agent.TrainQuietly();
+  EXPECT_TRUE(agent->replays_iteration_graph() || agent->replays_update_graph());
   agent.LoadCheckpoint(checkpoint);
   // The graphs and their warm-ups are gone: the first iteration after the load runs eagerly, the
   // next captures again.
-  EXPECT_FALSE(agent.replays_iteration_graph());
-  EXPECT_FALSE(agent.replays_update_graph());
+  EXPECT_FALSE(agent->replays_iteration_graph());
+  EXPECT_FALSE(agent->replays_update_graph());
   const int64_t loaded_at = agent.global_step(), n = config.num_envs;
   agent.Train([](const DqnProgress&) {}, [&] { return agent.global_step() >= loaded_at + n; }, [] {});
-  EXPECT_FALSE(agent.replays_iteration_graph());
+  EXPECT_FALSE(agent->replays_iteration_graph());
   agent.Train([](const DqnProgress&) {}, [&] { return agent.global_step() >= loaded_at + 2 * n; }, [] {});
   if (config.replay_ratio * static_cast<double>(n) == 4.0) {  // a whole-iteration graph config
-    EXPECT_TRUE(agent.replays_iteration_graph());
+    EXPECT_TRUE(agent->replays_iteration_graph());
   }
   return RunHash(agent, out);
 }
@@ -165,17 +165,17 @@ void ExpectReloadAfterCaptureIsAFreshLoad(const DqnConfig& config, Device device
   other.seed = config.seed + 1;
   const std::string checkpoint = (dir / "other.safetensors").string();
   {
-    DqnAgent agent(Builtins(), other, device);
+    SoloRun<DqnAgent> agent(Builtins(), other, device);
     agent.Train([](const DqnProgress&) {}, [&] { return agent.global_step() >= 1504; }, [] {});
     agent.SaveCheckpoint(checkpoint);
   }
   const bool graph_on_cpu = device == Device::kCpu;
-  DqnAgent fresh(Builtins(), config, device);
-  fresh.set_iteration_graph_on_cpu(graph_on_cpu);
+  SoloRun<DqnAgent> fresh(Builtins(), config, device);
+  fresh->set_iteration_graph_on_cpu(graph_on_cpu);
   fresh.LoadCheckpoint(checkpoint);
   const uint64_t expected = RunHash(fresh, dir / "fresh.safetensors");
   // The CPU runs only the whole-iteration graph; CUDA also the per-update one.
-  EXPECT_TRUE(fresh.replays_iteration_graph() || (!graph_on_cpu && fresh.replays_update_graph()));
+  EXPECT_TRUE(fresh->replays_iteration_graph() || (!graph_on_cpu && fresh->replays_update_graph()));
   EXPECT_EQ(ReloadedAfterCapture(config, device, checkpoint, dir / "reloaded.safetensors", graph_on_cpu), expected);
 }
 
@@ -226,14 +226,14 @@ TEST(DqnIterationCuda, GraphReplayGivesTheEagerRun) {
   for (auto [name, config] : cases) {
     SCOPED_TRACE(name);
     config.cuda_graph = false;
-    DqnAgent eager(Builtins(), config, Device::kCuda);
+    SoloRun<DqnAgent> eager(Builtins(), config, Device::kCuda);
     const uint64_t expected = RunHash(eager, dir / "eager.safetensors");
-    EXPECT_FALSE(eager.replays_iteration_graph());
+    EXPECT_FALSE(eager->replays_iteration_graph());
     config.cuda_graph = true;
-    DqnAgent graph(Builtins(), config, Device::kCuda);
+    SoloRun<DqnAgent> graph(Builtins(), config, Device::kCuda);
     EXPECT_EQ(RunHash(graph, dir / "graph.safetensors"), expected);
-    EXPECT_TRUE(graph.replays_iteration_graph());
-    EXPECT_FALSE(graph.replays_update_graph());
+    EXPECT_TRUE(graph->replays_iteration_graph());
+    EXPECT_FALSE(graph->replays_update_graph());
   }
 }
 

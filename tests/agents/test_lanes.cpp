@@ -1,4 +1,4 @@
-// Lanes, DqnBatch's K agents as one on every back end (the CUDA cases skip without a GPU): a replay
+// Lanes, an agent's K lanes as one on every back end (the CUDA cases skip without a GPU): a replay
 // memory of K lanes (ReplayOptions::lanes) against K memories of one (each lane stores, samples
 // with its own seed and by priority, weighs, updates priorities and checkpoints as a memory of its
 // own would, bit for bit, and a lane's checkpoint loads into a memory of one that then goes on as

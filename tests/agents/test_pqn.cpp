@@ -13,7 +13,8 @@
 #include <sstream>
 
 #include "agents/dqn.h"
-#include "agents/train_run.h"
+#include "agents/train_config.h"
+#include "agents/trainer.h"
 #include "core/safetensors.h"
 #include "nn/checkpoint.h"
 #include "tests/agents/agent_test_util.h"
@@ -26,6 +27,7 @@ namespace fs = std::filesystem;
 
 using testing::Builtins;
 using testing::ScratchDir;
+using testing::SoloRun;
 
 std::string ConfigError(const std::string& toml) {
   try {
@@ -210,8 +212,8 @@ std::function<void(const DqnProgress&)> RowWriter(std::ostringstream& rows) {
 }
 
 std::string Rows(const DqnConfig& config, const fs::path& model, bool graph_on_cpu = false) {
-  PqnAgent agent(Builtins(), config, Device::kCpu);
-  agent.set_iteration_graph_on_cpu(graph_on_cpu);
+  SoloRun<PqnAgent> agent(Builtins(), config, Device::kCpu);
+  agent->set_iteration_graph_on_cpu(graph_on_cpu);
   std::ostringstream rows;
   agent.Train(
       RowWriter(rows), [] { return false; }, [] {});
@@ -267,7 +269,7 @@ TEST(PqnAgent, AnInterruptedRunResumesExactly) {
   std::ostringstream rows;
   const std::string checkpoint = (dir / "ckpt.safetensors").string();
   for (int64_t stop_at : {int64_t{600}, int64_t{1400}, int64_t{1} << 40}) {
-    PqnAgent agent(Builtins(), config, Device::kCpu);
+    SoloRun<PqnAgent> agent(Builtins(), config, Device::kCpu);
     if (fs::exists(checkpoint)) agent.LoadCheckpoint(checkpoint);
     agent.Train(
         RowWriter(rows), [&] { return agent.global_step() >= stop_at; }, [] {});
@@ -286,14 +288,14 @@ TEST(PqnAgent, ACheckpointOfTheOtherAlgorithmIsRefused) {
   const ScratchDir dir("cugym_pqn_mixed");
   DqnConfig pqn = SmallPqn(1);
   pqn.total_steps = 128;
-  PqnAgent a(Builtins(), pqn, Device::kCpu);
-  testing::TrainQuietly(a);
+  SoloRun<PqnAgent> a(Builtins(), pqn, Device::kCpu);
+  a.TrainQuietly();
   a.SaveCheckpoint((dir / "pqn.safetensors").string());
   DqnConfig dqn;
   dqn.total_steps = 64;
   dqn.learning_starts = 32;
-  DqnAgent b(Builtins(), dqn, Device::kCpu);
-  testing::TrainQuietly(b);
+  SoloRun<DqnAgent> b(Builtins(), dqn, Device::kCpu);
+  b.TrainQuietly();
   b.SaveCheckpoint((dir / "dqn.safetensors").string());
   try {
     b.LoadCheckpoint((dir / "pqn.safetensors").string());
@@ -313,7 +315,7 @@ TEST(PqnAgent, RefusesBoxActionSpaces) {
   DqnConfig config = SmallPqn(1);
   config.env_id = "Pendulum-v1";
   try {
-    PqnAgent agent(Builtins(), config, Device::kCpu);
+    SoloRun<PqnAgent> agent(Builtins(), config, Device::kCpu);
     FAIL() << "Pendulum accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("PQN needs a discrete action space"), std::string::npos) << e.what();
@@ -338,7 +340,7 @@ TEST(PqnAgent, ShippedCartPoleConfigSolvesThroughRunTraining) {
   options.run_dir = (dir / "run").string();
   std::ostringstream notes;
   const TrainRunResult run = RunTraining(
-      Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
+      Builtins(), config, options, [] { return false; }, notes);
   ASSERT_FALSE(run.model.empty());
   EXPECT_TRUE(fs::exists(dir / "run" / "evals.csv"));
   EXPECT_TRUE(fs::exists(dir / "run" / "best.safetensors"));
@@ -356,9 +358,9 @@ TEST(PqnCuda, GraphReplayGivesTheEagerWeights) {
   config.exploration_hold_mu = 2.0;
   for (bool graph : {true, false}) {
     config.cuda_graph = graph;
-    PqnAgent agent(Builtins(), config, Device::kCuda);
-    testing::TrainQuietly(agent);
-    EXPECT_EQ(agent.replays_iteration_graph(), graph);
+    SoloRun<PqnAgent> agent(Builtins(), config, Device::kCuda);
+    agent.TrainQuietly();
+    EXPECT_EQ(agent->replays_iteration_graph(), graph);
     agent.SaveModel((dir / (graph ? "graph.safetensors" : "eager.safetensors")).string());
   }
   EXPECT_EQ(FileBytes(dir / "graph.safetensors"), FileBytes(dir / "eager.safetensors"));

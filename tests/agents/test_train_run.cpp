@@ -1,7 +1,8 @@
-// Run folders (agents/train_run.h): evaluations during training into evals.csv, best.safetensors
-// and eval.json's best and threshold fields; evaluations leave the training itself unchanged; a
-// refused run leaves no folder.
-#include "agents/train_run.h"
+// Run folders (agents/run_folder.h, through the driver in agents/trainer.h): evaluations during training into
+// evals.csv, best.safetensors and eval.json's best and threshold fields; evaluations leave the training itself
+// unchanged; a refused run leaves no folder.
+#include "agents/train_config.h"
+#include "agents/trainer.h"
 
 #include <gtest/gtest.h>
 
@@ -69,7 +70,7 @@ TrainRunResult TrainInto(const DqnConfig& config, const fs::path& dir) {
   options.run_dir = dir.string();
   std::ostringstream notes;
   return RunTraining(
-      Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
+      Builtins(), config, options, [] { return false; }, notes);
 }
 
 TEST(TrainRun, EvaluationsGoToEvalsCsvBestModelAndEvalJson) {
@@ -124,9 +125,10 @@ TEST(TrainRun, StopMarginWantsTheMeanClearOfTheThresholdByStandardErrors) {
   options.run_dir = first.string();
   std::ostringstream notes;
   bool at_1000 = false;
+  options.on_log = [&](const DqnProgress& p) { at_1000 = at_1000 || p.global_step >= 1000; };
   const TrainRunResult interrupted = RunTraining(
-      Builtins(), config, options, [&](const DqnProgress& p) { at_1000 = at_1000 || p.global_step >= 1000; },
-      [&] { return at_1000; }, notes);
+      Builtins(), config, options, [&] { return at_1000; }, notes);
+  options.on_log = nullptr;
   ASSERT_TRUE(interrupted.interrupted);
   ASSERT_EQ(interrupted.global_step, 1000);
   {
@@ -141,7 +143,7 @@ TEST(TrainRun, StopMarginWantsTheMeanClearOfTheThresholdByStandardErrors) {
     options.run_dir = dir.string();
     options.resume = true;
     const TrainRunResult r = RunTraining(
-        Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
+        Builtins(), config, options, [] { return false; }, notes);
     EXPECT_EQ(r.threshold_step, 1000) << "the time to threshold is the first mean at 475, whatever the margin";
     EXPECT_EQ(r.global_step, margin <= 1.0 ? 1000 : config.total_steps) << "margin " << margin;
   }
@@ -162,7 +164,7 @@ TEST(TrainRun, AnOnEvalStopIsAnInterruptionAtEveryEvaluation) {
   std::vector<int64_t> stops;
   for (int part = 0; part < 6; ++part) {
     const TrainRunResult r = RunTraining(
-        Builtins(), config, options, [](const DqnProgress&) {}, [] { return false; }, notes);
+        Builtins(), config, options, [] { return false; }, notes);
     options.resume = true;
     if (!r.interrupted) {
       EXPECT_EQ(r.global_step, config.total_steps);
@@ -186,15 +188,11 @@ TEST(TrainRun, ARefusedRunLeavesNoFolder) {
   runs[0].run_dir = (scratch / "a").string();
   runs[1].run_dir = (scratch / "b").string();
   std::ostringstream notes;
-  EXPECT_THROW(RunBatchTraining(
-                   Builtins(), config, {1, 2}, runs, [] { return false; }, notes),
-               std::invalid_argument);
+  EXPECT_THROW(Trainer(Builtins(), config, {1, 2}, runs, notes), std::invalid_argument);
   EXPECT_FALSE(fs::exists(scratch / "a") || fs::exists(scratch / "b"));
   fs::create_directories(scratch / "b");
   std::ofstream(scratch / "b" / "keep.txt") << "mine";
-  EXPECT_THROW(RunBatchTraining(
-                   Builtins(), Small(1), {1, 2}, runs, [] { return false; }, notes),
-               std::invalid_argument);
+  EXPECT_THROW(Trainer(Builtins(), Small(1), {1, 2}, runs, notes), std::invalid_argument);
   EXPECT_FALSE(fs::exists(scratch / "a"));
   EXPECT_EQ(fs::file_size(scratch / "b" / "keep.txt"), 4u);
 }

@@ -260,7 +260,7 @@ TEST_P(Conformance, PerEnvSeedsKeyEachEnvAlone) {
   EXPECT_EQ(trace_of(*restored, last), trace_of(*a, last));
 }
 
-// Lanes (ResetLanes: K agents' envs in one batch, agent::DqnBatch): lane l of a batch of 3 x n
+// Lanes (ResetLanes: an agent's K lanes of envs in one batch, agents/dqn.h): lane l of a batch of 3 x n
 // steps as a batch of n of its own reset with lane l's seed, given the same actions, bit for bit;
 // a snapshot keeps the lanes, and some of them go on alone (LanesOf).
 // Lanes of equal seeds too (each lane still draws as a batch of its own), and one lane alone.
@@ -349,7 +349,7 @@ void Conformance::ExpectLanesAsBatches(const std::vector<uint64_t>& seeds) {
     step(restored.get(), &alone);
     expect_same(*restored, "restored, step " + std::to_string(t));
   }
-  // Some lanes in another order (LanesOf, as a shrinking DqnBatch keeps its agents still training)
+  // Some lanes in another order (LanesOf, as a shrinking agent keeps its lanes still training)
   // go on in a batch of their own as they did among the others.
   if (lanes < 2) return;
   VectorEnvSnapshot now;

@@ -1,10 +1,10 @@
-// K DQN agents in lockstep (agents/dqn_batch.h): agent k's network after T iterations is, on the
-// CPU, bit for bit that of a DqnAgent with seed k's seed trained T iterations alone: the shipped
+// A DQN agent of K lanes (agents/dqn.h): lane k's network after T iterations is, on the CPU, bit
+// for bit that of the agent of one lane with seed k's seed trained T iterations alone: the shipped
 // CartPole config (prioritized replay, a dueling head, Polyak targets), and Double DQN with 3-step
 // returns and ez-greedy holds. On CUDA the same bits where cuBLAS's batched GEMMs give the single
 // GEMM's at the learner's shapes, else the schedule and a few updates within rounding
 // (tests/agents/solo_claim.h says why, and each test prints which case it was).
-#include "agents/dqn_batch.h"
+#include "agents/dqn.h"
 
 #include <gtest/gtest.h>
 
@@ -17,8 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/dqn.h"
-#include "agents/train_run.h"
+#include "agents/train_config.h"
 #include "nn/checkpoint.h"
 #include "tests/agents/agent_test_util.h"
 #include "tests/agents/solo_claim.h"
@@ -64,7 +63,7 @@ struct Solo {
 
 Solo TrainSolo(DqnConfig config, uint64_t seed, Device device, const std::string& path) {
   config.seed = seed;
-  DqnAgent agent(Builtins(), config, device);
+  testing::SoloRun<DqnAgent> agent(Builtins(), config, device);
   Solo solo;
   agent.Train([&](const DqnProgress& p) { solo.progress = p; }, [] { return false; }, [] {});
   agent.SaveModel(path);
@@ -88,24 +87,25 @@ void ExpectSoloModel(const std::string& path, const Solo& solo, SoloClaim claim,
   EXPECT_LT(nn::testing::NormwiseError(nn::ToHost(net.parameters()), solo.parameters), testing::kRoundingTolerance);
 }
 
-// The config a test of `seeds` in one batch runs and what it may claim against their solo runs
-// (tests/agents/solo_claim.h, printed): bits and `full`, or rounding and its first learning
-// iterations. `rounding` asks for the second case whatever the check finds (bits are within it).
+// The config a test of `seeds` as the lanes of one agent runs and what it may claim against their
+// solo runs (tests/agents/solo_claim.h, printed): bits and `full`, or rounding and its first
+// learning iterations. `rounding` asks for the second case whatever the check finds (bits are
+// within it).
 struct Claimed {
   DqnConfig config;
   SoloClaim claim;
 };
 Claimed Claim(const DqnConfig& full, const std::vector<uint64_t>& seeds, Device device, bool rounding = false) {
-  const DqnBatch probe(Builtins(), full, seeds, device);
+  const DqnAgent probe(Builtins(), full, device, seeds);
   const SoloClaim claim = rounding ? SoloClaim::kRounding : testing::ClaimFor(probe.learner().online(), full);
   return {testing::ForClaim(full, claim), claim};
 }
 
-class DqnBatchTest : public ::testing::TestWithParam<Device> {};
+class DqnLanesTest : public ::testing::TestWithParam<Device> {};
 
-// Each agent of a batch against its solo run: the bits where the claim is bits, else the
-// schedule exactly and a few updates within rounding (rounding = true: that case on any device).
-void CheckEachAgentAgainstItsSoloRun(Device device, bool rounding) {
+// Each lane of an agent against its solo run: the bits where the claim is bits, else the schedule
+// exactly and a few updates within rounding (rounding = true: that case on any device).
+void CheckEachLaneAgainstItsSoloRun(Device device, bool rounding) {
   const ScratchDir scratch("cugym_dqn_batch");
   const std::vector<uint64_t> seeds = {3, 11, 42};
   const std::vector<TomlTable> variants = {{},  // the shipped config
@@ -120,18 +120,18 @@ void CheckEachAgentAgainstItsSoloRun(Device device, bool rounding) {
     SCOPED_TRACE(::testing::Message() << "variant " << v);
     const bool graph = v == variants.size();
     const auto [config, claim] = Claim(Config(variants[graph ? 0 : v]), seeds, device, rounding);
-    DqnBatch batch(Builtins(), config, seeds, device);
+    DqnAgent batch(Builtins(), config, device, seeds);
     batch.set_iteration_graph_on_cpu(graph);
     while (batch.global_step() < config.total_steps) batch.Iterate();
     EXPECT_EQ(batch.replays_iteration_graph(), graph || device == Device::kCuda);
-    for (int k = 0; k < batch.agents(); ++k) {
+    for (int k = 0; k < batch.lanes(); ++k) {
       SCOPED_TRACE(::testing::Message() << "seed " << seeds[k]);
       const Solo solo = TrainSolo(config, seeds[k], device, (scratch / ("solo_" + std::to_string(k))).string());
       // A network of one on the batch's back end (CopyReplicaTo wants the same one).
       nn::Mlp mine(batch.learner().online().shared_backend(), batch.learner().online().layer_sizes(), nn::MlpOptions{});
-      batch.CopyNetworkTo(k, mine);
+      batch.learner().online().CopyReplicaTo(k, mine);
       const std::vector<float> got = nn::ToHost(mine.parameters());
-      const DqnProgress progress = batch.Progress(k, 0.0, 1.0, config.total_steps, 0.0);
+      const DqnProgress progress = batch.Progress(k, 1.0, config.total_steps, LoopState{0.0, 0.0});
       EXPECT_EQ(progress.global_step, solo.progress.global_step);
       EXPECT_EQ(progress.episodes, solo.progress.episodes) << "episodes ended and reset alike";
       EXPECT_GT(progress.episodes, 10);
@@ -154,36 +154,36 @@ void CheckEachAgentAgainstItsSoloRun(Device device, bool rounding) {
   }
 }
 
-TEST_P(DqnBatchTest, EachAgentTrainsAsItsSoloRun) {
+TEST_P(DqnLanesTest, EachAgentTrainsAsItsSoloRun) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
-  CheckEachAgentAgainstItsSoloRun(GetParam(), false);
+  CheckEachLaneAgainstItsSoloRun(GetParam(), false);
 }
 
 // The comparison a device whose batched GEMMs round otherwise than its single ones gets, here on
 // every device (so that it runs, and must catch a fault, on the CPU too).
-TEST_P(DqnBatchTest, FirstLearningIterationsAgreeWithTheSoloRunsWithinRounding) {
+TEST_P(DqnLanesTest, FirstLearningIterationsAgreeWithTheSoloRunsWithinRounding) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
-  CheckEachAgentAgainstItsSoloRun(GetParam(), true);
+  CheckEachLaneAgainstItsSoloRun(GetParam(), true);
 }
 
 // Agent k's checkpoint half-way is a solo run's: a DqnAgent that loads it and trains on ends with
 // the model file of the solo run that was never interrupted.
-TEST_P(DqnBatchTest, AnAgentsCheckpointResumesAsItsSoloRun) {
+TEST_P(DqnLanesTest, AnAgentsCheckpointResumesAsItsSoloRun) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
   const Device device = GetParam();
   const ScratchDir scratch("cugym_dqn_batch_checkpoint");
   const std::vector<uint64_t> seeds = {5, 9};
   for (const TomlTable& keys : {TomlTable{}, TomlTable{{"exploration_hold_mu", ParseTomlValue("2.0", "t")}}}) {
     const auto [config, claim] = Claim(Config(keys), seeds, device);
-    DqnBatch batch(Builtins(), config, seeds, device);
+    DqnAgent batch(Builtins(), config, device, seeds);
     while (batch.global_step() < config.total_steps / 2) batch.Iterate();
-    for (int k = 0; k < batch.agents(); ++k) {
+    for (int k = 0; k < batch.lanes(); ++k) {
       SCOPED_TRACE(::testing::Message() << "seed " << seeds[k]);
       const std::string checkpoint = (scratch / ("agent_" + std::to_string(k) + ".safetensors")).string();
-      batch.SaveCheckpoint(k, checkpoint, 0.0, std::numeric_limits<double>::quiet_NaN());
+      batch.SaveCheckpoint(k, checkpoint, LoopState{0.0, std::numeric_limits<double>::quiet_NaN()});
       DqnConfig one = config;
       one.seed = seeds[k];
-      DqnAgent resumed(Builtins(), one, device);
+      testing::SoloRun<DqnAgent> resumed(Builtins(), one, device);
       resumed.LoadCheckpoint(checkpoint);
       EXPECT_EQ(resumed.global_step(), batch.global_step());
       resumed.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
@@ -197,7 +197,7 @@ TEST_P(DqnBatchTest, AnAgentsCheckpointResumesAsItsSoloRun) {
 
 // Checkpoints without the replay memory (save_replay off): a batch loaded from them refills its
 // memories first, as a DqnAgent resumed from the same file does, to the same model.
-TEST_P(DqnBatchTest, ABatchResumesWithoutItsReplayMemoriesAsItsAgentsWould) {
+TEST_P(DqnLanesTest, ABatchResumesWithoutItsReplayMemoriesAsItsAgentsWould) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
   const Device device = GetParam();
   const ScratchDir scratch("cugym_dqn_batch_no_replay");
@@ -205,21 +205,21 @@ TEST_P(DqnBatchTest, ABatchResumesWithoutItsReplayMemoriesAsItsAgentsWould) {
   const auto [config, claim] = Claim(Config({{"save_replay", ParseTomlValue("false", "t")}}), seeds, device);
   std::vector<std::string> paths;
   {
-    DqnBatch first(Builtins(), config, seeds, device);
+    DqnAgent first(Builtins(), config, device, seeds);
     while (first.global_step() < config.total_steps / 2) first.Iterate();
-    for (int k = 0; k < first.agents(); ++k) {
+    for (int k = 0; k < first.lanes(); ++k) {
       paths.push_back((scratch / ("agent_" + std::to_string(k) + ".safetensors")).string());
-      first.SaveCheckpoint(k, paths.back(), 0.0, 0.0);
+      first.SaveCheckpoint(k, paths.back(), LoopState{0.0, 0.0});
     }
   }
-  DqnBatch resumed(Builtins(), config, seeds, device);
+  DqnAgent resumed(Builtins(), config, device, seeds);
   resumed.LoadCheckpoints(paths);
   while (resumed.global_step() < config.total_steps) resumed.Iterate();
-  for (int k = 0; k < resumed.agents(); ++k) {
+  for (int k = 0; k < resumed.lanes(); ++k) {
     SCOPED_TRACE(::testing::Message() << "seed " << seeds[k]);
     DqnConfig one = config;
     one.seed = seeds[k];
-    DqnAgent alone(Builtins(), one, device);
+    testing::SoloRun<DqnAgent> alone(Builtins(), one, device);
     alone.LoadCheckpoint(paths[k]);
     alone.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
     Solo solo;
@@ -237,7 +237,7 @@ TEST_P(DqnBatchTest, ABatchResumesWithoutItsReplayMemoriesAsItsAgentsWould) {
 
 // A batch stopped half-way and loaded from its agents' checkpoints goes on to each agent's
 // uninterrupted solo model; checkpoints of different steps are refused.
-TEST_P(DqnBatchTest, ABatchResumesFromItsAgentsCheckpoints) {
+TEST_P(DqnLanesTest, ABatchResumesFromItsAgentsCheckpoints) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
   const Device device = GetParam();
   const ScratchDir scratch("cugym_dqn_batch_resume");
@@ -245,28 +245,28 @@ TEST_P(DqnBatchTest, ABatchResumesFromItsAgentsCheckpoints) {
   const auto [config, claim] = Claim(Config({{"exploration_hold_mu", ParseTomlValue("2.0", "t")}}), seeds, device);
   std::vector<std::string> paths;
   {
-    DqnBatch first(Builtins(), config, seeds, device);
+    DqnAgent first(Builtins(), config, device, seeds);
     while (first.global_step() < config.total_steps / 2) first.Iterate();
-    for (int k = 0; k < first.agents(); ++k) {
+    for (int k = 0; k < first.lanes(); ++k) {
       paths.push_back((scratch / ("agent_" + std::to_string(k) + ".safetensors")).string());
-      first.SaveCheckpoint(k, paths.back(), 1.5 + k, 100.0 + k);
+      first.SaveCheckpoint(k, paths.back(), LoopState{1.5 + k, 100.0 + k});
     }
     first.Iterate();
     const std::string later = (scratch / "later.safetensors").string();
-    first.SaveCheckpoint(1, later, 0.0, 0.0);
-    DqnBatch mixed(Builtins(), config, seeds, device);
+    first.SaveCheckpoint(1, later, LoopState{0.0, 0.0});
+    DqnAgent mixed(Builtins(), config, device, seeds);
     EXPECT_NE(cugym::testing::InvalidArgumentMessage([&] {
                 mixed.LoadCheckpoints({paths[0], later});
               }).find("not of the same step"),
               std::string::npos);
   }
-  DqnBatch resumed(Builtins(), config, seeds, device);
-  const std::vector<DqnBatch::LoopState> loops = resumed.LoadCheckpoints(paths);
+  DqnAgent resumed(Builtins(), config, device, seeds);
+  const std::vector<LoopState> loops = resumed.LoadCheckpoints(paths);
   ASSERT_EQ(loops.size(), 2u);
   EXPECT_EQ(loops[1].wall_time, 2.5);
   EXPECT_EQ(loops[1].last_eval_return, 101.0);
   while (resumed.global_step() < config.total_steps) resumed.Iterate();
-  for (int k = 0; k < resumed.agents(); ++k) {
+  for (int k = 0; k < resumed.lanes(); ++k) {
     SCOPED_TRACE(::testing::Message() << "seed " << seeds[k]);
     const std::string path = (scratch / ("resumed_" + std::to_string(k))).string();
     resumed.SaveModel(k, path);
@@ -275,12 +275,12 @@ TEST_P(DqnBatchTest, ABatchResumesFromItsAgentsCheckpoints) {
   }
 }
 
-// A batch shrunk to some of its agents (DqnBatch::Keep, in another order) goes on as the whole
+// An agent shrunk to some of its lanes (Agent::Keep, in another order) goes on as the whole
 // batch does for them: the same checkpoints (networks, Adam, replay lanes with their priorities,
 // envs, holds, episodes, counters) on the CPU, byte for byte, the same metrics rows and
-// evaluations; on CUDA the same where the batched GEMMs give the single GEMM's bits at both batch
+// evaluations; on CUDA the same where the batched GEMMs give the single GEMM's bits at both lane
 // counts, else the schedule and the networks within rounding after a few learning iterations.
-TEST_P(DqnBatchTest, AShrunkBatchGoesOnAsTheWholeOne) {
+TEST_P(DqnLanesTest, AShrunkBatchGoesOnAsTheWholeOne) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
   const Device device = GetParam();
   const ScratchDir scratch("cugym_dqn_batch_keep");
@@ -288,15 +288,16 @@ TEST_P(DqnBatchTest, AShrunkBatchGoesOnAsTheWholeOne) {
   const std::vector<int> keep = {2, 0};
   for (const TomlTable& keys : {TomlTable{}, TomlTable{{"exploration_hold_mu", ParseTomlValue("2.0", "t")},
                                                        {"double_dqn", ParseTomlValue("true", "t")}}}) {
-    // Bits only where both batch counts (3, and 2 once shrunk) give a network of one's bits.
+    // Bits only where both lane counts (3, and 2 once shrunk) give a network of one's bits.
     const Claimed three = Claim(Config(keys), seeds, device);
     const Claimed two = Claim(Config(keys), {seeds[keep[0]], seeds[keep[1]]}, device);
     const SoloClaim claim = three.claim == SoloClaim::kBits ? two.claim : SoloClaim::kRounding;
     const DqnConfig config = testing::ForClaim(Config(keys), claim);
-    DqnBatch whole(Builtins(), config, seeds, device);
+    DqnAgent whole(Builtins(), config, device, seeds);
     while (whole.global_step() < config.total_steps / 2) whole.Iterate();
-    for (int k = 0; k < whole.agents(); ++k) whole.Progress(k, 0.0, 1.0, whole.global_step(), 0.0);  // rows read
-    const std::unique_ptr<DqnBatch> kept = whole.Keep(keep);
+    for (int k = 0; k < whole.lanes(); ++k)
+      whole.Progress(k, 1.0, whole.global_step(), LoopState{0.0, 0.0});  // rows read
+    const std::unique_ptr<Agent> kept = whole.Keep(keep);
     ASSERT_NE(kept, nullptr);
     EXPECT_EQ(kept->seeds(), (std::vector<uint64_t>{42, 3}));
     EXPECT_EQ(kept->global_step(), whole.global_step());
@@ -307,8 +308,8 @@ TEST_P(DqnBatchTest, AShrunkBatchGoesOnAsTheWholeOne) {
     for (std::size_t i = 0; i < keep.size(); ++i) {
       SCOPED_TRACE(::testing::Message() << "seed " << seeds[keep[i]]);
       const int mine = static_cast<int>(i), theirs = keep[i];
-      const DqnProgress got = kept->Progress(mine, 0.0, 1.0, 100, 0.0);
-      const DqnProgress want = whole.Progress(theirs, 0.0, 1.0, 100, 0.0);
+      const DqnProgress got = kept->Progress(mine, 1.0, 100, LoopState{0.0, 0.0});
+      const DqnProgress want = whole.Progress(theirs, 1.0, 100, LoopState{0.0, 0.0});
       EXPECT_EQ(got.episodes, want.episodes);
       EXPECT_EQ(got.global_step, want.global_step);
       if (claim == SoloClaim::kBits) {
@@ -317,8 +318,8 @@ TEST_P(DqnBatchTest, AShrunkBatchGoesOnAsTheWholeOne) {
         EXPECT_EQ(got.mean_return_100, want.mean_return_100) << "episodes read before and after alike";
         EXPECT_EQ(kept->Evaluate(mine, 1).mean_return, whole.Evaluate(theirs, 1).mean_return);
         const std::string a = (scratch / "kept.safetensors").string(), b = (scratch / "whole.safetensors").string();
-        kept->SaveCheckpoint(mine, a, 1.0, 2.0);
-        whole.SaveCheckpoint(theirs, b, 1.0, 2.0);
+        kept->SaveCheckpoint(mine, a, LoopState{1.0, 2.0});
+        whole.SaveCheckpoint(theirs, b, LoopState{1.0, 2.0});
         EXPECT_EQ(Bytes(a), Bytes(b)) << "the whole batch's checkpoint of this agent";
       } else {
         Solo solo;
@@ -332,35 +333,44 @@ TEST_P(DqnBatchTest, AShrunkBatchGoesOnAsTheWholeOne) {
       }
     }
   }
-  DqnBatch batch(Builtins(), Config({}), seeds, device);
+  DqnAgent batch(Builtins(), Config({}), device, seeds);
   EXPECT_THROW(batch.Keep({0, 3}), std::out_of_range);
-  EXPECT_EQ(cugym::testing::InvalidArgumentMessage([&] { batch.Keep({1, 1}); }), "DqnBatch: a seed appears twice");
+  EXPECT_EQ(cugym::testing::InvalidArgumentMessage([&] {
+              batch.Keep({1, 1});
+            }),
+            "a seed appears twice among an agent's lanes");
 }
 
-TEST(DqnBatch, RefusesWhatItCannotBatch) {
+TEST(DqnLanes, RefuseWhatTheyCannotBatch) {
   using cugym::testing::InvalidArgumentMessage;
   DqnConfig config = Config({});
-  EXPECT_EQ(InvalidArgumentMessage([&] { DqnBatch(Builtins(), config, {}, Device::kCpu); }), "DqnBatch: no seeds");
+  EXPECT_EQ(DqnAgent(Builtins(), config, Device::kCpu, {}).seeds(), std::vector<uint64_t>{config.seed})
+      << "no seeds: one lane of the config's";
   EXPECT_EQ(InvalidArgumentMessage([&] {
-              DqnBatch(Builtins(), config, {1, 2, 1}, Device::kCpu);
+              DqnAgent(Builtins(), config, Device::kCpu, {1, 2, 1});
             }),
-            "DqnBatch: a seed appears twice");
-  // Two agents whose replay memories take 70% of the free memory each (one would fit).
+            "a seed appears twice among an agent's lanes");
+  // Two lanes whose replay memories take 70% of the free memory each (one would fit).
   const int64_t per_transition = 8 * 4 + 13;  // CartPole: 4 floats per observation (no priorities here)
   DqnConfig big = Config({{"prioritized_replay", ParseTomlValue("false", "t")}});
   big.buffer_size = static_cast<int64_t>(0.7 * static_cast<double>(AvailableBytes(Device::kCpu)) /
                                          static_cast<double>(per_transition));
-  const std::string memory = InvalidArgumentMessage([&] { DqnBatch(Builtins(), big, {1, 2}, Device::kCpu); });
-  EXPECT_EQ(memory.rfind("2 agents' replay memories need 2 x ", 0), 0u) << memory;
-  EXPECT_NE(memory.find("transitions of 4 floats per observation, 8 envs)"), std::string::npos) << memory;
+  const std::string memory = InvalidArgumentMessage([&] { DqnAgent(Builtins(), big, Device::kCpu, {1, 2}); });
+  EXPECT_EQ(memory.rfind("2 lanes' replay memories need 2 x ", 0), 0u) << memory;
+  EXPECT_NE(memory.find("transitions of 4 floats per observation, 8 envs; lower buffer_size)"), std::string::npos)
+      << memory;
+  // What has no replicated form yet is refused for K > 1 and trains as one lane.
   config.max_grad_norm = 10.0;
   EXPECT_NE(InvalidArgumentMessage([&] {
-              DqnBatch(Builtins(), config, {1, 2}, Device::kCpu);
+              DqnAgent(Builtins(), config, Device::kCpu, {1, 2});
             }).find("clipping"),
             std::string::npos);
+  DqnAgent one(Builtins(), config, Device::kCpu, {2});
+  one.Iterate();
+  EXPECT_EQ(one.global_step(), config.num_envs);
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, DqnBatchTest, ::testing::ValuesIn(nn::testing::AllDevices()),
+INSTANTIATE_TEST_SUITE_P(Devices, DqnLanesTest, ::testing::ValuesIn(nn::testing::AllDevices()),
                          nn::testing::DeviceParamName);
 
 }  // namespace
