@@ -32,7 +32,8 @@
 # set, the log and the raw results are written there as they come, so a call cut off keeps them
 # (call 1 writes 8 files, the most a device call brings back). The log's "part P exit S (T s)"
 # lines give each part's seconds (and, without $OUT, build-gpu/results/parts.txt).
-# Env: CUGYM_GPU_ARCH (default 90). Exit status: 0 passed; 1 build failed; 2 a test failed; 3 a
+# Env: CUGYM_GPU_ARCH (default 90), CUGYM_GPU_CHECK_RESULTS (results without $OUT; default
+# build-gpu/results). Exit status: 0 passed; 1 build failed; 2 a test failed; 3 a
 # benchmark or training missed its bar (or crashed, or fell back from the CUDA graph); 4 no GPU or
 # a missing prerequisite (the probe names each); 64 usage.
 #
@@ -61,7 +62,7 @@ for arg in "$@"; do
     --slow) slow=1 ;;
     --dry-run) dry=1 ;;
     --rehearse) rehearse=1 ;;
-    -h|--help) sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown argument '$arg' (try --help)" >&2; exit 64 ;;
   esac
 done
@@ -80,8 +81,9 @@ report="python3 scripts/gpu_check_report.py"
 cores="$(nproc)"
 dev=cuda
 [ "$rehearse" -eq 0 ] || dev=cpu
-# Where results go: $OUT on the device machine (they come back even from a call cut off).
-results="${OUT:-$root/$build_dir/results}"
+# Where results go: $OUT on the device machine (they come back even from a call cut off);
+# CUGYM_GPU_CHECK_RESULTS elsewhere (tests/cli/test_gpu_check.sh: not the tree's build-gpu/).
+results="${OUT:-${CUGYM_GPU_CHECK_RESULTS:-$root/$build_dir/results}}"
 export CUGYM_JOBS="$cores" CUGYM_REHEARSE="$rehearse"
 banner() { printf '\n===== %s =====\n' "$*"; }
 

@@ -11,6 +11,8 @@ unset OUT  # on the GPU machine the outer gpu-check.sh logs to $OUT: the dry run
 cugym="bash $src/scripts/gpu-check.sh"  # for common.sh's run/expect
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# The runs here write their results (an outer check's included) into the test's own folder.
+export CUGYM_GPU_CHECK_RESULTS="$tmp/results"
 cugym_run() { checks=$((checks + 1)); bash "$src/scripts/gpu-check.sh" "$@" >"$tmp/out" 2>&1; }
 
 # check CODE PATTERN -- ARGS...: gpu-check.sh ARGS exits CODE and its output matches PATTERN.
