@@ -2,16 +2,19 @@
 // forward with max over actions on the next observations, then forward, loss, backward and Adam
 // on the minibatch (cugym::agent::QLearner), on the CPU and on the GPU (eager and replayed from a CUDA graph).
 // Optionally also the training step alone (forward, loss, backward, Adam) and greedy action
-// selection (forward + argmax) at a few batch sizes, and K networks updated as one
+// selection (forward + argmax) at a few batch sizes, K networks updated as one
 // (--replicas: QLearnerOptions::replicas, the K agents of a batch of seeds; a call then updates all
-// K, each on its own minibatch).
+// K, each on its own minibatch), and nets with a LayerNorm before each ReLU (--layer-norm on: PQN's).
 //
 //   cugym_bench_nn [--device cpu|cuda|all] [--nets 4-120-84-2,8-256-256-4] [--batch 128]
 //                  [--losses mse,huber] [--parts update,train,act] [--act-batches 1,128]
-//                  [--replicas 1,32,1024] [--seconds 1] [--json]
+//                  [--replicas 1,32,1024] [--layer-norm off,on] [--seconds 1] [--json]
 //
 // A net is its layer sizes joined by '-'; HxWxCcK in front adds a 3 x 3 convolution with K
 // channels on H x W x C images (NHWC): MinAtar's network is 10x10x4c16-128-6.
+// PQN's MinAtar network, 10x10x4c16-128-6 with --layer-norm on at --batch 128, puts 8,192 rows of
+// 16 channels through the convolution's LayerNorm per minibatch: its parameter gradient is a
+// reduction over few long columns (Backend::LayerNormBackward).
 //
 // MSE rows run without gradient clipping (CleanRL's DQN), Huber rows with max_grad_norm 10
 // (Stable-Baselines3's); replicated rows (K > 1) take no clipping, so Huber rows are MSE's only. The CPU's BLAS threads
@@ -48,6 +51,7 @@ struct Options {
   std::string device;
   std::vector<std::string> nets, losses, parts;
   std::vector<int> act_batches, replicas;
+  std::vector<bool> layer_norms;
   int batch = 0;
   double seconds = 0;
   bool json = false;
@@ -78,6 +82,7 @@ Options Parse(int argc, char** argv) {
                     "update"},
                    {"--act-batches", "LIST", "batch sizes of the act rows", "1,128"},
                    {"--replicas", "LIST", "networks per call (K agents as one), comma-separated", "1"},
+                   {"--layer-norm", "LIST", "off, on or both (a LayerNorm before each ReLU), comma-separated", "off"},
                    {"--seconds", "S", "measuring time per figure", "1"},
                    {"--json", "", "one JSON object per row", ""}},
                   argc, argv, 1);
@@ -93,6 +98,11 @@ Options Parse(int argc, char** argv) {
   o.nets = Split(args.String("--nets"), ',');
   o.losses = Split(args.String("--losses"), ',');
   o.parts = Split(args.String("--parts"), ',');
+  for (const std::string& value : Split(args.String("--layer-norm"), ',')) {
+    if (value != "off" && value != "on")
+      throw std::invalid_argument("--layer-norm takes off and on, got '" + value + "'");
+    o.layer_norms.push_back(value == "on");
+  }
   for (const std::string& part : o.parts) {
     if (part != "update" && part != "train" && part != "act")
       throw std::invalid_argument("--parts takes update, train and act, got '" + part + "'");
@@ -150,17 +160,20 @@ struct Result {
   int batch = 0, replicas = 1;
   double max_grad_norm = 0;
   double updates_per_second = 0;  // calls (of all K networks); 0 when not measured
+  bool layer_norm = false;
 };
 
 // One benchmark configuration on one back end.
 class Bench {
  public:
-  Bench(std::shared_ptr<nn::Backend> backend, const Net& net, int batch, nn::LossKind loss, double clip, int replicas)
+  Bench(std::shared_ptr<nn::Backend> backend, const Net& net, int batch, nn::LossKind loss, double clip, int replicas,
+        bool layer_norm)
       : backend_(backend), device_(backend->device()), batch_(batch * replicas), in_(net.sizes.front()) {
     const std::vector<int>& sizes = net.sizes;
     cugym::agent::QLearnerOptions o;
     o.layer_sizes = sizes;
     o.conv = net.conv;
+    o.layer_norm = layer_norm;
     o.batch_size = batch;
     o.max_act_batch = batch;
     o.loss = loss;
@@ -283,41 +296,41 @@ int main(int argc, char** argv) {
               const int batch = part == "act" ? act_rows : args.batch;
               for (const int replicas : args.replicas) {
                 if (replicas > 1 && clip > 0) continue;  // a replicated learner takes no clipping
-                for (const char* mode : {"eager", "graph"}) {
-                  if (device == Device::kCpu && std::strcmp(mode, "graph") == 0) continue;  // nothing to capture
-                  Result r{net_name,
-                           part == "act" ? "-" : nn::LossName(loss),
-                           device_name,
-                           mode,
-                           part,
-                           "",
-                           unavailable,
-                           batch,
-                           replicas,
-                           part == "act" ? 0 : clip,
-                           0};
-                  if (backend != nullptr) {
-                    r.hardware = backend->Describe();
-                    Bench bench(backend, net, std::max(batch, args.batch), loss, clip, replicas);
-                    r.updates_per_second =
-                        bench.Measure(args.seconds, std::strcmp(mode, "graph") == 0, part, act_rows * replicas);
-                  }
-                  results.push_back(r);
-                  if (args.json) {
-                    JsonObject json;
-                    json.Str("bench", "nn_" + part)
-                        .Str("net", r.net)
-                        .Int("batch", r.batch)
-                        .Int("replicas", r.replicas)
-                        .Str("loss", r.loss)
-                        .Num("max_grad_norm", r.max_grad_norm)
-                        .Str("device", r.device)
-                        .Str("mode", r.mode)
-                        .Str("hardware", r.hardware)
-                        .Raw("updates_per_second", r.updates_per_second > 0 ? JsonNumber(r.updates_per_second) : "null")
-                        .Str("note", r.note);
-                    std::printf("%s\n", json.str().c_str());
-                    std::fflush(stdout);
+                for (const bool layer_norm : args.layer_norms) {
+                  if (replicas > 1 && layer_norm) continue;  // replicas take plain Linear layers
+                  for (const char* mode : {"eager", "graph"}) {
+                    if (device == Device::kCpu && std::strcmp(mode, "graph") == 0) continue;  // nothing to capture
+                    Result r{net_name,    part == "act" ? "-" : nn::LossName(loss),
+                             device_name, mode,
+                             part,        "",
+                             unavailable, batch,
+                             replicas,    part == "act" ? 0 : clip,
+                             0,           layer_norm};
+                    if (backend != nullptr) {
+                      r.hardware = backend->Describe();
+                      Bench bench(backend, net, std::max(batch, args.batch), loss, clip, replicas, layer_norm);
+                      r.updates_per_second =
+                          bench.Measure(args.seconds, std::strcmp(mode, "graph") == 0, part, act_rows * replicas);
+                    }
+                    results.push_back(r);
+                    if (args.json) {
+                      JsonObject json;
+                      json.Str("bench", "nn_" + part)
+                          .Str("net", r.net)
+                          .Int("batch", r.batch)
+                          .Int("replicas", r.replicas)
+                          .Bool("layer_norm", r.layer_norm)
+                          .Str("loss", r.loss)
+                          .Num("max_grad_norm", r.max_grad_norm)
+                          .Str("device", r.device)
+                          .Str("mode", r.mode)
+                          .Str("hardware", r.hardware)
+                          .Raw("updates_per_second",
+                               r.updates_per_second > 0 ? JsonNumber(r.updates_per_second) : "null")
+                          .Str("note", r.note);
+                      std::printf("%s\n", json.str().c_str());
+                      std::fflush(stdout);
+                    }
                   }
                 }
               }
@@ -340,8 +353,9 @@ int main(int argc, char** argv) {
     std::printf("%-16s %-6s %5s %5s %-6s %5s %-5s %-6s %12s %10s %12s\n", "net", "part", "batch", "K", "loss", "clip",
                 "dev", "mode", "calls/s", "us/call", "per net/s");
     for (const Result& r : results) {
-      std::printf("%-16s %-6s %5d %5d %-6s %5g %-5s %-6s ", r.net.c_str(), r.part.c_str(), r.batch, r.replicas,
-                  r.loss.c_str(), r.max_grad_norm, r.device.c_str(), r.mode.c_str());
+      std::printf("%-16s %-6s %5d %5d %-6s %5g %-5s %-6s ", (r.net + (r.layer_norm ? "+LN" : "")).c_str(),
+                  r.part.c_str(), r.batch, r.replicas, r.loss.c_str(), r.max_grad_norm, r.device.c_str(),
+                  r.mode.c_str());
       if (r.updates_per_second > 0)
         std::printf("%12.0f %10.1f %12.0f\n", r.updates_per_second, 1e6 / r.updates_per_second,
                     r.updates_per_second * r.replicas);

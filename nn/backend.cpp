@@ -60,6 +60,13 @@ bool CheckGemm(const char* op, Op op_a, ConstColMajorView a, Op op_b, ConstColMa
 
 }  // namespace
 
+void CheckGroupCount(Device device, int64_t groups, const std::string& who) {
+  if (device == Device::kCuda && groups > kMaxCudaGroups) {
+    throw std::invalid_argument(who + ": " + std::to_string(groups) + " replicas, but CUDA runs at most " +
+                                std::to_string(kMaxCudaGroups) + " in one op (a grid's rows); split them into batches");
+  }
+}
+
 void Backend::Gemm(Op op_a, ConstColMajorView a, Op op_b, ConstColMajorView b, float alpha, float beta,
                    ColMajorView c) {
   if (CheckGemm("Gemm", op_a, a, op_b, b, c, device_)) DoGemm(op_a, a, op_b, b, alpha, beta, c);

@@ -29,6 +29,15 @@ enum class LossKind { kMse, kHuber };
 /// LayerNorm's epsilon, added to the variance: PyTorch's nn.LayerNorm default (flax uses 1e-6).
 constexpr float kLayerNormEps = 1e-5f;
 
+/// The most groups (replicas of a network, MlpOptions::replicas) one grouped op takes on CUDA:
+/// ActivationBackward gives each group a row of blocks, and a grid has at most 65,535 rows.
+constexpr int64_t kMaxCudaGroups = 65535;
+
+// Throws std::invalid_argument, naming `who` and the count, when the back end of `device` cannot
+// run `groups` groups in one op (CUDA: more than kMaxCudaGroups). Networks check at construction,
+// so that no such op fails later inside a CUDA graph's capture.
+void CheckGroupCount(Device device, int64_t groups, const std::string& who);
+
 /// A 2-D convolution layer's shape: stride 1, no padding ("valid"), images in NHWC layout (one
 /// sample is [height][width][in_channels], channels fastest, as the envs' image observations),
 /// weights in PyTorch's Conv2d layout [out_channels][in_channels][kernel][kernel]. out_channels 0

@@ -281,24 +281,50 @@ __global__ void ReluMaskKernel(float* dy, const float* y, int64_t count) {
     dy[i] = internal::ReluGrad(dy[i], y[i]);
 }
 
-// LayerNorm's parameter gradients from dh: one thread per column, rows in order (as the CPU's
-// sums). The loop only reads (the mask was applied before), so its loads run ahead of the sums;
-// with the mask's stores inside it, each row waited for the last row's memory round trip (a few
-// columns over thousands of rows: MinAtar's convolution, 16 channels at 8,192 positions).
+// LayerNorm's parameter gradients from dh: the column sums of dh * xhat and of dh. A block takes
+// `cols` columns (LayerNormGradColumns) and kThreads / cols row lanes: lane t adds rows t,
+// t + lanes, ... in order, then the lanes' sums meet in a fixed tree, so every run gives the same
+// bits (within rounding of the CPU's row-order sums). One thread per column, as before, left
+// MinAtar's convolution (16 channels at 8,192 positions per minibatch of 128) to 16 threads, each
+// 8,192 dependent steps long; now 16 blocks of 256 lanes each add 32 rows. Thread i of a block is
+// column i % cols of lane i / cols, so a warp reads whole rows where there are enough columns.
 __global__ void LayerNormParamGradKernel(const float* __restrict__ dh, const float* __restrict__ xhat, float* dgamma,
-                                         float* dbeta, int64_t n, int64_t f) {
-  for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; j < f;
-       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    float sg = 0.0f, sb = 0.0f;
-#pragma unroll 8
-    for (int64_t r = 0; r < n; ++r) {
+                                         float* dbeta, int64_t n, int64_t f, int cols) {
+  __shared__ float sum_g[kThreads], sum_b[kThreads];
+  const int lanes = kThreads / cols, lane = threadIdx.x / cols;
+  const int64_t j = static_cast<int64_t>(blockIdx.x) * cols + threadIdx.x % cols;
+  float g = 0.0f, b = 0.0f;
+  if (j < f) {
+#pragma unroll 4
+    for (int64_t r = lane; r < n; r += lanes) {
       const float d = dh[r * f + j];
-      sg += d * xhat[r * f + j];
-      sb += d;
+      g += d * xhat[r * f + j];
+      b += d;
     }
-    dgamma[j] = sg;
-    dbeta[j] = sb;
   }
+  sum_g[threadIdx.x] = g;
+  sum_b[threadIdx.x] = b;
+  __syncthreads();
+  for (int half = lanes / 2; half > 0; half /= 2) {  // lanes is a power of two
+    if (lane < half) {
+      sum_g[threadIdx.x] += sum_g[threadIdx.x + half * cols];
+      sum_b[threadIdx.x] += sum_b[threadIdx.x + half * cols];
+    }
+    __syncthreads();
+  }
+  if (lane == 0 && j < f) {
+    dgamma[j] = sum_g[threadIdx.x];
+    dbeta[j] = sum_b[threadIdx.x];
+  }
+}
+
+// Columns per block of LayerNormParamGradKernel: a power of two from 1 to 32, about f / 64, so that
+// few columns still spread over several multiprocessors with many row lanes each, and many columns
+// get warps that read 32 adjacent floats.
+int LayerNormGradColumns(int64_t f) {
+  int cols = 1;
+  while (cols < 32 && static_cast<int64_t>(cols) * 64 < f) cols *= 2;
+  return cols;
 }
 
 __global__ void LayerNormBackwardKernel(float* dy, const float* xhat, const float* rstd, const float* gamma, int64_t n,
@@ -488,7 +514,7 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
   void DoActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act, int64_t groups,
                             int64_t dbias_stride) override {
     const int f = static_cast<int>(dy.cols());
-    if (groups > 65535) throw std::invalid_argument("ActivationBackward: more than 65535 groups on CUDA");
+    CheckGroupCount(Device::kCuda, groups, "ActivationBackward");  // Mlp checked its replicas at construction
     const dim3 grid((f + 31) / 32, static_cast<unsigned>(groups));
     ActivationBackwardKernel<<<grid, dim3(32, 8), 0, stream_>>>(dy.data(), y.data(), dbias.data(), dy.rows() / groups,
                                                                 f, act == Activation::kRelu, dbias_stride);
@@ -557,9 +583,13 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
       ReluMaskKernel<<<Blocks(dy.size()), kThreads, 0, stream_>>>(dy.data(), y.data(), dy.size());
       CUGYM_CUDA_CHECK_LAST();
     }
-    LayerNormParamGradKernel<<<Blocks(dy.cols()), kThreads, 0, stream_>>>(dy.data(), xhat.data(), dgamma.data(),
-                                                                          dbeta.data(), dy.rows(), dy.cols());
-    CUGYM_CUDA_CHECK_LAST();
+    const int cols = LayerNormGradColumns(dy.cols());
+    if (dy.cols() > 0) {
+      LayerNormParamGradKernel<<<CheckedInt((dy.cols() + cols - 1) / cols, "LayerNorm columns"), kThreads, 0,
+                                 stream_>>>(dy.data(), xhat.data(), dgamma.data(), dbeta.data(), dy.rows(), dy.cols(),
+                                            cols);
+      CUGYM_CUDA_CHECK_LAST();
+    }
     if (dy.rows() == 0) return;
     LayerNormBackwardKernel<<<Blocks(dy.rows()), kThreads, 0, stream_>>>(dy.data(), xhat.data(), rstd.data(),
                                                                          gamma.data(), dy.rows(), dy.cols());

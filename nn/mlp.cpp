@@ -37,6 +37,7 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
   }
   if (max_batch_ < 1) throw std::invalid_argument("Mlp: max_batch " + std::to_string(max_batch_) + " (expected >= 1)");
   if (replicas_ < 1) throw std::invalid_argument("Mlp: replicas " + std::to_string(replicas_) + " (expected >= 1)");
+  CheckGroupCount(backend_->device(), replicas_, "Mlp");
   if (replicas_ > 1 && (conv_.out_channels != 0 || layer_norm_)) {
     throw std::invalid_argument("Mlp: replicas take plain Linear layers (no convolution, no LayerNorm)");
   }

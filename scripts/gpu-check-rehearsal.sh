@@ -4,16 +4,17 @@
 # scikit-build-core and pytest (the image has more: cloudpickle and typing-extensions come too, for
 # gymnasium), and the CUDA toolkit bind-mounted from this machine. No GoogleTest, OpenBLAS, SDL2 or
 # Box2D, and no network (unshare -n): whatever the check needs beyond that must come from deps/.
-#   scripts/gpu-check-rehearsal.sh [PARTS...]   default: build speed dqn python, run with --rehearse
+#   scripts/gpu-check-rehearsal.sh [PARTS...]   default: first second (every device part), run with --rehearse
 # Needs root. The first run installs debootstrap if missing and makes the root in build-bare/ (a
 # minute, from Debian's packages and PyPI); later runs reuse it and its build-gpu* folders (delete
-# build-bare/ to start anew). Run `bash scripts/gpu-check.sh deps` first. Exit status: gpu-check's.
+# build-bare/ to start anew). Run `bash scripts/gpu-check.sh deps` first. Each part's seconds end
+# up in build-bare/root/repo/build-gpu/results/parts.txt. Exit status: gpu-check's.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bare="$repo/build-bare/root"
 parts=("$@")
-[ "${#parts[@]}" -gt 0 ] || parts=(build speed dqn python)
+[ "${#parts[@]}" -gt 0 ] || parts=(first second)
 
 if [ "$(id -u)" -ne 0 ]; then echo "rehearsal: needs root (debootstrap, chroot, mounts)" >&2; exit 1; fi
 if ! compgen -G "$repo/deps/debs/*.deb" >/dev/null; then

@@ -3,15 +3,16 @@
 markdown to paste into docs/benchmarks.md.
 
   gpu_check_report.py ctest LOG --build-seconds S --ctest-seconds S
-  gpu_check_report.py sanitizer LOG --seconds S
+  gpu_check_report.py sanitizer LOG --seconds S [--limit S]
   gpu_check_report.py speed --env-jsonl F --nn-jsonl F
-  gpu_check_report.py dqn --dqn-dir D --limit S --bar GROUP:THRESHOLD:NEED ...
+  gpu_check_report.py dqn --dqn-dir D --limit S --bar GROUP:THRESHOLD:NEED ... --batch SPEC ...
 
 Exit status: `ctest` 2 when no result line was found; `sanitizer` 2 when a tool reported an error
 or a case failed under it (an unusable sanitizer and a run cut off are reported, not failed);
-`speed` 3 when a benchmark failed; `dqn` 3 when a training crashed or fell back from the CUDA
-graph, or a group reached its threshold in fewer than NEED seeds (NEED 0: reported, not judged,
-and a run cut off at the time limit is no failure there); else 0. Standard library only (the GPU
+`speed` 3 when a benchmark failed or missed its goal; `dqn` 3 when a training crashed or fell back
+from the CUDA graph (a lockstep batch included), a group reached its threshold in fewer than NEED
+seeds (NEED 0: reported, not judged, and a run cut off at the time limit is no failure there), or
+a batch missed what it is judged on (batch_summary); else 0. Standard library only (the GPU
 machine has no network).
 """
 
@@ -67,15 +68,18 @@ def fmt(x, spec):
     return format(x, spec) if isinstance(x, (int, float)) and math.isfinite(x) else "-"
 
 
-# Speed goals of the issues, judged on the GPU at N >= 1M (steps/s): a run below its goal is a problem.
-CUDA_GOALS = {"MinAtar-Breakout-v1": 1e9}
+# Speed goals of the issues, judged on the GPU at N >= 1M (steps/s) in the mode named: a run below its
+# goal is a problem; the env's rows in other modes are reported beside it. MinAtar Breakout's goal is
+# the fused mode's (the env stepped and observed in one pass: the way an agent steps it), not step's,
+# where each thread writes its 400-float observation uncoalesced after the step.
+CUDA_GOALS = {"MinAtar-Breakout-v1": (1e9, "fused")}
 
 
 def env_table(rows):
     print("| env | device | N | mode | env steps/s | traffic GB/s | bound steps/s (4.3 TB/s) | % of bound |")
     print("|---|---|---:|---|---:|---:|---:|---:|")
     bad = 0
-    below = []
+    below, notes = [], []
     for r in rows:
         if "failed" in r:
             bad += 1
@@ -90,11 +94,17 @@ def env_table(rows):
             f"| {r['env']} | {device} | {r['num_envs']} | {r['mode']} | {r['steps_per_second']:.3e} | "
             f"{fmt(r.get('model_gbytes_per_second'), '.1f')} | {bound} | {pct} |"
         )
-        goal = CUDA_GOALS.get(r["env"])
-        if goal and r["device"] == "cuda" and r["num_envs"] >= 1 << 20 and r["steps_per_second"] < goal:
-            below.append(
-                f"{r['env']} {r['mode']} at N = {r['num_envs']}: {r['steps_per_second']:.3e} < goal {goal:.0e}"
-            )
+        goal, mode = CUDA_GOALS.get(r["env"], (None, None))
+        if goal and r["device"] == "cuda" and r["num_envs"] >= 1 << 20:
+            line = f"{r['env']} {r['mode']} at N = {r['num_envs']}: {r['steps_per_second']:.3e}"
+            if r["mode"] != mode:
+                notes.append(f"{line} (reported: its goal, {goal:.0e}, is judged in mode {mode})")
+            elif r["steps_per_second"] < goal:
+                below.append(f"{line} < goal {goal:.0e}")
+            else:
+                notes.append(f"{line} >= goal {goal:.0e}")
+    for line in notes:
+        print(f"\ngoal: {line}")
     for line in below:
         print(f"\nbelow its goal: {line}")
     return bad + len(below)
@@ -102,16 +112,19 @@ def env_table(rows):
 
 def nn_table(rows):
     # K: networks updated per call (cugym_bench_nn --replicas); per net/s = calls/s x K.
-    print("| net | batch | K | loss | clip | device | mode | calls/s | us/call | per net/s |")
-    print("|---|---:|---:|---|---:|---|---|---:|---:|---:|")
+    print("| net | part | batch | K | loss | clip | device | mode | calls/s | us/call | per net/s |")
+    print("|---|---|---:|---:|---|---:|---|---|---:|---:|---:|")
     bad = 0
     for r in rows:
         if "failed" in r:
             bad += 1
-            print(f"| FAILED: {r['failed']} | | | | | | | | | |")
+            print(f"| FAILED: {r['failed']} | | | | | | | | | | |")
             continue
         k = r.get("replicas", 1)
-        head = f"| {r['net']} | {r['batch']} | {k} | {r['loss']} | {r['max_grad_norm']} | {r['device']} | {r['mode']} |"
+        net = r["net"] + (" with LayerNorm" if r.get("layer_norm") else "")
+        part = r.get("bench", "nn_update").removeprefix("nn_")
+        head = f"| {net} | {part} | {r['batch']} | {k} | {r['loss']} | {r['max_grad_norm']} | {r['device']} |"
+        head += f" {r['mode']} |"
         ups = r.get("updates_per_second")
         if ups is None:  # a device this machine lacks (the note says why)
             if r.get("device") == "cuda" and os.environ.get("CUGYM_REHEARSE") != "1":
@@ -225,10 +238,11 @@ def batch_summary(dqn_dir, spec):
     """One `cugym train --seeds` batch (BATCH:SOLO_GROUP[:lockstep[:GOAL]]): its runs solved, its
     wall time, and whether each seed's model has the bytes of the solo run of that seed (issue 23's
     contract, on the same device; seeds without a solo run are not compared). Runs apart must keep
-    the bytes. A lockstep batch (one batched network, cuBLAS's strided-batched GEMM) that does not
-    is a finding for docs/nn.md, failed only when it also solves fewer than all but one of its
-    seeds. GOAL: the batch must end within GOAL seconds with 95% of its seeds solved (issue 23's
-    speed goal). 1 when something is wrong, else 0."""
+    the bytes. A lockstep batch (one batched network: on CUDA cuBLAS's strided-batched GEMM, which
+    may round otherwise than the single GEMM of a solo run) that does not is judged on its success
+    rate instead, 95% of its seeds solved (the goal's rate), and the bytes are a finding for
+    docs/nn.md. A fallback from the CUDA graph fails it. GOAL: the batch must end within GOAL seconds
+    with 95% of its seeds solved (issue 23's speed goal). 1 when something is wrong, else 0."""
     batch, solo, *mode = spec.split(":")
     lockstep = mode[:1] == ["lockstep"]
     goal = float(mode[1]) if len(mode) > 1 else None  # seconds, with 95% of the seeds solved
@@ -243,6 +257,10 @@ def batch_summary(dqn_dir, spec):
         point = json.load(open(os.path.join(folder, "summary.json")))["points"][0]
     except (OSError, ValueError, KeyError, IndexError):
         point = None
+    try:
+        log = open(folder + ".log", errors="replace").read()
+    except OSError:
+        log = ""
     same, differ, missing = [], [], []
     for run in point["runs"] if point else []:
         mine = os.path.join(run["run_dir"], "model.safetensors")
@@ -255,19 +273,24 @@ def batch_summary(dqn_dir, spec):
             same.append(run["seed"])
         else:
             differ.append(run["seed"])
+    solved = point["solved_final"] / point["seeds"] if point and point["seeds"] else 0.0
     verdict = "pass"
-    if status == TIMEOUT_EXIT:
+    if GRAPH_FALLBACK in log:
+        verdict = "FAIL (fell back from the CUDA graph)"
+    elif status == TIMEOUT_EXIT:
         verdict = "cut off (reported)"
     elif status != 0 or point is None:
         verdict = f"FAIL (exit {status}, {'no summary.json' if point is None else 'see the log'})"
     elif differ and not lockstep:
         verdict = f"FAIL (seeds {differ}: other model bytes than the solo runs)"
-    elif differ and point["solved_final"] < point["seeds"] - 1:
-        verdict = f"FAIL (other model bytes than the solo runs, and {point['solved_final']} solved)"
+    elif differ and solved < 0.95:
+        verdict = f"FAIL (other model bytes than the solo runs, and {solved:.0%} solved: the goal's rate is 95%)"
     elif differ:
-        verdict = "pass (the batched GEMM rounds otherwise than one network's: record it in docs/nn.md)"
+        verdict = (
+            f"pass on the rate ({solved:.0%} solved, >= 95%); finding: the batched GEMM rounds otherwise than one "
+            "network's (record it in docs/nn.md)"
+        )
     if goal is not None and not verdict.startswith("FAIL"):
-        solved = point["solved_final"] / point["seeds"] if point else 0.0
         if seconds is None or status == TIMEOUT_EXIT or seconds > goal or solved < 0.95:
             verdict = f"FAIL (goal: {goal:g} s with 95% solved; {wall} s, {solved:.0%})"
         else:
@@ -281,10 +304,6 @@ def batch_summary(dqn_dir, spec):
         + f": {verdict}"
     )
     # Where its time went (the driver's last note, agents/trainer.h), to see what the next change should cut.
-    try:
-        log = open(folder + ".log", errors="replace").read()
-    except OSError:
-        log = ""
     for line in re.findall(r"^cugym train: (a batch of \d+ agents took .*)$", log, flags=re.M):
         print(f"  {line}")
     return 1 if verdict.startswith("FAIL") else 0
@@ -322,7 +341,7 @@ def sanitizer_summary(args):
         elif SANITIZER_UNUSABLE.search(block) and found == 0:
             verdict = "not usable here (" + SANITIZER_UNUSABLE.search(block).group(0) + ")"
         elif status == TIMEOUT_EXIT and found == 0:
-            verdict = "cut off at 90 s, nothing found before"
+            verdict = f"cut off at {args.limit} s, nothing found before"
         else:
             bad += 1
             why = f"{found} error(s)/hazard(s)" if found else f"exit {status}"
@@ -343,6 +362,7 @@ def main():
     p = sub.add_parser("sanitizer")
     p.add_argument("log")
     p.add_argument("--seconds", type=int, required=True)
+    p.add_argument("--limit", type=int, default=60, help="seconds after which a run was cut off")
     p = sub.add_parser("speed")
     p.add_argument("--env-jsonl", required=True)
     p.add_argument("--nn-jsonl", required=True)

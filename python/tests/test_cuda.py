@@ -1,7 +1,7 @@
 """cugym's vector env and policy on the GPU: results as DLPack device arrays read by PyTorch, CuPy
 and JAX without a host round trip, actions from any of them, the CPU back end's bits, stream
 ordering, device-side agent loops and bad input. Every test skips without a usable GPU (and each
-framework's tests without that framework); with CUGYM_REQUIRE_GPU=1 (scripts/gpu-check.sh python)
+framework's tests without that framework); with CUGYM_REQUIRE_GPU=1 (scripts/gpu-check.sh's python part)
 every such skip is a failure instead: a missing GPU, and a framework that is absent or cannot
 see it (test_gpu_required.py shows it). With CUGYM_CUDA_TESTS_ON_CPU=1 (scripts/test.sh) the same
 tests run on the CPU back end with NumPy as the framework, less the checks of device-only behaviour, so

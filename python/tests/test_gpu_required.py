@@ -1,4 +1,4 @@
-"""CUGYM_REQUIRE_GPU=1 (scripts/gpu-check.sh python) turns every case of test_cuda.py that cannot
+"""CUGYM_REQUIRE_GPU=1 (scripts/gpu-check.sh's python part) turns every case of test_cuda.py that cannot
 run into a failure: here a framework made unimportable on purpose skips its case without the
 variable and fails it with it, so a GPU machine whose interop is broken cannot pass as 'skipped'."""
 

@@ -81,8 +81,12 @@ def test_stopping_at_every_evaluation_and_resuming_gives_the_same_model(tmp_path
     assert not whole["interrupted"] and whole["global_step"] == 9000
     seen = []
     part = cugym.train(out=tmp_path / "parts", on_eval=lambda e: seen.append(e) or True, **keys)
+    # Every resume names the device too: left at "auto", a GPU machine would train the parts with
+    # cuBLAS and compare their bytes with the CPU's whole run.
     while part["interrupted"]:
-        part = cugym.train(resume=tmp_path / "parts", on_eval=lambda e: seen.append(e) or True, progress=False)
+        part = cugym.train(
+            resume=tmp_path / "parts", on_eval=lambda e: seen.append(e) or True, progress=False, device="cpu"
+        )
     assert [e["global_step"] for e in seen] == [2000, 4000, 6000, 8000]
     assert set(seen[0]) >= {"mean_return", "std_return", "episodes", "wall_time"} and seen[0]["episodes"] == 3
     assert (tmp_path / "parts/model.safetensors").read_bytes() == (tmp_path / "whole/model.safetensors").read_bytes()
@@ -113,7 +117,7 @@ def test_seeds_and_a_sweep_in_one_process(tmp_path, capsys):
         == (tmp_path / "batch/learning_rate=0.0023/seed_2/model.safetensors").read_bytes()
     )
     capsys.readouterr()
-    assert cugym.train(resume=tmp_path / "batch")["points"][1]["runs"][1]["seed"] == 2
+    assert cugym.train(resume=tmp_path / "batch", device="cpu")["points"][1]["runs"][1]["seed"] == 2
     assert "runs: 4/4 done, 0 training  latest evaluations: best " in capsys.readouterr().out
     # In lockstep (one batched network for the seeds of a point): the same bits again.
     cugym.train(out=tmp_path / "lockstep", seeds=[2, 3], lockstep=True, learning_rate=2.3e-3, progress=False, **keys)

@@ -97,6 +97,10 @@ if [ $# -ge 3 ]; then
   expect 2 "^cugym_bench_nn: error: --batch: expected an integer, got '12k'$" -- --batch 12k --device cpu
   expect 2 "^cugym_bench_nn: error: unknown flag '--sec' \(see cugym_bench_nn --help\)$" -- --sec 1
   expect 0 'usage: cugym_bench_nn' -- --help
+  # PQN's network with its LayerNorms (the GPU check's row for their parameter gradient), in small.
+  expect 0 '"bench": "nn_train", "net": "6x6x2c4-8-3", .*"layer_norm": true, .*"updates_per_second": [0-9]' -- \
+    --device cpu --nets 6x6x2c4-8-3 --layer-norm on --batch 4 --losses mse --parts train --seconds 0.01 --json
+  expect 2 "^cugym_bench_nn: error: --layer-norm takes off and on, got 'yes'$" -- --layer-norm yes --device cpu
   cugym=$cugym_main
 fi
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nn/adam.h"
@@ -99,6 +100,42 @@ void CheckLayerNormGradients(Backend& backend, Device device, bool relu) {
 
 TEST_P(LayerNormTest, GradientsMatchFiniteDifferences) { CheckLayerNormGradients(*backend_, device(), false); }
 TEST_P(LayerNormTest, GradientsWithReluMatchFiniteDifferences) { CheckLayerNormGradients(*backend_, device(), true); }
+
+// dgamma and dbeta are column sums over the rows: few long columns (MinAtar's convolution: 16
+// channels at 8,192 positions per minibatch), many short ones and odd sizes between, against
+// float64 sums, and the same bits when run again (the CUDA kernel splits the rows among lanes and
+// adds their sums in a fixed order).
+TEST_P(LayerNormTest, ParameterGradientsAreTheColumnSumsEveryTime) {
+  for (const auto& [n, f] : std::vector<std::pair<int64_t, int64_t>>{{8193, 16}, {300, 3}, {5, 700}, {64, 130}}) {
+    SCOPED_TRACE(::testing::Message() << n << " rows, " << f << " columns");
+    const std::vector<float> x = RandomFloats(n * f, 71, -2.0f, 2.0f), r = RandomFloats(n * f, 72);
+    Buffer<float> xd = ToDevice(device(), x), y(device(), n * f), rstd(device(), n), dy(device(), n * f);
+    Buffer<float> gamma = ToDevice(device(), RandomFloats(f, 73, 0.5f, 1.5f)),
+                  beta = ToDevice(device(), RandomFloats(f, 74));
+    backend_->LayerNorm(BatchView(xd.data(), n, f, device()), AsVector(gamma), AsVector(beta), AsVector(rstd),
+                        BatchView(y.data(), n, f, device()), Activation::kNone);
+    const std::vector<float> xhat = xd.ToHost();
+    std::vector<double> want_g(f, 0.0), want_b(f, 0.0);
+    for (int64_t i = 0; i < n * f; ++i) {
+      want_g[i % f] += static_cast<double>(r[i]) * xhat[i];
+      want_b[i % f] += r[i];
+    }
+    std::vector<std::vector<float>> runs;
+    for (int run = 0; run < 2; ++run) {
+      dy.FromHost(r.data(), r.size());
+      Buffer<float> dgamma(device(), f), dbeta(device(), f);
+      backend_->LayerNormBackward(BatchView(dy.data(), n, f, device()), ConstBatchView(xd.data(), n, f, device()),
+                                  AsVector(rstd), ConstBatchView(y.data(), n, f, device()), AsVector(gamma),
+                                  AsVector(dgamma), AsVector(dbeta), Activation::kNone);
+      std::vector<float> both = dgamma.ToHost(), b = dbeta.ToHost();
+      EXPECT_LT(testing::NormwiseError(both, std::vector<float>(want_g.begin(), want_g.end())), 1e-5) << "dgamma";
+      EXPECT_LT(testing::NormwiseError(b, std::vector<float>(want_b.begin(), want_b.end())), 1e-5) << "dbeta";
+      both.insert(both.end(), b.begin(), b.end());
+      runs.push_back(both);
+    }
+    EXPECT_EQ(runs[0], runs[1]) << "another run, other bits";
+  }
+}
 
 TEST_P(LayerNormTest, ShapeErrorsNameTheSizes) {
   Buffer<float> x(device(), 12), y(device(), 12), g(device(), 4), rstd(device(), 3);

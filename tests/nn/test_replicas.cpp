@@ -13,6 +13,7 @@
 #include "nn/adam.h"
 #include "nn/checkpoint.h"
 #include "nn/mlp.h"
+#include "tests/core/test_util.h"
 #include "tests/nn/nn_test_util.h"
 
 namespace cugym::nn {
@@ -251,6 +252,26 @@ TEST_P(Replicas, BadShapesAreRefused) {
                                        Activation::kRelu, 2, 4),
                std::invalid_argument)
       << "9 rows in 2 groups";
+}
+
+// More replicas than CUDA runs in one op (ActivationBackward's grid rows) are refused when the
+// network is made, not at its first backward pass, which may be inside a CUDA graph's capture;
+// the CPU has no such limit.
+TEST(Replicas, MoreThanCudaRunsInOneOpAreRefusedAtConstruction) {
+  EXPECT_NO_THROW(CheckGroupCount(Device::kCuda, kMaxCudaGroups, "Mlp"));
+  EXPECT_NO_THROW(CheckGroupCount(Device::kCpu, kMaxCudaGroups + 1, "Mlp"));
+  EXPECT_EQ(cugym::testing::InvalidArgumentMessage([] { CheckGroupCount(Device::kCuda, kMaxCudaGroups + 1, "Mlp"); }),
+            "Mlp: 65536 replicas, but CUDA runs at most 65535 in one op (a grid's rows); split them into batches");
+  MlpOptions options;
+  options.replicas = static_cast<int>(kMaxCudaGroups + 1);
+  options.max_batch = 1;
+  EXPECT_EQ(Mlp(MakeBackend(Device::kCpu), {1, 1}, options).replicas(), kMaxCudaGroups + 1);
+  if (CudaAvailable()) {
+    EXPECT_EQ(cugym::testing::InvalidArgumentMessage([&] {
+                Mlp(MakeBackend(Device::kCuda), {1, 1}, options);
+              }),
+              "Mlp: 65536 replicas, but CUDA runs at most 65535 in one op (a grid's rows); split them into batches");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, Replicas, ::testing::ValuesIn(AllDevices()), DeviceParamName);
