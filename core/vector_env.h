@@ -85,6 +85,18 @@ inline void CheckLanes(const std::vector<uint64_t>& seeds, int64_t lane_size, in
     throw std::invalid_argument("ResetLanes: " + std::to_string(seeds.size()) + " lanes of " +
                                 std::to_string(lane_size) + " envs for a batch of " + std::to_string(n));
 }
+// LoadSnapshot's checks: `s` holds n envs of state_dim floats each (env `id`), and n env seeds or none.
+inline void CheckSnapshotFits(const VectorEnvSnapshot& s, int64_t n, int64_t state_dim, const std::string& id) {
+  const auto count = static_cast<std::size_t>(n);
+  if (s.states.size() != count * static_cast<std::size_t>(state_dim) || s.rng_counters.size() != count ||
+      s.elapsed.size() != count || s.running_returns.size() != count)
+    throw std::invalid_argument("LoadSnapshot: the snapshot is not of " + std::to_string(n) + " " + id + " envs (" +
+                                std::to_string(s.states.size()) + " state floats, " +
+                                std::to_string(s.rng_counters.size()) + " counters)");
+  if (!s.env_seeds.empty() && s.env_seeds.size() != count)
+    throw std::invalid_argument("LoadSnapshot: " + std::to_string(s.env_seeds.size()) + " env seeds for " +
+                                std::to_string(n) + " envs");
+}
 // Each env's seed in lanes: lane l's lane_size envs have seeds[l].
 inline std::vector<uint64_t> LaneEnvSeeds(const std::vector<uint64_t>& seeds, int64_t lane_size) {
   std::vector<uint64_t> env_seeds;

@@ -186,14 +186,7 @@ class BatchedEnv final : public VectorEnv {
 
   void LoadSnapshot(const VectorEnvSnapshot& s) override {
     const auto n = static_cast<std::size_t>(n_);
-    if (s.states.size() != n * Env::kStateDim || s.rng_counters.size() != n || s.elapsed.size() != n ||
-        s.running_returns.size() != n)
-      throw std::invalid_argument("LoadSnapshot: the snapshot is not of " + std::to_string(n_) + " " + spec_.id +
-                                  " envs (" + std::to_string(s.states.size()) + " state floats, " +
-                                  std::to_string(s.rng_counters.size()) + " counters)");
-    if (!s.env_seeds.empty() && s.env_seeds.size() != n)
-      throw std::invalid_argument("LoadSnapshot: " + std::to_string(s.env_seeds.size()) + " env seeds for " +
-                                  std::to_string(n_) + " envs");
+    CheckSnapshotFits(s, n_, Env::kStateDim, spec_.id);
     // Flags, rewards and the rest start clean; then the saved state on top.
     if (s.lane_size > 0)
       ResetLanes(LaneSeedsOf(s), s.lane_size);
