@@ -314,6 +314,43 @@ TEST(MultiRun, AnAgentThatStopsEarlyInLockstepKeepsItsSoloResult) {
   }
 }
 
+// PQN's seeds in a batch train apart (one lane each: PqnAgent has no replicated form yet), each the
+// bits of its solo run; --lockstep on says why it cannot.
+TEST(MultiRun, PqnSeedsGiveTheSoloModels) {
+  const ScratchDir scratch("cugym_multi_run_pqn");
+  TrainConfigSource source;
+  source.config_path = std::string(CUGYM_SOURCE_DIR) + "/configs/cartpole_pqn.toml";
+  source.overrides["total_steps"] = ParseTomlValue("2048", "t");
+  source.overrides["eval_interval"] = ParseTomlValue("1024", "t");
+  source.overrides["eval_episodes"] = ParseTomlValue("4", "t");
+  MultiRunOptions options;
+  options.out_dir = (scratch / "batch").string();
+  options.jobs = 2;
+  std::ostringstream notes;
+  const MultiRunResult batch = RunMany(
+      Builtins(), source, {3, 8}, {}, options, [](const MultiRunProgress&) {}, [] { return false; }, notes);
+  ASSERT_EQ(batch.runs.size(), 2u);
+  for (const RunOutcome& run : batch.runs) {
+    TrainConfigSource one = source;
+    one.overrides["seed"] = ParseTomlValue(std::to_string(run.seed), "seed");
+    TrainRunOptions solo;
+    solo.run_dir = (scratch / ("solo_" + std::to_string(run.seed))).string();
+    const TrainRunResult alone = RunTraining(
+        Builtins(), ResolveTrainConfig(Builtins(), one, notes), solo, [] { return false; }, notes);
+    EXPECT_EQ(Bytes(run.result.model), Bytes(alone.model)) << run.seed;
+    EXPECT_EQ(run.result.eval.mean_return, alone.eval.mean_return) << run.seed;
+  }
+  EXPECT_NE(Bytes(batch.runs[0].result.model), Bytes(batch.runs[1].result.model)) << "the seeds differ";
+  options.out_dir = (scratch / "lockstep").string();
+  options.lockstep = true;
+  const std::string refused = cugym::testing::InvalidArgumentMessage([&] {
+    RunMany(
+        Builtins(), source, {3, 8}, {}, options, [](const MultiRunProgress&) {}, [] { return false; }, notes);
+  });
+  EXPECT_NE(refused.find("algo is pqn"), std::string::npos) << refused;
+  EXPECT_FALSE(fs::exists(scratch / "lockstep")) << "a refused batch leaves no folder";
+}
+
 // Ctrl-C stops every agent of a lockstep batch at one step, each with a checkpoint; the resumed
 // batch ends with the uninterrupted solo runs' models. Runs trained apart before (stopped at
 // different steps, finished, or never started) resume in lockstep too, in groups of one step.
