@@ -287,24 +287,8 @@ EvalResult DqnAgent::Evaluate(int lane, int64_t index) {
 
 std::vector<EvalResult> DqnAgent::EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
                                                  uint64_t seed_offset) {
-  if (listed.empty()) return {};
-  const int64_t m = std::min(num_envs, episodes);
-  if (m < 1 || m > learner_->options().max_act_batch)
-    throw std::invalid_argument("DqnAgent::EvaluateModels: " + std::to_string(m) + " envs per lane");
-  if (!model_env_ || model_env_->num_envs() != lanes() * m) {
-    model_env_ = MakeVectorEnv(*registry_, config_.env_id, lanes() * m, device_);
-    model_env_->set_stream(learner_->backend().native_stream());
-  }
-  if (static_cast<int64_t>(eval_actions_.size()) < lanes() * m) eval_actions_ = Buffer<int32_t>(device_, lanes() * m);
-  std::vector<uint64_t> seeds;
-  for (uint64_t seed : seeds_) seeds.push_back(seed + seed_offset);
-  std::vector<bool> evaluate(lanes(), false);
-  for (int a : listed) evaluate.at(a) = true;
-  const std::vector<EvalResult> all =
-      EvaluateReplicas(*model_env_, *learner_, eval_actions_, seeds, evaluate, episodes);
-  std::vector<EvalResult> results;
-  for (int a : listed) results.push_back(all[a]);
-  return results;
+  return EvaluateListedReplicas(*registry_, config_.env_id, model_env_, *learner_, eval_actions_, seeds_, listed,
+                                episodes, num_envs, seed_offset);
 }
 
 }  // namespace cugym::agent

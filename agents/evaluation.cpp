@@ -159,6 +159,32 @@ std::vector<EvalResult> EvaluateReplicas(VectorEnv& env, QLearner& learner, Buff
   return results;
 }
 
+std::vector<EvalResult> EvaluateListedReplicas(const Registry& registry, const std::string& env_id,
+                                               std::unique_ptr<VectorEnv>& model_env, QLearner& learner,
+                                               Buffer<int32_t>& actions, const std::vector<uint64_t>& seeds,
+                                               const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
+                                               uint64_t seed_offset) {
+  if (listed.empty()) return {};
+  const auto lanes = static_cast<int64_t>(seeds.size());
+  const int64_t m = std::min(num_envs, episodes);
+  if (m < 1 || m > learner.options().max_act_batch)
+    throw std::invalid_argument("EvaluateModels: " + std::to_string(m) + " envs per lane");
+  const Device device = learner.backend().device();
+  if (!model_env || model_env->num_envs() != lanes * m) {
+    model_env = MakeVectorEnv(registry, env_id, lanes * m, device);
+    model_env->set_stream(learner.backend().native_stream());
+  }
+  if (static_cast<int64_t>(actions.size()) < lanes * m) actions = Buffer<int32_t>(device, lanes * m);
+  std::vector<uint64_t> offset;
+  for (uint64_t seed : seeds) offset.push_back(seed + seed_offset);
+  std::vector<bool> evaluate(seeds.size(), false);
+  for (int a : listed) evaluate.at(a) = true;
+  const std::vector<EvalResult> all = EvaluateReplicas(*model_env, learner, actions, offset, evaluate, episodes);
+  std::vector<EvalResult> results;
+  for (int a : listed) results.push_back(all[a]);
+  return results;
+}
+
 // Every env of a lane plays one episode: EvaluateReplicas with each run's k-th evaluation seed.
 std::vector<EvalResult> EvaluateLearnerLanes(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
                                              const std::vector<uint64_t>& run_seeds, int64_t k) {

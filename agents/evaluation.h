@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,5 +54,16 @@ std::vector<EvalResult> EvaluateLearnerLanes(VectorEnv& env, QLearner& learner, 
 std::vector<EvalResult> EvaluateReplicas(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
                                          const std::vector<uint64_t>& seeds, const std::vector<bool>& evaluate,
                                          int64_t episodes);
+
+// An agent's EvaluateModels (agent.h) of the listed lanes of a replicated learner: EvaluateReplicas
+// on `model_env`, K lanes of min(num_envs, episodes) envs of `env_id` (made at the first call or
+// when that size changes), each lane reset with seeds[a] + seed_offset; results in the order of
+// `listed`. `actions` grows to the envs it needs. Throws std::invalid_argument for an env count the
+// learner cannot act on and std::out_of_range for a lane it does not have.
+std::vector<EvalResult> EvaluateListedReplicas(const Registry& registry, const std::string& env_id,
+                                               std::unique_ptr<VectorEnv>& model_env, QLearner& learner,
+                                               Buffer<int32_t>& actions, const std::vector<uint64_t>& seeds,
+                                               const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
+                                               uint64_t seed_offset);
 
 }  // namespace cugym::agent

@@ -184,19 +184,8 @@ EvalResult PqnAgent::Evaluate(int lane, int64_t index) {
 
 std::vector<EvalResult> PqnAgent::EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
                                                  uint64_t seed_offset) {
-  if (listed.empty()) return {};
-  for (int lane : listed) CheckLane(lane, "EvaluateModels");
-  const int64_t m = std::min(num_envs, episodes);
-  if (m < 1 || m > learner_->options().max_act_batch)
-    throw std::invalid_argument("PqnAgent::EvaluateModels: " + std::to_string(m) + " envs");
-  if (!model_env_ || model_env_->num_envs() != m) {
-    model_env_ = MakeVectorEnv(*registry_, config_.env_id, m, device_);
-    model_env_->set_stream(learner_->backend().native_stream());
-  }
-  Buffer<int32_t> actions(device_, m);
-  const EvalResult result =
-      EvaluateReplicas(*model_env_, *learner_, actions, {seeds_.front() + seed_offset}, {true}, episodes).front();
-  return std::vector<EvalResult>(listed.size(), result);
+  return EvaluateListedReplicas(*registry_, config_.env_id, model_env_, *learner_, eval_actions_, seeds_, listed,
+                                episodes, num_envs, seed_offset);
 }
 
 void PqnAgent::SaveCheckpoint(int lane, const std::string& path, const LoopState& loop) const {
