@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # sb3_zoo.py - the Stable-Baselines3 peer: SB3's DQN with the RL Zoo's tuned row for an env
-# (rl-baselines3-zoo hyperparams/dqn.yml; shared/reference/dqn.md), one env, PyTorch on one CPU
+# (rl-baselines3-zoo 2.x hyperparams/dqn.yml; docs/dqn.md), one env, PyTorch on one CPU
 # thread. Per seed: the wall time of model.learn, optionally the step of the first training
 # episode whose return exceeds --first-return (MountainCar's -200: the first time the flag was
 # reached), and the mean greedy return over 100 episodes (bench/peer_eval.py; the same start
