@@ -14,13 +14,13 @@
 
 namespace cugym::agent {
 
-std::unique_ptr<Agent> MakeAgent(const Registry& registry, const DqnConfig& config, Device device,
+std::unique_ptr<Agent> MakeAgent(const Registry& registry, const TrainConfig& config, Device device,
                                  std::vector<uint64_t> seeds) {
   if (config.pqn()) return std::make_unique<PqnAgent>(registry, config, device, std::move(seeds));
   return std::make_unique<DqnAgent>(registry, config, device, std::move(seeds));
 }
 
-std::string Unbatchable(const Registry& registry, const DqnConfig& config, int lanes) {
+std::string Unbatchable(const Registry& registry, const TrainConfig& config, int lanes) {
   if (lanes <= 1) return "";
   if (config.pqn()) return "algo is pqn, which trains one seed per agent for now; train the seeds apart";
   if (!MakeVectorEnv(registry, config.env_id, 1, Device::kCpu)->supports_lanes())
@@ -37,14 +37,14 @@ std::string Unbatchable(const Registry& registry, const DqnConfig& config, int l
   return "";
 }
 
-std::vector<uint64_t> LaneSeeds(const DqnConfig& config, std::vector<uint64_t> seeds) {
+std::vector<uint64_t> LaneSeeds(const TrainConfig& config, std::vector<uint64_t> seeds) {
   if (seeds.empty()) seeds.push_back(config.seed);
   if (std::set<uint64_t>(seeds.begin(), seeds.end()).size() != seeds.size())
     throw std::invalid_argument("a seed appears twice among an agent's lanes");
   return seeds;
 }
 
-QLearnerOptions LearnerOptionsFor(const DqnConfig& c, const EnvSpec& spec) {
+QLearnerOptions LearnerOptionsFor(const TrainConfig& c, const EnvSpec& spec) {
   QLearnerOptions options;
   options.layer_sizes = {static_cast<int>(spec.obs_dim())};
   options.layer_sizes.insert(options.layer_sizes.end(), c.hidden_sizes.begin(), c.hidden_sizes.end());
@@ -70,10 +70,10 @@ const EnvSpec& DiscreteSpec(const Registry& registry, const std::string& id, con
   return spec;
 }
 
-DqnProgress MakeProgress(int64_t global_step, double epsilon, double interval_seconds, int64_t interval_steps,
-                         const EpisodeStats::Interval& ended, const QLearner::Stats& stats, const LoopState& loop) {
+MetricsRow MakeProgress(int64_t global_step, double epsilon, double interval_seconds, int64_t interval_steps,
+                        const EpisodeStats::Interval& ended, const QLearner::Stats& stats, const LoopState& loop) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  DqnProgress p;
+  MetricsRow p;
   p.global_step = global_step;
   p.wall_time = loop.wall_time;
   p.epsilon = epsilon;

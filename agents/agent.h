@@ -12,16 +12,16 @@
 #include <string>
 #include <vector>
 
-#include "agents/dqn_config.h"
 #include "agents/episode_stats.h"
 #include "agents/evaluation.h"
 #include "agents/q_learner.h"
+#include "agents/train_config.h"
 #include "core/registry.h"
 
 namespace cugym::agent {
 
 // One metrics.csv row (CleanRL's names): means over the episodes that ended since the last row.
-struct DqnProgress {
+struct MetricsRow {
   int64_t global_step = 0;
   double wall_time = 0;        // seconds of training in this process
   double episodic_return = 0;  // NaN when no episode ended in the interval
@@ -37,7 +37,7 @@ struct DqnProgress {
 
 // One greedy evaluation during training: eval_episodes episodes on envs of their own (own seeds,
 // no exploration), one episode each, with the online network.
-struct DqnEvaluation {
+struct TrainEvaluation {
   int64_t global_step = 0;
   double wall_time = 0;     // seconds of training so far (evaluations not counted)
   double eval_seconds = 0;  // what this evaluation took
@@ -55,7 +55,7 @@ class Agent {
   virtual ~Agent() = default;
 
   // The config, with lane 0's seed.
-  virtual const DqnConfig& config() const = 0;
+  virtual const TrainConfig& config() const = 0;
   // The lanes' seeds, one per lane.
   virtual const std::vector<uint64_t>& seeds() const = 0;
   int lanes() const { return static_cast<int>(seeds().size()); }
@@ -68,7 +68,7 @@ class Agent {
 
   // Lane k's metrics row over the last `seconds` and `steps` (its episodes since its last row, its
   // learner's last update). The lanes log at the same steps: the first to ask reads all of them.
-  virtual DqnProgress Progress(int lane, double seconds, int64_t steps, const LoopState& loop) = 0;
+  virtual MetricsRow Progress(int lane, double seconds, int64_t steps, const LoopState& loop) = 0;
   // Lane k's `index`-th greedy evaluation during training (eval_episodes episodes on envs of its
   // own, one each, from seeds of their own); the first lane to ask at a step evaluates every lane
   // at once. Throws std::logic_error when eval_episodes is 0.
@@ -106,23 +106,23 @@ class Agent {
 // The agent config.algo names, with a lane per seed (`seeds` empty: one lane of config.seed).
 // Throws std::invalid_argument for an unknown env, an env without discrete actions, a bad config,
 // a seed listed twice and what Unbatchable names.
-std::unique_ptr<Agent> MakeAgent(const Registry& registry, const DqnConfig& config, Device device,
+std::unique_ptr<Agent> MakeAgent(const Registry& registry, const TrainConfig& config, Device device,
                                  std::vector<uint64_t> seeds = {});
 // Why `lanes` lanes of `config` cannot train as one agent, "" when they can. One lane always can.
-std::string Unbatchable(const Registry& registry, const DqnConfig& config, int lanes);
+std::string Unbatchable(const Registry& registry, const TrainConfig& config, int lanes);
 
 // A metrics row from what both agents keep: the episodes that ended since the last row and the
 // learner's last update.
-DqnProgress MakeProgress(int64_t global_step, double epsilon, double interval_seconds, int64_t interval_steps,
-                         const EpisodeStats::Interval& ended, const QLearner::Stats& stats, const LoopState& loop);
+MetricsRow MakeProgress(int64_t global_step, double epsilon, double interval_seconds, int64_t interval_steps,
+                        const EpisodeStats::Interval& ended, const QLearner::Stats& stats, const LoopState& loop);
 
 // The Q network and optimizer options a config asks for on `spec`'s env, shared by both agents
 // (each then sets its minibatch, its largest act batch and whether it keeps a target network).
-QLearnerOptions LearnerOptionsFor(const DqnConfig& config, const EnvSpec& spec);
+QLearnerOptions LearnerOptionsFor(const TrainConfig& config, const EnvSpec& spec);
 // `id`'s spec; throws std::invalid_argument unless its actions are discrete ("AGENT needs a
 // discrete action space, but ...").
 const EnvSpec& DiscreteSpec(const Registry& registry, const std::string& id, const std::string& agent);
 // `seeds`, or {config.seed} when empty; throws std::invalid_argument for a seed listed twice.
-std::vector<uint64_t> LaneSeeds(const DqnConfig& config, std::vector<uint64_t> seeds);
+std::vector<uint64_t> LaneSeeds(const TrainConfig& config, std::vector<uint64_t> seeds);
 
 }  // namespace cugym::agent

@@ -24,10 +24,10 @@ nn::VectorView<T> Vec(T* data, int64_t size, Device device) {
 
 }  // namespace
 
-DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, Device device, std::vector<uint64_t> seeds)
+DqnAgent::DqnAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds)
     : DqnAgent(registry, config, LaneSeeds(config, std::move(seeds)), nn::MakeBackend(device)) {}
 
-DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, std::vector<uint64_t> seeds,
+DqnAgent::DqnAgent(const Registry& registry, const TrainConfig& config, std::vector<uint64_t> seeds,
                    std::shared_ptr<nn::Backend> backend)
     : registry_(&registry), config_(config), seeds_(std::move(seeds)), device_(backend->device()) {
   config_.Validate();
@@ -56,7 +56,7 @@ DqnAgent::DqnAgent(const Registry& registry, const DqnConfig& config, std::vecto
   options.replicas = static_cast<int>(k);
   if (k > 1) {
     for (uint64_t seed : seeds_) {
-      DqnConfig one = config_;
+      TrainConfig one = config_;
       one.seed = seed;
       options.replica_seeds.push_back(LearnerOptionsFor(one, spec).seed);
     }
@@ -255,7 +255,7 @@ void DqnAgent::UpdateKernels() {
   if (prioritized) replay.UpdatePriorities(*ops_);
 }
 
-DqnProgress DqnAgent::Progress(int lane, double seconds, int64_t steps, const LoopState& loop) {
+MetricsRow DqnAgent::Progress(int lane, double seconds, int64_t steps, const LoopState& loop) {
   EpisodeStats& episodes = *episodes_.at(lane);
   // The lanes log at the same steps (one schedule): the first to ask reads every lane's episodes
   // and statistics, a few copies for all.

@@ -20,11 +20,11 @@
 #include "agents/agent.h"
 #include "agents/agent_ops.h"
 #include "agents/cuda_graph.h"
-#include "agents/dqn_config.h"
 #include "agents/episode_stats.h"
 #include "agents/evaluation.h"
 #include "agents/q_learner.h"
 #include "agents/replay_memory.h"
+#include "agents/train_config.h"
 #include "core/memory.h"
 #include "core/registry.h"
 
@@ -36,16 +36,16 @@ class DqnAgent final : public Agent {
   // env with a Box action space (DQN needs discrete actions), an unknown env, a bad config, a seed
   // listed twice, what Unbatchable names, and K replay memories that would not fit in the device's
   // free memory (before allocating anything; the message names the lanes, envs and bytes).
-  DqnAgent(const Registry& registry, const DqnConfig& config, Device device, std::vector<uint64_t> seeds = {});
+  DqnAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds = {});
   ~DqnAgent() override;
 
-  const DqnConfig& config() const override { return config_; }
+  const TrainConfig& config() const override { return config_; }
   const std::vector<uint64_t>& seeds() const override { return seeds_; }
   int64_t global_step() const override { return global_step_; }
   double Epsilon(int64_t step) const;
 
   void Iterate() override;
-  DqnProgress Progress(int lane, double seconds, int64_t steps, const LoopState& loop) override;
+  MetricsRow Progress(int lane, double seconds, int64_t steps, const LoopState& loop) override;
   EvalResult Evaluate(int lane, int64_t index) override;
   std::vector<EvalResult> EvaluateModels(const std::vector<int>& lanes, int64_t episodes, int64_t num_envs,
                                          uint64_t seed_offset) override;
@@ -80,7 +80,7 @@ class DqnAgent final : public Agent {
 
  private:
   // The public constructor's agent on `backend` (Keep's: learners on one back end exchange replicas).
-  DqnAgent(const Registry& registry, const DqnConfig& config, std::vector<uint64_t> seeds,
+  DqnAgent(const Registry& registry, const TrainConfig& config, std::vector<uint64_t> seeds,
            std::shared_ptr<nn::Backend> backend);
   void AllocateLanes();
   // What one iteration queues after its vector step, decided on the host (advances the update
@@ -107,7 +107,7 @@ class DqnAgent final : public Agent {
   void ResetEnvs();
 
   const Registry* registry_;
-  DqnConfig config_;
+  TrainConfig config_;
   std::vector<uint64_t> seeds_;
   Device device_;
   int64_t n_;  // envs per lane

@@ -69,7 +69,7 @@ std::vector<int32_t> CheckpointReader::Ints(const std::string& name, int64_t siz
   return std::vector<int32_t>(wide.begin(), wide.end());
 }
 
-void SaveDqnCheckpoint(const std::string& path, const DqnConfig& config, const DqnCounters& c,
+void SaveDqnCheckpoint(const std::string& path, const TrainConfig& config, const DqnCounters& c,
                        const EpisodeStats& episodes, const VectorEnvSnapshot* envs, const std::vector<int32_t>& held,
                        const std::vector<int32_t>& left, const ReplayMemory& replay, int64_t replay_lane,
                        const QLearner& learner) {
@@ -126,7 +126,7 @@ void DqnAgent::SaveCheckpoint(int lane, const std::string& path, const LoopState
   c.learning_resumes_at = learning_resumes_at_;
   c.wall_time = loop.wall_time;
   c.last_eval_return = loop.last_eval_return;
-  DqnConfig config = config_;
+  TrainConfig config = config_;
   config.seed = seeds_.at(lane);
   std::vector<int32_t> held, left;
   if (config_.exploration_hold_mu > 0) {
@@ -154,7 +154,7 @@ namespace {
 
 // The lanes' checkpoints, read and checked before anything changes: one algorithm, env and step,
 // all with the replay memory or none. Returns the shared counters.
-DqnCounters CheckLaneCheckpoints(const std::vector<std::unique_ptr<CheckpointReader>>& in, const DqnConfig& config,
+DqnCounters CheckLaneCheckpoints(const std::vector<std::unique_ptr<CheckpointReader>>& in, const TrainConfig& config,
                                  bool* with_replay) {
   DqnCounters shared;
   for (std::size_t a = 0; a < in.size(); ++a) {

@@ -34,7 +34,7 @@ namespace cugym::agent {
 class QLearner;
 class EpisodeStats;
 class ReplayMemory;
-struct DqnConfig;
+struct TrainConfig;
 
 // Collects a checkpoint's metadata and tensors from their owners; QLearner::Save writes them.
 // Integers are written as tensors of int64, as every checkpoint before.
@@ -127,7 +127,7 @@ struct DqnCounters {
 // holds (`held` and `left`: host copies, empty without holds), replay memory (with
 // config.save_replay) and learner (a learner of one). `replay_lane`: which lane of `replay` is
 // this agent's (ReplayOptions::lanes).
-void SaveDqnCheckpoint(const std::string& path, const DqnConfig& config, const DqnCounters& counters,
+void SaveDqnCheckpoint(const std::string& path, const TrainConfig& config, const DqnCounters& counters,
                        const EpisodeStats& episodes, const VectorEnvSnapshot* envs, const std::vector<int32_t>& held,
                        const std::vector<int32_t>& left, const ReplayMemory& replay, int64_t replay_lane,
                        const QLearner& learner);

@@ -32,10 +32,10 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // The runs alive at once (`jobs` of them: every seed of a grid point for each batch in lockstep) each hold a replay
 // memory, which dominates a DQN run's memory: refused before anything trains when together they would not fit. (A run
 // alone is checked by its ReplayMemory.)
-void CheckBatchMemory(const Registry& registry, const std::vector<DqnConfig>& configs, int jobs, Device device,
+void CheckBatchMemory(const Registry& registry, const std::vector<TrainConfig>& configs, int jobs, Device device,
                       const std::string& hint) {
-  std::vector<std::pair<int64_t, const DqnConfig*>> runs;  // replay bytes, config
-  for (const DqnConfig& c : configs) {
+  std::vector<std::pair<int64_t, const TrainConfig*>> runs;  // replay bytes, config
+  for (const TrainConfig& c : configs) {
     if (c.pqn()) continue;
     const int obs_dim = static_cast<int>(registry.Get(c.env_id).spec.obs_dim());
     runs.emplace_back(
@@ -44,7 +44,7 @@ void CheckBatchMemory(const Registry& registry, const std::vector<DqnConfig>& co
   const int alive = std::min<int>(jobs, static_cast<int>(runs.size()));
   if (alive < 2) return;
   // Swept keys keep array shapes: every run's memory is the same size.
-  const DqnConfig& c = *runs.front().second;
+  const TrainConfig& c = *runs.front().second;
   CheckMemoryFits(
       std::to_string(configs.size()) + " runs, " + std::to_string(alive) + " at a time: their replay memories", alive,
       static_cast<double>(runs.front().first), device,
@@ -76,7 +76,7 @@ class Scheduler {
   void Report();  // under mutex_
   bool should_stop() const { return stopped_.load(); }
   TrainRunOptions RunOptions(std::size_t i, int& live);
-  DqnConfig RunConfig(std::size_t i, const TrainRunOptions& run) const;
+  TrainConfig RunConfig(std::size_t i, const TrainRunOptions& run) const;
   void Started(int runs, int& live);
   void Finished(std::size_t i, const TrainRunResult& r);
   void TrainAlone(std::size_t i, int& live);
@@ -92,7 +92,7 @@ class Scheduler {
   std::vector<SweepAxis> sweep_;
   TrainConfigSource source_;
   std::vector<PlannedRun> plan_;
-  std::vector<DqnConfig> configs_;
+  std::vector<TrainConfig> configs_;
   std::vector<Unit> units_;
   int jobs_ = 1;
 
@@ -215,7 +215,7 @@ TrainRunOptions Scheduler::RunOptions(std::size_t i, int& live) {
   run.resume = options_.resume && has_checkpoint;
   if (options_.resume && !has_checkpoint) fs::remove_all(p.dir);
   if (!run.resume) fs::create_directories(p.dir.parent_path());
-  run.on_eval = [this, i](const DqnEvaluation& e) {
+  run.on_eval = [this, i](const TrainEvaluation& e) {
     std::lock_guard<std::mutex> lock(mutex_);
     latest_[i] = e.result.mean_return;
     Report();
@@ -233,7 +233,7 @@ TrainRunOptions Scheduler::RunOptions(std::size_t i, int& live) {
 // A finished run resumes from its last checkpoint too: nothing is left to train, and its model and
 // evaluation come out again, the same bits. A resumed run takes its own config.toml and the
 // overrides given on resume (--total-steps extends every run of the batch, as it does a run alone).
-DqnConfig Scheduler::RunConfig(std::size_t i, const TrainRunOptions& run) const {
+TrainConfig Scheduler::RunConfig(std::size_t i, const TrainRunOptions& run) const {
   if (!run.resume) return configs_[i];
   std::ostringstream run_notes;
   TrainConfigSource s;
@@ -260,7 +260,7 @@ void Scheduler::Finished(std::size_t i, const TrainRunResult& r) {
 
 void Scheduler::TrainAlone(std::size_t i, int& live) {
   const TrainRunOptions run = RunOptions(i, live);
-  const DqnConfig config = RunConfig(i, run);
+  const TrainConfig config = RunConfig(i, run);
   Started(1, live);
   std::ostringstream run_notes;
   Finished(i, RunTraining(
@@ -271,7 +271,7 @@ void Scheduler::TrainAlone(std::size_t i, int& live) {
 // stopped together has one; runs trained apart before may not), the others start afresh.
 void Scheduler::TrainLockstep(const std::vector<std::size_t>& unit, int& live) {
   struct Group {
-    DqnConfig config;
+    TrainConfig config;
     std::vector<std::size_t> runs;
     std::vector<uint64_t> seeds;
     std::vector<TrainRunOptions> options;
@@ -279,7 +279,7 @@ void Scheduler::TrainLockstep(const std::vector<std::size_t>& unit, int& live) {
   std::map<std::string, Group> groups;
   for (std::size_t i : unit) {
     TrainRunOptions run = RunOptions(i, live);
-    DqnConfig config = RunConfig(i, run);
+    TrainConfig config = RunConfig(i, run);
     const uint64_t seed = config.seed;
     config.seed = 0;
     const std::string checkpoint = run.resume ? fs::path(NewestCheckpoint(run.run_dir)).filename().string() : "";

@@ -15,7 +15,7 @@
 namespace cugym::agent {
 namespace {
 
-QLearnerOptions LearnerOptions(const DqnConfig& c, const EnvSpec& spec) {
+QLearnerOptions LearnerOptions(const TrainConfig& c, const EnvSpec& spec) {
   QLearnerOptions options = LearnerOptionsFor(c, spec);
   options.batch_size = static_cast<int>(c.minibatch_size());
   options.max_act_batch = static_cast<int>(std::max({c.num_envs, c.minibatch_size(), c.eval_episodes}));
@@ -25,7 +25,7 @@ QLearnerOptions LearnerOptions(const DqnConfig& c, const EnvSpec& spec) {
 
 }  // namespace
 
-PqnAgent::PqnAgent(const Registry& registry, const DqnConfig& config, Device device, std::vector<uint64_t> seeds)
+PqnAgent::PqnAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds)
     : registry_(&registry),
       config_(config),
       seeds_(LaneSeeds(config, std::move(seeds))),
@@ -170,7 +170,7 @@ void PqnAgent::CheckLane(int lane, const char* op) const {
   if (lane != 0) throw std::out_of_range(std::string("PqnAgent::") + op + ": lane " + std::to_string(lane) + " of 1");
 }
 
-DqnProgress PqnAgent::Progress(int lane, double seconds, int64_t steps, const LoopState& loop) {
+MetricsRow PqnAgent::Progress(int lane, double seconds, int64_t steps, const LoopState& loop) {
   CheckLane(lane, "Progress");
   return MakeProgress(global_step_, Epsilon(global_step_), seconds, steps, episodes_->Read(), learner_->ReadStats(),
                       loop);

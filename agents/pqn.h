@@ -17,9 +17,9 @@
 #include "agents/agent.h"
 #include "agents/agent_ops.h"
 #include "agents/cuda_graph.h"
-#include "agents/dqn_config.h"
 #include "agents/episode_stats.h"
 #include "agents/q_learner.h"
+#include "agents/train_config.h"
 #include "core/memory.h"
 #include "core/registry.h"
 
@@ -30,10 +30,10 @@ class PqnAgent final : public Agent {
   // One lane for now (`seeds` empty or of one seed: PQN's LayerNorm, convolution and gradient
   // clipping have no replicated form yet, Unbatchable). Throws std::invalid_argument for an env
   // without discrete actions, an unknown env or a bad config (config.algo must be "pqn").
-  PqnAgent(const Registry& registry, const DqnConfig& config, Device device, std::vector<uint64_t> seeds = {});
+  PqnAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds = {});
   ~PqnAgent() override;
 
-  const DqnConfig& config() const override { return config_; }
+  const TrainConfig& config() const override { return config_; }
   const std::vector<uint64_t>& seeds() const override { return seeds_; }
   int64_t global_step() const override { return global_step_; }
   double Epsilon(int64_t step) const;
@@ -41,7 +41,7 @@ class PqnAgent final : public Agent {
   // One rollout (num_envs * num_steps env steps) and its updates; logs, evaluations and
   // checkpoints fall on the iteration that reaches their interval.
   void Iterate() override;
-  DqnProgress Progress(int lane, double seconds, int64_t steps, const LoopState& loop) override;
+  MetricsRow Progress(int lane, double seconds, int64_t steps, const LoopState& loop) override;
   EvalResult Evaluate(int lane, int64_t index) override;
   std::vector<EvalResult> EvaluateModels(const std::vector<int>& lanes, int64_t episodes, int64_t num_envs,
                                          uint64_t seed_offset) override;
@@ -73,7 +73,7 @@ class PqnAgent final : public Agent {
   RolloutArrays rollout();
 
   const Registry* registry_;
-  DqnConfig config_;
+  TrainConfig config_;
   std::vector<uint64_t> seeds_;
   Device device_;
   EnvSpec spec_;

@@ -46,7 +46,7 @@ struct QLearnerOptions {
   std::vector<uint64_t> replica_seeds;
 };
 
-/// The convolution DqnConfig's conv_channels asks for (3 x 3, stride 1, no padding, as MinAtar's
+/// The convolution TrainConfig's conv_channels asks for (3 x 3, stride 1, no padding, as MinAtar's
 /// network) on observations of `obs_shape` (H, W, C), or none for conv_channels 0. Throws
 /// std::invalid_argument when the observations are not images: "conv_channels needs an image
 /// observation (H, W, C); CartPole-v1's is (4,)".

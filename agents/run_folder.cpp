@@ -150,7 +150,7 @@ std::string ResumableCheckpoint(const fs::path& run_dir, std::ostream& notes) {
   return usable.path;
 }
 
-fs::path NewRunFolder(const DqnConfig& config, const std::string& requested) {
+fs::path NewRunFolder(const TrainConfig& config, const std::string& requested) {
   fs::path run_dir = requested;
   if (run_dir.empty()) {
     char stamp[32];
@@ -170,7 +170,7 @@ void CreateRunFolder(const fs::path& run_dir) {
   if (error) throw std::invalid_argument("cannot create run folder " + run_dir.string() + ": " + error.message());
 }
 
-RunRecord::RunRecord(const Registry& registry, const DqnConfig& config, const fs::path& run_dir,
+RunRecord::RunRecord(const Registry& registry, const TrainConfig& config, const fs::path& run_dir,
                      const TrainRunOptions& options, const RunLane& lane, std::ostream& notes)
     : config_(config),
       run_dir_(run_dir),
@@ -202,7 +202,7 @@ RunRecord::RunRecord(const Registry& registry, const DqnConfig& config, const fs
   if (config.tensorboard) events_.emplace(run_dir.string());
 }
 
-void RunRecord::Log(const DqnProgress& p) {
+void RunRecord::Log(const MetricsRow& p) {
   metrics_ << p.global_step << "," << Number(p.wall_time) << "," << Number(p.episodic_return) << ","
            << Number(p.episodic_length) << "," << Number(p.td_loss) << "," << Number(p.q_values) << ","
            << Number(p.epsilon) << "," << Number(p.sps) << "," << Number(p.eval_return) << "\n";
@@ -216,7 +216,7 @@ void RunRecord::Log(const DqnProgress& p) {
   if (options_.on_log) options_.on_log(p);
 }
 
-bool RunRecord::Evaluated(const DqnEvaluation& e) {
+bool RunRecord::Evaluated(const TrainEvaluation& e) {
   const EvalResult& r = e.result;
   // Exact text (core/safetensors.h), so a resumed run reads back the best and threshold
   // evaluations the uninterrupted run compares against, to the bit.
@@ -307,7 +307,7 @@ void RunRecord::AddScalars(int64_t step, std::initializer_list<std::pair<const c
   events_->Add(step, scalars);
 }
 
-std::string ProgressLine(const DqnProgress& p, int64_t total_steps) {
+std::string ProgressLine(const MetricsRow& p, int64_t total_steps) {
   const double eta = p.sps > 0 ? static_cast<double>(total_steps - p.global_step) / p.sps : 0;
   char line[240];
   std::snprintf(line, sizeof(line), "step %lld/%lld  %.0f steps/s  return(100) %s  eval %s  epsilon %.3f  ETA %.0fs",

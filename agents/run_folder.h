@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "agents/agent.h"
-#include "agents/dqn_config.h"
 #include "agents/evaluation.h"
+#include "agents/train_config.h"
 #include "core/event_file.h"
 #include "core/json_writer.h"
 #include "core/registry.h"
@@ -28,11 +28,11 @@ struct TrainRunOptions {
   bool resume = false;  // continue run_dir from its newest checkpoint, exactly (Agent::LoadCheckpoints)
   Device device = Device::kCpu;
   // Gets every metrics.csv row after it is written (a progress line).
-  std::function<void(const DqnProgress&)> on_log;
+  std::function<void(const MetricsRow&)> on_log;
   // Called after each evaluation during training, once its evals.csv row, best.safetensors and
   // event-file scalars are written. Returning true ends the run as stop() does: a checkpoint, then
   // interrupted = true (Ray Tune's trainable reports and checkpoints at every evaluation so).
-  std::function<bool(const DqnEvaluation&)> on_eval;
+  std::function<bool(const TrainEvaluation&)> on_eval;
   // Called once the run stops training (its steps done, stopped early or interrupted), before its
   // final evaluation, which in a batch waits until the batch shrinks or ends.
   std::function<void()> on_stop;
@@ -70,11 +70,11 @@ std::string ResumableCheckpoint(const std::filesystem::path& run_dir, std::ostre
 // The run folder for a new run (runs/<env>_<seed>_<time> when none is asked for); throws
 // std::invalid_argument unless it is new or empty. CreateRunFolder makes it once the agent is built,
 // so a refused config leaves no folder behind.
-std::filesystem::path NewRunFolder(const DqnConfig& config, const std::string& requested);
+std::filesystem::path NewRunFolder(const TrainConfig& config, const std::string& requested);
 void CreateRunFolder(const std::filesystem::path& run_dir);
 
 // The one-line progress text `cugym train` prints ("step 2000/60000  ...  ETA 3s").
-std::string ProgressLine(const DqnProgress& progress, int64_t total_steps);
+std::string ProgressLine(const MetricsRow& progress, int64_t total_steps);
 
 // One lane of an agent as its run folder sees it: which agent and lane (they change when a batch
 // shrinks) and the loop's values its checkpoints keep.
@@ -115,7 +115,7 @@ class EvalTracker {
 // the record is made when the run resumes.
 class RunRecord {
  public:
-  RunRecord(const Registry& registry, const DqnConfig& config, const std::filesystem::path& run_dir,
+  RunRecord(const Registry& registry, const TrainConfig& config, const std::filesystem::path& run_dir,
             const TrainRunOptions& options, const RunLane& lane, std::ostream& notes);
 
   // A run that already ended at the threshold (resumed from its last checkpoint) trains no more.
@@ -123,9 +123,9 @@ class RunRecord {
   // Whether options.on_eval asked the run to end (as stop() does: a checkpoint, interrupted).
   bool stop_asked() const { return stop_asked_; }
 
-  void Log(const DqnProgress& p);
+  void Log(const MetricsRow& p);
   // Records an evaluation; returns true when the run ends at it (stop_at_threshold).
-  bool Evaluated(const DqnEvaluation& e);
+  bool Evaluated(const TrainEvaluation& e);
   // checkpoints/step_<global step>.safetensors, keeping the newest keep_checkpoints.
   std::filesystem::path Checkpoint();
   // The end of training: model.safetensors (unless interrupted), then the last checkpoint. A
@@ -140,7 +140,7 @@ class RunRecord {
  private:
   void AddScalars(int64_t step, std::initializer_list<std::pair<const char*, double>> values);
 
-  const DqnConfig& config_;
+  const TrainConfig& config_;
   std::filesystem::path run_dir_;
   const TrainRunOptions& options_;
   const RunLane& lane_;

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "agents/dqn_config.h"
+#include "agents/train_config.h"
 
 namespace cugym::agent {
 namespace fs = std::filesystem;
@@ -82,7 +82,7 @@ void CheckSweep(const std::vector<SweepAxis>& sweep) {
     if (axis.values.empty()) throw std::invalid_argument("sweep key '" + axis.key + "' has no values");
     std::map<std::string, std::string> seen;  // the config's TOML with the value -> the value as given
     for (const TomlValue& value : axis.values) {
-      DqnConfig config;
+      TrainConfig config;
       config.Apply({{axis.key, value}});
       const auto [it, fresh] = seen.emplace(config.ToToml(), ValueText(value));
       if (!fresh)
@@ -191,9 +191,9 @@ SweepAxis ParseSweep(const std::string& text) {
     throw std::invalid_argument("sweep needs KEY=V1,V2,..., got '" + text + "'");
   SweepAxis axis{text.substr(0, eq), {}};
   if (!SweepableKeys().count(axis.key)) {
-    const std::string known = "\n" + DqnConfig().ToToml();
+    const std::string known = "\n" + TrainConfig().ToToml();
     if (known.find("\n" + axis.key + " = ") == std::string::npos)
-      DqnConfig().Apply({{axis.key, TomlValue{}}});  // the unknown-key error, with the known keys
+      TrainConfig().Apply({{axis.key, TomlValue{}}});  // the unknown-key error, with the known keys
     throw std::invalid_argument("sweep key '" + axis.key +
                                 "' cannot vary within one batch (it changes array shapes or what is trained); run its "
                                 "values as separate processes or on Ray Tune (docs/sweeps.md)");
@@ -202,7 +202,7 @@ SweepAxis ParseSweep(const std::string& text) {
   for (std::string v; std::getline(values, v, ',');) {
     TomlValue value = ParseTomlValue(v, "sweep " + axis.key);
     try {
-      DqnConfig check;
+      TrainConfig check;
       check.Apply({{axis.key, value}});  // the key's type
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument("sweep " + text + ": " + e.what());

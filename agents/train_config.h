@@ -1,17 +1,113 @@
-// Where a training run's config comes from, for `cugym train` and cugym.train(): its run folder's
-// own config.toml (a resume), a TOML file, keys given in code, or the tuned config shipped for the
-// env, then overrides; the result validated.
+// A training run's config, for every agent (algo: "dqn" by default, "pqn"): the keys and their
+// defaults, TOML files (configs/*.toml), --set overrides, validation that names the offending key,
+// the resolved config written back as TOML, the tuned configs shipped in configs/, and where a
+// run's config comes from (`cugym train`, cugym.train(): its run folder's own config.toml on a
+// resume, a TOML file, keys given in code, or the shipped config for the env, then overrides).
+// docs/dqn.md and docs/pqn.md say which keys each agent reads.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
-#include "agents/dqn_config.h"
 #include "core/registry.h"
 #include "core/toml.h"
 
 namespace cugym::agent {
+
+// Defaults are configs/cartpole.toml's: CartPole-v1 solved in seconds on a CPU.
+struct TrainConfig {
+  std::string algo = "dqn";  // "dqn" (replay memory, target network) or "pqn" (rollouts, Q(lambda))
+  std::string env_id = "CartPole-v1";
+  uint64_t seed = 1;
+  int64_t num_envs = 8;         // envs stepped together
+  int64_t total_steps = 60000;  // env steps (transitions) over all envs
+  std::vector<int> hidden_sizes = {120, 84};
+  // > 0: a 3 x 3 convolution with this many channels (ReLU) in front of the hidden layers, for
+  // image observations (H, W, C) such as MinAtar's; 0: none, the observations go to the MLP as is.
+  int64_t conv_channels = 0;
+  double learning_rate = 2.3e-3;
+  double adam_eps = 1e-8;
+  int64_t buffer_size = 50000;  // transitions kept
+  int64_t batch_size = 64;
+  double gamma = 0.99;
+  int64_t n_step = 1;                   // rewards summed before bootstrapping (n-step returns)
+  double tau = 0.05;                    // 1: hard copy; < 1: Polyak averaging
+  int64_t target_update_interval = 10;  // env steps between target updates
+  double start_e = 1.0;                 // epsilon schedule, linear in env steps
+  double end_e = 0.05;
+  double exploration_fraction = 0.16;    // of total_steps spent going from start_e to end_e
+  double exploration_hold_mu = 0.0;      // > 1: ez-greedy, random actions held P(n >= k) = k^(1-mu); 0: off
+  int64_t exploration_max_hold = 10000;  // cap on one hold, in env steps
+  int64_t learning_starts = 1000;        // env steps before the first gradient step
+  bool anneal_lr = false;                // learning rate falls linearly to 0 by the last update
+  double replay_ratio = 0.5;             // gradient steps per env step (CleanRL: 0.1)
+  std::string loss = "mse";              // mse (CleanRL) or huber (SB3)
+  bool double_dqn = false;
+  bool dueling = false;                 // dueling head: Q = V + A - mean(A) (Wang et al. 2016)
+  bool prioritized_replay = false;      // draw by priority (|TD error| + per_eps)^per_alpha (Schaul et al. 2016)
+  double per_alpha = 0.6;               // priority exponent: 0 is uniform
+  double per_beta = 0.4;                // importance-weight exponent at the start, annealed to 1 by the last update
+  double per_eps = 1e-6;                // added to |TD error| so no stored transition has priority 0
+  double max_grad_norm = 0.0;           // 0: no clipping
+  bool cuda_graph = true;               // CUDA: replay each iteration (else each gradient step) as a graph
+  int64_t log_interval = 2000;          // env steps between metrics.csv rows
+  bool tensorboard = true;              // TensorBoard event files beside metrics.csv (docs/tensorboard.md)
+  int64_t checkpoint_interval = 20000;  // env steps between checkpoints; 0: only at the end
+  int64_t keep_checkpoints = 3;
+  bool save_replay = true;         // checkpoints hold the replay memory (exact resume); false
+                                   // for very large buffers: a resumed run refills it first
+  int64_t eval_episodes = 100;     // greedy episodes per evaluation, during training and at the end (0: none)
+  int64_t eval_interval = 10000;   // env steps between evaluations during training (> 0)
+  bool stop_at_threshold = false;  // end the run at the first evaluation that reaches the env's threshold
+  // With stop_at_threshold: the evaluation's mean must clear the threshold by this many standard
+  // errors (std / sqrt(episodes)); 0 stops at the first mean that reaches it.
+  double stop_margin = 0.0;
+  bool layer_norm = false;  // a LayerNorm before every hidden ReLU (PQN's network; DQN may use it too)
+
+  // PQN (algo = "pqn", Gallici et al. 2025): rollouts of num_envs x num_steps transitions,
+  // Q(lambda) targets from the network before its updates, num_epochs passes of num_minibatches
+  // minibatches over them; no replay memory, no target network.
+  int64_t num_steps = 64;          // env steps per env in a rollout
+  int64_t num_epochs = 4;          // passes over each rollout
+  int64_t num_minibatches = 16;    // per pass; num_envs * num_steps must be a multiple
+  double q_lambda = 0.65;          // 0: one-step Q-learning targets, 1: Monte Carlo returns
+  double reward_scale = 1.0;       // rewards are multiplied by this in the targets (purejaxql's REW_SCALE)
+  std::string optimizer = "adam";  // "adam" or "radam" (PQN's); both agents read it
+
+  // Applies every key of `table`; throws std::invalid_argument naming an unknown key or a value
+  // of the wrong type.
+  void Apply(const TomlTable& table);
+  // Checks ranges (learning_rate > 0, gamma in [0, 1], batch_size <= buffer_size, ...); throws
+  // std::invalid_argument naming the key.
+  void Validate() const;
+  std::string ToToml() const;
+  // The gradient steps a run from step 0 takes (as DqnAgent's iterations count them): replay_ratio per
+  // env step, over the vector steps that end past learning_starts with a full minibatch stored.
+  // Learning-rate annealing and prioritized replay's beta schedule span them.
+  int64_t PlannedUpdates() const;
+  bool pqn() const { return algo == "pqn"; }
+  // PQN: transitions per rollout (num_envs * num_steps) and rows per minibatch.
+  int64_t rollout_size() const { return num_envs * num_steps; }
+  int64_t minibatch_size() const { return rollout_size() / num_minibatches; }
+};
+
+// A tuned config shipped in configs/ and compiled in (agents/CMakeLists.txt lists them).
+struct ShippedConfig {
+  const char* path;  // e.g. "configs/acrobot.toml", relative to the source tree
+  const char* toml;  // the file's text
+};
+extern const ShippedConfig kShippedConfigs[];
+extern const int kNumShippedConfigs;
+
+// The shipped config of `algo` whose env_id is `env_id`, or nullptr when none is.
+const ShippedConfig* FindShippedConfig(const std::string& env_id, const std::string& algo = "dqn");
+
+// TrainConfig's earlier name (and agents/dqn_config.h its header), so that code written against
+// it compiles.
+using DqnConfig = TrainConfig;
 
 // Where a run's config comes from, applied in this order.
 struct TrainConfigSource {
@@ -26,6 +122,6 @@ struct TrainConfigSource {
 
 // Builds and validates the config; says on `notes` which shipped config it used, if any.
 // Throws std::invalid_argument naming the bad key, file or env.
-DqnConfig ResolveTrainConfig(const Registry& registry, const TrainConfigSource& source, std::ostream& notes);
+TrainConfig ResolveTrainConfig(const Registry& registry, const TrainConfigSource& source, std::ostream& notes);
 
 }  // namespace cugym::agent

@@ -12,11 +12,10 @@ int64_t NextMultiple(int64_t step, int64_t interval) { return (step / interval +
 
 }  // namespace
 
-TrainSchedule::TrainSchedule(const DqnConfig& config, const int64_t& global_step, LoopState& loop,
-                             std::function<DqnProgress(double, int64_t)> progress,
-                             std::function<EvalResult(int64_t)> evaluate,
-                             std::function<void(const DqnProgress&)> on_log, std::function<void()> on_checkpoint,
-                             std::function<bool(const DqnEvaluation&)> on_eval)
+TrainSchedule::TrainSchedule(const TrainConfig& config, const int64_t& global_step, LoopState& loop,
+                             std::function<MetricsRow(double, int64_t)> progress,
+                             std::function<EvalResult(int64_t)> evaluate, std::function<void(const MetricsRow&)> on_log,
+                             std::function<void()> on_checkpoint, std::function<bool(const TrainEvaluation&)> on_eval)
     : config_(config),
       global_step_(global_step),
       loop_(loop),
@@ -49,7 +48,7 @@ double TrainSchedule::Iterated() {
   }
   if (config_.eval_episodes > 0 && global_step_ >= next_eval_) {
     const auto start = Clock::now();
-    DqnEvaluation e;
+    TrainEvaluation e;
     e.global_step = global_step_;
     e.wall_time = loop_.wall_time + std::chrono::duration<double>(start - interval_start_).count();
     e.result = evaluate_(next_eval_ / config_.eval_interval - 1);

@@ -9,7 +9,7 @@
 #include <functional>
 
 #include "agents/agent.h"
-#include "agents/dqn_config.h"
+#include "agents/train_config.h"
 
 namespace cugym::agent {
 
@@ -19,10 +19,10 @@ class TrainSchedule {
   // evaluation (unused when eval_episodes is 0). `loop.wall_time` accumulates training seconds
   // (evaluations not counted) and `loop.last_eval_return` the latest evaluation's mean. `on_eval`
   // returns true to end the run at that evaluation (a normal end, with a last metrics row).
-  TrainSchedule(const DqnConfig& config, const int64_t& global_step, LoopState& loop,
-                std::function<DqnProgress(double seconds, int64_t steps)> progress,
-                std::function<EvalResult(int64_t k)> evaluate, std::function<void(const DqnProgress&)> on_log,
-                std::function<void()> on_checkpoint, std::function<bool(const DqnEvaluation&)> on_eval);
+  TrainSchedule(const TrainConfig& config, const int64_t& global_step, LoopState& loop,
+                std::function<MetricsRow(double seconds, int64_t steps)> progress,
+                std::function<EvalResult(int64_t k)> evaluate, std::function<void(const MetricsRow&)> on_log,
+                std::function<void()> on_checkpoint, std::function<bool(const TrainEvaluation&)> on_eval);
   // Whether training goes on: steps are left and no evaluation ended the run.
   bool going() const { return global_step_ < config_.total_steps && !finished_; }
   // After an iteration advanced global_step: the metrics row, evaluation and checkpoint that fall
@@ -38,14 +38,14 @@ class TrainSchedule {
   using Clock = std::chrono::steady_clock;
   void Log();
 
-  const DqnConfig& config_;
+  const TrainConfig& config_;
   const int64_t& global_step_;
   LoopState& loop_;
-  std::function<DqnProgress(double, int64_t)> progress_;
+  std::function<MetricsRow(double, int64_t)> progress_;
   std::function<EvalResult(int64_t)> evaluate_;
-  std::function<void(const DqnProgress&)> on_log_;
+  std::function<void(const MetricsRow&)> on_log_;
   std::function<void()> on_checkpoint_;
-  std::function<bool(const DqnEvaluation&)> on_eval_;
+  std::function<bool(const TrainEvaluation&)> on_eval_;
   Clock::time_point interval_start_;
   int64_t interval_first_step_, next_log_, next_checkpoint_, next_eval_;
   bool finished_ = false;  // on_eval ended the run

@@ -22,7 +22,7 @@ double Since(std::chrono::steady_clock::time_point t) {
 
 // One run: its config (its seed), folder, lane of the agent, record, schedule and result.
 struct Trainer::RunState {
-  DqnConfig config;
+  TrainConfig config;
   fs::path dir;
   TrainRunOptions options;
   RunLane lane;
@@ -32,7 +32,7 @@ struct Trainer::RunState {
   double eval_seconds = 0;  // of the last iteration's evaluation
 };
 
-Trainer::Trainer(const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds,
+Trainer::Trainer(const Registry& registry, const TrainConfig& config, const std::vector<uint64_t>& seeds,
                  const std::vector<TrainRunOptions>& runs, std::ostream& notes)
     : config_(config), notes_(notes), started_(Clock::now()) {
   if (runs.size() != seeds.size() || runs.empty())
@@ -78,8 +78,8 @@ Trainer::Trainer(const Registry& registry, const DqnConfig& config, const std::v
           return run.lane.agent->Progress(run.lane.lane, seconds, steps, run.lane.loop);
         },
         [&run](int64_t index) { return run.lane.agent->Evaluate(run.lane.lane, index); },
-        [&run](const DqnProgress& p) { run.record->Log(p); }, [&run] { run.record->Checkpoint(); },
-        [&run](const DqnEvaluation& e) { return run.record->Evaluated(e); });
+        [&run](const MetricsRow& p) { run.record->Log(p); }, [&run] { run.record->Checkpoint(); },
+        [&run](const TrainEvaluation& e) { return run.record->Evaluated(e); });
   }
   if (first_files) first_files->Commit();
 }
@@ -246,7 +246,7 @@ void Trainer::SayWhereTimeWent() {
   notes_ << line;
 }
 
-TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, const TrainRunOptions& options,
+TrainRunResult RunTraining(const Registry& registry, const TrainConfig& config, const TrainRunOptions& options,
                            const std::function<bool()>& stop, std::ostream& notes) {
   Trainer trainer(registry, config, {config.seed}, {options}, notes);
   return trainer.Run(stop).front();

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "agents/agent.h"
-#include "agents/dqn_config.h"
 #include "agents/run_folder.h"
+#include "agents/train_config.h"
 #include "agents/train_schedule.h"
 #include "core/registry.h"
 
@@ -30,7 +30,7 @@ class Trainer {
   // evaluations). Resumed runs must have their newest checkpoints at one step. Throws
   // std::invalid_argument for what MakeAgent refuses and for a folder that is not new or empty;
   // nothing is created on disk before the agent is built.
-  Trainer(const Registry& registry, const DqnConfig& config, const std::vector<uint64_t>& seeds,
+  Trainer(const Registry& registry, const TrainConfig& config, const std::vector<uint64_t>& seeds,
           const std::vector<TrainRunOptions>& runs, std::ostream& notes);
   ~Trainer();
 
@@ -57,7 +57,7 @@ class Trainer {
   void Committed(const std::function<void()>& work);
   void SayWhereTimeWent();
 
-  DqnConfig config_;
+  TrainConfig config_;
   std::ostream& notes_;
   std::unique_ptr<Agent> agent_;
   int64_t global_step_ = 0;  // the schedules' step, whichever agent holds the lanes
@@ -77,7 +77,7 @@ class Trainer {
 // One run: a Trainer of one lane (config.seed's) into options.run_dir; `stop()` is polled every
 // iteration (a signal flag): when it returns true a checkpoint is written and the run ends with
 // interrupted = true. Progress notes (resuming, ...) go to `notes`.
-TrainRunResult RunTraining(const Registry& registry, const DqnConfig& config, const TrainRunOptions& options,
+TrainRunResult RunTraining(const Registry& registry, const TrainConfig& config, const TrainRunOptions& options,
                            const std::function<bool()>& stop, std::ostream& notes);
 
 }  // namespace cugym::agent

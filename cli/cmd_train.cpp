@@ -184,7 +184,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
     if (args.Has(flag))
       throw std::invalid_argument(std::string(flag) + " goes with --seeds or --sweep (a batch of runs)");
   const agent::TrainConfigSource source = SourceFromArgs(args);
-  const agent::DqnConfig config = agent::ResolveTrainConfig(registry, source, std::cerr);
+  const agent::TrainConfig config = agent::ResolveTrainConfig(registry, source, std::cerr);
   agent::TrainRunOptions options;
   options.resume = !source.resume_dir.empty();
   options.run_dir = options.resume ? source.resume_dir : args.Has("--out") ? args.String("--out") : "";
@@ -192,7 +192,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
 
   const bool tty = isatty(STDOUT_FILENO) != 0;
   auto last_print = std::chrono::steady_clock::now() - std::chrono::hours(1);
-  options.on_log = [&](const agent::DqnProgress& p) {
+  options.on_log = [&](const agent::MetricsRow& p) {
     const auto now = std::chrono::steady_clock::now();
     const bool last = p.global_step >= config.total_steps;
     if (!tty && !last && now - last_print < std::chrono::seconds(3)) return;

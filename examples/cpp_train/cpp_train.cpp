@@ -12,8 +12,8 @@
 #include <string>
 
 #include "agents/dqn.h"
-#include "agents/dqn_config.h"
 #include "agents/evaluation.h"
+#include "agents/train_config.h"
 #include "core/device.h"
 #include "core/registry.h"
 #include "envs/builtin.h"
@@ -85,8 +85,8 @@ int main(int argc, char** argv) {
     cugym::Registry registry;
     cugym::RegisterBuiltinEnvs(registry);
 
-    // The defaults are configs/cartpole.toml's; DqnConfig::Apply takes a TOML table instead.
-    cugym::agent::DqnConfig config;
+    // The defaults are configs/cartpole.toml's; TrainConfig::Apply takes a TOML table instead.
+    cugym::agent::TrainConfig config;
     config.env_id = "CartPole-v1";
     config.seed = options.seed;
     config.total_steps = options.steps;
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
       agent.Iterate();
       if (agent.global_step() < next_row && agent.global_step() < config.total_steps) continue;
       const auto now = std::chrono::steady_clock::now();
-      const cugym::agent::DqnProgress p =
+      const cugym::agent::MetricsRow p =
           agent.Progress(0, std::chrono::duration<double>(now - last).count(), agent.global_step() - last_step, loop);
       // NaN until an episode has finished (or learning has started, for the loss).
       std::printf("  step %6lld  episodes %5lld  return(100) %6.1f  epsilon %.2f  td_loss %8.4f  %6.0f steps/s\n",

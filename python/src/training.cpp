@@ -94,7 +94,7 @@ bool StopAsked(bool& python_error) {
   return true;
 }
 
-nb::dict ProgressDict(const agent::DqnProgress& p, int64_t total_steps) {
+nb::dict ProgressDict(const agent::MetricsRow& p, int64_t total_steps) {
   nb::dict d;
   d["global_step"] = p.global_step;
   d["wall_time"] = p.wall_time;
@@ -112,7 +112,7 @@ nb::dict ProgressDict(const agent::DqnProgress& p, int64_t total_steps) {
   return d;
 }
 
-nb::dict EvalDict(const agent::DqnEvaluation& e) {
+nb::dict EvalDict(const agent::TrainEvaluation& e) {
   nb::dict d;
   d["global_step"] = e.global_step;
   d["wall_time"] = e.wall_time;
@@ -139,7 +139,7 @@ nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb
   source.overrides = ToTable(overrides);
   LineSink sink(write);
   std::ostream notes(&sink);
-  const agent::DqnConfig config = agent::ResolveTrainConfig(GlobalRegistry(), source, notes);
+  const agent::TrainConfig config = agent::ResolveTrainConfig(GlobalRegistry(), source, notes);
   notes.flush();
   agent::TrainRunOptions options;
   options.resume = !resume_dir.empty();
@@ -150,7 +150,7 @@ nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb
   agent::TrainRunResult run;
   {
     nb::gil_scoped_release release;
-    options.on_log = [&](const agent::DqnProgress& p) {
+    options.on_log = [&](const agent::MetricsRow& p) {
       nb::gil_scoped_acquire gil;
       if (!on_log.is_none() && !python_error) {
         try {
@@ -162,7 +162,7 @@ nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb
       }
     };
     if (!on_eval.is_none()) {
-      options.on_eval = [&](const agent::DqnEvaluation& e) {
+      options.on_eval = [&](const agent::TrainEvaluation& e) {
         nb::gil_scoped_acquire gil;
         if (python_error) return true;
         try {

@@ -49,9 +49,9 @@ struct SoloRun {
   explicit SoloRun(Args&&... args) : agent(std::forward<Args>(args)...) {}
 
   // Trains until total_steps or until `stop()` returns true (polled before every iteration).
-  void Train(const std::function<void(const agent::DqnProgress&)>& on_log, const std::function<bool()>& stop,
+  void Train(const std::function<void(const agent::MetricsRow&)>& on_log, const std::function<bool()>& stop,
              const std::function<void()>& on_checkpoint,
-             const std::function<bool(const agent::DqnEvaluation&)>& on_eval = {}) {
+             const std::function<bool(const agent::TrainEvaluation&)>& on_eval = {}) {
     int64_t step = agent.global_step();
     agent::TrainSchedule schedule(
         agent.config(), step, loop,
@@ -66,7 +66,7 @@ struct SoloRun {
   }
   // Trains to total_steps with no logging, no stop and no checkpoints.
   void TrainQuietly() {
-    Train([](const agent::DqnProgress&) {}, [] { return false; }, [] {});
+    Train([](const agent::MetricsRow&) {}, [] { return false; }, [] {});
   }
   void SaveCheckpoint(const std::string& path) const { agent.SaveCheckpoint(0, path, loop); }
   void LoadCheckpoint(const std::string& path) { loop = agent.LoadCheckpoints({path}).front(); }

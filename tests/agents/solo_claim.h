@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/dqn_config.h"
+#include "agents/train_config.h"
 #include "core/device.h"
 #include "core/memory.h"
 #include "nn/mlp.h"
@@ -78,7 +78,7 @@ inline int64_t BatchedAgainstSoloDifferences(const std::shared_ptr<nn::Backend>&
 // The claim for a test of the agents whose replicated network is `online` (its layer sizes, replica
 // count and back end), trained with `config` (acting on num_envs rows per agent, learning on
 // batch_size), printed with the reason. The CPU must give the bits: a difference there is a fault.
-inline SoloClaim ClaimFor(const nn::Mlp& online, const agent::DqnConfig& config) {
+inline SoloClaim ClaimFor(const nn::Mlp& online, const agent::TrainConfig& config) {
   const std::vector<int> rows = {static_cast<int>(config.num_envs), static_cast<int>(config.batch_size)};
   const int64_t differ =
       BatchedAgainstSoloDifferences(online.shared_backend(), online.layer_sizes(), online.replicas(), rows);
@@ -102,14 +102,14 @@ inline SoloClaim ClaimFor(const nn::Mlp& online, const agent::DqnConfig& config)
 // `config` cut to its first three learning iterations (from the first that ends past
 // learning_starts with a minibatch stored): a handful of updates, the last replayed from the
 // iteration's CUDA graph (captured at the second). The runs a rounding claim compares.
-inline agent::DqnConfig FirstLearningIterations(agent::DqnConfig config) {
+inline agent::TrainConfig FirstLearningIterations(agent::TrainConfig config) {
   const int64_t n = config.num_envs;
   const int64_t first = std::max(config.learning_starts / n + 1, (config.batch_size + n - 1) / n);  // 1-based
   config.total_steps = (first + 2) * n;
   return config;
 }
 
-inline agent::DqnConfig ForClaim(const agent::DqnConfig& config, SoloClaim claim) {
+inline agent::TrainConfig ForClaim(const agent::TrainConfig& config, SoloClaim claim) {
   return claim == SoloClaim::kBits ? config : FirstLearningIterations(config);
 }
 

@@ -1,6 +1,7 @@
 // DQN: config keys and validation, refusal of Box action spaces, CPU determinism, checkpoints,
 // evaluation errors; and (label slow) learning with the shipped configs.
 #include "agents/dqn.h"
+#include "agents/dqn_config.h"  // the earlier header name: TheEarlierNamesStillCompile
 #include "agents/trainer.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <type_traits>
 
 #include "core/build_info.h"
 #include "core/safetensors.h"
@@ -31,7 +33,7 @@ using testing::SoloRun;
 
 std::string ConfigError(const std::string& toml) {
   try {
-    DqnConfig config;
+    TrainConfig config;
     config.Apply(ParseToml(toml, "c.toml"));
     config.Validate();
   } catch (const std::invalid_argument& e) {
@@ -40,7 +42,7 @@ std::string ConfigError(const std::string& toml) {
   return "";
 }
 
-TEST(DqnConfig, BadKeysAndValuesNameTheKey) {
+TEST(TrainConfig, BadKeysAndValuesNameTheKey) {
   EXPECT_EQ(ConfigError("learning_rate = 1e-3\nbuffer_size = 500\n"), "");
   EXPECT_EQ(ConfigError("num_envs = 512\nbuffer_size = 256\nbatch_size = 32\n"),
             "num_envs must not exceed buffer_size (256): one vector step writes num_envs rows of the replay ring, "
@@ -73,14 +75,14 @@ TEST(DqnConfig, BadKeysAndValuesNameTheKey) {
             0u);
 }
 
-TEST(DqnConfig, WrittenConfigReadsBackTheSame) {
-  DqnConfig config;
+TEST(TrainConfig, WrittenConfigReadsBackTheSame) {
+  TrainConfig config;
   config.Apply(
       ParseToml("env_id = \"Acrobot-v1\"\nhidden_sizes = [64, 64]\ndouble_dqn = true\nlearning_rate = 6.3e-4\n"
                 "anneal_lr = true\nexploration_hold_mu = 2.5\nexploration_max_hold = 300\ntensorboard = false\n"
                 "seed = 7\nloss = \"huber\"\nconv_channels = 16\n",
                 "a"));
-  DqnConfig again;
+  TrainConfig again;
   again.Apply(ParseToml(config.ToToml(), "b"));
   EXPECT_EQ(again.ToToml(), config.ToToml());
   EXPECT_FALSE(again.tensorboard);
@@ -103,12 +105,21 @@ TEST(DqnConfig, WrittenConfigReadsBackTheSame) {
   EXPECT_EQ(again.env_id, "Acrobot-v1");
 }
 
+// Code written against the config's earlier name (DqnConfig in agents/dqn_config.h) still compiles
+// and reads the same keys.
+TEST(TrainConfig, TheEarlierNamesStillCompile) {
+  static_assert(std::is_same_v<DqnConfig, TrainConfig>);
+  DqnConfig config;
+  config.Apply(ParseToml("batch_size = 32\n", "old"));
+  EXPECT_EQ(config.batch_size, 32);
+}
+
 std::string FileBytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-TEST(DqnConfig, ShippedConfigsAreTheFilesAndCartPolesAreTheDefaults) {
+TEST(TrainConfig, ShippedConfigsAreTheFilesAndCartPolesAreTheDefaults) {
   ASSERT_EQ(kNumShippedConfigs, 16);  // and 7 PQN configs (test_pqn.cpp)
   for (const char* id :
        {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "LunarLander-v3", "MinAtar-Asterix-v1", "MinAtar-Breakout-v1",
@@ -120,19 +131,19 @@ TEST(DqnConfig, ShippedConfigsAreTheFilesAndCartPolesAreTheDefaults) {
   }
   EXPECT_EQ(FindShippedConfig("Pendulum-v1"), nullptr);
   EXPECT_EQ(FindShippedConfig("MountainCar"), nullptr);
-  DqnConfig cartpole;
+  TrainConfig cartpole;
   cartpole.Apply(ParseToml(FindShippedConfig("CartPole-v1")->toml, "cartpole.toml"));
-  DqnConfig defaults;  // the fast CartPole preset, but for what cartpole.toml opts into
+  TrainConfig defaults;  // the fast CartPole preset, but for what cartpole.toml opts into
   defaults.dueling = true;
   defaults.prioritized_replay = true;
   defaults.eval_interval = 5000;
   defaults.stop_at_threshold = true;
   defaults.stop_margin = 2.0;
-  EXPECT_EQ(cartpole.ToToml(), defaults.ToToml()) << "DqnConfig's defaults are configs/cartpole.toml's";
+  EXPECT_EQ(cartpole.ToToml(), defaults.ToToml()) << "TrainConfig's defaults are configs/cartpole.toml's";
 }
 
 TEST(DqnAgent, RefusesBoxActionSpaces) {
-  DqnConfig config;
+  TrainConfig config;
   config.env_id = "Pendulum-v1";
   try {
     SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
@@ -143,7 +154,7 @@ TEST(DqnAgent, RefusesBoxActionSpaces) {
 }
 
 TEST(DqnAgent, AConvolutionNeedsImageObservations) {
-  DqnConfig config;
+  TrainConfig config;
   config.conv_channels = 16;
   try {
     SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
@@ -154,7 +165,7 @@ TEST(DqnAgent, AConvolutionNeedsImageObservations) {
 }
 
 TEST(DqnAgent, EpsilonScheduleIsLinearThenFlat) {
-  DqnConfig config;
+  TrainConfig config;
   config.total_steps = 1000;
   config.exploration_fraction = 0.5;
   config.start_e = 1.0;
@@ -166,8 +177,8 @@ TEST(DqnAgent, EpsilonScheduleIsLinearThenFlat) {
   EXPECT_DOUBLE_EQ(agent->Epsilon(900), 0.1);
 }
 
-DqnConfig SmallRun(uint64_t seed) {
-  DqnConfig config;
+TrainConfig SmallRun(uint64_t seed) {
+  TrainConfig config;
   config.seed = seed;
   config.total_steps = 4000;
   config.learning_starts = 500;
@@ -178,14 +189,14 @@ DqnConfig SmallRun(uint64_t seed) {
 
 // Everything but the wall-clock columns, for each metrics row.
 // Appends a metrics row (all but the wall-clock columns) to `rows`.
-std::function<void(const DqnProgress&)> RowWriter(std::ostringstream& rows) {
-  return [&rows](const DqnProgress& p) {
+std::function<void(const MetricsRow&)> RowWriter(std::ostringstream& rows) {
+  return [&rows](const MetricsRow& p) {
     rows << p.global_step << " " << p.episodic_return << " " << p.episodic_length << " " << p.td_loss << " "
          << p.q_values << " " << p.epsilon << " " << p.mean_return_100 << " " << p.episodes << "\n";
   };
 }
 
-std::string Rows(const DqnConfig& config, fs::path model) {
+std::string Rows(const TrainConfig& config, fs::path model) {
   SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
   std::ostringstream rows;
   agent.Train(
@@ -196,7 +207,7 @@ std::string Rows(const DqnConfig& config, fs::path model) {
 
 TEST(DqnAgent, ADuelingModelIsWrittenAndEvaluatedAsSuch) {
   const ScratchDir dir("cugym_dqn_dueling");
-  DqnConfig config = SmallRun(9);
+  TrainConfig config = SmallRun(9);
   config.dueling = true;
   const std::string rows = Rows(config, dir / "m.safetensors");
   config.dueling = false;
@@ -220,17 +231,17 @@ TEST(DqnAgent, AnInterruptedRunResumesExactly) {
   // run that never stopped. Holds, Double DQN, 3-step returns, prioritized replay and the annealed
   // rate exercise every piece of state.
   const ScratchDir dir("cugym_dqn_resume");
-  DqnConfig config = SmallRun(7);
+  TrainConfig config = SmallRun(7);
   config.exploration_hold_mu = 2.0;
   config.anneal_lr = true;
   config.double_dqn = true;
   config.n_step = 3;
   config.prioritized_replay = true;
   const std::string uninterrupted = Rows(config, dir / "full.safetensors");
-  DqnConfig one_step = config;
+  TrainConfig one_step = config;
   one_step.n_step = 1;
   EXPECT_NE(Rows(one_step, dir / "one.safetensors"), uninterrupted) << "n_step changes the targets";
-  DqnConfig uniform = config;
+  TrainConfig uniform = config;
   uniform.prioritized_replay = false;
   EXPECT_NE(Rows(uniform, dir / "uniform.safetensors"), uninterrupted) << "priorities change the minibatches";
   std::ostringstream rows;
@@ -249,7 +260,7 @@ TEST(DqnAgent, AnInterruptedRunResumesExactly) {
   // Without the replay memory the run goes on, but refills it first: no longer the same run.
   config.save_replay = false;
   SoloRun<DqnAgent> partial(Builtins(), config, Device::kCpu);
-  partial.Train([](const DqnProgress&) {}, [&] { return partial.global_step() >= 1203; }, [] {});
+  partial.Train([](const MetricsRow&) {}, [&] { return partial.global_step() >= 1203; }, [] {});
   partial.SaveCheckpoint(checkpoint);
   EXPECT_EQ(ReadSafetensors(checkpoint).Find("replay.obs"), nullptr);
   SoloRun<DqnAgent> refilled(Builtins(), config, Device::kCpu);
@@ -275,7 +286,7 @@ namespace {
 TEST(DqnAgent, TheBlasThreadCountDoesNotChangeACpuRun) {
   const ScratchDir dir("cugym_dqn_threads");
   const ShippedConfig* shipped = FindShippedConfig("CartPole-v1");
-  DqnConfig config;
+  TrainConfig config;
   config.Apply(ParseToml(shipped->toml, shipped->path));
   config.total_steps = 4000;
   config.eval_episodes = 0;
@@ -302,7 +313,7 @@ TEST(DqnAgent, SameSeedSameMetricsAndWeightsOnTheCpu) {
 
 TEST(DqnAgent, AnnealedLearningRateEndsWithTheLastUpdate) {
   const ScratchDir dir("cugym_dqn_anneal");
-  DqnConfig config = SmallRun(6);
+  TrainConfig config = SmallRun(6);
   config.anneal_lr = true;
   config.exploration_hold_mu = 2.0;
   config.exploration_max_hold = 20;
@@ -319,7 +330,7 @@ TEST(DqnAgent, AnnealedLearningRateEndsWithTheLastUpdate) {
 
 TEST(DqnAgent, EzGreedyChangesTheRunButStaysDeterministic) {
   const ScratchDir dir("cugym_dqn_ez");
-  DqnConfig held = SmallRun(3);
+  TrainConfig held = SmallRun(3);
   held.exploration_hold_mu = 2.0;
   const std::string a = Rows(held, dir / "a.safetensors");
   EXPECT_EQ(a, Rows(held, dir / "b.safetensors"));
@@ -328,7 +339,7 @@ TEST(DqnAgent, EzGreedyChangesTheRunButStaysDeterministic) {
 
 TEST(DqnAgent, CheckpointsRestoreCountersWeightsAndReplay) {
   const ScratchDir dir("cugym_dqn_checkpoint");
-  DqnConfig config = SmallRun(5);
+  TrainConfig config = SmallRun(5);
   config.total_steps = 2000;
   {
     SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
@@ -343,10 +354,10 @@ TEST(DqnAgent, CheckpointsRestoreCountersWeightsAndReplay) {
   resumed.SaveModel((dir / "after.safetensors").string());
   EXPECT_EQ(FileBytes(dir / "before.safetensors"), FileBytes(dir / "after.safetensors"));
   int64_t last = 0;
-  resumed.Train([&](const DqnProgress& p) { last = p.global_step; }, [] { return false; }, [] {});
+  resumed.Train([&](const MetricsRow& p) { last = p.global_step; }, [] { return false; }, [] {});
   EXPECT_EQ(last, 3000);
   // A checkpoint of another env is refused.
-  DqnConfig other = config;
+  TrainConfig other = config;
   other.env_id = "Acrobot-v1";
   SoloRun<DqnAgent> acrobot(Builtins(), other, Device::kCpu);
   EXPECT_THROW(acrobot.LoadCheckpoint((dir / "ckpt.safetensors").string()), std::invalid_argument);
@@ -357,7 +368,7 @@ TEST(DqnAgent, CheckpointsRestoreCountersWeightsAndReplay) {
 // resumption (no cugym.update_debt) is refused, naming the file.
 TEST(DqnAgent, CheckpointsOfTheOldNamesResumeTheSame) {
   const ScratchDir dir("cugym_dqn_old_names");
-  DqnConfig config = SmallRun(5);
+  TrainConfig config = SmallRun(5);
   config.total_steps = 2000;
   const std::string checkpoint = (dir / "ckpt.safetensors").string();
   {
@@ -400,7 +411,7 @@ TEST(DqnAgent, CheckpointsOfTheOldNamesResumeTheSame) {
 
 TEST(Evaluate, RefusesMissingDamagedAndMismatchedModels) {
   const ScratchDir dir("cugym_eval_errors");
-  DqnConfig config = SmallRun(1);
+  TrainConfig config = SmallRun(1);
   config.total_steps = 1000;
   SoloRun<DqnAgent> agent(Builtins(), config, Device::kCpu);
   agent.TrainQuietly();
@@ -468,7 +479,7 @@ std::vector<float> ModelWeights(const fs::path& path) {
 TEST(DqnCuda, GraphReplayGivesTheEagerWeights) {
   CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
   const ScratchDir dir("cugym_dqn_cuda_graph");
-  DqnConfig config = SmallRun(4);
+  TrainConfig config = SmallRun(4);
   config.replay_ratio = 0.3;
   config.double_dqn = true;
   config.max_grad_norm = 10.0;
@@ -493,7 +504,7 @@ TEST(DqnCuda, GraphReplayGivesTheEagerWeights) {
 TEST(DqnCuda, TwentyUpdatesAgreeWithTheCpu) {
   CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
   const ScratchDir dir("cugym_dqn_cuda_cpu");
-  DqnConfig config = SmallRun(8);
+  TrainConfig config = SmallRun(8);
   config.start_e = config.end_e = 1.0;
   config.learning_starts = 256;
   config.total_steps = 296;  // 5 learning vector steps of 4 updates
@@ -544,7 +555,7 @@ TEST_P(ShippedConfigLearning, ReachesTheThreshold) {
   const ScratchDir dir(std::string("cugym_learning_") + algo + "_" + env_id);
   const ShippedConfig* shipped = FindShippedConfig(env_id, algo);
   ASSERT_NE(shipped, nullptr) << env_id;
-  DqnConfig config;
+  TrainConfig config;
   config.Apply(ParseToml(shipped->toml, shipped->path));
   config.seed = 1;
   // As `cugym train` runs it: a run folder, evaluations, the early stop where the config has one.

@@ -58,9 +58,9 @@ uint64_t CheckpointHash(const fs::path& path) {
 
 // A shipped config cut to 3000 env steps (2000 in sanitizer builds) with learning from step 1000
 // and no evaluations: a few hundred gradient steps of each, in about a second.
-DqnConfig ShortShipped(const char* env_id) {
+TrainConfig ShortShipped(const char* env_id) {
   const ShippedConfig* shipped = FindShippedConfig(env_id);
-  DqnConfig config;
+  TrainConfig config;
   config.Apply(ParseToml(shipped->toml, shipped->path));
   config.total_steps = testing::kSanitizerBuild ? 2000 : 3000;  // the same paths, fewer updates
   config.learning_starts = 1000;
@@ -73,13 +73,13 @@ DqnConfig ShortShipped(const char* env_id) {
 // target update every env step, the others' every 10 or 250) and one that is neither (3 envs,
 // 0.9 gradient steps per vector step, 3-step Double DQN, targets every 7 env steps). Sanitizer
 // builds leave LunarLander out (its 256-wide network dominates there; the Release build runs it).
-std::map<std::string, DqnConfig> Cases() {
-  std::map<std::string, DqnConfig> cases;
+std::map<std::string, TrainConfig> Cases() {
+  std::map<std::string, TrainConfig> cases;
   for (const char* id : {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "LunarLander-v3"}) {
     if (testing::kSanitizerBuild && std::string(id) == "LunarLander-v3") continue;
     if (Builtins().Find(id) != nullptr) cases[id] = ShortShipped(id);
   }
-  DqnConfig odd = ShortShipped("CartPole-v1");
+  TrainConfig odd = ShortShipped("CartPole-v1");
   odd.num_envs = 3;
   odd.replay_ratio = 0.3;
   odd.n_step = 3;
@@ -101,7 +101,7 @@ uint64_t RunHash(SoloRun<DqnAgent>& agent, const fs::path& checkpoint) {
 // replay (priorities of new rows and of sampled ones inside the graph).
 TEST(DqnIteration, TheIterationGraphPathGivesTheEagerRunOnTheCpu) {
   const ScratchDir dir("cugym_dqn_graph_cpu");
-  std::map<std::string, DqnConfig> cases = Cases();
+  std::map<std::string, TrainConfig> cases = Cases();
   cases["per"] = ShortShipped("CartPole-v1");
   cases["per"].prioritized_replay = true;
   for (const auto& [name, config] : cases) {
@@ -124,7 +124,7 @@ TEST(DqnIteration, TheIterationGraphPathGivesTheEagerRunOnTheCpu) {
     {
       SoloRun<DqnAgent> first(Builtins(), config, Device::kCpu);
       first->set_iteration_graph_on_cpu(true);
-      first.Train([](const DqnProgress&) {}, [&] { return first.global_step() >= 1504; }, [] {});
+      first.Train([](const MetricsRow&) {}, [&] { return first.global_step() >= 1504; }, [] {});
       first.SaveCheckpoint(checkpoint);
     }
     SoloRun<DqnAgent> resumed(Builtins(), config, Device::kCpu);
@@ -137,7 +137,7 @@ TEST(DqnIteration, TheIterationGraphPathGivesTheEagerRunOnTheCpu) {
 // A run's checkpoint loaded into an agent that has captured its graph and into a fresh agent, then
 // trained on: the same bits. The checkpoint is of another seed's run, so its envs' seed (a value
 // the captured env step holds) is not the agent's own.
-uint64_t ReloadedAfterCapture(const DqnConfig& config, Device device, const std::string& checkpoint,
+uint64_t ReloadedAfterCapture(const TrainConfig& config, Device device, const std::string& checkpoint,
                               const fs::path& out, bool graph_on_cpu) {
   SoloRun<DqnAgent> agent(Builtins(), config, device);
   agent->set_iteration_graph_on_cpu(graph_on_cpu);
@@ -149,9 +149,9 @@ uint64_t ReloadedAfterCapture(const DqnConfig& config, Device device, const std:
   EXPECT_FALSE(agent->replays_iteration_graph());
   EXPECT_FALSE(agent->replays_update_graph());
   const int64_t loaded_at = agent.global_step(), n = config.num_envs;
-  agent.Train([](const DqnProgress&) {}, [&] { return agent.global_step() >= loaded_at + n; }, [] {});
+  agent.Train([](const MetricsRow&) {}, [&] { return agent.global_step() >= loaded_at + n; }, [] {});
   EXPECT_FALSE(agent->replays_iteration_graph());
-  agent.Train([](const DqnProgress&) {}, [&] { return agent.global_step() >= loaded_at + 2 * n; }, [] {});
+  agent.Train([](const MetricsRow&) {}, [&] { return agent.global_step() >= loaded_at + 2 * n; }, [] {});
   if (config.replay_ratio * static_cast<double>(n) == 4.0) {  // a whole-iteration graph config
     EXPECT_TRUE(agent->replays_iteration_graph());
   }
@@ -160,13 +160,13 @@ uint64_t ReloadedAfterCapture(const DqnConfig& config, Device device, const std:
 
 // Another seed's run of `config` checkpointed at 1504 env steps, loaded into a fresh agent and
 // into one that has captured its graphs (ReloadedAfterCapture): both train on to the same bits.
-void ExpectReloadAfterCaptureIsAFreshLoad(const DqnConfig& config, Device device, const fs::path& dir) {
-  DqnConfig other = config;
+void ExpectReloadAfterCaptureIsAFreshLoad(const TrainConfig& config, Device device, const fs::path& dir) {
+  TrainConfig other = config;
   other.seed = config.seed + 1;
   const std::string checkpoint = (dir / "other.safetensors").string();
   {
     SoloRun<DqnAgent> agent(Builtins(), other, device);
-    agent.Train([](const DqnProgress&) {}, [&] { return agent.global_step() >= 1504; }, [] {});
+    agent.Train([](const MetricsRow&) {}, [&] { return agent.global_step() >= 1504; }, [] {});
     agent.SaveCheckpoint(checkpoint);
   }
   const bool graph_on_cpu = device == Device::kCpu;
@@ -194,10 +194,10 @@ TEST(DqnIteration, LoadCheckpointDropsTheCapturedGraph) {
 TEST(DqnIterationCuda, LoadCheckpointDropsTheCapturedGraphs) {
   CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
   const ScratchDir dir("cugym_dqn_graph_reload_cuda");
-  DqnConfig odd = ShortShipped("CartPole-v1");
+  TrainConfig odd = ShortShipped("CartPole-v1");
   odd.num_envs = 3;
   odd.replay_ratio = 0.3;
-  for (const DqnConfig& config : {ShortShipped("CartPole-v1"), odd}) {
+  for (const TrainConfig& config : {ShortShipped("CartPole-v1"), odd}) {
     SCOPED_TRACE(config.replay_ratio);
     ExpectReloadAfterCaptureIsAFreshLoad(config, Device::kCuda, dir.path);
   }
@@ -211,18 +211,18 @@ TEST(DqnIterationCuda, LoadCheckpointDropsTheCapturedGraphs) {
 TEST(DqnIterationCuda, GraphReplayGivesTheEagerRun) {
   CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
   const ScratchDir dir("cugym_dqn_graph_cuda");
-  DqnConfig variant = ShortShipped("CartPole-v1");
+  TrainConfig variant = ShortShipped("CartPole-v1");
   variant.double_dqn = true;
   variant.n_step = 3;
   variant.max_grad_norm = 10.0;
   variant.exploration_hold_mu = 2.0;
-  DqnConfig per = ShortShipped("CartPole-v1");
+  TrainConfig per = ShortShipped("CartPole-v1");
   per.prioritized_replay = true;
-  const std::map<std::string, DqnConfig> cases = {{"CartPole-v1", ShortShipped("CartPole-v1")},
-                                                  {"Acrobot-v1", ShortShipped("Acrobot-v1")},
-                                                  {"MountainCar-v0", ShortShipped("MountainCar-v0")},
-                                                  {"CartPole-v1 variant", variant},
-                                                  {"CartPole-v1 prioritized", per}};
+  const std::map<std::string, TrainConfig> cases = {{"CartPole-v1", ShortShipped("CartPole-v1")},
+                                                    {"Acrobot-v1", ShortShipped("Acrobot-v1")},
+                                                    {"MountainCar-v0", ShortShipped("MountainCar-v0")},
+                                                    {"CartPole-v1 variant", variant},
+                                                    {"CartPole-v1 prioritized", per}};
   for (auto [name, config] : cases) {
     SCOPED_TRACE(name);
     config.cuda_graph = false;

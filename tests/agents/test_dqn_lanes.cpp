@@ -34,7 +34,7 @@ using testing::SoloClaim;
 
 // The shipped CartPole config, short: 3000 env steps (375 iterations, 1,000 before learning),
 // 10-episode evaluations only when called (no early stop), no log rows in between.
-DqnConfig Config(TomlTable keys) {
+TrainConfig Config(TomlTable keys) {
   TrainConfigSource source;
   source.env_id = "CartPole-v1";
   keys["total_steps"] = ParseTomlValue(testing::kSanitizerBuild ? "2000" : "3000", "t");
@@ -58,14 +58,14 @@ struct Solo {
   std::string model;
   std::vector<float> parameters;
   EvalResult eval;
-  DqnProgress progress;
+  MetricsRow progress;
 };
 
-Solo TrainSolo(DqnConfig config, uint64_t seed, Device device, const std::string& path) {
+Solo TrainSolo(TrainConfig config, uint64_t seed, Device device, const std::string& path) {
   config.seed = seed;
   testing::SoloRun<DqnAgent> agent(Builtins(), config, device);
   Solo solo;
-  agent.Train([&](const DqnProgress& p) { solo.progress = p; }, [] { return false; }, [] {});
+  agent.Train([&](const MetricsRow& p) { solo.progress = p; }, [] { return false; }, [] {});
   agent.SaveModel(path);
   solo.model = Bytes(path);
   nn::Mlp net(nn::MakeBackend(device), nn::ReadMlpLayerSizes(path), nn::MlpOptions{});
@@ -92,10 +92,10 @@ void ExpectSoloModel(const std::string& path, const Solo& solo, SoloClaim claim,
 // learning iterations. `rounding` asks for the second case whatever the check finds (bits are
 // within it).
 struct Claimed {
-  DqnConfig config;
+  TrainConfig config;
   SoloClaim claim;
 };
-Claimed Claim(const DqnConfig& full, const std::vector<uint64_t>& seeds, Device device, bool rounding = false) {
+Claimed Claim(const TrainConfig& full, const std::vector<uint64_t>& seeds, Device device, bool rounding = false) {
   const DqnAgent probe(Builtins(), full, device, seeds);
   const SoloClaim claim = rounding ? SoloClaim::kRounding : testing::ClaimFor(probe.learner().online(), full);
   return {testing::ForClaim(full, claim), claim};
@@ -131,7 +131,7 @@ void CheckEachLaneAgainstItsSoloRun(Device device, bool rounding) {
       nn::Mlp mine(batch.learner().online().shared_backend(), batch.learner().online().layer_sizes(), nn::MlpOptions{});
       batch.learner().online().CopyReplicaTo(k, mine);
       const std::vector<float> got = nn::ToHost(mine.parameters());
-      const DqnProgress progress = batch.Progress(k, 1.0, config.total_steps, LoopState{0.0, 0.0});
+      const MetricsRow progress = batch.Progress(k, 1.0, config.total_steps, LoopState{0.0, 0.0});
       EXPECT_EQ(progress.global_step, solo.progress.global_step);
       EXPECT_EQ(progress.episodes, solo.progress.episodes) << "episodes ended and reset alike";
       EXPECT_GT(progress.episodes, 10);
@@ -181,12 +181,12 @@ TEST_P(DqnLanesTest, AnAgentsCheckpointResumesAsItsSoloRun) {
       SCOPED_TRACE(::testing::Message() << "seed " << seeds[k]);
       const std::string checkpoint = (scratch / ("agent_" + std::to_string(k) + ".safetensors")).string();
       batch.SaveCheckpoint(k, checkpoint, LoopState{0.0, std::numeric_limits<double>::quiet_NaN()});
-      DqnConfig one = config;
+      TrainConfig one = config;
       one.seed = seeds[k];
       testing::SoloRun<DqnAgent> resumed(Builtins(), one, device);
       resumed.LoadCheckpoint(checkpoint);
       EXPECT_EQ(resumed.global_step(), batch.global_step());
-      resumed.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
+      resumed.Train([](const MetricsRow&) {}, [] { return false; }, [] {});
       const std::string path = (scratch / ("resumed_" + std::to_string(k))).string();
       resumed.SaveModel(path);
       ExpectSoloModel(path, TrainSolo(config, seeds[k], device, (scratch / ("solo_" + std::to_string(k))).string()),
@@ -217,11 +217,11 @@ TEST_P(DqnLanesTest, ABatchResumesWithoutItsReplayMemoriesAsItsAgentsWould) {
   while (resumed.global_step() < config.total_steps) resumed.Iterate();
   for (int k = 0; k < resumed.lanes(); ++k) {
     SCOPED_TRACE(::testing::Message() << "seed " << seeds[k]);
-    DqnConfig one = config;
+    TrainConfig one = config;
     one.seed = seeds[k];
     testing::SoloRun<DqnAgent> alone(Builtins(), one, device);
     alone.LoadCheckpoint(paths[k]);
-    alone.Train([](const DqnProgress&) {}, [] { return false; }, [] {});
+    alone.Train([](const MetricsRow&) {}, [] { return false; }, [] {});
     Solo solo;
     const std::string solo_path = (scratch / ("alone_" + std::to_string(k))).string();
     alone.SaveModel(solo_path);
@@ -292,7 +292,7 @@ TEST_P(DqnLanesTest, AShrunkBatchGoesOnAsTheWholeOne) {
     const Claimed three = Claim(Config(keys), seeds, device);
     const Claimed two = Claim(Config(keys), {seeds[keep[0]], seeds[keep[1]]}, device);
     const SoloClaim claim = three.claim == SoloClaim::kBits ? two.claim : SoloClaim::kRounding;
-    const DqnConfig config = testing::ForClaim(Config(keys), claim);
+    const TrainConfig config = testing::ForClaim(Config(keys), claim);
     DqnAgent whole(Builtins(), config, device, seeds);
     while (whole.global_step() < config.total_steps / 2) whole.Iterate();
     for (int k = 0; k < whole.lanes(); ++k)
@@ -308,8 +308,8 @@ TEST_P(DqnLanesTest, AShrunkBatchGoesOnAsTheWholeOne) {
     for (std::size_t i = 0; i < keep.size(); ++i) {
       SCOPED_TRACE(::testing::Message() << "seed " << seeds[keep[i]]);
       const int mine = static_cast<int>(i), theirs = keep[i];
-      const DqnProgress got = kept->Progress(mine, 1.0, 100, LoopState{0.0, 0.0});
-      const DqnProgress want = whole.Progress(theirs, 1.0, 100, LoopState{0.0, 0.0});
+      const MetricsRow got = kept->Progress(mine, 1.0, 100, LoopState{0.0, 0.0});
+      const MetricsRow want = whole.Progress(theirs, 1.0, 100, LoopState{0.0, 0.0});
       EXPECT_EQ(got.episodes, want.episodes);
       EXPECT_EQ(got.global_step, want.global_step);
       if (claim == SoloClaim::kBits) {
@@ -343,7 +343,7 @@ TEST_P(DqnLanesTest, AShrunkBatchGoesOnAsTheWholeOne) {
 
 TEST(DqnLanes, RefuseWhatTheyCannotBatch) {
   using cugym::testing::InvalidArgumentMessage;
-  DqnConfig config = Config({});
+  TrainConfig config = Config({});
   EXPECT_EQ(DqnAgent(Builtins(), config, Device::kCpu, {}).seeds(), std::vector<uint64_t>{config.seed})
       << "no seeds: one lane of the config's";
   EXPECT_EQ(InvalidArgumentMessage([&] {
@@ -352,7 +352,7 @@ TEST(DqnLanes, RefuseWhatTheyCannotBatch) {
             "a seed appears twice among an agent's lanes");
   // Two lanes whose replay memories take 70% of the free memory each (one would fit).
   const int64_t per_transition = 8 * 4 + 13;  // CartPole: 4 floats per observation (no priorities here)
-  DqnConfig big = Config({{"prioritized_replay", ParseTomlValue("false", "t")}});
+  TrainConfig big = Config({{"prioritized_replay", ParseTomlValue("false", "t")}});
   big.buffer_size = static_cast<int64_t>(0.7 * static_cast<double>(AvailableBytes(Device::kCpu)) /
                                          static_cast<double>(per_transition));
   const std::string memory = InvalidArgumentMessage([&] { DqnAgent(Builtins(), big, Device::kCpu, {1, 2}); });

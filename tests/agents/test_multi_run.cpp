@@ -78,7 +78,7 @@ std::string SoloModel(uint64_t seed, const fs::path& dir, const TomlTable& keys 
   source.overrides = keys;
   source.overrides["seed"] = ParseTomlValue(std::to_string(seed), "seed");
   std::ostringstream notes;
-  const DqnConfig config = ResolveTrainConfig(Builtins(), source, notes);
+  const TrainConfig config = ResolveTrainConfig(Builtins(), source, notes);
   TrainRunOptions options;
   options.run_dir = dir.string();
   RunTraining(
@@ -299,7 +299,7 @@ TEST(MultiRun, AnAgentThatStopsEarlyInLockstepKeepsItsSoloResult) {
   for (const RunOutcome& run : batch.runs) {
     TrainConfigSource source = shipped;
     source.overrides["seed"] = ParseTomlValue(std::to_string(run.seed), "seed");
-    const DqnConfig config = ResolveTrainConfig(Builtins(), source, notes);
+    const TrainConfig config = ResolveTrainConfig(Builtins(), source, notes);
     TrainRunOptions solo;
     solo.run_dir = (scratch / ("solo_" + std::to_string(run.seed))).string();
     const TrainRunResult alone = RunTraining(
@@ -390,11 +390,11 @@ TEST(MultiRun, AnAgentLeavesTheBatchAloneAndUnbatchableConfigsAreRefused) {
   using cugym::testing::InvalidArgumentMessage;
   const ScratchDir scratch("cugym_multi_run_leave");
   std::ostringstream notes;
-  DqnConfig config = ResolveTrainConfig(Builtins(), Source(), notes);
+  TrainConfig config = ResolveTrainConfig(Builtins(), Source(), notes);
   const std::vector<uint64_t> seeds = {6, 9};
   std::vector<TrainRunOptions> runs(2);
   for (std::size_t k = 0; k < 2; ++k) runs[k].run_dir = (scratch / ("seed_" + std::to_string(seeds[k]))).string();
-  runs[0].on_eval = [](const DqnEvaluation& e) { return e.global_step >= 1000; };  // the first evaluation
+  runs[0].on_eval = [](const TrainEvaluation& e) { return e.global_step >= 1000; };  // the first evaluation
   std::vector<std::size_t> order;
   const std::vector<TrainRunResult> results =
       Trainer(Builtins(), config, seeds, runs, notes)
@@ -439,7 +439,7 @@ TEST(MultiRun, AnAgentLeavesTheBatchAloneAndUnbatchableConfigsAreRefused) {
 TEST(MultiRun, ALockstepBatchKeepsItsNewestCheckpoints) {
   const ScratchDir scratch("cugym_multi_run_rotation");
   std::ostringstream notes;
-  DqnConfig config = ResolveTrainConfig(Builtins(), Source(), notes);
+  TrainConfig config = ResolveTrainConfig(Builtins(), Source(), notes);
   config.total_steps = 2000;  // checkpoints at 504, 1000, 1504 and 2000, an evaluation at each
   config.checkpoint_interval = 500;
   config.eval_interval = 500;
@@ -449,7 +449,7 @@ TEST(MultiRun, ALockstepBatchKeepsItsNewestCheckpoints) {
   std::size_t most = 0;  // checkpoints on disk at any evaluation
   for (std::size_t k = 0; k < 2; ++k) {
     runs[k].run_dir = (scratch / ("seed_" + std::to_string(seeds[k]))).string();
-    runs[k].on_eval = [&most, dir = fs::path(runs[k].run_dir) / "checkpoints"](const DqnEvaluation&) {
+    runs[k].on_eval = [&most, dir = fs::path(runs[k].run_dir) / "checkpoints"](const TrainEvaluation&) {
       const auto files = fs::directory_iterator(dir);
       most = std::max<std::size_t>(most, std::distance(fs::begin(files), fs::end(files)));
       return false;

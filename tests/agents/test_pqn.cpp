@@ -31,7 +31,7 @@ using testing::SoloRun;
 
 std::string ConfigError(const std::string& toml) {
   try {
-    DqnConfig config;
+    TrainConfig config;
     config.Apply(ParseToml(toml, "c.toml"));
     config.Validate();
   } catch (const std::invalid_argument& e) {
@@ -61,7 +61,7 @@ TEST(PqnConfig, BadKeysAndValuesNameTheKey) {
   // The PQN keys are checked for DQN configs too, but their divisibility only matters to PQN.
   EXPECT_EQ(ConfigError("num_envs = 8\nnum_steps = 10\nnum_minibatches = 3"), "");
 
-  DqnConfig c;
+  TrainConfig c;
   c.Apply(
       ParseToml("algo = \"pqn\"\nnum_envs = 8\nnum_steps = 16\nnum_minibatches = 4\nnum_epochs = 2\n"
                 "total_steps = 1000",
@@ -69,7 +69,7 @@ TEST(PqnConfig, BadKeysAndValuesNameTheKey) {
   EXPECT_EQ(c.rollout_size(), 128);
   EXPECT_EQ(c.minibatch_size(), 32);
   EXPECT_EQ(c.PlannedUpdates(), 8 * 2 * 4) << "ceil(1000 / 128) rollouts of 2 epochs x 4 minibatches";
-  DqnConfig again;
+  TrainConfig again;
   again.Apply(ParseToml(c.ToToml(), "written.toml"));
   EXPECT_EQ(again.ToToml(), c.ToToml());
   EXPECT_TRUE(again.pqn());
@@ -82,7 +82,7 @@ TEST(PqnConfig, ShippedPqnConfigsAreFoundByAlgo) {
     ASSERT_NE(pqn, nullptr) << id;
     const std::string path = std::string(CUGYM_SOURCE_DIR) + "/" + pqn->path;
     EXPECT_EQ(std::string(pqn->toml), FileBytes(path)) << path << " changed without a rebuild";
-    DqnConfig config;
+    TrainConfig config;
     config.Apply(ParseToml(pqn->toml, pqn->path));
     config.Validate();
     EXPECT_TRUE(config.pqn()) << pqn->path;
@@ -96,7 +96,7 @@ TEST(PqnConfig, ShippedPqnConfigsAreFoundByAlgo) {
   source.env_id = "CartPole-v1";
   source.overrides["algo"] = ParseTomlValue("\"pqn\"", "--set");
   std::ostringstream notes;
-  const DqnConfig resolved = ResolveTrainConfig(Builtins(), source, notes);
+  const TrainConfig resolved = ResolveTrainConfig(Builtins(), source, notes);
   EXPECT_TRUE(resolved.pqn());
   EXPECT_TRUE(resolved.layer_norm);
   EXPECT_NE(notes.str().find("configs/cartpole_pqn.toml"), std::string::npos) << notes.str();
@@ -183,8 +183,8 @@ TEST(QLambda, ShuffledIndexIsAPermutation) {
   EXPECT_GT(differ, 2000) << "each epoch's key gives its own order";
 }
 
-DqnConfig SmallPqn(uint64_t seed) {
-  DqnConfig config;
+TrainConfig SmallPqn(uint64_t seed) {
+  TrainConfig config;
   config.algo = "pqn";
   config.seed = seed;
   config.num_envs = 8;
@@ -204,14 +204,14 @@ DqnConfig SmallPqn(uint64_t seed) {
   return config;
 }
 
-std::function<void(const DqnProgress&)> RowWriter(std::ostringstream& rows) {
-  return [&rows](const DqnProgress& p) {
+std::function<void(const MetricsRow&)> RowWriter(std::ostringstream& rows) {
+  return [&rows](const MetricsRow& p) {
     rows << p.global_step << " " << p.episodic_return << " " << p.episodic_length << " " << p.td_loss << " "
          << p.q_values << " " << p.epsilon << " " << p.mean_return_100 << " " << p.episodes << "\n";
   };
 }
 
-std::string Rows(const DqnConfig& config, const fs::path& model, bool graph_on_cpu = false) {
+std::string Rows(const TrainConfig& config, const fs::path& model, bool graph_on_cpu = false) {
   SoloRun<PqnAgent> agent(Builtins(), config, Device::kCpu);
   agent->set_iteration_graph_on_cpu(graph_on_cpu);
   std::ostringstream rows;
@@ -223,7 +223,7 @@ std::string Rows(const DqnConfig& config, const fs::path& model, bool graph_on_c
 
 TEST(PqnAgent, TrainsDeterministicallyAndLogsEveryInterval) {
   const ScratchDir dir("cugym_pqn_rows");
-  const DqnConfig config = SmallPqn(3);
+  const TrainConfig config = SmallPqn(3);
   const std::string rows = Rows(config, dir / "a.safetensors");
   EXPECT_EQ(Rows(config, dir / "b.safetensors"), rows);
   EXPECT_EQ(FileBytes(dir / "a.safetensors"), FileBytes(dir / "b.safetensors"));
@@ -243,7 +243,7 @@ TEST(PqnAgent, TrainsDeterministicallyAndLogsEveryInterval) {
   EXPECT_NE(model.Find("1.weight"), nullptr) << "the first LayerNorm's scale";
   EXPECT_EQ(model.Find("target.0.weight"), nullptr);
 
-  DqnConfig other = config;
+  TrainConfig other = config;
   other.q_lambda = 0.0;
   EXPECT_NE(Rows(other, dir / "c.safetensors"), rows) << "lambda changes the targets";
   other = config;
@@ -255,7 +255,7 @@ TEST(PqnAgent, TheGraphPathGivesTheEagerRun) {
   // On the CPU the "graph" is the recorded work called again: the iteration that runs every greedy
   // forward (the graph's) gives the eager iteration's bits, which skips them while epsilon is 1.
   const ScratchDir dir("cugym_pqn_graph");
-  const DqnConfig config = SmallPqn(5);  // epsilon is 1 at step 0 only: the eager run skips one forward
+  const TrainConfig config = SmallPqn(5);  // epsilon is 1 at step 0 only: the eager run skips one forward
   const std::string eager = Rows(config, dir / "eager.safetensors");
   EXPECT_EQ(Rows(config, dir / "graph.safetensors", true), eager);
   EXPECT_EQ(FileBytes(dir / "graph.safetensors"), FileBytes(dir / "eager.safetensors"));
@@ -263,7 +263,7 @@ TEST(PqnAgent, TheGraphPathGivesTheEagerRun) {
 
 TEST(PqnAgent, AnInterruptedRunResumesExactly) {
   const ScratchDir dir("cugym_pqn_resume");
-  DqnConfig config = SmallPqn(7);
+  TrainConfig config = SmallPqn(7);
   config.exploration_hold_mu = 2.0;
   const std::string uninterrupted = Rows(config, dir / "full.safetensors");
   std::ostringstream rows;
@@ -286,12 +286,12 @@ TEST(PqnAgent, AnInterruptedRunResumesExactly) {
 
 TEST(PqnAgent, ACheckpointOfTheOtherAlgorithmIsRefused) {
   const ScratchDir dir("cugym_pqn_mixed");
-  DqnConfig pqn = SmallPqn(1);
+  TrainConfig pqn = SmallPqn(1);
   pqn.total_steps = 128;
   SoloRun<PqnAgent> a(Builtins(), pqn, Device::kCpu);
   a.TrainQuietly();
   a.SaveCheckpoint((dir / "pqn.safetensors").string());
-  DqnConfig dqn;
+  TrainConfig dqn;
   dqn.total_steps = 64;
   dqn.learning_starts = 32;
   SoloRun<DqnAgent> b(Builtins(), dqn, Device::kCpu);
@@ -312,7 +312,7 @@ TEST(PqnAgent, ACheckpointOfTheOtherAlgorithmIsRefused) {
 }
 
 TEST(PqnAgent, RefusesBoxActionSpaces) {
-  DqnConfig config = SmallPqn(1);
+  TrainConfig config = SmallPqn(1);
   config.env_id = "Pendulum-v1";
   try {
     SoloRun<PqnAgent> agent(Builtins(), config, Device::kCpu);
@@ -329,7 +329,7 @@ TEST(PqnAgent, ShippedCartPoleConfigSolvesThroughRunTraining) {
   const ScratchDir dir("cugym_pqn_cartpole");
   const ShippedConfig* shipped = FindShippedConfig("CartPole-v1", "pqn");
   ASSERT_NE(shipped, nullptr);
-  DqnConfig config;
+  TrainConfig config;
   config.Apply(ParseToml(shipped->toml, shipped->path));
   if (testing::kSanitizerBuild) {
     config.total_steps = 4096;
@@ -354,7 +354,7 @@ TEST(PqnAgent, ShippedCartPoleConfigSolvesThroughRunTraining) {
 TEST(PqnCuda, GraphReplayGivesTheEagerWeights) {
   CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
   const ScratchDir dir("cugym_pqn_cuda_graph");
-  DqnConfig config = SmallPqn(4);
+  TrainConfig config = SmallPqn(4);
   config.exploration_hold_mu = 2.0;
   for (bool graph : {true, false}) {
     config.cuda_graph = graph;

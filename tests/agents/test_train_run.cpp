@@ -27,8 +27,8 @@ namespace fs = std::filesystem;
 using testing::Builtins;
 using testing::ScratchDir;
 
-DqnConfig Small(uint64_t seed) {
-  DqnConfig config;
+TrainConfig Small(uint64_t seed) {
+  TrainConfig config;
   config.seed = seed;
   config.total_steps = 4000;
   config.learning_starts = 500;
@@ -66,7 +66,7 @@ const JsonValue& Member(const JsonValue& object, const std::string& key) {
 }
 double Number(const JsonValue& v) { return v.kind == JsonKind::kNumber ? std::stod(v.text) : -1e300; }
 
-TrainRunResult TrainInto(const DqnConfig& config, const fs::path& dir) {
+TrainRunResult TrainInto(const TrainConfig& config, const fs::path& dir) {
   fs::remove_all(dir);
   TrainRunOptions options;
   options.run_dir = dir.string();
@@ -103,7 +103,7 @@ TEST(TrainRun, EvaluationsGoToEvalsCsvBestModelAndEvalJson) {
 }
 
 TEST(TrainRun, EvaluationsDoNotChangeTheTraining) {
-  DqnConfig with = Small(5), without = Small(5);
+  TrainConfig with = Small(5), without = Small(5);
   without.eval_episodes = 0;
   const ScratchDir scratch("cugym_train_run_ab");
   const fs::path a = scratch / "a", b = scratch / "b";
@@ -119,7 +119,7 @@ TEST(TrainRun, StopMarginWantsTheMeanClearOfTheThresholdByStandardErrors) {
   // 50 over 100 episodes: 5 above CartPole's 475, one standard error. Resumed with the early stop,
   // it ends at once for margins up to 1 and trains on for 2.
   const ScratchDir scratch("cugym_train_run_margin");
-  DqnConfig config = Small(4);
+  TrainConfig config = Small(4);
   config.stop_at_threshold = true;
   config.checkpoint_interval = 1000;
   const fs::path first = scratch / "first";
@@ -127,7 +127,7 @@ TEST(TrainRun, StopMarginWantsTheMeanClearOfTheThresholdByStandardErrors) {
   options.run_dir = first.string();
   std::ostringstream notes;
   bool at_1000 = false;
-  options.on_log = [&](const DqnProgress& p) { at_1000 = at_1000 || p.global_step >= 1000; };
+  options.on_log = [&](const MetricsRow& p) { at_1000 = at_1000 || p.global_step >= 1000; };
   const TrainRunResult interrupted = RunTraining(
       Builtins(), config, options, [&] { return at_1000; }, notes);
   options.on_log = nullptr;
@@ -158,10 +158,10 @@ TEST(TrainRun, StopMarginWantsTheMeanClearOfTheThresholdByStandardErrors) {
 // resumes the run; the resume after the last evaluation completes it.
 TEST(TrainRun, AnOnEvalStopIsAnInterruptionAtEveryEvaluation) {
   const ScratchDir scratch("cugym_train_run_on_eval");
-  const DqnConfig config = Small(3);  // evaluations at 1000, 2000, 3000 and 4000 env steps
+  const TrainConfig config = Small(3);  // evaluations at 1000, 2000, 3000 and 4000 env steps
   TrainRunOptions options;
   options.run_dir = (scratch / "run").string();
-  options.on_eval = [](const DqnEvaluation&) { return true; };
+  options.on_eval = [](const TrainEvaluation&) { return true; };
   std::ostringstream notes;
   std::vector<int64_t> stops;
   for (int part = 0; part < 6; ++part) {
@@ -182,7 +182,7 @@ TEST(TrainRun, AnOnEvalStopIsAnInterruptionAtEveryEvaluation) {
 // run folder behind, and a folder that holds something is never written into.
 TEST(TrainRun, ARefusedRunLeavesNoFolder) {
   const ScratchDir scratch("cugym_train_run_refused");
-  DqnConfig config = Small(1);
+  TrainConfig config = Small(1);
   config.buffer_size = static_cast<int64_t>(2.0 * static_cast<double>(AvailableBytes(Device::kCpu)) / 32.0);
   EXPECT_THROW(TrainInto(config, scratch / "run"), std::invalid_argument);
   EXPECT_FALSE(fs::exists(scratch / "run"));
@@ -219,7 +219,7 @@ void FlipBitNearTheEnd(const fs::path& path, std::streamoff at) {
 // the run that never stopped). With every checkpoint damaged it stops, one line listing them.
 TEST(TrainRun, AResumeFallsBackToTheNewestIntactCheckpoint) {
   const ScratchDir scratch("cugym_train_run_fallback");
-  DqnConfig config = Small(4);
+  TrainConfig config = Small(4);
   config.total_steps = 2000;
   config.checkpoint_interval = 500;  // 1000, 1504 and 2000 kept (vector steps of 8)
   const fs::path whole = scratch / "whole";
