@@ -5,8 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <numeric>
-#include <random>
 
 #include "core/atomic_file.h"
 #include "core/json_writer.h"
@@ -16,8 +14,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-double MeanByValue(std::vector<double> x) { return Mean(x); }
 
 std::string Fixed(double x, int digits = 1) {
   if (std::isnan(x)) return "-";
@@ -61,11 +57,9 @@ PointSummary SummarizePoint(const std::vector<RunOutcome>& runs, std::size_t fir
     iqm = Iqm(finals);
     mean = Mean(finals);
     iqm_ci = Bootstrap(finals, Iqm);
-    mean_ci = Bootstrap(finals, MeanByValue);
+    mean_ci = Bootstrap(finals, Mean);
   }
-  std::sort(times.begin(), times.end());
-  const double median_time =  // of the runs that reached it
-      times.empty() ? kNaN : (times[(times.size() - 1) / 2] + times[times.size() / 2]) / 2;
+  const double median_time = Percentile(times, 50);  // of the runs that reached it (NaN: none)
   JsonObject point;
   point.Str("point", runs[first].point)
       .Int("seeds", static_cast<int64_t>(end - first))
@@ -90,32 +84,6 @@ PointSummary SummarizePoint(const std::vector<RunOutcome>& runs, std::size_t fir
 }
 
 }  // namespace
-
-double Iqm(std::vector<double> x) {
-  std::sort(x.begin(), x.end());
-  const std::size_t cut = x.size() / 4;
-  return std::accumulate(x.begin() + cut, x.end() - cut, 0.0) / static_cast<double>(x.size() - 2 * cut);
-}
-
-double Mean(const std::vector<double>& x) { return std::accumulate(x.begin(), x.end(), 0.0) / x.size(); }
-
-std::pair<double, double> Bootstrap(const std::vector<double>& x, double (*statistic)(std::vector<double>)) {
-  std::mt19937_64 rng(0);
-  std::uniform_int_distribution<std::size_t> pick(0, x.size() - 1);
-  std::vector<double> stats(2000), sample(x.size());
-  for (double& s : stats) {
-    for (double& v : sample) v = x[pick(rng)];
-    s = statistic(sample);
-  }
-  std::sort(stats.begin(), stats.end());
-  auto at = [&](double q) {  // linear interpolation, as numpy.percentile
-    const double pos = q * (stats.size() - 1);
-    const std::size_t lo = static_cast<std::size_t>(pos);
-    const std::size_t hi = std::min(lo + 1, stats.size() - 1);
-    return stats[lo] + (pos - lo) * (stats[hi] - stats[lo]);
-  };
-  return {at(0.025), at(0.975)};
-}
 
 std::pair<std::string, std::string> WriteBatchSummary(const EnvSpec& spec, const std::vector<RunOutcome>& runs,
                                                       const fs::path& out) {

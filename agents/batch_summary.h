@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "agents/run_folder.h"
+#include "agents/run_stats.h"
 #include "core/spec.h"
 
 namespace cugym::agent {
@@ -20,13 +21,6 @@ struct RunOutcome {
   uint64_t seed = 0;
   TrainRunResult result;
 };
-
-// Interquartile mean: the mean of the middle half (a quarter cut at each end, rounded down).
-double Iqm(std::vector<double> x);
-double Mean(const std::vector<double>& x);
-// Percentile-bootstrap 95% interval of `statistic` over runs (2000 resamples, a fixed generator;
-// percentiles interpolated as numpy.percentile's).
-std::pair<double, double> Bootstrap(const std::vector<double>& x, double (*statistic)(std::vector<double>));
 
 // Writes summary.json and summary.md of `runs` (in batch order: grid points, then seeds) into `out`;
 // returns their paths.

@@ -10,7 +10,8 @@
 #       [--jobs N] [--out DIR] [--ablate n_step=1 ...] [--set KEY=VALUE ...] [--threshold T]
 #       [--write docs/benchmarks.md --marker M] [--figure docs/media/M.png] [--note TEXT]
 #       [--cleanrl /path/to/cleanrl/dqn.py --cleanrl-python PY]
-# Needs numpy and matplotlib (in a venv of your own: neither is a dependency of cugym). Run
+# Needs numpy, matplotlib and the cugym package (its statistics, cugym.stats, are summary.json's), in
+# a venv of your own: `pip install . numpy matplotlib`. Run
 # folders stay in --out (checkpoints removed): an existing finished one is read, not retrained,
 # so an interrupted sweep continues and a summary can be remade. Files read: bench/run_folder.py.
 import argparse
@@ -28,7 +29,7 @@ import time
 import numpy as np
 import run_folder
 import sections
-import seed_stats
+from cugym import stats
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -115,12 +116,12 @@ def summarize(runs, threshold):
         "runs": len(runs),
         "successes": sum(run_folder.success(r["final"], threshold) for r in runs),
         "success_rate": sum(run_folder.success(r["final"], threshold) for r in runs) / len(runs),
-        "final": seed_stats.estimate(finals),
+        "final": stats.estimate(finals),
         "best_successes": sum(run_folder.success(r["best"], threshold) for r in runs) if bests else None,
-        "best": seed_stats.estimate(bests),
-        "train_seconds": seed_stats.spread(r["train_seconds"] for r in runs),
-        "threshold_seconds": seed_stats.spread(r["threshold_seconds"] for r in runs),
-        "threshold_step": seed_stats.spread(r["threshold_step"] for r in runs),
+        "best": stats.estimate(bests),
+        "train_seconds": stats.spread(r["train_seconds"] for r in runs),
+        "threshold_seconds": stats.spread(r["threshold_seconds"] for r in runs),
+        "threshold_step": stats.spread(r["threshold_step"] for r in runs),
     }
 
 
@@ -149,8 +150,8 @@ def plot(variants, threshold, title, path):
         if curve is None:
             continue
         grid, values = curve
-        low, high = seed_stats.bootstrap_ci(values, seed_stats.iqm)
-        (line,) = ax.plot(grid, seed_stats.iqm(values, axis=0), label=f"{v['name']} ({len(values)} seeds)")
+        low, high = stats.bootstrap_ci(values, stats.iqm)
+        (line,) = ax.plot(grid, stats.iqm(values, axis=0), label=f"{v['name']} ({len(values)} seeds)")
         ax.fill_between(grid, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
         sources |= {r["curve_source"] for r in v["runs"] if r["curve_source"]}
     if threshold is not None:
@@ -235,7 +236,7 @@ def markdown(result):
         "",
         f"Command: `{result['command']}` ({parallel}). Each run: `{result['train_command']}`. "
         f"Final: model.safetensors over {result['final_episodes']} greedy episodes (eval.json); best: {best}. "
-        f"IQM and mean with 95% percentile-bootstrap intervals over seeds ({seed_stats.REPS} resamples, "
+        f"IQM and mean with 95% percentile-bootstrap intervals over seeds ({stats.REPS} resamples, "
         f"Agarwal et al. 2021). Times are the training loop's wall time (metrics.csv), without process "
         f"start-up or the final evaluation: median (min / q1 / q3 / max); time to threshold {to_threshold}. "
         f"Learning curves from {', '.join(sources)}; a run that stopped early (stop_at_threshold) keeps its "

@@ -1,7 +1,7 @@
 # test_dqn_seeds.py - tests of bench/dqn_seeds.py and its helpers on synthetic run folders and a
-# stand-in `cugym` script: IQM, bootstrap intervals on known samples, success counting, the
-# fallbacks for missing files, and a whole sweep with an ablation. Needs numpy (matplotlib for
-# the sweep); run from the repository root:
+# stand-in `cugym` script: success counting, the fallbacks for missing files, and a whole sweep with
+# an ablation (the statistics are cugym.stats', tested in python/tests/test_stats.py). Needs numpy
+# and the cugym package (matplotlib for the sweep); run from the repository root:
 #   python3 -m unittest bench/test_dqn_seeds.py
 import contextlib
 import csv
@@ -17,6 +17,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 try:
+    import cugym  # noqa: F401 (dqn_seeds' statistics are cugym.stats)
     import numpy as np
 except ImportError:
     np = None
@@ -28,7 +29,6 @@ except ImportError:
 if np is not None:
     import dqn_seeds
     import run_folder
-    import seed_stats
 
 EVALS_HEADER = "global_step,wall_time,mean_return,std_return,min_return,max_return,episodes,eval_seconds"
 METRICS_HEADER = "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps"
@@ -124,51 +124,7 @@ FAKE_CUGYM = """\
 """
 
 
-@unittest.skipIf(np is None, "numpy is not installed")
-class Statistics(unittest.TestCase):
-    def test_iqm_is_the_mean_of_the_middle_half(self):
-        self.assertEqual(seed_stats.iqm([8, 1, 7, 2, 6, 3, 5, 4]), 4.5)  # mean of 3, 4, 5, 6
-        self.assertEqual(seed_stats.iqm([1, 2, 3, 4, 100]), 3.0)  # cuts floor(5 / 4) = 1 each end
-        self.assertEqual(seed_stats.iqm([7, 9, 8]), 8.0)  # fewer than 4 runs: nothing cut
-        np.testing.assert_allclose(seed_stats.iqm(np.arange(100.0)), 49.5)
-        np.testing.assert_allclose(seed_stats.iqm([[1, 10], [2, 20], [3, 30], [4, 40]], axis=0), [2.5, 25])
-
-    def test_bootstrap_interval_of_a_constant_is_the_constant(self):
-        low, high = seed_stats.bootstrap_ci([5.0] * 10, seed_stats.iqm)
-        self.assertEqual((low, high), (5.0, 5.0))
-
-    def test_bootstrap_interval_of_the_mean_of_a_coin(self):
-        # 100 zeros and 100 ones: the mean's standard error is 0.5 / sqrt(200) = 0.0354, so the 95%
-        # interval is close to 0.5 +- 1.96 * 0.0354 = [0.431, 0.569].
-        x = [0.0] * 100 + [1.0] * 100
-        low, high = seed_stats.bootstrap_ci(x, seed_stats.mean)
-        self.assertAlmostEqual(low, 0.431, delta=0.012)
-        self.assertAlmostEqual(high, 0.569, delta=0.012)
-        e = seed_stats.estimate(x)
-        self.assertEqual(e["mean"], 0.5)
-        self.assertLessEqual(e["iqm_ci"][0], e["iqm"])
-        self.assertLessEqual(e["iqm"], e["iqm_ci"][1])
-
-    def test_bootstrap_bounds_stay_within_the_sample_and_repeat(self):
-        x = [3.0, 9.0, 1.0, 4.0, 7.0]
-        first = seed_stats.bootstrap_ci(x, seed_stats.iqm)
-        self.assertEqual(first, seed_stats.bootstrap_ci(x, seed_stats.iqm))
-        self.assertTrue(1.0 <= first[0] <= seed_stats.iqm(x) <= first[1] <= 9.0)
-
-    def test_bootstrap_per_point_of_a_curve(self):
-        curves = np.array([[0.0, 10.0], [0.0, 20.0], [0.0, 30.0]])
-        low, high = seed_stats.bootstrap_ci(curves, seed_stats.mean)
-        self.assertEqual((low[0], high[0]), (0.0, 0.0))
-        self.assertTrue(10.0 <= low[1] < 20.0 < high[1] <= 30.0)
-
-    def test_spread_skips_missing_values(self):
-        s = seed_stats.spread([None, 5, 1, 3, 2, 4])
-        self.assertEqual((s["count"], s["min"], s["q1"], s["median"], s["q3"], s["max"]), (5, 1, 2, 3, 4, 5))
-        self.assertIsNone(seed_stats.spread([None, None]))
-        self.assertIsNone(seed_stats.estimate([]))
-
-
-@unittest.skipIf(np is None, "numpy is not installed")
+@unittest.skipIf(np is None, "numpy or cugym is not installed")
 class RunFolders(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()

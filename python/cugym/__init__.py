@@ -11,7 +11,7 @@ registers the envs of a plugin the same way. See docs/python.md.
 import os as _os
 import warnings as _warnings
 
-from . import _cugym
+from . import _cugym, stats
 from ._registration import env_ids, load_plugin, register_envs, register_missing_envs
 from .single import SingleEnv, make
 from .training import Policy, load_policy, read_metrics, train
@@ -36,6 +36,7 @@ __all__ = [
     "train",
     "load_policy",
     "read_metrics",
+    "stats",
     "load_plugin",
     "env_ids",
     "cuda_built",

@@ -17,21 +17,7 @@ import sys
 
 import numpy as np
 
-
-def iqm(x, axis=-1):
-    """The mean of the middle 50% of runs (floor(n / 4) cut from each end)."""
-    x = np.sort(np.asarray(x, dtype=float), axis=axis)
-    n = x.shape[axis]
-    cut = n // 4
-    return np.take(x, np.arange(cut, n - cut), axis=axis).mean(axis=axis)
-
-
-def bootstrap_band(runs, reps=2000, seed=0):
-    """95% percentile-bootstrap interval of the IQM over runs, per column of runs [runs, points]."""
-    runs = np.asarray(runs, dtype=float)
-    picks = np.random.default_rng(seed).integers(0, len(runs), size=(reps, len(runs)))
-    stats = iqm(np.moveaxis(runs[picks], 1, -1), axis=-1)  # [reps, points]
-    return np.percentile(stats, [2.5, 97.5], axis=0)
+from .stats import bootstrap_ci, iqm
 
 
 def _evaluations(run_dir):
@@ -53,7 +39,7 @@ def curves(batch_dir):
         if not steps or any(not r for _, r in series):
             continue
         returns = np.array([r + [r[-1]] * (len(steps) - len(r)) for _, r in series])
-        low, high = bootstrap_band(returns)
+        low, high = bootstrap_ci(returns, iqm)
         out[point["point"] or "(config)"] = (np.array(steps), iqm(returns, axis=0), low, high, len(series))
     return out, summary.get("threshold"), summary.get("env")
 

@@ -107,4 +107,5 @@ NB_MODULE(_cugym, m) {
   m.attr("__version__") = GetBuildInfo().version;  // CMakeLists.txt's project(VERSION): the one source
   python::BindVectorEnv(m);
   python::BindTraining(m);
+  python::BindStats(m);
 }

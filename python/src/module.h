@@ -13,5 +13,6 @@ Registry& GlobalRegistry();
 
 void BindVectorEnv(nanobind::module_& m);
 void BindTraining(nanobind::module_& m);
+void BindStats(nanobind::module_& m);
 
 }  // namespace cugym::python
