@@ -3,9 +3,11 @@
 # during training (evals.csv) and the training log (metrics.csv). Builds without evals.csv or the
 # newer eval.json fields still read: the curve then comes from metrics.csv's training episodes and
 # the time to threshold from evals.csv or not at all; the caller fills what is missing.
-import csv
 import json
+import math
 import os
+
+import cugym
 
 # Gymnasium's reward_threshold (gymnasium/envs/__init__.py), for eval.json files without one.
 THRESHOLDS = {
@@ -18,11 +20,12 @@ THRESHOLDS = {
 
 
 def read_rows(path):
-    """CSV rows as dicts of floats, None for an empty cell; [] for a missing file."""
+    """CSV rows as dicts of floats, None for an empty cell; [] for a missing file. Read by cugym's
+    own reader (cugym.read_metrics), as cugym.report and cugym.tune read them."""
     if not os.path.exists(path):
         return []
-    with open(path) as f:
-        return [{k: float(v) if v not in ("", None) else None for k, v in row.items()} for row in csv.DictReader(f)]
+    columns = cugym.read_metrics(path)
+    return [{k: None if math.isnan(v) else float(v) for k, v in zip(columns, row)} for row in zip(*columns.values())]
 
 
 def read_json(path):

@@ -14,7 +14,7 @@ import warnings as _warnings
 from . import _cugym, stats
 from ._registration import env_ids, load_plugin, register_envs, register_missing_envs
 from .single import SingleEnv, make
-from .training import Policy, load_policy, read_metrics, train
+from .training import Policy, load_policy, read_evals, read_metrics, train
 from .vector import VectorEnv, make_vec
 
 __version__ = _cugym.__version__  # project(cugym VERSION ...) in CMakeLists.txt, the one source
@@ -36,6 +36,7 @@ __all__ = [
     "train",
     "load_policy",
     "read_metrics",
+    "read_evals",
     "stats",
     "load_plugin",
     "env_ids",

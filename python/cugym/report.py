@@ -10,7 +10,6 @@ numbers without it.
 """
 
 import argparse
-import csv
 import json
 import os
 import sys
@@ -18,12 +17,12 @@ import sys
 import numpy as np
 
 from .stats import bootstrap_ci, iqm
+from .training import read_evals
 
 
 def _evaluations(run_dir):
-    with open(os.path.join(run_dir, "evals.csv"), newline="") as f:
-        rows = list(csv.DictReader(f))
-    return [int(r["global_step"]) for r in rows], [float(r["mean_return"]) for r in rows]
+    evals = read_evals(run_dir)
+    return [int(step) for step in evals["global_step"]], [float(r) for r in evals["mean_return"]]
 
 
 def curves(batch_dir):

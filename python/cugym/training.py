@@ -243,10 +243,22 @@ def load_policy(path, env_id=None, device="cpu"):
 
 def read_metrics(path):
     """A run's metrics.csv (or the run folder) as a dict of float64 NumPy columns (empty cells are
-    NaN)."""
+    NaN). Any of a run's CSV logs reads this way when given by its path (evals.csv: read_evals)."""
+    return _read_log(path, "metrics.csv")
+
+
+def read_evals(path):
+    """A run's evals.csv (or the run folder): its greedy evaluations during training as a dict of
+    float64 NumPy columns (global_step, wall_time, mean_return, std_return, min_return, max_return,
+    episodes, eval_seconds), each empty before the first evaluation."""
+    return _read_log(path, "evals.csv")
+
+
+def _read_log(path, name):
+    """The one reader of the run folder's CSV logs (the C++ side's is EvalTracker's on a resume)."""
     path = os.fspath(path)
     if os.path.isdir(path):
-        path = os.path.join(path, "metrics.csv")
+        path = os.path.join(path, name)
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
     if not rows:

@@ -42,12 +42,10 @@ RESERVED = ("config", "device")
 
 def _evaluations(run_dir):
     """The rows of evals.csv as dicts of floats (empty before the first evaluation)."""
-    path = os.path.join(run_dir, "evals.csv")
-    if not os.path.exists(path):
+    if not os.path.exists(os.path.join(run_dir, "evals.csv")):
         return []
-    with open(path) as f:
-        header = f.readline().strip().split(",")
-        return [dict(zip(header, map(float, line.strip().split(",")))) for line in f if line.strip()]
+    columns = training.read_evals(run_dir)
+    return [dict(zip(columns, map(float, row))) for row in zip(*columns.values())]
 
 
 def _threshold(run_dir, env_id):

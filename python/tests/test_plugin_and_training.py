@@ -91,6 +91,9 @@ def test_stopping_at_every_evaluation_and_resuming_gives_the_same_model(tmp_path
     assert set(seen[0]) >= {"mean_return", "std_return", "episodes", "wall_time"} and seen[0]["episodes"] == 3
     assert (tmp_path / "parts/model.safetensors").read_bytes() == (tmp_path / "whole/model.safetensors").read_bytes()
     evals = (tmp_path / "whole/evals.csv").read_text().splitlines()
+    columns = cugym.read_evals(tmp_path / "whole")
+    assert list(columns["global_step"]) == [2000, 4000, 6000, 8000]
+    assert list(columns["mean_return"]) == pytest.approx([e["mean_return"] for e in seen], rel=1e-6)
     assert [row.split(",")[2] for row in (tmp_path / "parts/evals.csv").read_text().splitlines()] == [
         row.split(",")[2] for row in evals
     ]
