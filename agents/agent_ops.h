@@ -46,28 +46,23 @@ class AgentOps {
   // agent_kernels.h ({} for none).
   virtual void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,
                              const ExploreHold& hold) = 0;
-  // EpsilonGreedy with epsilon and the step key computed on the device from `counters` (Explore
-  // in agent_kernels.h), so a captured iteration explores as the eager one does.
-  virtual void Explore(int32_t* actions, int64_t n, const StepCounters* counters, const EpsilonSchedule& schedule,
-                       uint64_t seed, int num_actions, const ExploreHold& hold) = 0;
-  // Explore for `lanes` lanes of n envs (ExploreLane): lane l's as its agent alone explores, with
-  // seeds[l] (a device array).
-  virtual void ExploreLanes(int32_t* actions, int64_t lanes, int64_t n, const StepCounters* counters,
-                            const EpsilonSchedule& schedule, const uint64_t* seeds, int num_actions,
-                            const ExploreHold& hold) = 0;
+  // EpsilonGreedy for `lanes` lanes of n envs, with epsilon and the step key computed on the device
+  // from `counters` (ExploreLane in agent_kernels.h), so a captured iteration explores as the eager
+  // one does: lane l's as its agent alone explores, with seeds[l] (a device array). One lane is a
+  // solo run.
+  virtual void Explore(int32_t* actions, int64_t lanes, int64_t n, const StepCounters* counters,
+                       const EpsilonSchedule& schedule, const uint64_t* seeds, int num_actions,
+                       const ExploreHold& hold) = 0;
   // The counters after a vector step of n envs (AdvanceSteps).
   virtual void AdvanceSteps(StepCounters* counters, int64_t n) = 0;
   // targets = rewards + bootstrap * next_q (TdTarget).
   virtual void TdTargets(const float* rewards, const float* bootstrap, const float* next_q, float* targets,
                          int64_t n) = 0;
-  // Appends the episodes that ended in this step to the ring, in env order (StoreEpisode): the
-  // same ring on every back end, for any n.
+  // Appends the episodes that ended in this step of `lanes` lanes of n envs to the lanes' rings
+  // (rings: a device array), each lane's in env order (StoreEpisode), as a batch of n envs alone
+  // appends its own: the same rings on every back end, for any lanes and n.
   virtual void CollectEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
-                               const int32_t* lengths, int64_t n, const EpisodeRing& ring) = 0;
-
-  // CollectEpisodes for `lanes` lanes of n envs: lane l's into rings[l] (a device array).
-  virtual void CollectLaneEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
-                                   const int32_t* lengths, int64_t lanes, int64_t n, const EpisodeRing* rings) = 0;
+                               const int32_t* lengths, int64_t lanes, int64_t n, const EpisodeRing* rings) = 0;
 
   // An evaluation's step `step` of n envs (RecordEvalEpisode): the episodes that ended in it and
   // count, each env up to its quota, recorded, and *recorded (a device value) raised by their number.

@@ -68,13 +68,9 @@ class CpuAgentOps final : public AgentOps {
                      const ExploreHold& hold) override {
     for (int64_t i = 0; i < n; ++i) agent::EpsilonGreedy(actions, epsilon, num_actions, step_key, hold, i);
   }
-  void Explore(int32_t* actions, int64_t n, const StepCounters* counters, const EpsilonSchedule& schedule,
-               uint64_t seed, int num_actions, const ExploreHold& hold) override {
-    for (int64_t i = 0; i < n; ++i) agent::Explore(actions, counters, schedule, seed, num_actions, hold, i);
-  }
-  void ExploreLanes(int32_t* actions, int64_t lanes, int64_t n, const StepCounters* counters,
-                    const EpsilonSchedule& schedule, const uint64_t* seeds, int num_actions,
-                    const ExploreHold& hold) override {
+  void Explore(int32_t* actions, int64_t lanes, int64_t n, const StepCounters* counters,
+               const EpsilonSchedule& schedule, const uint64_t* seeds, int num_actions,
+               const ExploreHold& hold) override {
     for (int64_t i = 0; i < lanes * n; ++i) ExploreLane(actions, counters, schedule, seeds, n, num_actions, hold, i);
   }
   void AdvanceSteps(StepCounters* counters, int64_t n) override { agent::AdvanceSteps(counters, n); }
@@ -83,19 +79,8 @@ class CpuAgentOps final : public AgentOps {
     for (int64_t j = 0; j < n; ++j) TdTarget(rewards, bootstrap, next_q, targets, j);
   }
   void CollectEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
-                       const int32_t* lengths, int64_t n, const EpisodeRing& ring) override {
-    int64_t total = 0;
-    for (int64_t i = 0; i < n; ++i) total += (terminated[i] | truncated[i]) != 0;
-    const unsigned long long count = *ring.count;
-    for (int64_t i = 0, k = 0; i < n; ++i) {
-      if (terminated[i] | truncated[i]) StoreEpisode(ring, count, k++, total, returns[i], lengths[i]);
-    }
-    *ring.count = count + static_cast<unsigned long long>(total);
-  }
-  void CollectLaneEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
-                           const int32_t* lengths, int64_t lanes, int64_t n, const EpisodeRing* rings) override {
-    for (int64_t l = 0; l < lanes; ++l)
-      agent::CollectLaneEpisodes(terminated, truncated, returns, lengths, n, rings, l);
+                       const int32_t* lengths, int64_t lanes, int64_t n, const EpisodeRing* rings) override {
+    for (int64_t l = 0; l < lanes; ++l) CollectLaneEpisodes(terminated, truncated, returns, lengths, n, rings, l);
   }
   void RecordEvalEpisodes(const EvalRecord& record, const uint8_t* terminated, const uint8_t* truncated,
                           const float* returns, const int32_t* lengths, int64_t n, int64_t step,

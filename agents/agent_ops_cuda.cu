@@ -137,16 +137,6 @@ struct EpsilonFunctor {
   __device__ void operator()(int64_t i) const { EpsilonGreedy(actions, epsilon, num_actions, step_key, hold, i); }
 };
 
-struct ExploreFunctor {
-  int32_t* actions;
-  const StepCounters* counters;
-  EpsilonSchedule schedule;
-  uint64_t seed;
-  int num_actions;
-  ExploreHold hold;
-  __device__ void operator()(int64_t i) const { Explore(actions, counters, schedule, seed, num_actions, hold, i); }
-};
-
 struct ExploreLaneFunctor {
   int32_t* actions;
   const StepCounters* counters;
@@ -157,17 +147,6 @@ struct ExploreLaneFunctor {
   ExploreHold hold;
   __device__ void operator()(int64_t i) const {
     ExploreLane(actions, counters, schedule, seeds, n, num_actions, hold, i);
-  }
-};
-
-struct LaneEpisodesFunctor {
-  const uint8_t *terminated, *truncated;
-  const float* returns;
-  const int32_t* lengths;
-  int64_t n;
-  const EpisodeRing* rings;
-  __device__ void operator()(int64_t lane) const {
-    CollectLaneEpisodes(terminated, truncated, returns, lengths, n, rings, lane);
   }
 };
 
@@ -192,23 +171,37 @@ struct EndedFunctor {
   __device__ void operator()(int64_t i) const { flags[i] = (terminated[i] | truncated[i]) != 0; }
 };
 
-struct StoreEpisodeFunctor {
+// Episodes of lane i / n after the exclusive sum of every env's flag: lane l's k-th ended env is the
+// one whose offset is k past the offset of the lane's first env, and the lane's total is its last
+// env's offset and flag past that (one scan for all lanes, no scan by key).
+struct LaneSpan {
   const int32_t *flags, *offsets;
+  int64_t n;
+  __device__ int32_t base(int64_t lane) const { return offsets[lane * n]; }
+  __device__ int64_t total(int64_t lane) const {
+    const int64_t last = lane * n + n - 1;
+    return offsets[last] + flags[last] - base(lane);
+  }
+};
+
+struct StoreEpisodeFunctor {
+  LaneSpan span;
   const float* returns;
   const int32_t* lengths;
-  int64_t n;
-  EpisodeRing ring;
+  const EpisodeRing* rings;
   __device__ void operator()(int64_t i) const {
-    if (flags[i]) StoreEpisode(ring, *ring.count, offsets[i], offsets[n - 1] + flags[n - 1], returns[i], lengths[i]);
+    if (!span.flags[i]) return;
+    const int64_t lane = i / span.n;
+    const EpisodeRing& ring = rings[lane];
+    StoreEpisode(ring, *ring.count, span.offsets[i] - span.base(lane), span.total(lane), returns[i], lengths[i]);
   }
 };
 
 struct AdvanceCountFunctor {
-  const int32_t *flags, *offsets;
-  int64_t n;
-  unsigned long long* count;
-  __device__ void operator()(int64_t) const {
-    *count += static_cast<unsigned long long>(offsets[n - 1] + flags[n - 1]);
+  LaneSpan span;
+  const EpisodeRing* rings;
+  __device__ void operator()(int64_t lane) const {
+    *rings[lane].count += static_cast<unsigned long long>(span.total(lane));
   }
 };
 
@@ -287,18 +280,10 @@ class CudaAgentOps final : public AgentOps {
                      const ExploreHold& hold) override {
     ForEach(stream_, n, EpsilonFunctor{actions, epsilon, num_actions, step_key, hold});
   }
-  void Explore(int32_t* actions, int64_t n, const StepCounters* counters, const EpsilonSchedule& schedule,
-               uint64_t seed, int num_actions, const ExploreHold& hold) override {
-    ForEach(stream_, n, ExploreFunctor{actions, counters, schedule, seed, num_actions, hold});
-  }
-  void ExploreLanes(int32_t* actions, int64_t lanes, int64_t n, const StepCounters* counters,
-                    const EpsilonSchedule& schedule, const uint64_t* seeds, int num_actions,
-                    const ExploreHold& hold) override {
+  void Explore(int32_t* actions, int64_t lanes, int64_t n, const StepCounters* counters,
+               const EpsilonSchedule& schedule, const uint64_t* seeds, int num_actions,
+               const ExploreHold& hold) override {
     ForEach(stream_, lanes * n, ExploreLaneFunctor{actions, counters, schedule, seeds, n, num_actions, hold});
-  }
-  void CollectLaneEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
-                           const int32_t* lengths, int64_t lanes, int64_t n, const EpisodeRing* rings) override {
-    ForEach(stream_, lanes, LaneEpisodesFunctor{terminated, truncated, returns, lengths, n, rings});
   }
   void RecordEvalEpisodes(const EvalRecord& record, const uint8_t* terminated, const uint8_t* truncated,
                           const float* returns, const int32_t* lengths, int64_t n, int64_t step,
@@ -313,15 +298,17 @@ class CudaAgentOps final : public AgentOps {
     ForEach(stream_, n, TargetFunctor{rewards, bootstrap, next_q, targets});
   }
   void CollectEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
-                       const int32_t* lengths, int64_t n, const EpisodeRing& ring) override {
-    if (n <= 0) return;
-    Reserve(n);
-    ForEach(stream_, n, EndedFunctor{terminated, truncated, flags_.data()});
+                       const int32_t* lengths, int64_t lanes, int64_t n, const EpisodeRing* rings) override {
+    const int64_t envs = lanes * n;
+    if (envs <= 0) return;
+    Reserve(envs);
+    ForEach(stream_, envs, EndedFunctor{terminated, truncated, flags_.data()});
     std::size_t bytes = scan_scratch_.size();
     CUGYM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_scratch_.data(), bytes, flags_.data(), offsets_.data(),
-                                                   static_cast<int>(n), stream_));
-    ForEach(stream_, n, StoreEpisodeFunctor{flags_.data(), offsets_.data(), returns, lengths, n, ring});
-    ForEach(stream_, 1, AdvanceCountFunctor{flags_.data(), offsets_.data(), n, ring.count});
+                                                   static_cast<int>(envs), stream_));
+    const LaneSpan span{flags_.data(), offsets_.data(), n};
+    ForEach(stream_, envs, StoreEpisodeFunctor{span, returns, lengths, rings});
+    ForEach(stream_, lanes, AdvanceCountFunctor{span, rings});
   }
   void StoreRolloutStep(const RolloutArrays& r, int64_t t, const float* obs, const float* final_obs,
                         const float* rewards, const uint8_t* terminated, const uint8_t* truncated) override {

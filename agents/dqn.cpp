@@ -95,13 +95,14 @@ void DqnAgent::AllocateLanes() {
   ring_returns_.Zero();
   ring_lengths_.Zero();
   ring_counts_.Zero();
+  std::vector<EpisodeRing> rings;
   for (int64_t a = 0; a < k; ++a) {
-    rings_host_.push_back(
+    rings.push_back(
         EpisodeRing{ring_returns_.data() + a * cap, ring_lengths_.data() + a * cap, ring_counts_.data() + a, cap});
-    episodes_.push_back(std::make_unique<EpisodeStats>(device_, rings_host_.back()));
+    episodes_.push_back(std::make_unique<EpisodeStats>(device_, rings.back()));
   }
   rings_ = Buffer<EpisodeRing>(device_, k);
-  rings_.FromHost(rings_host_.data(), k);
+  rings_.FromHost(rings.data(), k);
   if (config_.eval_episodes > 0) {
     // Every lane's eval envs as lanes of one batch, evaluated together (EvaluateLearnerLanes).
     eval_env_ = MakeVectorEnv(*registry_, config_.env_id, k * config_.eval_episodes, device_);
@@ -203,19 +204,13 @@ void DqnAgent::Collect(bool greedy) {
   // On the network's stream, without waiting: the host queues the whole iteration ahead.
   CopyBytesAsync(obs_.data(), env.obs(), rows * obs_dim_ * sizeof(float), device_, stream);
   if (greedy) learner_->Act(Rows(obs_.data(), rows, obs_dim_, device_), Vec(actions_.data(), rows, device_));
-  ops_->ExploreLanes(actions_.data(), lanes(), n_, counters_dev_.data(), epsilon_schedule(), seeds_dev_.data(),
-                     num_actions_, explore_hold());
+  ops_->Explore(actions_.data(), lanes(), n_, counters_dev_.data(), epsilon_schedule(), seeds_dev_.data(), num_actions_,
+                explore_hold());
   env.Step(actions_.data());
   replay_->Insert(*ops_, n_, obs_.data(), actions_.data(), env.rewards(), env.obs(), env.final_obs(), env.terminated(),
                   env.truncated());
-  // One lane: the env-parallel pass (on CUDA a scan; the lanes' pass is a thread per lane).
-  if (lanes() == 1) {
-    ops_->CollectEpisodes(env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(), n_,
-                          rings_host_.front());
-  } else {
-    ops_->CollectLaneEpisodes(env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(), lanes(),
-                              n_, rings_.data());
-  }
+  ops_->CollectEpisodes(env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(), lanes(), n_,
+                        rings_.data());
   ops_->AdvanceSteps(counters_dev_.data(), n_);
 }
 

@@ -118,7 +118,6 @@ class DqnAgent final : public Agent {
   Buffer<uint64_t> seeds_dev_;            // [K] the lanes' seeds (exploration)
   std::unique_ptr<ReplayMemory> replay_;  // a lane per lane
   // The lanes' episode rings side by side: a progress read copies all of them at once.
-  std::vector<EpisodeRing> rings_host_;
   Buffer<EpisodeRing> rings_;  // [K]
   std::vector<std::unique_ptr<EpisodeStats>> episodes_;
   Buffer<float> ring_returns_;              // [K kCapacity]

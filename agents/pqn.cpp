@@ -66,6 +66,11 @@ PqnAgent::PqnAgent(const Registry& registry, const TrainConfig& config, Device d
     hold_left_.Zero();
   }
   episodes_ = std::make_unique<EpisodeStats>(device);
+  const EpisodeRing ring = episodes_->ring();
+  ring_dev_ = Buffer<EpisodeRing>(device, 1);
+  ring_dev_.FromHost(&ring, 1);
+  seed_dev_ = Buffer<uint64_t>(device, 1);
+  seed_dev_.FromHost(&config_.seed, 1);
   counters_dev_ = Buffer<StepCounters>(device, 1);
   const StepCounters zero{0, 0};
   counters_dev_.FromHost(&zero, 1);
@@ -133,14 +138,15 @@ void PqnAgent::CollectStep(int64_t t, bool greedy) {
   int32_t* actions = actions_.data() + t * n;
   if (greedy)
     learner_->Act(nn::ConstBatchView(env_->obs(), n, obs_dim_, device_), nn::VectorView<int32_t>(actions, n, device_));
-  ops_->Explore(actions, n, counters_dev_.data(), epsilon_schedule(), config_.seed, num_actions_, explore_hold());
+  ops_->Explore(actions, 1, n, counters_dev_.data(), epsilon_schedule(), seed_dev_.data(), num_actions_,
+                explore_hold());
   CopyBytesAsync(obs_.data() + t * n * obs_dim_, env_->obs(), n * obs_dim_ * sizeof(float), device_,
                  learner_->backend().native_stream());
   env_->Step(actions);
   ops_->StoreRolloutStep(rollout(), t, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(),
                          env_->truncated());
-  ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(), n,
-                        episodes_->ring());
+  ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(), 1, n,
+                        ring_dev_.data());
   ops_->AdvanceSteps(counters_dev_.data(), n);
 }
 

@@ -95,6 +95,8 @@ class PqnAgent final : public Agent {
   Buffer<int32_t> batch_actions_;
   Buffer<int32_t> held_actions_, hold_left_;  // [n] ez-greedy holds (exploration_hold_mu > 0)
   std::unique_ptr<EpisodeStats> episodes_;
+  Buffer<EpisodeRing> ring_dev_;       // [1] episodes_'s ring, as CollectEpisodes reads the lanes' rings
+  Buffer<uint64_t> seed_dev_;          // [1] the seed, as Explore reads the lanes' seeds
   Buffer<StepCounters> counters_dev_;  // [1] vector and env steps, kept by AdvanceSteps
 
   CudaGraph iteration_graph_;

@@ -143,11 +143,13 @@ struct Ring {
     lengths.Zero();
     count.Zero();
     view = EpisodeRing{returns.data(), lengths.data(), count.data(), capacity};
+    on_device.FromHost(&view, 1);
   }
   Buffer<float> returns;
   Buffer<int32_t> lengths;
   Buffer<unsigned long long> count;
   EpisodeRing view;
+  Buffer<EpisodeRing> on_device{returns.device(), 1};  // [1] the view, as CollectEpisodes reads rings
 };
 
 // One vector step's outputs on a device, as AddTransitions and CollectEpisodes read them.
@@ -169,8 +171,8 @@ struct StepData {
   }
   void CollectInto(AgentOps& ops, const Ring& ring) const {
     // The episode statistics are the rewards here: any float per env will do.
-    ops.CollectEpisodes(terminated.data(), truncated.data(), rewards.data(), actions.data(),
-                        static_cast<int64_t>(actions.size()), ring.view);
+    ops.CollectEpisodes(terminated.data(), truncated.data(), rewards.data(), actions.data(), 1,
+                        static_cast<int64_t>(actions.size()), ring.on_device.data());
   }
   Buffer<float> obs;
   Buffer<int32_t> actions;
@@ -319,6 +321,7 @@ TEST_P(AgentOpsTest, ExploreTakesEpsilonAndTheStepKeyFromTheDeviceCounters) {
   const int64_t n = 8, steps = 400, total = n * steps;
   const int num_actions = 3;
   const uint64_t seed = 12345;
+  const Buffer<uint64_t> seed_on_device = OnDevice(device(), std::vector<uint64_t>{seed});
   const EpsilonSchedule schedule{1.0, 0.05, 0.5 * static_cast<double>(total)};
   Buffer<StepCounters> counters(device(), 1);
   const StepCounters start{0, 0};
@@ -331,7 +334,7 @@ TEST_P(AgentOpsTest, ExploreTakesEpsilonAndTheStepKeyFromTheDeviceCounters) {
     std::vector<int32_t> greedy(n);
     for (int64_t i = 0; i < n; ++i) greedy[i] = static_cast<int32_t>((t + i) % num_actions);
     Buffer<int32_t> a = OnDevice(device(), greedy), b = OnDevice(device(), greedy);
-    ops->Explore(a.data(), n, counters.data(), schedule, seed, num_actions, hold_a);
+    ops->Explore(a.data(), 1, n, counters.data(), schedule, seed_on_device.data(), num_actions, hold_a);
     ops->AdvanceSteps(counters.data(), n);
     const double epsilon = HostEpsilon(1.0, 0.05, 0.5, total, t * n);
     ops->EpsilonGreedy(b.data(), n, static_cast<float>(epsilon), num_actions,
@@ -670,7 +673,8 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
           actions(d, n),
           targets(d, batch),
           tree(d, capacity, 0.6f, 0.4f, 4),
-          counters(d, 1) {
+          counters(d, 1),
+          seed(OnDevice(d, std::vector<uint64_t>{9})) {
       left.Zero();
       const StepCounters zero{0, 0};
       counters.FromHost(&zero, 1);
@@ -684,6 +688,7 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
     Buffer<float> targets;
     Tree tree;
     Buffer<StepCounters> counters;
+    Buffer<uint64_t> seed;  // [1] the run's seed, as Explore reads the lanes' seeds
   };
   // Epsilon 0.9, 0.7, ..., 0.1, 0.1 over the six vector steps, from the device's counters.
   const EpsilonSchedule schedule{0.9, 0.1, 4.0 * n};
@@ -697,7 +702,7 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
     for (Side* s : {&cpu, &gpu}) {
       s->actions.FromHost(greedy.data(), n);
       const ExploreHold hold{s->held.data(), s->left.data(), 2.0f, 100};
-      s->ops->Explore(s->actions.data(), n, s->counters.data(), schedule, 9, num_actions, hold);
+      s->ops->Explore(s->actions.data(), 1, n, s->counters.data(), schedule, s->seed.data(), num_actions, hold);
       s->ops->AdvanceSteps(s->counters.data(), n);
       const StepData step(s->device, obs, s->actions.ToHost(), rewards, next, final_obs, term, trunc);
       step.AddTo(*s->ops.ops, s->replay);

@@ -5,6 +5,7 @@
 // the lane does), and exploration and episode collection in lanes against K agents' own.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
@@ -189,8 +190,9 @@ TEST_P(LanesTest, EachLaneIsAMemoryOfItsOwn) {
   for (int64_t l = 0; l < kLanes; ++l) EXPECT_EQ(Minibatch(again, l, device), Minibatch(lanes, l, device)) << l;
 }
 
-// ExploreLanes and CollectLaneEpisodes against Explore and CollectEpisodes lane by lane, with
-// ez-greedy holds, over steps where the counters move on.
+// Explore and CollectEpisodes on K lanes against the same calls on each lane alone (one lane: a
+// solo run), with ez-greedy holds, over steps where the counters move on; the rings also against
+// the host's reference, env by env in order.
 TEST_P(LanesTest, ExplorationAndEpisodesInLanesAreEachAgentsOwn) {
   const Device device = GetParam();
   const std::shared_ptr<nn::Backend> backend = nn::MakeBackend(device);
@@ -228,13 +230,20 @@ TEST_P(LanesTest, ExplorationAndEpisodesInLanesAreEachAgentsOwn) {
     Buffer<unsigned long long> count;
   };
   std::vector<std::unique_ptr<Ring>> lane_rings, own_rings;
-  std::vector<EpisodeRing> views;
+  std::vector<EpisodeRing> views, own_views;
   for (int64_t l = 0; l < kLanes; ++l) {
     lane_rings.push_back(std::make_unique<Ring>(device, capacity));
     own_rings.push_back(std::make_unique<Ring>(device, capacity));
     views.push_back(lane_rings.back()->view());
+    own_views.push_back(own_rings.back()->view());
   }
   Buffer<EpisodeRing> rings = OnDevice(device, views.data(), kLanes);
+  Buffer<EpisodeRing> own = OnDevice(device, own_views.data(), kLanes);
+  // The host's rings, kept by the definition: each lane's ended envs in env order, the last
+  // `capacity` of a step when more end at once.
+  std::vector<std::vector<float>> host_returns(kLanes, std::vector<float>(capacity, 0.0f));
+  std::vector<std::vector<int32_t>> host_lengths(kLanes, std::vector<int32_t>(capacity, 0));
+  std::vector<unsigned long long> host_count(kLanes, 0);
   std::mt19937 rng(9);
   int explored = 0;  // steps where exploration replaced a greedy action
   for (int step = 0; step < 40; ++step) {
@@ -242,10 +251,10 @@ TEST_P(LanesTest, ExplorationAndEpisodesInLanesAreEachAgentsOwn) {
     for (int32_t& a : greedy) a = static_cast<int32_t>(rng() % 3);
     lane_actions.FromHost(greedy.data(), total);
     own_actions.FromHost(greedy.data(), total);
-    ops->ExploreLanes(lane_actions.data(), kLanes, n, counters.data(), schedule, seeds.data(), 3,
-                      ExploreHold{lane_held.data(), lane_left.data(), 2.0f, 6});
+    ops->Explore(lane_actions.data(), kLanes, n, counters.data(), schedule, seeds.data(), 3,
+                 ExploreHold{lane_held.data(), lane_left.data(), 2.0f, 6});
     for (int64_t l = 0; l < kLanes; ++l)
-      ops->Explore(own_actions.data() + l * n, n, counters.data(), schedule, kSeeds[l], 3,
+      ops->Explore(own_actions.data() + l * n, 1, n, counters.data(), schedule, seeds.data() + l, 3,
                    ExploreHold{own_held.data() + l * n, own_left.data() + l * n, 2.0f, 6});
     ASSERT_EQ(lane_actions.ToHost(), own_actions.ToHost()) << "step " << step;
     explored += lane_actions.ToHost() != greedy;
@@ -263,12 +272,26 @@ TEST_P(LanesTest, ExplorationAndEpisodesInLanesAreEachAgentsOwn) {
                     trunc = OnDevice(device, truncated.data(), total);
     Buffer<float> ret = OnDevice(device, returns.data(), total);
     Buffer<int32_t> len = OnDevice(device, lengths.data(), total);
-    ops->CollectLaneEpisodes(term.data(), trunc.data(), ret.data(), len.data(), kLanes, n, rings.data());
+    ops->CollectEpisodes(term.data(), trunc.data(), ret.data(), len.data(), kLanes, n, rings.data());
     for (int64_t l = 0; l < kLanes; ++l)
-      ops->CollectEpisodes(term.data() + l * n, trunc.data() + l * n, ret.data() + l * n, len.data() + l * n, n,
-                           own_rings[l]->view());
-    for (int64_t l = 0; l < kLanes; ++l)
+      ops->CollectEpisodes(term.data() + l * n, trunc.data() + l * n, ret.data() + l * n, len.data() + l * n, 1, n,
+                           own.data() + l);
+    for (int64_t l = 0; l < kLanes; ++l) {
+      std::vector<int64_t> ended;
+      for (int64_t i = l * n; i < (l + 1) * n; ++i)
+        if (terminated[i] | truncated[i]) ended.push_back(i);
+      const int64_t first = std::max<int64_t>(0, static_cast<int64_t>(ended.size()) - capacity);
+      for (int64_t k = first; k < static_cast<int64_t>(ended.size()); ++k) {
+        const int64_t slot = static_cast<int64_t>((host_count[l] + k) % capacity);
+        host_returns[l][slot] = returns[ended[k]];
+        host_lengths[l][slot] = lengths[ended[k]];
+      }
+      host_count[l] += ended.size();
       ASSERT_EQ(lane_rings[l]->bytes(), own_rings[l]->bytes()) << "step " << step << ", lane " << l;
+      ASSERT_EQ(lane_rings[l]->returns.ToHost(), host_returns[l]) << "step " << step << ", lane " << l;
+      ASSERT_EQ(lane_rings[l]->lengths.ToHost(), host_lengths[l]) << "step " << step << ", lane " << l;
+      ASSERT_EQ(lane_rings[l]->count.ToHost()[0], host_count[l]) << "step " << step << ", lane " << l;
+    }
     ops->AdvanceSteps(counters.data(), n);
   }
   EXPECT_GT(explored, 10);
