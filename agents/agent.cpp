@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <limits>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <utility>
 
@@ -25,15 +24,7 @@ std::string Unbatchable(const Registry& registry, const TrainConfig& config, int
   if (config.pqn()) return "algo is pqn, which trains one seed per agent for now; train the seeds apart";
   if (!MakeVectorEnv(registry, config.env_id, 1, Device::kCpu)->supports_lanes())
     return config.env_id + " cannot step its envs in lanes (VectorEnv::ResetLanes); train the seeds apart";
-  const QLearnerOptions options = LearnerOptionsFor(config, DiscreteSpec(registry, config.env_id, "DQN"));
-  if (nn::ClipsGradients(options.adam)) {
-    std::ostringstream norm;
-    norm << config.max_grad_norm;
-    return "gradient clipping (max_grad_norm " + norm.str() +
-           ") would span all agents' networks; set max_grad_norm = 0 or train the seeds apart";
-  }
-  if (options.conv.out_channels != 0 || options.layer_norm)
-    return "a convolution or LayerNorm (conv_channels, layer_norm) has no batched form yet; train the seeds apart";
+  DiscreteSpec(registry, config.env_id, "DQN");
   return "";
 }
 

@@ -91,13 +91,9 @@ QLearner::QLearner(std::shared_ptr<Backend> backend, const QLearnerOptions& opti
       options_(options),
       online_(backend_, NetworkSizes(options), NetOptions(options, true)),
       target_(backend_, NetworkSizes(options), NetOptions(options, false)),
-      adam_(backend_, online_.parameters().size(), options.adam),
+      adam_(backend_, online_.parameters().size(), options.adam, options.replicas),
       stats_(backend_->device(), 2 * static_cast<int64_t>(online_.replicas())) {
   const int replicas = online_.replicas();
-  if (replicas > 1 && ClipsGradients(options.adam)) {
-    throw std::invalid_argument("QLearner: gradient clipping (max_grad_norm) with replicas: its norm would span all " +
-                                std::to_string(replicas));
-  }
   if (!options.replica_seeds.empty()) {
     if (static_cast<int>(options.replica_seeds.size()) != replicas) {
       throw std::invalid_argument("QLearner: " + std::to_string(options.replica_seeds.size()) + " replica seeds for " +
@@ -232,10 +228,11 @@ QLearner::Stats QLearner::ReadStats(int replica) const {
 
 std::vector<QLearner::Stats> QLearner::ReadAllStats() const {
   const std::vector<float> s = stats_.ToHost();
-  const float grad_norm = ClipsGradients(options_.adam) ? adam_.ReadGradNorm() : 0.0f;
+  const std::vector<float> grad_norms =
+      ClipsGradients(options_.adam) ? adam_.ReadGradNorms() : std::vector<float>(online_.replicas(), 0.0f);
   const int64_t updates = adam_.ReadStepCount();
   std::vector<Stats> all(online_.replicas());
-  for (std::size_t r = 0; r < all.size(); ++r) all[r] = Stats{s[2 * r], s[2 * r + 1], grad_norm, updates};
+  for (std::size_t r = 0; r < all.size(); ++r) all[r] = Stats{s[2 * r], s[2 * r + 1], grad_norms[r], updates};
   return all;
 }
 

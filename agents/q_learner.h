@@ -38,9 +38,10 @@ struct QLearnerOptions {
   bool target_network = true;
   /// K learners in one (nn::MlpOptions::replicas: the agents of a batch of seeds): every call
   /// takes and gives K equal blocks of rows, replica r's after replica r - 1's, and each replica
-  /// learns as a learner of one would from its own rows (the same bits on the CPU). Plain MLPs
-  /// (dueling allowed), no gradient clipping (its norm would span all K); all replicas share these
-  /// options and take their gradient steps together. Save and Load take learners of one.
+  /// learns as a learner of one would from its own rows (the same bits on the CPU): any network
+  /// (convolution, LayerNorm, dueling head), gradients clipped by each replica's own norm; all
+  /// replicas share these options and take their gradient steps together. Save and Load take
+  /// learners of one.
   int replicas = 1;
   /// Replica r's initial weights from replica_seeds[r] (empty: every replica from `seed`).
   std::vector<uint64_t> replica_seeds;
@@ -66,7 +67,7 @@ class QLearner {
   struct Stats {
     float loss = 0;       // of the last TrainStep
     float mean_q = 0;     // mean Q(s, a) of the last TrainStep's minibatch
-    float grad_norm = 0;  // total gradient norm before clipping (0 when clipping is off)
+    float grad_norm = 0;  // the replica's gradient norm before clipping (0 when clipping is off)
     int64_t updates = 0;  // Adam steps taken
   };
 

@@ -295,9 +295,7 @@ int main(int argc, char** argv) {
             for (const int act_rows : part == "act" ? args.act_batches : std::vector<int>{0}) {
               const int batch = part == "act" ? act_rows : args.batch;
               for (const int replicas : args.replicas) {
-                if (replicas > 1 && clip > 0) continue;  // a replicated learner takes no clipping
                 for (const bool layer_norm : args.layer_norms) {
-                  if (replicas > 1 && layer_norm) continue;  // replicas take plain Linear layers
                   for (const char* mode : {"eager", "graph"}) {
                     if (device == Device::kCpu && std::strcmp(mode, "graph") == 0) continue;  // nothing to capture
                     Result r{net_name,    part == "act" ? "-" : nn::LossName(loss),

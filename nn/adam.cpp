@@ -7,16 +7,20 @@
 
 namespace cugym::nn {
 
-Adam::Adam(std::shared_ptr<Backend> backend, int64_t num_params, const AdamOptions& options)
-    : backend_(std::move(backend)), num_params_(num_params) {
+Adam::Adam(std::shared_ptr<Backend> backend, int64_t num_params, const AdamOptions& options, int64_t groups)
+    : backend_(std::move(backend)), num_params_(num_params), groups_(groups) {
   if (backend_ == nullptr) throw std::invalid_argument("Adam: no back end");
   if (num_params < 1)
     throw std::invalid_argument("Adam: num_params " + std::to_string(num_params) + " (expected >= 1)");
+  if (groups < 1 || num_params % groups != 0) {
+    throw std::invalid_argument("Adam: " + std::to_string(num_params) + " parameters do not split into " +
+                                std::to_string(groups) + " equal groups");
+  }
   set_options(options);
   const Device device = backend_->device();
   moments_ = Buffer<float>(device, 2 * num_params);
   step_ = Buffer<int64_t>(device, 1);
-  scratch_ = Buffer<float>(device, 1 + backend_->AdamScratchSize(num_params));
+  scratch_ = Buffer<float>(device, groups + backend_->AdamScratchSize(num_params, groups));
   Reset();
 }
 
@@ -47,13 +51,14 @@ void Adam::Step(VectorView<float> params, VectorView<const float> grads) {
   state.exp_avg = exp_avg();
   state.exp_avg_sq = exp_avg_sq();
   state.step = step_count();
-  state.grad_norm = VectorView<float>(scratch_.data(), 1, scratch_.device());
-  state.scratch = VectorView<float>(scratch_.data() + 1, static_cast<int64_t>(scratch_.size()) - 1, scratch_.device());
-  backend_->AdamStep(options_, params, grads, state);
+  state.grad_norm = VectorView<float>(scratch_.data(), groups_, scratch_.device());
+  state.scratch =
+      VectorView<float>(scratch_.data() + groups_, static_cast<int64_t>(scratch_.size()) - groups_, scratch_.device());
+  backend_->AdamStep(options_, params, grads, state, groups_);
 }
 
 int64_t Adam::ReadStepCount() const { return step_.ToHost()[0]; }
 
-float Adam::ReadGradNorm() const { return scratch_.ToHost(0, 1)[0]; }
+std::vector<float> Adam::ReadGradNorms() const { return scratch_.ToHost(0, groups_); }
 
 }  // namespace cugym::nn

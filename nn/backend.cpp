@@ -138,10 +138,11 @@ void Backend::ActivationBackward(BatchView dy, ConstBatchView y, VectorView<floa
 }
 
 void Backend::LayerNorm(BatchView x, VectorView<const float> gamma, VectorView<const float> beta,
-                        VectorView<float> rstd, BatchView y, Activation act) {
+                        VectorView<float> rstd, BatchView y, Activation act, int64_t groups, int64_t param_stride) {
   const char* op = "LayerNorm";
   if (y.rows() != x.rows() || y.cols() != x.cols())
     Bad(op, "x is " + Dims(x.rows(), x.cols()) + ", y " + Dims(y.rows(), y.cols()));
+  CheckGroups(op, x.rows(), groups, param_stride, x.cols(), false);
   CheckSize(op, "gamma", gamma, x.cols());
   CheckSize(op, "beta", beta, x.cols());
   CheckSize(op, "rstd", rstd, x.rows());
@@ -151,13 +152,14 @@ void Backend::LayerNorm(BatchView x, VectorView<const float> gamma, VectorView<c
   CheckDevice(op, "rstd", rstd, device_);
   CheckDevice(op, "y", y, device_);
   if (x.size() == 0) return;
-  DoLayerNorm(x, gamma, beta, rstd, y, act);
+  DoLayerNorm(x, gamma, beta, rstd, y, act, groups, groups > 1 ? param_stride : 0);
 }
 
 void Backend::LayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<const float> rstd, ConstBatchView y,
                                 VectorView<const float> gamma, VectorView<float> dgamma, VectorView<float> dbeta,
-                                Activation act) {
+                                Activation act, int64_t groups, int64_t param_stride) {
   const char* op = "LayerNormBackward";
+  CheckGroups(op, dy.rows(), groups, param_stride, dy.cols(), true);
   if (xhat.rows() != dy.rows() || xhat.cols() != dy.cols())
     Bad(op, "dy is " + Dims(dy.rows(), dy.cols()) + ", xhat " + Dims(xhat.rows(), xhat.cols()));
   if (act == Activation::kRelu && (y.rows() != dy.rows() || y.cols() != dy.cols()))
@@ -174,7 +176,7 @@ void Backend::LayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<co
   CheckDevice(op, "dgamma", dgamma, device_);
   CheckDevice(op, "dbeta", dbeta, device_);
   if (dy.cols() == 0) return;
-  DoLayerNormBackward(dy, xhat, rstd, y, gamma, dgamma, dbeta, act);
+  DoLayerNormBackward(dy, xhat, rstd, y, gamma, dgamma, dbeta, act, groups, groups > 1 ? param_stride : 0);
 }
 
 void Backend::GatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions,
@@ -229,7 +231,7 @@ void Backend::RowMax(ConstBatchView q, VectorView<float> max, VectorView<int32_t
 }
 
 void Backend::AdamStep(const AdamOptions& options, VectorView<float> params, VectorView<const float> grads,
-                       const AdamState& state) {
+                       const AdamState& state, int64_t groups) {
   const char* op = "AdamStep";
   if (!(options.lr >= 0.0)) Bad(op, "lr " + std::to_string(options.lr) + " (expected >= 0)");
   if (options.lr_decay_updates < 0)
@@ -246,10 +248,12 @@ void Backend::AdamStep(const AdamOptions& options, VectorView<float> params, Vec
   CheckSize(op, "exp_avg", state.exp_avg, n);
   CheckSize(op, "exp_avg_sq", state.exp_avg_sq, n);
   CheckSize(op, "step", state.step, 1);
-  CheckSize(op, "grad_norm", state.grad_norm, 1);
-  if (state.scratch.size() < AdamScratchSize(n)) {
-    Bad(op,
-        "scratch has " + std::to_string(state.scratch.size()) + " floats, needs " + std::to_string(AdamScratchSize(n)));
+  if (groups < 1 || n % groups != 0)
+    Bad(op, std::to_string(n) + " parameters in " + std::to_string(groups) + " groups (expected >= 1 equal groups)");
+  CheckSize(op, "grad_norm", state.grad_norm, groups);
+  if (state.scratch.size() < AdamScratchSize(n, groups)) {
+    Bad(op, "scratch has " + std::to_string(state.scratch.size()) + " floats, needs " +
+                std::to_string(AdamScratchSize(n, groups)));
   }
   CheckDevice(op, "params", params, device_);
   CheckDevice(op, "grads", grads, device_);
@@ -258,7 +262,7 @@ void Backend::AdamStep(const AdamOptions& options, VectorView<float> params, Vec
   CheckDevice(op, "step", state.step, device_);
   CheckDevice(op, "scratch", state.scratch, device_);
   CheckDevice(op, "grad_norm", state.grad_norm, device_);
-  DoAdamStep(options, params, grads, state);
+  DoAdamStep(options, params, grads, state, groups);
 }
 
 void Backend::Polyak(VectorView<float> target, VectorView<const float> source, float tau) {

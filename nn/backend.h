@@ -125,8 +125,8 @@ struct AdamState {
   VectorView<float> exp_avg;     // first moment m, one per parameter
   VectorView<float> exp_avg_sq;  // second moment v, one per parameter
   VectorView<int64_t> step;      // [1]: updates taken so far; AdamStep increments it on the device
-  VectorView<float> scratch;     // Backend::AdamScratchSize(n) floats
-  VectorView<float> grad_norm;   // [1]: total gradient norm before clipping (written when clipping)
+  VectorView<float> scratch;     // Backend::AdamScratchSize(n, groups) floats
+  VectorView<float> grad_norm;   // [groups]: each group's gradient norm before clipping (written when clipping)
 };
 
 // A recorded sequence of backend calls. On CUDA a CUDA graph (one launch replays every kernel);
@@ -180,14 +180,18 @@ class Backend {
   // xhat = (x - mean) * rstd, kept for the backward, rstd [n] = 1 / sqrt(var + eps), and
   // y [n x f] = act(gamma * xhat + beta). Each row is one thread's loop, in the same order on both
   // back ends.
+  // Grouped (K replicas of a network): the rows in `groups` equal blocks, block g normalized with
+  // gamma and beta moved g * param_stride floats; each block's outputs are a call on it alone's.
   void LayerNorm(BatchView x, VectorView<const float> gamma, VectorView<const float> beta, VectorView<float> rstd,
-                 BatchView y, Activation act);
+                 BatchView y, Activation act, int64_t groups = 1, int64_t param_stride = 0);
   // Backward of LayerNorm: dy [n x f] holds dL/dy on entry and dL/dx on return; xhat, rstd and y
   // are the forward's (y's sign is the ReLU mask). dgamma and dbeta [f] are overwritten with the
-  // column sums of dh * xhat and dh, where dh = dL/d(gamma * xhat + beta).
+  // column sums of dh * xhat and dh, where dh = dL/d(gamma * xhat + beta). Grouped: block g's
+  // sums (over its rows only) into dgamma and dbeta moved g * param_stride floats, the bits a call
+  // on that block alone gives.
   void LayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<const float> rstd, ConstBatchView y,
                          VectorView<const float> gamma, VectorView<float> dgamma, VectorView<float> dbeta,
-                         Activation act);
+                         Activation act, int64_t groups = 1, int64_t param_stride = 0);
 
   // Regression of selected outputs: d_b = q[b, actions[b]] - targets[b] for the n rows of q
   // [n x k]; loss = mean_b L(d_b). Writes stats[0] = loss, stats[1] = mean_b q[b, actions[b]];
@@ -215,10 +219,13 @@ class Backend {
 
   // One Adam update of params from grads (grads are read, not modified: clipping scales them on
   // the fly). Increments state.step on the device, so a captured graph keeps counting.
+  // Grouped (K replicas of a network, their parameters in `groups` equal blocks): each block
+  // clipped by its own norm, into grad_norm[g], the bits a step of that block alone gives on the
+  // CPU; one step count for all.
   void AdamStep(const AdamOptions& options, VectorView<float> params, VectorView<const float> grads,
-                const AdamState& state);
-  // Floats of scratch AdamStep needs for n parameters.
-  virtual int64_t AdamScratchSize(int64_t num_params) const = 0;
+                const AdamState& state, int64_t groups = 1);
+  // Floats of scratch AdamStep needs for n parameters in `groups` blocks.
+  virtual int64_t AdamScratchSize(int64_t num_params, int64_t groups = 1) const = 0;
 
   // target = tau * source + (1 - tau) * target; tau == 1 copies exactly (hard update).
   void Polyak(VectorView<float> target, VectorView<const float> source, float tau);
@@ -267,11 +274,14 @@ class Backend {
                                 int64_t bias_stride) = 0;
   virtual void DoActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act,
                                     int64_t groups, int64_t dbias_stride) = 0;
+  // Grouped as LayerNorm: `groups` blocks of rows, block g's parameters (and their gradients) at
+  // g * param_stride (0 when groups is 1).
   virtual void DoLayerNorm(BatchView x, VectorView<const float> gamma, VectorView<const float> beta,
-                           VectorView<float> rstd, BatchView y, Activation act) = 0;
+                           VectorView<float> rstd, BatchView y, Activation act, int64_t groups,
+                           int64_t param_stride) = 0;
   virtual void DoLayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<const float> rstd, ConstBatchView y,
                                    VectorView<const float> gamma, VectorView<float> dgamma, VectorView<float> dbeta,
-                                   Activation act) = 0;
+                                   Activation act, int64_t groups, int64_t param_stride) = 0;
   virtual void DoGatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions,
                             VectorView<const float> targets, BatchView dq, VectorView<float> dbias,
                             VectorView<float> stats, VectorView<const float> weights, VectorView<float> errors,
@@ -279,7 +289,7 @@ class Backend {
   virtual void DoGather(ConstBatchView q, VectorView<const int32_t> actions, VectorView<float> out) = 0;
   virtual void DoRowMax(ConstBatchView q, VectorView<float> max, VectorView<int32_t> argmax) = 0;
   virtual void DoAdamStep(const AdamOptions& options, VectorView<float> params, VectorView<const float> grads,
-                          const AdamState& state) = 0;
+                          const AdamState& state, int64_t groups) = 0;
   virtual void DoPolyak(VectorView<float> target, VectorView<const float> source, float tau) = 0;
   virtual void DoValueAdvantage(ConstBatchView x, BatchView y) = 0;
   virtual void DoValueAdvantageBackward(ConstBatchView dy, BatchView dx) = 0;

@@ -69,7 +69,7 @@ class CpuBackend final : public Backend {
     std::string config = openblas_get_config();
     return "cpu (" + config + ", " + std::to_string(BlasMaxThreads()) + " BLAS threads)";
   }
-  int64_t AdamScratchSize(int64_t) const override { return 0; }
+  int64_t AdamScratchSize(int64_t, int64_t) const override { return 0; }
   void Synchronize() override {}
   std::unique_ptr<Graph> Capture(const std::function<void()>& work) override {
     return std::make_unique<CpuGraph>(work);
@@ -127,38 +127,42 @@ class CpuBackend final : public Backend {
   }
 
   void DoLayerNorm(BatchView x, VectorView<const float> gamma, VectorView<const float> beta, VectorView<float> rstd,
-                   BatchView y, Activation act) override {
-    const int64_t f = x.cols();
+                   BatchView y, Activation act, int64_t groups, int64_t param_stride) override {
+    const int64_t f = x.cols(), rows = x.rows() / groups;
     for (int64_t r = 0; r < x.rows(); ++r) {
-      rstd.data()[r] = internal::LayerNormRow(x.data() + r * f, gamma.data(), beta.data(), y.data() + r * f, f,
-                                              act == Activation::kRelu);
+      const int64_t shift = r / rows * param_stride;
+      rstd.data()[r] = internal::LayerNormRow(x.data() + r * f, gamma.data() + shift, beta.data() + shift,
+                                              y.data() + r * f, f, act == Activation::kRelu);
     }
   }
 
   void DoLayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<const float> rstd, ConstBatchView y,
                            VectorView<const float> gamma, VectorView<float> dgamma, VectorView<float> dbeta,
-                           Activation act) override {
-    const int64_t n = dy.rows(), f = dy.cols();
+                           Activation act, int64_t groups, int64_t param_stride) override {
+    const int64_t n = dy.rows() / groups, f = dy.cols();
     const bool relu = act == Activation::kRelu;
-    float* dg = dgamma.data();
-    float* db = dbeta.data();
-    std::fill(dg, dg + f, 0.0f);
-    std::fill(db, db + f, 0.0f);
-    // dh (through the ReLU's mask) in place and the column sums row by row: each column's terms
-    // are added in row order, as CUDA's column loop adds them.
-    for (int64_t r = 0; r < n; ++r) {
-      float* g = dy.data() + r * f;
-      const float* out = relu ? y.data() + r * f : nullptr;
-      const float* xh = xhat.data() + r * f;
-      for (int64_t j = 0; j < f; ++j) {
-        const float dh = relu ? internal::ReluGrad(g[j], out[j]) : g[j];
-        g[j] = dh;
-        dg[j] += dh * xh[j];
-        db[j] += dh;
+    for (int64_t group = 0; group < groups; ++group) {
+      const int64_t first = group * n, shift = group * param_stride;
+      float* dg = dgamma.data() + shift;
+      float* db = dbeta.data() + shift;
+      std::fill(dg, dg + f, 0.0f);
+      std::fill(db, db + f, 0.0f);
+      // dh (through the ReLU's mask) in place and the column sums row by row: each column's terms
+      // are added in row order, as CUDA's column loop adds them.
+      for (int64_t r = first; r < first + n; ++r) {
+        float* g = dy.data() + r * f;
+        const float* out = relu ? y.data() + r * f : nullptr;
+        const float* xh = xhat.data() + r * f;
+        for (int64_t j = 0; j < f; ++j) {
+          const float dh = relu ? internal::ReluGrad(g[j], out[j]) : g[j];
+          g[j] = dh;
+          dg[j] += dh * xh[j];
+          db[j] += dh;
+        }
       }
+      for (int64_t r = first; r < first + n; ++r)
+        internal::LayerNormBackwardRow(dy.data() + r * f, xhat.data() + r * f, rstd.data()[r], gamma.data() + shift, f);
     }
-    for (int64_t r = 0; r < n; ++r)
-      internal::LayerNormBackwardRow(dy.data() + r * f, xhat.data() + r * f, rstd.data()[r], gamma.data(), f);
   }
 
   void DoGatherLoss(LossKind loss, ConstBatchView q, VectorView<const int32_t> actions, VectorView<const float> targets,
@@ -240,18 +244,20 @@ class CpuBackend final : public Backend {
     }
   }
 
-  void DoAdamStep(const AdamOptions& o, VectorView<float> params, VectorView<const float> grads,
-                  const AdamState& state) override {
-    const int64_t n = params.size();
+  void DoAdamStep(const AdamOptions& o, VectorView<float> params, VectorView<const float> grads, const AdamState& state,
+                  int64_t groups) override {
+    const int64_t n = params.size(), block = n / groups;
     const float* g = grads.data();
-    float coef = 1.0f;
+    std::vector<float> coefs(groups, 1.0f);
     if (ClipsGradients(o)) {
-      double sum_sq = 0.0;
-      for (int64_t i = 0; i < n; ++i) sum_sq += static_cast<double>(g[i]) * g[i];
-      const float norm = static_cast<float>(std::sqrt(sum_sq));
-      state.grad_norm.data()[0] = norm;
-      const float c = static_cast<float>(o.max_grad_norm) / (norm + internal::kClipEps);
-      if (c < 1.0f) coef = c;
+      for (int64_t group = 0; group < groups; ++group) {
+        double sum_sq = 0.0;
+        for (int64_t i = group * block; i < (group + 1) * block; ++i) sum_sq += static_cast<double>(g[i]) * g[i];
+        const float norm = static_cast<float>(std::sqrt(sum_sq));
+        state.grad_norm.data()[group] = norm;
+        const float c = static_cast<float>(o.max_grad_norm) / (norm + internal::kClipEps);
+        if (c < 1.0f) coefs[group] = c;
+      }
     }
     const int64_t t = ++state.step.data()[0];
     const internal::AdamScalars scalars = internal::AdamStepScalars(o, t);
@@ -260,13 +266,16 @@ class CpuBackend final : public Backend {
     float* p = params.data();
     float* m = state.exp_avg.data();
     float* v = state.exp_avg_sq.data();
-    // One loop per kind of step, so each stays a plain vectorizable loop.
+    // One loop per kind of step and group, so each stays a plain vectorizable loop.
     const auto update = [&](auto delta) {
-      for (int64_t i = 0; i < n; ++i) {
-        const float gi = g[i] * coef;
-        m[i] = internal::FlushSubnormal(m[i] + w1 * (gi - m[i]));  // PyTorch: exp_avg.lerp_(grad, 1 - beta1)
-        v[i] = internal::FlushSubnormal(v[i] * b2 + w2 * gi * gi);
-        p[i] -= delta(m[i], v[i]);
+      for (int64_t group = 0; group < groups; ++group) {
+        const float coef = coefs[group];
+        for (int64_t i = group * block; i < (group + 1) * block; ++i) {
+          const float gi = g[i] * coef;
+          m[i] = internal::FlushSubnormal(m[i] + w1 * (gi - m[i]));  // PyTorch: exp_avg.lerp_(grad, 1 - beta1)
+          v[i] = internal::FlushSubnormal(v[i] * b2 + w2 * gi * gi);
+          p[i] -= delta(m[i], v[i]);
+        }
       }
     };
     switch (scalars.kind) {

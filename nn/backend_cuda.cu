@@ -198,55 +198,59 @@ __global__ void RowMaxKernel(const float* q, float* max, int32_t* argmax, int64_
   }
 }
 
-// Partial sums of g^2, one per block (NormBlocks(n) blocks).
+// Partial sums of g^2, one per block: NormBlocks(n) blocks for each of the gridDim.y groups of n
+// gradients (group y's at y n, its partials at y gridDim.x).
 __global__ void SumSquaresKernel(const float* g, int64_t n, float* partials) {
   __shared__ float shared[kThreads];
+  g += static_cast<int64_t>(blockIdx.y) * n;
   float s = 0.0f;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     s += g[i] * g[i];
   }
   s = BlockSum<kThreads>(s, shared);
-  if (threadIdx.x == 0) partials[blockIdx.x] = s;
+  if (threadIdx.x == 0) partials[static_cast<int64_t>(blockIdx.y) * gridDim.x + blockIdx.x] = s;
+}
+
+// Each group's norm from its partial sums (in a fixed order: deterministic) and its clipping
+// coefficient, min(1, max_grad_norm / (norm + eps)); one thread per group.
+__global__ void ClipCoefKernel(const float* partials, int num_partials, int64_t groups, float max_grad_norm,
+                               float* grad_norm, float* coefs) {
+  for (int64_t group = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; group < groups;
+       group += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float sum = 0.0f;
+    for (int i = 0; i < num_partials; ++i) sum += partials[group * num_partials + i];
+    const float norm = sqrtf(sum);
+    grad_norm[group] = norm;
+    const float c = max_grad_norm / (norm + internal::kClipEps);
+    coefs[group] = c < 1.0f ? c : 1.0f;
+  }
 }
 
 struct AdamArgs {
   AdamOptions options;    // for the step's scalars (AdamStepScalars), formed in double as PyTorch does
   float w1, b2, w2, eps;  // 1 - beta1, beta2, 1 - beta2, eps: rounded once from double
-  float max_grad_norm;
-  bool clip;  // ClipsGradients: decided on the host, not on the rounded float
 };
 
 // One Adam step for all parameters (one flat buffer). The step count lives on the device: thread
 // 0 of each block reads it first thing, and the last block to finish (counted with an atomic)
-// stores step + 1, so a graph replay keeps counting without the host.
+// stores step + 1, so a graph replay keeps counting without the host. With clipping, parameter i
+// is scaled by coefs[i / group_size] (ClipCoefKernel's; null: no clipping).
 __global__ void AdamKernel(AdamArgs o, float* p, const float* g, float* m, float* v, int64_t n, int64_t* step,
-                           const float* partials, int num_partials, float* grad_norm, unsigned* done) {
-  __shared__ float s_coef;
+                           const float* coefs, int64_t group_size, unsigned* done) {
   __shared__ internal::AdamScalars s_scalars;
   __shared__ int64_t s_t;
   __shared__ bool s_last;
   if (threadIdx.x == 0) {
     const int64_t t = *step + 1;
-    float coef = 1.0f;
-    if (o.clip) {
-      float sum = 0.0f;
-      for (int i = 0; i < num_partials; ++i) sum += partials[i];  // fixed order: deterministic
-      const float norm = sqrtf(sum);
-      if (blockIdx.x == 0) *grad_norm = norm;
-      const float c = o.max_grad_norm / (norm + internal::kClipEps);
-      if (c < 1.0f) coef = c;
-    }
-    s_coef = coef;
     s_scalars = internal::AdamStepScalars(o.options, t);
     s_t = t;
   }
   __syncthreads();
-  const float coef = s_coef;
   const internal::AdamScalars scalars = s_scalars;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const float gi = g[i] * coef;
+    const float gi = coefs != nullptr ? g[i] * coefs[i / group_size] : g[i];
     float mi = m[i];
     mi = internal::FlushSubnormal(mi + o.w1 * (gi - mi));
     const float vi = internal::FlushSubnormal(v[i] * o.b2 + o.w2 * gi * gi);
@@ -267,11 +271,14 @@ __global__ void AdamKernel(AdamArgs o, float* p, const float* g, float* m, float
 }
 
 // LayerNorm: one thread per row (LayerNormRow), so the sums run in the CPU's order.
+// Grouped: row r takes the parameters of its block, r / group_rows, param_stride floats apart.
 __global__ void LayerNormKernel(float* x, const float* gamma, const float* beta, float* rstd, float* y, int64_t n,
-                                int64_t f, bool relu) {
+                                int64_t f, bool relu, int64_t group_rows, int64_t param_stride) {
   for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; r < n;
-       r += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    rstd[r] = internal::LayerNormRow(x + r * f, gamma, beta, y + r * f, f, relu);
+       r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t shift = r / group_rows * param_stride;
+    rstd[r] = internal::LayerNormRow(x + r * f, gamma + shift, beta + shift, y + r * f, f, relu);
+  }
 }
 
 // dy becomes dh, the ReLU's mask applied: every element at once.
@@ -288,9 +295,15 @@ __global__ void ReluMaskKernel(float* dy, const float* y, int64_t count) {
 // MinAtar's convolution (16 channels at 8,192 positions per minibatch of 128) to 16 threads, each
 // 8,192 dependent steps long; now 16 blocks of 256 lanes each add 32 rows. Thread i of a block is
 // column i % cols of lane i / cols, so a warp reads whole rows where there are enough columns.
+// Grouped: blockIdx.y is the group, whose n rows follow the previous group's and whose sums go
+// param_stride floats after the previous group's.
 __global__ void LayerNormParamGradKernel(const float* __restrict__ dh, const float* __restrict__ xhat, float* dgamma,
-                                         float* dbeta, int64_t n, int64_t f, int cols) {
+                                         float* dbeta, int64_t n, int64_t f, int cols, int64_t param_stride) {
   __shared__ float sum_g[kThreads], sum_b[kThreads];
+  dh += static_cast<int64_t>(blockIdx.y) * n * f;
+  xhat += static_cast<int64_t>(blockIdx.y) * n * f;
+  dgamma += static_cast<int64_t>(blockIdx.y) * param_stride;
+  dbeta += static_cast<int64_t>(blockIdx.y) * param_stride;
   const int lanes = kThreads / cols, lane = threadIdx.x / cols;
   const int64_t j = static_cast<int64_t>(blockIdx.x) * cols + threadIdx.x % cols;
   float g = 0.0f, b = 0.0f;
@@ -328,10 +341,10 @@ int LayerNormGradColumns(int64_t f) {
 }
 
 __global__ void LayerNormBackwardKernel(float* dy, const float* xhat, const float* rstd, const float* gamma, int64_t n,
-                                        int64_t f) {
+                                        int64_t f, int64_t group_rows, int64_t param_stride) {
   for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; r < n;
        r += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    internal::LayerNormBackwardRow(dy + r * f, xhat + r * f, rstd[r], gamma, f);
+    internal::LayerNormBackwardRow(dy + r * f, xhat + r * f, rstd[r], gamma + r / group_rows * param_stride, f);
 }
 
 __global__ void ValueAdvantageKernel(const float* x, float* y, int64_t n, int k) {
@@ -451,7 +464,10 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
     cublasGetVersion(handle_, &version);
     return "cuda (" + CudaDeviceName() + ", cuBLAS " + std::to_string(version) + ", fp32)";
   }
-  int64_t AdamScratchSize(int64_t num_params) const override { return 1 + NormBlocks(num_params); }
+  // The blocks-done counter, each group's partial sums and each group's clipping coefficient.
+  int64_t AdamScratchSize(int64_t num_params, int64_t groups) const override {
+    return 1 + groups * NormBlocks(num_params / groups) + groups;
+  }
   void Synchronize() override { CUGYM_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
   void* native_stream() const override { return stream_; }
 
@@ -544,55 +560,58 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
     CUGYM_CUDA_CHECK_LAST();
   }
 
-  void DoAdamStep(const AdamOptions& o, VectorView<float> params, VectorView<const float> grads,
-                  const AdamState& state) override {
-    const int64_t n = params.size();
-    // scratch: [0] the blocks-done counter (as uint32 bits, zeroed at allocation), then the
-    // per-block partial sums of the squared gradients.
+  void DoAdamStep(const AdamOptions& o, VectorView<float> params, VectorView<const float> grads, const AdamState& state,
+                  int64_t groups) override {
+    const int64_t n = params.size(), group_size = n / groups;
+    // scratch: [0] the blocks-done counter (as uint32 bits, zeroed at allocation), then each
+    // group's partial sums of the squared gradients, then each group's clipping coefficient.
     unsigned* done = reinterpret_cast<unsigned*>(state.scratch.data());
+    const int norm_blocks = NormBlocks(group_size);
     float* partials = state.scratch.data() + 1;
-    const int norm_blocks = NormBlocks(n);
+    float* coefs = partials + groups * norm_blocks;
     if (ClipsGradients(o)) {
-      SumSquaresKernel<<<norm_blocks, kThreads, 0, stream_>>>(grads.data(), n, partials);
+      SumSquaresKernel<<<dim3(norm_blocks, static_cast<unsigned>(groups)), kThreads, 0, stream_>>>(
+          grads.data(), group_size, partials);
+      CUGYM_CUDA_CHECK_LAST();
+      ClipCoefKernel<<<Blocks(groups), kThreads, 0, stream_>>>(
+          partials, norm_blocks, groups, static_cast<float>(o.max_grad_norm), state.grad_norm.data(), coefs);
       CUGYM_CUDA_CHECK_LAST();
     }
-    AdamArgs args{o,
-                  static_cast<float>(1.0 - o.beta1),
-                  static_cast<float>(o.beta2),
-                  static_cast<float>(1.0 - o.beta2),
-                  static_cast<float>(o.eps),
-                  static_cast<float>(o.max_grad_norm),
-                  ClipsGradients(o)};
+    AdamArgs args{o, static_cast<float>(1.0 - o.beta1), static_cast<float>(o.beta2), static_cast<float>(1.0 - o.beta2),
+                  static_cast<float>(o.eps)};
     AdamKernel<<<Blocks(n), kThreads, 0, stream_>>>(args, params.data(), grads.data(), state.exp_avg.data(),
-                                                    state.exp_avg_sq.data(), n, state.step.data(), partials,
-                                                    norm_blocks, state.grad_norm.data(), done);
+                                                    state.exp_avg_sq.data(), n, state.step.data(),
+                                                    ClipsGradients(o) ? coefs : nullptr, group_size, done);
     CUGYM_CUDA_CHECK_LAST();
   }
 
   void DoLayerNorm(BatchView x, VectorView<const float> gamma, VectorView<const float> beta, VectorView<float> rstd,
-                   BatchView y, Activation act) override {
+                   BatchView y, Activation act, int64_t groups, int64_t param_stride) override {
     LayerNormKernel<<<Blocks(x.rows()), kThreads, 0, stream_>>>(x.data(), gamma.data(), beta.data(), rstd.data(),
-                                                                y.data(), x.rows(), x.cols(), act == Activation::kRelu);
+                                                                y.data(), x.rows(), x.cols(), act == Activation::kRelu,
+                                                                x.rows() / groups, param_stride);
     CUGYM_CUDA_CHECK_LAST();
   }
 
   void DoLayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<const float> rstd, ConstBatchView y,
                            VectorView<const float> gamma, VectorView<float> dgamma, VectorView<float> dbeta,
-                           Activation act) override {
+                           Activation act, int64_t groups, int64_t param_stride) override {
     if (act == Activation::kRelu && dy.size() > 0) {
       ReluMaskKernel<<<Blocks(dy.size()), kThreads, 0, stream_>>>(dy.data(), y.data(), dy.size());
       CUGYM_CUDA_CHECK_LAST();
     }
+    const int64_t group_rows = dy.rows() / groups;
     const int cols = LayerNormGradColumns(dy.cols());
     if (dy.cols() > 0) {
-      LayerNormParamGradKernel<<<CheckedInt((dy.cols() + cols - 1) / cols, "LayerNorm columns"), kThreads, 0,
-                                 stream_>>>(dy.data(), xhat.data(), dgamma.data(), dbeta.data(), dy.rows(), dy.cols(),
-                                            cols);
+      const dim3 grid(CheckedInt((dy.cols() + cols - 1) / cols, "LayerNorm columns"),
+                      static_cast<unsigned>(groups));  // groups <= kMaxCudaGroups: CheckGroupCount
+      LayerNormParamGradKernel<<<grid, kThreads, 0, stream_>>>(dy.data(), xhat.data(), dgamma.data(), dbeta.data(),
+                                                               group_rows, dy.cols(), cols, param_stride);
       CUGYM_CUDA_CHECK_LAST();
     }
     if (dy.rows() == 0) return;
-    LayerNormBackwardKernel<<<Blocks(dy.rows()), kThreads, 0, stream_>>>(dy.data(), xhat.data(), rstd.data(),
-                                                                         gamma.data(), dy.rows(), dy.cols());
+    LayerNormBackwardKernel<<<Blocks(dy.rows()), kThreads, 0, stream_>>>(
+        dy.data(), xhat.data(), rstd.data(), gamma.data(), dy.rows(), dy.cols(), group_rows, param_stride);
     CUGYM_CUDA_CHECK_LAST();
   }
 

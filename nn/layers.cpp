@@ -99,19 +99,20 @@ View AsPositions(const char* op, const ConvSpec& conv, View y, int64_t n) {
 }  // namespace
 
 void Conv2dForward(Backend& backend, const ConvSpec& conv, const LinearParams& params, ConstBatchView x,
-                   BatchView patches, BatchView y, Activation act) {
+                   BatchView patches, BatchView y, Activation act, const LayerReplicas& replicas) {
   BatchView out = AsPositions("Conv2dForward", conv, y, x.rows());
   backend.Im2Col(x, conv, patches);
-  LinearForward(backend, params, patches, out, act);
+  LinearForward(backend, params, patches, out, act, replicas);
 }
 
 void Conv2dBackward(Backend& backend, const ConvSpec& conv, const LinearParams& params, ConstBatchView patches,
                     ConstBatchView y, BatchView dy, Activation act, const LinearGrads& grads, BatchView dpatches,
-                    BatchView dx) {
+                    BatchView dx, const LayerReplicas& replicas) {
   const int64_t n = y.rows();
   ConstBatchView out = AsPositions("Conv2dBackward", conv, y, n);
   BatchView dout = AsPositions("Conv2dBackward", conv, dy, n);
-  LinearBackward(backend, params, patches, out, dout, act, grads, dx.size() > 0 ? dpatches : BatchView());
+  LinearBackward(backend, params, patches, out, dout, act, grads, dx.size() > 0 ? dpatches : BatchView(), false,
+                 replicas);
   if (dx.size() > 0) backend.Col2Im(dpatches, conv, dx);
 }
 

@@ -52,15 +52,16 @@ void LinearBackward(Backend& backend, const LinearParams& params, ConstBatchView
 
 // Conv2d's parameters and gradients are a LinearParams / LinearGrads with weight [out x C*k*k].
 // y [n x Ho*Wo*out] = act(conv(x) + b) for x [n x H*W*C]; `patches` [n*Ho*Wo x C*k*k] is
-// scratch that keeps the im2col of x for Conv2dBackward. 2 * n * Ho*Wo * out * C*k*k flops.
+// scratch that keeps the im2col of x for Conv2dBackward. 2 * n * Ho*Wo * out * C*k*k flops. With
+// replicas, x holds K equal blocks of images and replica r's filters lie r * stride floats on.
 void Conv2dForward(Backend& backend, const ConvSpec& conv, const LinearParams& params, ConstBatchView x,
-                   BatchView patches, BatchView y, Activation act);
+                   BatchView patches, BatchView y, Activation act, const LayerReplicas& replicas = {});
 
 // Backward of Conv2dForward: as LinearBackward on the patches (dy holds dL/dy on entry, dL/dz on
 // return; grads overwritten). With dx [n x H*W*C] not empty, also the input gradient: dpatches
 // [n*Ho*Wo x C*k*k] (scratch) = dz W, then dx = Col2Im(dpatches). A first layer needs neither.
 void Conv2dBackward(Backend& backend, const ConvSpec& conv, const LinearParams& params, ConstBatchView patches,
                     ConstBatchView y, BatchView dy, Activation act, const LinearGrads& grads, BatchView dpatches,
-                    BatchView dx);
+                    BatchView dx, const LayerReplicas& replicas = {});
 
 }  // namespace cugym::nn

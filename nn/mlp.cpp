@@ -38,9 +38,6 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
   if (max_batch_ < 1) throw std::invalid_argument("Mlp: max_batch " + std::to_string(max_batch_) + " (expected >= 1)");
   if (replicas_ < 1) throw std::invalid_argument("Mlp: replicas " + std::to_string(replicas_) + " (expected >= 1)");
   CheckGroupCount(backend_->device(), replicas_, "Mlp");
-  if (replicas_ > 1 && (conv_.out_channels != 0 || layer_norm_)) {
-    throw std::invalid_argument("Mlp: replicas take plain Linear layers (no convolution, no LayerNorm)");
-  }
   if (conv_.out_channels < 0) {
     throw std::invalid_argument("Mlp: conv.out_channels " + std::to_string(conv_.out_channels) +
                                 " (expected >= 1, or 0 for no convolution)");
@@ -328,13 +325,14 @@ ConstBatchView Mlp::RunForward(ConstBatchView x, const char* op) {
     if (layer_norm_) {
       // Conv2d -> LayerNorm over each position's channels -> ReLU.
       Conv2dForward(*backend_, conv_, conv_params(), x, patches,
-                    BatchView(conv_xhat_, n, conv_.out_features(), device()), Activation::kNone);
+                    BatchView(conv_xhat_, n, conv_.out_features(), device()), Activation::kNone, layer_replicas());
       const NormParams norm = conv_norm();
       backend_->LayerNorm(BatchView(conv_xhat_, n * positions, conv_.out_channels, device()), norm.gamma, norm.beta,
                           VectorView<float>(conv_rstd_, n * positions, device()),
-                          BatchView(conv_out_, n * positions, conv_.out_channels, device()), Activation::kRelu);
+                          BatchView(conv_out_, n * positions, conv_.out_channels, device()), Activation::kRelu,
+                          replicas_, replica_stride_);
     } else {
-      Conv2dForward(*backend_, conv_, conv_params(), x, patches, y, Activation::kRelu);
+      Conv2dForward(*backend_, conv_, conv_params(), x, patches, y, Activation::kRelu, layer_replicas());
     }
     input = y;
   }
@@ -344,9 +342,10 @@ ConstBatchView Mlp::RunForward(ConstBatchView x, const char* op) {
     if (hidden && layer_norm_) {
       // Linear -> LayerNorm -> ReLU: the Linear's output goes to xhat, normalized there in place.
       BatchView z(xhat_[l], n, sizes_[l + 1], device());
-      LinearForward(*backend_, linear(l), input, z, Activation::kNone);
+      LinearForward(*backend_, linear(l), input, z, Activation::kNone, layer_replicas());
       const NormParams p = norm(l);
-      backend_->LayerNorm(z, p.gamma, p.beta, VectorView<float>(rstd_[l], n, device()), y, Activation::kRelu);
+      backend_->LayerNorm(z, p.gamma, p.beta, VectorView<float>(rstd_[l], n, device()), y, Activation::kRelu, replicas_,
+                          replica_stride_);
     } else {
       LinearForward(*backend_, linear(l), input, y, hidden ? Activation::kRelu : Activation::kNone, layer_replicas());
     }
@@ -400,7 +399,7 @@ void Mlp::Backward(BatchView dy, bool last_bias_grad_ready) {
       const NormGrads g = norm_grads(l);
       backend_->LayerNormBackward(dz, ConstBatchView(xhat_[l], n, sizes_[l + 1], device()),
                                   VectorView<const float>(rstd_[l], n, device()), y, norm(l).gamma, g.gamma, g.beta,
-                                  Activation::kRelu);
+                                  Activation::kRelu, replicas_, replica_stride_);
       act = Activation::kNone;
     }
     LinearBackward(*backend_, linear(l), x, y, dz, act, linear_grads(l), dx, last && last_bias_grad_ready,
@@ -418,12 +417,12 @@ void Mlp::Backward(BatchView dy, bool last_bias_grad_ready) {
                                   ConstBatchView(conv_xhat_, n * positions, conv_.out_channels, device()),
                                   VectorView<const float>(conv_rstd_, n * positions, device()),
                                   ConstBatchView(conv_out_, n * positions, conv_.out_channels, device()),
-                                  conv_norm().gamma, g.gamma, g.beta, Activation::kRelu);
+                                  conv_norm().gamma, g.gamma, g.beta, Activation::kRelu, replicas_, replica_stride_);
       act = Activation::kNone;
     }
     Conv2dBackward(*backend_, conv_, conv_params(),
                    ConstBatchView(patches_, n * positions, conv_.patch_size(), device()), conv_y, dz, act, conv_grads(),
-                   BatchView(), BatchView());
+                   BatchView(), BatchView(), layer_replicas());
   }
 }
 

@@ -37,9 +37,9 @@ struct MlpOptions {
   /// seeds). Their parameters lie one block after the other in parameters() (replica r's at
   /// r * replica_stride(), each laid out as a network of one is), inputs and outputs hold K equal
   /// blocks of rows (replica r's rows r n .. r n + n - 1), and each layer is one batched GEMM and
-  /// one bias pass for all K (Backend::GemmBatched). On the CPU replica r's outputs and gradients
-  /// are the bits a network of one with its parameters gives. Plain Linear layers only (no conv,
-  /// no layer_norm). max_batch counts rows per replica.
+  /// one bias pass for all K (Backend::GemmBatched), the convolution and LayerNorms too. On the CPU
+  /// replica r's outputs and gradients are the bits a network of one with its parameters gives.
+  /// max_batch counts rows per replica.
   int replicas = 1;
 };
 

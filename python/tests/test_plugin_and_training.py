@@ -133,8 +133,8 @@ def test_seeds_and_a_sweep_in_one_process(tmp_path, capsys):
     # In lockstep (one batched network for the seeds of a point): the same bits again.
     cugym.train(out=tmp_path / "lockstep", seeds=[2, 3], lockstep=True, learning_rate=2.3e-3, progress=False, **keys)
     assert open(solo["model"], "rb").read() == (tmp_path / "lockstep/seed_2/model.safetensors").read_bytes()
-    with pytest.raises(ValueError, match="lockstep: gradient clipping"):
-        cugym.train(out=tmp_path / "b4", seeds=[1, 2], lockstep=True, max_grad_norm=10.0, progress=False, **keys)
+    with pytest.raises(ValueError, match="lockstep: algo is pqn"):
+        cugym.train(out=tmp_path / "b4", seeds=[1, 2], lockstep=True, algo="pqn", progress=False, **keys)
     with pytest.raises(ValueError, match="cannot vary within one batch"):
         cugym.train(out=tmp_path / "b2", seeds=[1], sweep={"hidden_sizes": [[64]]}, progress=False)
     with pytest.raises(ValueError, match="sweep key 'gamma': value 0.9 is listed twice"):

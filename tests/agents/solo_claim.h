@@ -33,14 +33,18 @@ enum class SoloClaim { kBits, kRounding };
 // by twice the learning rate). A fault (another replica's weights or minibatch) is far beyond it.
 constexpr double kRoundingTolerance = 1e-3;
 
-// Values that differ between `replicas` networks of `sizes` run as one on `backend` and networks
-// of one with the same parameters, replica by replica: Forward at each of `rows` (rows per
-// replica) and, at the largest, ForwardTrain and Backward's gradients. 0: the same bits.
+// Values that differ between `replicas` networks of `sizes` (with `shape`'s convolution and
+// LayerNorm) run as one on `backend` and networks of one with the same parameters, replica by
+// replica: Forward at each of `rows` (rows per replica) and, at the largest, ForwardTrain and
+// Backward's gradients. 0: the same bits.
 inline int64_t BatchedAgainstSoloDifferences(const std::shared_ptr<nn::Backend>& backend, const std::vector<int>& sizes,
-                                             int replicas, const std::vector<int>& rows) {
+                                             int replicas, const std::vector<int>& rows,
+                                             const nn::MlpOptions& shape = {}) {
   const Device device = backend->device();
   const int most = *std::max_element(rows.begin(), rows.end());
   nn::MlpOptions one;
+  one.conv = shape.conv;
+  one.layer_norm = shape.layer_norm;
   one.max_batch = most;
   nn::MlpOptions many = one;
   many.replicas = replicas;
@@ -80,8 +84,11 @@ inline int64_t BatchedAgainstSoloDifferences(const std::shared_ptr<nn::Backend>&
 // batch_size), printed with the reason. The CPU must give the bits: a difference there is a fault.
 inline SoloClaim ClaimFor(const nn::Mlp& online, const agent::TrainConfig& config) {
   const std::vector<int> rows = {static_cast<int>(config.num_envs), static_cast<int>(config.batch_size)};
+  nn::MlpOptions shape;
+  shape.conv = online.conv();
+  shape.layer_norm = online.layer_norm();
   const int64_t differ =
-      BatchedAgainstSoloDifferences(online.shared_backend(), online.layer_sizes(), online.replicas(), rows);
+      BatchedAgainstSoloDifferences(online.shared_backend(), online.layer_sizes(), online.replicas(), rows, shape);
   std::string sizes;
   for (int s : online.layer_sizes()) sizes += (sizes.empty() ? "" : "-") + std::to_string(s);
   std::printf("[  claim   ] %s, %d replicas of %s at %lld and %lld rows: %s\n", DeviceName(online.device()),

@@ -68,9 +68,7 @@ Solo TrainSolo(TrainConfig config, uint64_t seed, Device device, const std::stri
   agent.Train([&](const MetricsRow& p) { solo.progress = p; }, [] { return false; }, [] {});
   agent.SaveModel(path);
   solo.model = Bytes(path);
-  nn::Mlp net(nn::MakeBackend(device), nn::ReadMlpLayerSizes(path), nn::MlpOptions{});
-  nn::LoadMlp(path, net);
-  solo.parameters = nn::ToHost(net.parameters());
+  solo.parameters = nn::ToHost(agent->learner().online().parameters());
   solo.eval = agent.Evaluate(2);
   return solo;
 }
@@ -108,12 +106,15 @@ class DqnLanesTest : public ::testing::TestWithParam<Device> {};
 void CheckEachLaneAgainstItsSoloRun(Device device, bool rounding) {
   const ScratchDir scratch("cugym_dqn_batch");
   const std::vector<uint64_t> seeds = {3, 11, 42};
-  const std::vector<TomlTable> variants = {{},  // the shipped config
-                                           {{"double_dqn", ParseTomlValue("true", "t")},
-                                            {"n_step", ParseTomlValue("3", "t")},
-                                            {"prioritized_replay", ParseTomlValue("false", "t")},
-                                            {"dueling", ParseTomlValue("false", "t")},
-                                            {"exploration_hold_mu", ParseTomlValue("2.0", "t")}}};
+  const std::vector<TomlTable> variants = {
+      {},  // the shipped config
+      {{"double_dqn", ParseTomlValue("true", "t")},
+       {"n_step", ParseTomlValue("3", "t")},
+       {"prioritized_replay", ParseTomlValue("false", "t")},
+       {"dueling", ParseTomlValue("false", "t")},
+       {"exploration_hold_mu", ParseTomlValue("2.0", "t")}},
+      // LayerNorms and gradients clipped by each lane's own norm
+      {{"layer_norm", ParseTomlValue("true", "t")}, {"max_grad_norm", ParseTomlValue("0.5", "t")}}};
   // The shipped config once more through the whole-iteration graph's schedule (on the CPU the
   // "graph" calls the work again; on CUDA it is the path taken anyway).
   for (std::size_t v = 0; v <= variants.size(); ++v) {
@@ -128,7 +129,10 @@ void CheckEachLaneAgainstItsSoloRun(Device device, bool rounding) {
       SCOPED_TRACE(::testing::Message() << "seed " << seeds[k]);
       const Solo solo = TrainSolo(config, seeds[k], device, (scratch / ("solo_" + std::to_string(k))).string());
       // A network of one on the batch's back end (CopyReplicaTo wants the same one).
-      nn::Mlp mine(batch.learner().online().shared_backend(), batch.learner().online().layer_sizes(), nn::MlpOptions{});
+      nn::MlpOptions shape;
+      shape.conv = batch.learner().online().conv();
+      shape.layer_norm = batch.learner().online().layer_norm();
+      nn::Mlp mine(batch.learner().online().shared_backend(), batch.learner().online().layer_sizes(), shape);
       batch.learner().online().CopyReplicaTo(k, mine);
       const std::vector<float> got = nn::ToHost(mine.parameters());
       const MetricsRow progress = batch.Progress(k, 1.0, config.total_steps, LoopState{0.0, 0.0});
@@ -359,15 +363,17 @@ TEST(DqnLanes, RefuseWhatTheyCannotBatch) {
   EXPECT_EQ(memory.rfind("2 lanes' replay memories need 2 x ", 0), 0u) << memory;
   EXPECT_NE(memory.find("transitions of 4 floats per observation, 8 envs; lower buffer_size)"), std::string::npos)
       << memory;
-  // What has no replicated form yet is refused for K > 1 and trains as one lane.
-  config.max_grad_norm = 10.0;
+  // PQN has no lanes yet: refused for K > 1, one lane trains.
+  config.algo = "pqn";
+  config.prioritized_replay = false;
+  config.eval_episodes = 0;
   EXPECT_NE(InvalidArgumentMessage([&] {
-              DqnAgent(Builtins(), config, Device::kCpu, {1, 2});
-            }).find("clipping"),
+              MakeAgent(Builtins(), config, Device::kCpu, {1, 2});
+            }).find("algo is pqn"),
             std::string::npos);
-  DqnAgent one(Builtins(), config, Device::kCpu, {2});
-  one.Iterate();
-  EXPECT_EQ(one.global_step(), config.num_envs);
+  std::unique_ptr<Agent> one = MakeAgent(Builtins(), config, Device::kCpu, {2});
+  one->Iterate();
+  EXPECT_EQ(one->global_step(), config.rollout_size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, DqnLanesTest, ::testing::ValuesIn(nn::testing::AllDevices()),

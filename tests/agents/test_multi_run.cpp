@@ -384,9 +384,9 @@ TEST(MultiRun, AnInterruptedLockstepBatchResumesToTheSameModels) {
 }
 
 // An agent whose on_eval asks it to stop leaves the batch with a checkpoint at that step while the
-// others go on (in a batch shrunk to them); resumed alone it ends with the solo run's model. A config a batch cannot
-// take is refused with one line when lockstep is asked for.
-TEST(MultiRun, AnAgentLeavesTheBatchAloneAndUnbatchableConfigsAreRefused) {
+// others go on (in a batch shrunk to them); resumed alone it ends with the solo run's model. Seeds
+// whose gradients are clipped train in lockstep as their solo runs.
+TEST(MultiRun, AnAgentLeavesTheBatchAloneAndClippedSeedsTrainInLockstep) {
   using cugym::testing::InvalidArgumentMessage;
   const ScratchDir scratch("cugym_multi_run_leave");
   std::ostringstream notes;
@@ -420,15 +420,17 @@ TEST(MultiRun, AnAgentLeavesTheBatchAloneAndUnbatchableConfigsAreRefused) {
   EXPECT_EQ(Bytes(fs::path(runs[0].run_dir) / "model.safetensors"), SoloModel(6, scratch / "solo_6"));
   EXPECT_EQ(Bytes(fs::path(runs[1].run_dir) / "model.safetensors"), SoloModel(9, scratch / "solo_9"));
 
-  // Gradient clipping would span all K networks: refused when lockstep is asked for, before
-  // anything is written.
-  const std::vector<SweepAxis> clipped = {ParseSweep("max_grad_norm=10")};
-  const std::string message = InvalidArgumentMessage([&] {
-    Batch(
-        scratch / "clipped", {1, 2}, clipped, 1, [] { return false; }, false, true);
-  });
-  EXPECT_EQ(message.rfind("lockstep at max_grad_norm=10: gradient clipping (max_grad_norm 10", 0), 0u) << message;
-  EXPECT_FALSE(fs::exists(scratch / "clipped" / "batch.toml"));
+  // Gradient clipping in lockstep: each seed's network clipped by its own norm, each seed its solo
+  // run's bits.
+  const std::vector<SweepAxis> clipped = {ParseSweep("max_grad_norm=0.5")};
+  Batch(
+      scratch / "clipped", {1, 2}, clipped, 1, [] { return false; }, false, true);
+  for (uint64_t seed : {1, 2}) {
+    EXPECT_EQ(Bytes(scratch / "clipped" / "max_grad_norm=0.5" / ("seed_" + std::to_string(seed)) / "model.safetensors"),
+              SoloModel(seed, scratch / ("clipped_solo_" + std::to_string(seed)),
+                        {{"max_grad_norm", ParseTomlValue("0.5", "t")}}))
+        << "seed " << seed;
+  }
   EXPECT_EQ(InvalidArgumentMessage([&] { Trainer(Builtins(), config, {1}, {}, notes); }),
             "Trainer: one run folder per seed, and at least one");
 }

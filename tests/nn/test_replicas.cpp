@@ -1,6 +1,7 @@
 // K networks run as one (MlpOptions::replicas, for K agents trained together): the batched GEMM and
-// the grouped bias passes give each replica what its own call gives, and a replicated Mlp's
-// outputs, gradients and Adam steps are, replica by replica, those of K networks of one. On the
+// the grouped bias and LayerNorm passes give each replica what its own call gives, and a
+// replicated Mlp's outputs, gradients and Adam steps (clipped per replica) are, replica by
+// replica, those of K networks of one. On the
 // CPU bit for bit; on CUDA the grouped passes bit for bit and cuBLAS's batched GEMM within
 // rounding of cublasSgemm (the suite prints how many entries are the same bits).
 #include <gtest/gtest.h>
@@ -127,68 +128,94 @@ TEST_P(Replicas, GroupedBiasPassesAreEachGroupsOwn) {
   }
 }
 
+// What a replicated network is checked with: its layers, and Adam's clipping.
+struct NetworkKind {
+  const char* name;
+  std::vector<int> sizes;
+  ConvSpec conv;
+  bool layer_norm = false;
+  double max_grad_norm = 0.0;
+};
+
 // Three replicas against three networks of one with the same weights: forward, backward and three
-// Adam steps on the whole parameter buffer.
+// Adam steps on the whole parameter buffer, for a plain MLP and for a convolution with LayerNorms
+// whose gradients Adam clips (each replica by its own norm).
 TEST_P(Replicas, ReplicatedMlpIsKNetworksOfOne) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
   const Device device = GetParam();
   auto backend = MakeBackend(device);
   constexpr int kReplicas = 3;
   constexpr int64_t kRows = 7;  // per replica, under max_batch
-  const std::vector<int> sizes = {5, 16, 12, 3};
-  MlpOptions options;
-  options.max_batch = 8;
-  options.replicas = kReplicas;
-  Mlp batch(backend, sizes, options);
-  std::vector<std::unique_ptr<Mlp>> solo;
-  for (int r = 0; r < kReplicas; ++r) {
-    batch.Initialize(r, 100 + r);
-    MlpOptions one;
-    one.max_batch = 8;
-    one.seed = 100 + r;
-    solo.push_back(std::make_unique<Mlp>(backend, sizes, one));
-  }
-  const int64_t stride = batch.replica_stride();
-  ASSERT_EQ(stride, solo[0]->parameters().size());
-  ASSERT_EQ(batch.parameters().size(), kReplicas * stride);
-  const std::vector<float> params = ToHost(batch.parameters());
-  for (int r = 0; r < kReplicas; ++r) {
-    EXPECT_EQ(Slice(params, r * stride, stride), ToHost(solo[r]->parameters())) << "replica " << r << "'s weights";
-  }
-
-  AdamOptions adam_options;
-  adam_options.lr = 1e-2;
-  Adam batch_adam(backend, batch.parameters().size(), adam_options);
-  std::vector<std::unique_ptr<Adam>> solo_adam;
-  for (int r = 0; r < kReplicas; ++r) {
-    solo_adam.push_back(std::make_unique<Adam>(backend, solo[r]->parameters().size(), adam_options));
-  }
-  const int64_t in = sizes.front(), out = sizes.back();
-  for (int step = 0; step < 3; ++step) {
-    SCOPED_TRACE(::testing::Message() << "step " << step);
-    const std::vector<float> x = RandomFloats(kReplicas * kRows * in, 10 + step);
-    const std::vector<float> dy = RandomFloats(kReplicas * kRows * out, 20 + step);
-    Buffer<float> xd = ToDevice(device, x), dyd = ToDevice(device, dy);
-
-    // Inference first (the acting path), then the training forward and backward.
-    const std::vector<float> inferred = ToHost(batch.Forward(ConstBatchView(xd.data(), kReplicas * kRows, in, device)));
-    const std::vector<float> trained =
-        ToHost(batch.ForwardTrain(ConstBatchView(xd.data(), kReplicas * kRows, in, device)));
-    EXPECT_EQ(inferred, trained);
-    batch.Backward(BatchView(dyd.data(), kReplicas * kRows, out, device));
-    const std::vector<float> grads = ToHost(batch.gradients());
-    batch_adam.Step(batch.parameters(), batch.gradients());
-    const std::vector<float> stepped = ToHost(batch.parameters());
-
+  const std::vector<NetworkKind> kinds = {
+      {"mlp", {5, 16, 12, 3}, ConvSpec(), false, 0.0},
+      {"conv + layer_norm + clipping", {5 * 5 * 2, 16, 12, 3}, ConvSpec{5, 5, 2, 4, 3}, true, 0.05}};
+  for (const NetworkKind& kind : kinds) {
+    SCOPED_TRACE(kind.name);
+    const std::vector<int>& sizes = kind.sizes;
+    MlpOptions options;
+    options.max_batch = 8;
+    options.replicas = kReplicas;
+    options.conv = kind.conv;
+    options.layer_norm = kind.layer_norm;
+    Mlp batch(backend, sizes, options);
+    std::vector<std::unique_ptr<Mlp>> solo;
     for (int r = 0; r < kReplicas; ++r) {
-      SCOPED_TRACE(::testing::Message() << "replica " << r);
-      const ConstBatchView xr(xd.data() + r * kRows * in, kRows, in, device);
-      ExpectSame(Slice(inferred, r * kRows * out, kRows * out), ToHost(solo[r]->Forward(xr)), device, "output");
-      solo[r]->ForwardTrain(xr);
-      solo[r]->Backward(BatchView(dyd.data() + r * kRows * out, kRows, out, device));
-      ExpectSame(Slice(grads, r * stride, stride), ToHost(solo[r]->gradients()), device, "gradients");
-      solo_adam[r]->Step(solo[r]->parameters(), solo[r]->gradients());
-      ExpectSame(Slice(stepped, r * stride, stride), ToHost(solo[r]->parameters()), device, "parameters after Adam");
+      batch.Initialize(r, 100 + r);
+      MlpOptions one = options;
+      one.replicas = 1;
+      one.seed = 100 + r;
+      solo.push_back(std::make_unique<Mlp>(backend, sizes, one));
+    }
+    const int64_t stride = batch.replica_stride();
+    ASSERT_EQ(stride, solo[0]->parameters().size());
+    ASSERT_EQ(batch.parameters().size(), kReplicas * stride);
+    const std::vector<float> params = ToHost(batch.parameters());
+    for (int r = 0; r < kReplicas; ++r) {
+      EXPECT_EQ(Slice(params, r * stride, stride), ToHost(solo[r]->parameters())) << "replica " << r << "'s weights";
+    }
+
+    AdamOptions adam_options;
+    adam_options.lr = 1e-2;
+    adam_options.max_grad_norm = kind.max_grad_norm;
+    Adam batch_adam(backend, batch.parameters().size(), adam_options, kReplicas);
+    std::vector<std::unique_ptr<Adam>> solo_adam;
+    for (int r = 0; r < kReplicas; ++r) {
+      solo_adam.push_back(std::make_unique<Adam>(backend, solo[r]->parameters().size(), adam_options));
+    }
+    const int64_t in = sizes.front(), out = sizes.back();
+    for (int step = 0; step < 3; ++step) {
+      SCOPED_TRACE(::testing::Message() << "step " << step);
+      const std::vector<float> x = RandomFloats(kReplicas * kRows * in, 10 + step);
+      const std::vector<float> dy = RandomFloats(kReplicas * kRows * out, 20 + step);
+      Buffer<float> xd = ToDevice(device, x), dyd = ToDevice(device, dy);
+
+      // Inference first (the acting path), then the training forward and backward.
+      const std::vector<float> inferred =
+          ToHost(batch.Forward(ConstBatchView(xd.data(), kReplicas * kRows, in, device)));
+      const std::vector<float> trained =
+          ToHost(batch.ForwardTrain(ConstBatchView(xd.data(), kReplicas * kRows, in, device)));
+      EXPECT_EQ(inferred, trained);
+      batch.Backward(BatchView(dyd.data(), kReplicas * kRows, out, device));
+      const std::vector<float> grads = ToHost(batch.gradients());
+      batch_adam.Step(batch.parameters(), batch.gradients());
+      const std::vector<float> stepped = ToHost(batch.parameters());
+      const std::vector<float> norms = batch_adam.ReadGradNorms();
+
+      for (int r = 0; r < kReplicas; ++r) {
+        SCOPED_TRACE(::testing::Message() << "replica " << r);
+        const ConstBatchView xr(xd.data() + r * kRows * in, kRows, in, device);
+        ExpectSame(Slice(inferred, r * kRows * out, kRows * out), ToHost(solo[r]->Forward(xr)), device, "output");
+        solo[r]->ForwardTrain(xr);
+        solo[r]->Backward(BatchView(dyd.data() + r * kRows * out, kRows, out, device));
+        ExpectSame(Slice(grads, r * stride, stride), ToHost(solo[r]->gradients()), device, "gradients");
+        solo_adam[r]->Step(solo[r]->parameters(), solo[r]->gradients());
+        ExpectSame(Slice(stepped, r * stride, stride), ToHost(solo[r]->parameters()), device, "parameters after Adam");
+        if (kind.max_grad_norm > 0) {
+          const float norm = solo_adam[r]->ReadGradNorms()[0];
+          EXPECT_GT(norm, kind.max_grad_norm) << "clipping engaged";
+          ExpectSame({norms[r]}, {norm}, device, "the replica's own gradient norm");
+        }
+      }
     }
   }
 }
@@ -227,12 +254,6 @@ TEST_P(Replicas, BadShapesAreRefused) {
   options.replicas = 0;
   EXPECT_THROW(Mlp(backend, {4, 8, 2}, options), std::invalid_argument);
   options.replicas = 2;
-  options.layer_norm = true;
-  EXPECT_THROW(Mlp(backend, {4, 8, 2}, options), std::invalid_argument);
-  options.layer_norm = false;
-  options.conv = ConvSpec{4, 4, 1, 2, 3};
-  EXPECT_THROW(Mlp(backend, {16, 8, 2}, options), std::invalid_argument);
-  options.conv = ConvSpec();
   options.max_batch = 4;
   Mlp net(backend, {4, 8, 2}, options);
   Mlp single(backend, {4, 8, 2}, MlpOptions{});
@@ -252,6 +273,14 @@ TEST_P(Replicas, BadShapesAreRefused) {
                                        Activation::kRelu, 2, 4),
                std::invalid_argument)
       << "9 rows in 2 groups";
+  Buffer<float> gamma(device, 8);
+  EXPECT_THROW(
+      backend->LayerNorm(BatchView(x.data(), 9, 4, device), VectorView<const float>(gamma.data(), 4, device),
+                         VectorView<const float>(gamma.data(), 4, device), VectorView<float>(c.data(), 9, device),
+                         BatchView(x.data(), 9, 4, device), Activation::kRelu, 2, 4),
+      std::invalid_argument)
+      << "9 rows in 2 groups";
+  EXPECT_THROW(Adam(backend, 9, AdamOptions{}, 2), std::invalid_argument) << "9 parameters in 2 groups";
 }
 
 // More replicas than CUDA runs in one op (ActivationBackward's grid rows) are refused when the
