@@ -16,10 +16,13 @@ if [ ! -f build/CMakeCache.txt ]; then
   config=(-DCUGYM_BUILD_TESTS=OFF)
   # The GPU's compute capability (e.g. "9.0" -> 90); none when no GPU is usable.
   arch="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' .')" || arch=""
-  case "$arch" in
-    [1-9][0-9]|[1-9][0-9][0-9]) config+=(-DCUGYM_CUDA=AUTO "-DCMAKE_CUDA_ARCHITECTURES=$arch") ;;
-    *) config+=(-DCUGYM_CUDA=OFF) ;;
-  esac
+  if [[ "$arch" =~ ^[1-9][0-9]{1,2}$ ]]; then
+    config+=(-DCUGYM_CUDA=AUTO "-DCMAKE_CUDA_ARCHITECTURES=$arch")
+  elif nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+    config+=(-DCUGYM_CUDA=AUTO)  # a driver too old to say its GPU's architecture: the default list
+  else
+    config+=(-DCUGYM_CUDA=OFF)
+  fi
 fi
 bash scripts/build.sh build "${config[@]}"
 echo "quickstart: setup $t_setup s, build $((SECONDS - t0 - t_setup)) s"
