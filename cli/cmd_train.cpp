@@ -158,7 +158,7 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
        {"--sweep", "KEY=V1,V2", "cross these values of KEY with the seeds (repeatable; keys: docs/sweeps.md)", "",
         true},
        {"--jobs", "J", "runs (or lockstep batches) trained at once on the CPU (default: one per hardware thread)", ""},
-       {"--lockstep", "on|off",
+       {"--lockstep", "on|off|auto",
         "train each grid point's seeds as one batched network (default auto: on CUDA, where the config allows)", ""},
        {"--save-replay", "", "checkpoints hold the replay memory (the default; save_replay = false turns it off)", ""}},
       argc, argv, 2);

@@ -8,9 +8,10 @@
 #   /tmp/gym/bin/python scripts/gen_lunar_lander_fixture.py \
 #       --out tests/fixtures/lunar_lander/gymnasium_draws.csv
 #
-# Gymnasium draws from np_random = default_rng(seed) (PCG64, shared/reference/lunarlander.md
-# §1.3): 12 heights U(0, H/2), the initial force (2 x U(-1000, 1000)), then 2 x U(-1, 1) per step
-# (the reset's internal step first). A twin default_rng(seed) replays that stream here.
+# Gymnasium draws from np_random = default_rng(seed) (PCG64; reset() in gymnasium 1.4.0's
+# gymnasium/envs/box2d/lunar_lander.py): 12 heights U(0, H/2), the initial force
+# (2 x U(-1000, 1000)), then 2 x U(-1, 1) per step (the reset's internal step first).
+# A twin default_rng(seed) replays that stream here.
 #
 # One row per step, up to 3 steps after the first contact; row step=0 is reset's internal step
 # (its obs is reset's observation).

@@ -12,9 +12,10 @@
 # 360/300 for CartPole, 300/260 for Acrobot, 540/360 for MountainCarContinuous
 # and Pendulum) so each full-precision fixture stays below ~165 KB.
 # The output is deterministic for a given seed, Gymnasium/NumPy version and CPU
-# (NumPy's float64 sin/cos can differ by 1 ulp between CPUs; Pendulum and
-# MountainCarContinuous also depend on the NumPy major version, see
-# shared/reference/gymnasium.md section 0).
+# (NumPy's float64 sin/cos can differ by 1 ulp between CPUs, numpy/numpy#23523;
+# Pendulum and MountainCarContinuous also depend on the NumPy major version: under
+# NumPy 2's promotion rules, NEP 50, float32 op Python float stays float32, where
+# NumPy 1 gave float64).
 #
 # CSV format: one header row, then one row per transition (one env.step call on
 # the UNWRAPPED env: no TimeLimit truncation, no passive checker). Columns:

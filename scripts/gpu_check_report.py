@@ -25,7 +25,7 @@ import re
 import statistics
 import sys
 
-# Device-to-device copy bandwidth measured on the lent H200 (docs/benchmarks.md, DESIGN.md):
+# Device-to-device copy bandwidth measured on an H200 (docs/benchmarks.md, docs/design-notes.md):
 # the ceiling for an env step that reads and writes its state once.
 COPY_BYTES_PER_SECOND = 4.3e12
 GRAPH_FALLBACK = "CUDA graph capture failed"

@@ -2,15 +2,20 @@
 # Installs the Debian/Ubuntu packages cugym needs, only those that are missing.
 #   scripts/setup.sh            everything (core build + SDL2, SDL2_ttf, libpng, a font, Box2D, ffmpeg, xvfb)
 #   scripts/setup.sh --minimal  only the core build (compiler, cmake, make, gtest, OpenBLAS, Thrust)
+#   scripts/setup.sh --run      what building and running cugym needs (core build, SDL2 rendering,
+#                               Box2D), without the test tools (gtest, clang-format, the Python
+#                               headers, Xvfb, unshare/ip) or ffmpeg: scripts/quickstart.sh's set
 # When nothing is missing it makes no apt call at all (works offline). As root it installs;
 # otherwise it uses passwordless sudo if there is one, else prints the command and exits 1.
 set -euo pipefail
 
 minimal=0
+run_only=0
 for arg in "$@"; do
   case "$arg" in
     --minimal) minimal=1 ;;
-    -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --run) run_only=1 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -63,25 +68,30 @@ need build-essential "installed g++ || command -v g++"
 need cmake cmake_ok
 need make "command -v make"
 need pkg-config "command -v pkg-config"
-need libgtest-dev
 need libopenblas-dev
-need clang-format "command -v clang-format"  # scripts/test.sh checks the formatting
 if ! have_cuda_toolkit; then need libthrust-dev; fi
-# The Python package (scripts/test.sh installs it into a venv): venv/ensurepip and Python.h.
-need python3-venv "python3 -c 'import venv, ensurepip'"
-need python3-dev "python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()[\"include\"], \"Python.h\"))'"
+if [ "$run_only" -eq 0 ]; then
+  need libgtest-dev
+  need clang-format "command -v clang-format"  # scripts/test.sh checks the formatting
+  # The Python package (scripts/test.sh installs it into a venv): venv/ensurepip and Python.h.
+  need python3-venv "python3 -c 'import venv, ensurepip'"
+  need python3-dev "python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()[\"include\"], \"Python.h\"))'"
+fi
 core_count=${#missing[@]}
 
-# Rendering (SDL2, SDL2_ttf, libpng, a font), Box2D envs, video encoding, headless display.
+# Rendering (SDL2, SDL2_ttf, libpng, a font) and the Box2D envs; then video encoding, a headless
+# display for the tests, and what the Ray Tune test needs (a network namespace: unshare and ip).
 if [ "$minimal" -eq 0 ]; then
-  for pkg in libsdl2-dev libsdl2-ttf-dev libpng-dev fonts-dejavu-core libbox2d-dev ffmpeg xvfb; do need "$pkg"; done
-  # The Ray Tune test runs its cluster in a network namespace of its own: unshare and ip.
-  need util-linux "command -v unshare"
-  need iproute2 "command -v ip"
+  for pkg in libsdl2-dev libsdl2-ttf-dev libpng-dev fonts-dejavu-core libbox2d-dev; do need "$pkg"; done
+  if [ "$run_only" -eq 0 ]; then
+    for pkg in ffmpeg xvfb; do need "$pkg"; done
+    need util-linux "command -v unshare"
+    need iproute2 "command -v ip"
+  fi
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then
-  say "all packages present$([ "$minimal" -eq 1 ] && echo ' (minimal)'), nothing to install"
+  say "all packages present$([ "$minimal" -eq 1 ] && echo ' (minimal)')$([ "$run_only" -eq 1 ] && echo ' (run)'), nothing to install"
 else
   say "missing: ${missing[*]}"
   sudo=()

@@ -2,7 +2,8 @@
 # All tests, as CI runs them:
 #   1. setup.sh (install missing packages), the formatting check (scripts/format.sh --check), and
 #      ruff (format check and lint) over python/, bench/, scripts/, examples/ and plugins/ from a tools venv in
-#      build-ci-tools (ruff pinned below, installed from PyPI once)
+#      build-ci-tools (ruff pinned below, installed from PyPI once); the docs site, mkdocs build --strict
+#      (MkDocs and Material, pinned, from the same venv)
 #   2. cuda: CUDA-enabled Release build with -Werror into build-ci-cuda (only when nvcc exists;
 #      archs from CUGYM_CI_CUDA_ARCH, default 90), the Python extension included, then ctest
 #   3. asan: CPU-only RelWithDebInfo build with ASan+UBSan into build-ci-asan, then ctest
@@ -70,14 +71,16 @@ case "$format_rc" in
   *) summary+=("format: FAIL (run bash scripts/format.sh)"); failed=1 ;;
 esac
 
-# Python style: ruff, pinned so that its formatting does not move under us, in a venv of its own.
+# The tools venv: ruff for Python style, MkDocs and its Material theme for the docs site, pinned
+# so that neither the formatting nor the site's checks move under us; made again when a pin moves.
 ruff_version=0.17.6
+tools_pins=("ruff==$ruff_version" "mkdocs==1.6.1" "mkdocs-material==9.8.2")
 banner "ruff $ruff_version (format --check, check) over python/, bench/, scripts/, examples/, plugins/"
 t0=$SECONDS
 tools="$root/build-ci-tools/venv"
-if [ "$("$tools/bin/ruff" --version 2>/dev/null)" != "ruff $ruff_version" ]; then
+if [ "$(cat "$tools/pins" 2>/dev/null)" != "${tools_pins[*]}" ]; then
   rm -rf "$tools"
-  python3 -m venv "$tools" && "$tools/bin/pip" install -q "ruff==$ruff_version" || true
+  python3 -m venv "$tools" && "$tools/bin/pip" install -q "${tools_pins[@]}" && echo "${tools_pins[*]}" >"$tools/pins" || true
 fi
 if [ ! -x "$tools/bin/ruff" ]; then
   summary+=("ruff: FAIL (could not install ruff==$ruff_version from PyPI into $tools)"); failed=1
@@ -85,6 +88,18 @@ elif "$tools/bin/ruff" format --check python bench scripts examples plugins && "
   summary+=("ruff: PASS ($(took "$t0"))")
 else
   summary+=("ruff: FAIL (run: ruff format python bench scripts examples plugins; ruff check --fix python bench scripts examples plugins)"); failed=1
+fi
+
+# The docs site (mkdocs.yml): strict, so a broken link or anchor, a page left out of the nav or a
+# missing image fails.
+banner "docs: mkdocs build --strict (docs/ into build-docs/site)"
+t0=$SECONDS
+if [ ! -x "$tools/bin/mkdocs" ]; then
+  summary+=("docs: FAIL (could not install ${tools_pins[*]} from PyPI into $tools)"); failed=1
+elif NO_MKDOCS_2_WARNING=1 "$tools/bin/mkdocs" build --strict --config-file "$root/mkdocs.yml"; then
+  summary+=("docs: PASS ($(took "$t0"))")
+else
+  summary+=("docs: FAIL (mkdocs build --strict: see the WARNING lines above)"); failed=1
 fi
 
 # run_config NAME BUILD_DIR CMAKE_ARGS...: build, then ctest (with $extra_ctest_args); records one

@@ -1,5 +1,5 @@
 // LunarLander-v3 / LunarLanderContinuous-v3: spec, action decoding and checks, and the random
-// draws, following Gymnasium 1.4.0's lunar_lander.py (shared/reference/lunarlander.md §1.1-1.4).
+// draws, following Gymnasium 1.4.0's gymnasium/envs/box2d/lunar_lander.py (__init__, reset, step).
 #include "envs/box2d/lunar_lander.h"
 
 #include <cmath>

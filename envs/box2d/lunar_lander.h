@@ -2,8 +2,9 @@
 // gymnasium/envs/box2d/lunar_lander.py on Box2D 2.4, as host envs for HostBatchedEnv (one Box2D
 // world per env, envs/host_batched_env.h). The physics is LunarLanderWorld; this file adds what
 // the batched runner needs: spec, actions (decoding and checking), random draws from cugym's
-// counter-based Rng in Gymnasium's order, state and drawing. Reference:
-// shared/reference/lunarlander.md.
+// counter-based Rng in Gymnasium's order, state and drawing. What differs from Gymnasium, and
+// by how much: docs/benchmarks-history.md
+// ("LunarLander-v3 and LunarLanderContinuous-v3 against Gymnasium 1.4.0").
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// LunarLander's frame as Gymnasium 1.4.0's render() draws it (lunar_lander.py L667-789;
-// shared/reference/lunarlander.md §1.5): 600x400, white ground under a black sky, the lander and
+// LunarLander's frame as Gymnasium 1.4.0's render() draws it (gymnasium/envs/box2d/lunar_lander.py
+// L667-789 in the gymnasium 1.4.0 wheel): 600x400, white ground under a black sky, the lander and
 // its legs in (128,102,230) outlined in (77,77,128), the helipad flags. Gymnasium's particles are
 // Box2D bodies, absent from the flat state; the engines that fired in the last step are drawn as
 // a short trail of particles in Gymnasium's fresh-particle colours instead.

@@ -1,5 +1,6 @@
 // One LunarLander world on Box2D 2.4, ported line by line from Gymnasium 1.4.0's
-// lunar_lander.py (shared/reference/lunarlander.md §1.3-1.4; Lnn are lines of that file).
+// gymnasium/envs/box2d/lunar_lander.py (reset() and step(); Lnn are lines of that file as the
+// gymnasium 1.4.0 wheel on PyPI ships it).
 #include "envs/box2d/lunar_lander_world.h"
 
 #include <algorithm>

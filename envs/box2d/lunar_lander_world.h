@@ -1,7 +1,8 @@
 // One LunarLander world on Box2D: Gymnasium 1.4.0's gymnasium/envs/box2d/lunar_lander.py
 // (LunarLander-v3 and its continuous variant) ported to Box2D 2.4 (Debian's libbox2d-dev).
-// Reference: shared/reference/lunarlander.md §1 (constants, reset order, engines, observation,
-// reward, termination) and §3 (what Box2D 2.4.1 changes). The randomness comes in as values
+// Constants, reset order, engines, observation, reward and termination follow that file; what
+// Box2D 2.4.1 changes against pybox2d 2.3.10 (Gymnasium's Box2D) is measured in
+// docs/benchmarks-history.md. The randomness comes in as values
 // (LunarLanderDraws, the dispersion pair), so tests can inject Gymnasium's own draws.
 #pragma once
 

@@ -1,5 +1,5 @@
-// MinAtar Asterix, following the behaviour of the `minatar` 1.0.15 PyPI package as described in
-// shared/reference/minatar.md section 3 "Asterix" (GPL-3.0 like the rest of plugins/minatar/).
+// MinAtar Asterix, following the behaviour of the `minatar` 1.0.15 PyPI package,
+// minatar/environments/asterix.py (GPL-3.0 like the rest of plugins/minatar/).
 // The player dodges enemies and collects gold that cross the rows 1..8 from the sides; spawning and
 // movement speed up every 102 acts when ramping is on.
 #pragma once

@@ -1,6 +1,6 @@
 // MinAtar Breakout: a paddle on the bottom row bounces a ball into three rows of bricks, +1 per
-// brick; missing the ball ends the episode. Rules of minatar 1.0.15 (shared/reference/minatar.md
-// section 3, Breakout), quirks included: a brick hit on the act after another lets the ball into the
+// brick; missing the ball ends the episode. Rules of minatar 1.0.15
+// (minatar/environments/breakout.py), quirks included: a brick hit on the act after another lets the ball into the
 // brick's cell without breaking it, and cleared bricks come back only when the ball reaches row 9.
 #pragma once
 

@@ -1,7 +1,7 @@
 // MinAtar (Young & Tian 2019, arXiv 1903.03176) for cugym: the pieces the five games share. The games
-// follow the behaviour of the PyPI package minatar 1.0.15 (kenjyoung/MinAtar @4241f24) as described in
-// shared/reference/minatar.md; that package is GPL-3.0 and serves only as the test oracle. This folder
-// is GPL-3.0 as well (plugins/minatar/LICENSE), kept apart from cugym's permissive core.
+// follow the behaviour of the PyPI package minatar 1.0.15 (kenjyoung/MinAtar @4241f24: environment.py
+// and environments/*.py), described in our own words; that package is GPL-3.0 and serves only as the test oracle. This
+// folder is GPL-3.0 as well (plugins/minatar/LICENSE), kept apart from cugym's permissive core.
 //
 // ---- For game authors ----
 // A game is one struct with kName, kChannels, kNumMinimal, MinimalToFull(a), a State of plain ints,

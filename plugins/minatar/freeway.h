@@ -1,6 +1,6 @@
 // MinAtar Freeway: a chicken crosses ten rows of road, +1 per crossing; a car sends it back to the
 // bottom; the episode ends after 2500 acts (act 2501 reports it, as a termination). Rules of minatar
-// 1.0.15 (shared/reference/minatar.md section 3, Freeway): a car with speed s moves every s + 1 acts,
+// 1.0.15 (minatar/environments/freeway.py): a car with speed s moves every s + 1 acts,
 // and the cars' speeds and directions are drawn again on each crossing.
 #pragma once
 

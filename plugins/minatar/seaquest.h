@@ -1,5 +1,5 @@
-// MinAtar Seaquest, following the behaviour of the `minatar` 1.0.15 PyPI package as described in
-// shared/reference/minatar.md section 3 "Seaquest" (GPL-3.0 like the rest of plugins/minatar/).
+// MinAtar Seaquest, following the behaviour of the `minatar` 1.0.15 PyPI package,
+// minatar/environments/seaquest.py (GPL-3.0 like the rest of plugins/minatar/).
 // The sub shoots fish and enemy subs, rescues divers and must surface with a diver before its oxygen
 // runs out; each surfacing makes enemies spawn and move faster when ramping is on.
 #pragma once

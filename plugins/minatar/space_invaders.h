@@ -1,6 +1,6 @@
 // MinAtar Space Invaders: a cannon on the bottom row shoots a block of aliens that marches sideways and
 // down and shoots back, +1 per alien; a new, faster wave follows each cleared one. Rules of minatar
-// 1.0.15 (shared/reference/minatar.md section 3, Space Invaders); no randomness at all.
+// 1.0.15 (minatar/environments/space_invaders.py); no randomness at all.
 #pragma once
 
 #include <cstdint>

@@ -16,8 +16,8 @@ CHANNELS = {"Asterix": 4, "Breakout": 4, "Freeway": 7, "Seaquest": 10, "SpaceInv
 ACTIONS = {"Asterix": 5, "Breakout": 3, "Freeway": 3, "Seaquest": 6, "SpaceInvaders": 4}
 IDS = [(game, version) for game in CHANNELS for version in ("v1", "v0")]
 
-# The oracle's colours per channel (docs: /work/shared/reference/minatar.md section 4, seaborn's
-# cubehelix palette as 8-bit values); black where no channel is set.
+# The oracle's colours per channel (minatar 1.0.15 on PyPI, environment.py display_state: black,
+# then seaborn's color_palette("cubehelix", C), here as 8-bit values); black where no channel is set.
 PALETTE = {
     4: [(22, 61, 78), (84, 121, 47), (208, 126, 147), (193, 202, 243)],
     6: [(26, 36, 65), (27, 97, 69), (105, 123, 48), (200, 123, 124), (205, 162, 224), (198, 225, 241)],

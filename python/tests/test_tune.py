@@ -4,7 +4,8 @@ fault: a node killed in the middle of a sweep.
 scripts/test.sh runs this file on its own, in a network namespace of its own (`unshare -n`, only
 loopback up), with Ray installed into the test venv; the main pytest run leaves it out. The
 cluster is Ray's Python `Cluster` with node-IP detection held to 127.0.0.1
-(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, set before Ray is imported; ../shared/reference/sweeps.md):
+(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, set before Ray is imported; Ray 2.x then detects the node IP
+as 127.0.0.1, as it does on macOS and Windows):
 `ray start` would swap 127.0.0.1 for the machine's address. The test starts every process itself,
 checks that every socket they listen on is on 127.0.0.1, stops them by their pids and checks that
 none is left."""

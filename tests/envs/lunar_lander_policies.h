@@ -1,5 +1,5 @@
 // Policies and an episode runner for the LunarLander tests: Gymnasium's heuristic controller
-// (lunar_lander.py L791-842, shared/reference/lunarlander.md §2), computed in float32 as NumPy 2
+// (heuristic() in Gymnasium 1.4.0's gymnasium/envs/box2d/lunar_lander.py, L791-842), computed in float32 as NumPy 2
 // does on the float32 observation, and a runner that collects each env's first episode.
 #pragma once
 

@@ -1,5 +1,5 @@
-// LunarLander-v3 / LunarLanderContinuous-v3 against Gymnasium 1.4.0 (shared/reference/
-// lunarlander.md): per-step agreement from Gymnasium's own draws before the first contact
+// LunarLander-v3 / LunarLanderContinuous-v3 against Gymnasium 1.4.0 (gymnasium/envs/box2d/
+// lunar_lander.py on pybox2d 2.3.10): per-step agreement from Gymnasium's own draws before the first contact
 // (fixture from scripts/gen_lunar_lander_fixture.py), both engines from the same state through a
 // touchdown (fixture from bench/lunar_lander_touchdown.py), episode statistics of the heuristic
 // and of a random policy over 1000 episodes, and what HostBatchedEnv adds: determinism across thread

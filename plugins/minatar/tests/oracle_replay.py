@@ -4,7 +4,8 @@
 For each game that `minatar_replay --list` names, and for each configuration in CONFIGS, this plays
 the oracle's `minatar.Environment` (seed, then reset) for thousands of acts over many episodes with
 a mix of random and game-aware policies, logs every value its shared RandomState hands out (the
-sticky draw and the game's draws, in call order: shared/reference/minatar.md section 1), and writes
+sticky draw and the game's draws, in call order: minatar/environment.py's act() then the game's),
+and writes
 a trace: per reset and per act the draws, reward, terminal, the wrapper's last action and the
 observation bits. `minatar_replay TRACE` then replays the trace through MinAtarEnv with the
 recorded draws and compares everything after every act. Mid-episode resets and acts after the end

@@ -1,5 +1,5 @@
 // Asterix rules on hand-built states and long scripted runs: spawn and move timing, the ramp
-// schedule, the draws made when every slot is taken (shared/reference/minatar.md section 3 "Asterix").
+// schedule, the draws made when every slot is taken (minatar 1.0.15, minatar/environments/asterix.py).
 #include <gtest/gtest.h>
 
 #include <vector>

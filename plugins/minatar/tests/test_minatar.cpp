@@ -1,5 +1,5 @@
 // The MinAtar plugin through cugym's runner: random-policy statistics of every MinAtar id the plugin
-// registers against the oracle's (shared/reference/minatar.md section 7) through the real VectorEnv;
+// registers against the oracle's (minatar 1.0.15, figures below) through the real VectorEnv;
 // the last action carried into the next episode on every kind of reset; the per-env path the GPU runs
 // (StepOneEnv, on the CPU here) against the vectorized CPU back end; the drawing.
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Seaquest rules that random play rarely reaches, checked on hand-built states. The expected values
-// were read off the oracle (minatar 1.0.15) started from the same states (shared/reference/minatar.md
-// section 3 "Seaquest" describes each rule).
+// were read off the oracle (minatar 1.0.15, minatar/environments/seaquest.py) started from the same
+// states.
 #include <gtest/gtest.h>
 
 #include <vector>
