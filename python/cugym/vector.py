@@ -4,11 +4,16 @@ The C++ step writes each step's observations, rewards and flags straight into ne
 (NumPy on the CPU, DLPack device arrays on CUDA), so results are never views of a buffer the
 next step overwrites, and nothing is copied after the step. Autoreset modes:
 
-- SAME_STEP (native): an env that ends is reset inside the step; ``infos["final_obs"]`` (object
-  array) and ``infos["final_info"]["episode"]`` hold the last observation and the statistics.
-- NEXT_STEP: the ending step returns the true last observation; the next step resets those envs
-  (their actions are ignored, reward 0, flags False).
+- NEXT_STEP (the default on the CPU, as Gymnasium's own ``make_vec``): the ending step returns the
+  true last observation; the next step resets those envs (their actions are ignored, reward 0,
+  flags False).
+- SAME_STEP (cugym's native mode, the fastest, and the default on CUDA): an env that ends is reset
+  inside the step; ``infos["final_obs"]`` (object array) and ``infos["final_info"]`` hold the last
+  observation and (with ``episode_statistics=True``) the statistics.
 - DISABLED: ended envs stay ended until ``reset(options={"reset_mask": mask})``.
+
+By default the info dict has no ``episode`` key, as Gymnasium's envs (so that Gymnasium's
+``RecordEpisodeStatistics`` can add it); ``episode_statistics=True`` has the C++ step add it.
 """
 
 import gymnasium
@@ -89,14 +94,17 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         device: ``"cpu"``, ``"cuda"`` or ``"auto"`` (CUDA when a GPU is usable).
         seed: seed of the first ``reset()`` when it is given none (an int or one per env, as in
             ``reset``).
-        autoreset_mode: ``AutoresetMode.SAME_STEP`` (default, native), ``NEXT_STEP`` or
-            ``DISABLED`` (or their string values).
+        autoreset_mode: ``AutoresetMode.NEXT_STEP``, ``SAME_STEP`` or ``DISABLED`` (or their
+            string values). Default (None): NEXT_STEP, Gymnasium's default, on the CPU; SAME_STEP on
+            CUDA, which runs no NEXT_STEP. SAME_STEP is cugym's native mode and the fastest (no
+            step lost to resets): the one to pick for cugym's own loops and SB3.
         render_mode: ``None`` or ``"rgb_array"``.
         render_envs: how many envs ``render()`` draws (the first ones), or a list of indices;
             default the first 16.
         episode_statistics: add the finished episodes' ``{"r", "l", "t"}`` in Gymnasium's
-            ``episode`` keys (computed by the C++ step). Pass False to wrap the env in Gymnasium's
-            own ``RecordEpisodeStatistics``, which refuses an info that already has them.
+            ``episode`` keys (computed by the C++ step, cheaper than a wrapper). Default False, as
+            Gymnasium's envs: Gymnasium's own ``RecordEpisodeStatistics`` refuses an info that
+            already has them.
         max_episode_steps: accepted for Gymnasium's ``make_vec``; must be the env's own limit.
     """
 
@@ -106,10 +114,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         num_envs=1,
         device="cpu",
         seed=None,
-        autoreset_mode=AutoresetMode.SAME_STEP,
+        autoreset_mode=None,
         render_mode=None,
         render_envs=None,
-        episode_statistics=True,
+        episode_statistics=False,
         max_episode_steps=None,
     ):
         if isinstance(env_id, str) and env_id.startswith("cugym/"):
@@ -132,8 +140,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             )
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        self._mode = _autoreset_mode(autoreset_mode)
         self._env = _cugym._VectorEnv(env_id, int(num_envs), device)
+        if autoreset_mode is None:  # Gymnasium's default where the device has it
+            autoreset_mode = AutoresetMode.NEXT_STEP if self._env.device == "cpu" else AutoresetMode.SAME_STEP
+        self._mode = _autoreset_mode(autoreset_mode)
         if self._env.device != "cpu" and self._mode == AutoresetMode.NEXT_STEP:
             raise ValueError(
                 "autoreset_mode NEXT_STEP needs device='cpu' (its deferred resets are kept on the host); "
@@ -250,6 +260,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         )
 
 
-def make_vec(env_id, num_envs=1, device="cpu", seed=None, autoreset_mode=AutoresetMode.SAME_STEP, **kwargs):
-    """``num_envs`` copies of cugym env ``env_id`` as a Gymnasium vector env (see VectorEnv)."""
+def make_vec(env_id, num_envs=1, device="cpu", seed=None, autoreset_mode=None, **kwargs):
+    """``num_envs`` copies of cugym env ``env_id`` as a Gymnasium vector env (see VectorEnv); the
+    defaults are Gymnasium's (NEXT_STEP on the CPU, no ``episode`` key in the info)."""
     return VectorEnv(env_id, num_envs, device=device, seed=seed, autoreset_mode=autoreset_mode, **kwargs)

@@ -63,7 +63,7 @@ def test_observations_have_the_grid_shape_in_same_step_mode(game):
     """reset and step obs are (n, 10, 10, C) float32 0/1 arrays in the batched space, and each
     SAME_STEP final_obs is one (10, 10, C) grid (Freeway ends after exactly 2501 steps)."""
     n, shape = 8, (10, 10, CHANNELS[game])
-    envs = make_vec(game, num_envs=n)
+    envs = make_vec(game, num_envs=n, autoreset_mode=AutoresetMode.SAME_STEP)
     obs, _ = envs.reset(seed=1)
     assert obs.shape == (n, *shape) and obs.dtype == np.float32 and obs.flags.c_contiguous
     assert envs.observation_space.contains(obs)
@@ -115,8 +115,8 @@ def test_device_observations_have_the_grid_shape(tmp_path):
     a policy on the device takes them as they come, acting as on the CPU."""
     torch = pytest.importorskip("torch")
     n = 16
-    gpu = cugym.make_vec("MinAtar-Seaquest-v1", n, device="cuda")
-    cpu = cugym.make_vec("MinAtar-Seaquest-v1", n, device="cpu")
+    gpu = cugym.make_vec("MinAtar-Seaquest-v1", n, device="cuda", autoreset_mode="SameStep")
+    cpu = cugym.make_vec("MinAtar-Seaquest-v1", n, device="cpu", autoreset_mode="SameStep")
     obs_g, _ = gpu.reset(seed=3)
     obs_c, _ = cpu.reset(seed=3)
     rng = np.random.default_rng(2)
@@ -233,7 +233,7 @@ def test_random_policy_return_matches_the_oracle():
     agree within 4 combined standard errors (minatar.md section 7's protocol)."""
     minatar = pytest.importorskip("minatar")
     n = 1024
-    envs = make_vec("Breakout", num_envs=n)
+    envs = make_vec("Breakout", num_envs=n, autoreset_mode=AutoresetMode.SAME_STEP, episode_statistics=True)
     envs.reset(seed=0)
     rng = np.random.default_rng(12345)
     returns, lengths = np.full(n, np.nan), np.zeros(n)
