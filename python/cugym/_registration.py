@@ -1,5 +1,8 @@
 """Gymnasium registration of cugym's envs under the ``cugym/`` namespace."""
 
+import re
+import warnings
+
 import gymnasium
 from gymnasium.envs.registration import VectorizeMode
 
@@ -44,6 +47,23 @@ def env_ids():
     return list(_cugym.env_ids())
 
 
+def env_options(env_id):
+    """The boolean options env ``env_id`` takes as keywords, e.g. ``["full_action_space"]`` for
+    ``MinAtar-Breakout-v1`` (``gymnasium.make("cugym/MinAtar-Breakout-v1", full_action_space=True)``)."""
+    if env_id.startswith(f"{NAMESPACE}/"):
+        env_id = env_id[len(NAMESPACE) + 1 :]
+    return list(_cugym.env_options(env_id))
+
+
+def plugins():
+    """The loaded plugins: a dict per plugin with its ``path``, the ``license`` it declares (an SPDX
+    expression; ``None`` when it declares none) and the env ``ids`` it added."""
+    return [
+        {"path": path, "license": spdx or None, "ids": [i for i in ids if ":" not in i]}
+        for path, spdx, ids in _cugym.plugins()
+    ]
+
+
 def register_envs(ids):
     """Registers ``cugym/<id>`` for each id: make_vec builds a cugym VectorEnv, make a SingleEnv."""
     for env_id in ids:
@@ -59,6 +79,29 @@ def register_envs(ids):
             reward_threshold=spec["reward_threshold"],
             disable_env_checker=False,
             kwargs=_SpecKwargs(env_id=env_id),
+        )
+    _register_old_ids()
+
+
+def _register_old_ids():
+    """Registers the old ids that still load (``cugym/MinAtar-Breakout-v0``, now
+    ``MinAtar-Breakout-v1`` with ``full_action_space=True``): making one warns once with what it
+    is now (cugym's note, a FutureWarning), in place of Gymnasium's "out of date, upgrade to v1",
+    which would name the minimal action set."""
+    for old_id, _new_id, _note in _cugym.env_aliases():
+        name = f"{NAMESPACE}/{old_id}"
+        if name in gymnasium.registry:
+            continue
+        gymnasium.register(
+            id=name,
+            entry_point="cugym.single:SingleEnv",
+            vector_entry_point="cugym.vector:VectorEnv",
+            max_episode_steps=None,
+            disable_env_checker=False,
+            kwargs=_SpecKwargs(env_id=old_id),
+        )
+        warnings.filterwarnings(
+            "ignore", message=rf".*The environment {re.escape(name)} is out of date", category=DeprecationWarning
         )
 
 

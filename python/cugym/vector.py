@@ -16,6 +16,8 @@ By default the info dict has no ``episode`` key, as Gymnasium's envs (so that Gy
 ``RecordEpisodeStatistics`` can add it); ``episode_statistics=True`` has the C++ step add it.
 """
 
+import warnings
+
 import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode
@@ -44,6 +46,49 @@ def _autoreset_mode(mode):
             f"{sorted({m.value for m in AutoresetMode})}, got {mode!r}"
         )
     return _MODES[key]
+
+
+def _resolve_env_id(env_id, options):
+    """The registry id of ``env_id`` with the boolean ``options`` (keywords such as
+    ``full_action_space=True``): ``"ID:OPTION"`` for an option that is on (core/registry.h's
+    variants). An old id that still loads (``MinAtar-Breakout-v0``) is resolved with a one-line
+    FutureWarning saying what it is now. Raises DependencyNotInstalled, UnregisteredEnv or
+    TypeError with the reason."""
+    if isinstance(env_id, str) and env_id.startswith("cugym/"):
+        env_id = env_id[len("cugym/") :]
+    missing = dict(_cugym.missing_envs())  # left out of this build: say what it needs
+    if env_id in missing:
+        raise gymnasium.error.DependencyNotInstalled(f"{env_id} {missing[env_id]}")
+    aliases = {old: (new, note) for old, new, note in _cugym.env_aliases()}
+    if env_id in aliases:
+        env_id, note = aliases[env_id]
+        warnings.warn(note, FutureWarning, stacklevel=4)
+    base, _, option = env_id.partition(":")
+    known = _cugym.env_ids()
+    if base not in known:
+        raise gymnasium.error.UnregisteredEnv(
+            f"cugym has no env {env_id!r}; known: {', '.join(known)} (plugins: cugym.load_plugin(path))"
+        )
+    on = [option] if option else []
+    allowed = _cugym.env_options(base)
+    for name, value in options.items():
+        if name not in allowed:
+            has = f"its options: {', '.join(allowed)}" if allowed else "it has none"
+            raise TypeError(
+                f"unexpected keyword {name!r}: neither a cugym.VectorEnv keyword nor an option of {base} ({has})"
+            )
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{base}: option {name} must be True or False, got {value!r}")
+        if value and name not in on:
+            on.append(name)
+        elif not value and name in on:
+            on.remove(name)
+    if len(on) > 1:
+        raise ValueError(f"{base}: options {', '.join(on)} cannot be combined (cugym has no such variant)")
+    resolved = f"{base}:{on[0]}" if on else base
+    if on and on[0] not in allowed:
+        _cugym.env_spec(resolved)  # ValueError: the env has no such option, and which it has
+    return resolved
 
 
 def _random_seed():
@@ -106,6 +151,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             Gymnasium's envs: Gymnasium's own ``RecordEpisodeStatistics`` refuses an info that
             already has them.
         max_episode_steps: accepted for Gymnasium's ``make_vec``; must be the env's own limit.
+        **options: the env's boolean options (``cugym.env_options(id)``), e.g.
+            ``full_action_space=True`` for MinAtar's six actions (ALE's keyword).
     """
 
     def __init__(
@@ -119,17 +166,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         render_envs=None,
         episode_statistics=False,
         max_episode_steps=None,
+        **options,
     ):
-        if isinstance(env_id, str) and env_id.startswith("cugym/"):
-            env_id = env_id[len("cugym/") :]
-        known = _cugym.env_ids()
-        missing = dict(_cugym.missing_envs())  # left out of this build: say what it needs
-        if env_id in missing:
-            raise gymnasium.error.DependencyNotInstalled(f"{env_id} {missing[env_id]}")
-        if env_id not in known:
-            raise gymnasium.error.UnregisteredEnv(
-                f"cugym has no env {env_id!r}; known: {', '.join(known)} (plugins: cugym.load_plugin(path))"
-            )
+        env_id = _resolve_env_id(env_id, options)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         spec = _cugym.env_spec(env_id)
