@@ -111,8 +111,12 @@ def main():
         envpool = None
 
     peers = {
-        "SAME_STEP": lambda n: cugym.make_vec("CartPole-v1", n, device="cpu"),
-        "NEXT_STEP": lambda n: cugym.make_vec("CartPole-v1", n, device="cpu", autoreset_mode="NextStep"),
+        "SAME_STEP": lambda n: cugym.make_vec(
+            "CartPole-v1", n, device="cpu", autoreset_mode="SameStep", episode_statistics=True
+        ),
+        "NEXT_STEP": lambda n: cugym.make_vec(
+            "CartPole-v1", n, device="cpu", autoreset_mode="NextStep", episode_statistics=True
+        ),
         "no info": lambda n: cugym.make_vec(
             "CartPole-v1", n, device="cpu", autoreset_mode="NextStep", episode_statistics=False
         ),

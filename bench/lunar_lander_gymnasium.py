@@ -98,7 +98,7 @@ def cugym_episodes(env_id, policy, count, run, num_envs=250):
     import cugym
 
     per_env = -(-count // num_envs)
-    envs = cugym.make_vec(env_id, num_envs)
+    envs = cugym.make_vec(env_id, num_envs, autoreset_mode="SameStep")  # no reset step to count
     continuous = env_id != "LunarLander-v3"
     rng = np.random.default_rng(run)
     obs, _ = envs.reset(seed=run)

@@ -52,7 +52,9 @@ int RunList(const Registry& registry, int argc, char** argv) {
   if (args.help()) {
     std::cout << args.Usage(
         "Lists every registered env with its spaces, step limit, reward threshold, where it\n"
-        "steps and the reference its dynamics follow.\n"
+        "steps and the reference its dynamics follow; then each env's options (ID:OPTION, e.g.\n"
+        "MinAtar-Breakout-v1:full_action_space) and the licence of cugym's envs and of each\n"
+        "loaded plugin's.\n"
         "Box bounds of +-infinity are written as null in JSON.");
     return 0;
   }
@@ -63,6 +65,7 @@ int RunList(const Registry& registry, int argc, char** argv) {
       const EnvSpec& spec = entry.spec;
       JsonObject json = ResultJson();  // each entry says which cugym listed it
       json.Str("id", spec.id)
+          .Str("license", registry.LicenseOf(spec.id))
           .Raw("observation_space", SpaceJson(spec.observation_space))
           .Raw("action_space", SpaceJson(spec.action_space))
           .Int("max_episode_steps", spec.max_episode_steps)
@@ -80,12 +83,36 @@ int RunList(const Registry& registry, int argc, char** argv) {
   }
   std::printf("%-28s %-12s %-16s %9s %16s  %-34s  %s\n", "id", "obs shape", "action space", "max steps",
               "reward threshold", "steps on", "reference");
+  std::vector<const EnvEntry*> variants;  // "ID:OPTION", listed after the table
   for (const EnvEntry& entry : registry.entries()) {
     const EnvSpec& spec = entry.spec;
+    if (spec.id.find(':') != std::string::npos) {
+      variants.push_back(&entry);
+      continue;
+    }
     std::string threshold = spec.has_reward_threshold ? JsonNumber(spec.reward_threshold) : "none";
     std::printf("%-28s %-12s %-16s %9d %16s  %-34s  %s\n", spec.id.c_str(), ObsShape(spec.observation_space).c_str(),
                 spec.action_space.ToString().c_str(), spec.max_episode_steps, threshold.c_str(), StepsOn(entry).c_str(),
                 spec.reference.empty() ? "-" : spec.reference.c_str());
+  }
+  if (!variants.empty()) {
+    std::printf("\noptions (name the env as ID:OPTION; Python: gymnasium.make(\"cugym/ID\", OPTION=True)):\n");
+    for (const EnvEntry* entry : variants)
+      std::printf("  %-44s action space %s\n", entry->spec.id.c_str(), entry->spec.action_space.ToString().c_str());
+  }
+  if (!registry.aliases().empty()) {
+    std::printf("\nold ids that still load:\n");
+    for (const EnvAlias& alias : registry.aliases())
+      std::printf("  %-26s = %s\n", alias.old_id.c_str(), alias.id.c_str());
+  }
+  // Licences: cugym's built-in envs, then each plugin's envs.
+  std::printf("\nlicences:\n  built-in envs: %s (cugym's LICENSE)\n", kCugymLicense);
+  for (const PluginRecord& plugin : registry.plugins()) {
+    std::string ids;
+    for (const std::string& id : plugin.ids)
+      if (id.find(':') == std::string::npos) ids += (ids.empty() ? "" : ", ") + id;
+    std::printf("  %s: %s (plugin %s)\n", ids.empty() ? "(no envs)" : ids.c_str(),
+                plugin.license.empty() ? "not declared" : plugin.license.c_str(), plugin.path.c_str());
   }
   // Envs this cugym knows of but cannot make, grouped by the reason (and what to do about it).
   std::vector<std::pair<std::string, std::string>> missing;  // ids, reason

@@ -27,7 +27,8 @@ constexpr const char* kUsage =
     "\n"
     "every command also takes --plugin PATH (repeatable): a shared library that adds envs\n"
     "(docs/custom-envs.md); the plugins shipped with cugym (MinAtar) and those CUGYM_PLUGIN_PATH\n"
-    "names (':'-separated files or folders) load without it; cugym --version says what was built\n";
+    "names (':'-separated files or folders) load without it; cugym --version says what was built\n"
+    "and which licence cugym and each loaded plugin are under\n";
 
 // Loads every `--plugin PATH` (or --plugin=PATH) into the registry and removes them from argv.
 void LoadPlugins(cugym::Registry& registry, int& argc, char** argv) {
@@ -59,7 +60,9 @@ int main(int argc, char** argv) {
     for (const std::string& line : cugym::LoadDefaultPlugins(registry, shipped))
       std::cerr << "cugym: warning: " << line << "\n";
     LoadPlugins(registry, argc, argv);
-    cugym::NoteMissingShippedEnvs(registry, shipped);
+    cugym::NoteShippedEnvs(registry, shipped);
+    // An old id (MinAtar-Breakout-v0) still works; the first use of each says what it is now.
+    registry.set_note_handler([](const std::string& note) { std::cerr << "cugym: note: " << note << "\n"; });
     command = argc >= 2 ? argv[1] : "";
     if (command.empty() || command == "--help" || command == "-h") {
       (command.empty() ? std::cerr : std::cout) << kUsage;
@@ -69,6 +72,12 @@ int main(int argc, char** argv) {
       // What a bug report needs: version, revision, CUDA archs, optional parts, the BLAS in use.
       std::cout << cugym::BuildInfoLine() << "; BLAS " << cugym::nn::MakeBackend(cugym::Device::kCpu)->Describe()
                 << "\n";
+      // And what the user runs is under: cugym's licence, then each loaded plugin's.
+      std::cout << "licence: cugym " << cugym::kCugymLicense << " (LICENSE)";
+      for (const cugym::PluginRecord& plugin : registry.plugins())
+        std::cout << "; plugin " << plugin.path << " "
+                  << (plugin.license.empty() ? std::string("(licence not declared)") : plugin.license);
+      std::cout << "\n";
       return 0;
     }
     if (command == "list") return cugym::cli::RunList(registry, argc, argv);

@@ -81,7 +81,7 @@ std::string ShippedPluginDirFor(const std::string& executable, const std::string
   return (exe.parent_path() / relative).lexically_normal().string();
 }
 
-void NoteMissingShippedEnvs(Registry& registry, const std::string& shipped_dir) {
+void NoteShippedEnvs(Registry& registry, const std::string& shipped_dir) {
   const std::string why =
       GetBuildInfo().minatar
           ? "is in the MinAtar plugin (GPL-3.0, libcugym_minatar.so), which was not found in '" + shipped_dir +
@@ -89,9 +89,15 @@ void NoteMissingShippedEnvs(Registry& registry, const std::string& shipped_dir) 
           : "is in the MinAtar plugin (GPL-3.0), which this cugym was configured without: rebuild with "
             "-DCUGYM_MINATAR=ON, or load a built libcugym_minatar.so with --plugin PATH";
   for (const char* game : {"Asterix", "Breakout", "Freeway", "Seaquest", "SpaceInvaders"}) {
-    for (const char* version : {"-v1", "-v0"}) {
-      const std::string id = std::string("MinAtar-") + game + version;
-      if (registry.Find(id) == nullptr) registry.NoteMissing(id, why);
+    const std::string id = std::string("MinAtar-") + game + "-v1", old_id = std::string("MinAtar-") + game + "-v0";
+    const std::string full = id + ":full_action_space";
+    if (registry.Find(id) == nullptr) registry.NoteMissing(id, why);
+    if (registry.Find(full) != nullptr) {
+      registry.AddAlias(old_id, full,
+                        old_id + " (all six actions) is now " + id + " with full_action_space: name it " + full +
+                            " (CLI, configs) or pass full_action_space=True (Python)");
+    } else if (registry.Find(old_id) == nullptr) {
+      registry.NoteMissing(old_id, why);
     }
   }
 }
@@ -115,9 +121,20 @@ void LoadPlugin(Registry& registry, const std::string& path) {
     throw std::invalid_argument(where + " is not a cugym plugin (it has no " + kPluginEntryName + ")");
   }
   char error[512] = {};
+  const std::size_t before = registry.entries().size();
   const int status = entry(kPluginAbi, &registry, error, sizeof(error));
   if (status == kPluginOk) {  // keep the library loaded: the registry now calls into it
     if (!ec) LoadedFiles().insert({&registry, canonical});
+    PluginRecord record;
+    record.path = ec ? path : canonical;
+    using LicenseFn = const char* (*)();
+    if (auto license = reinterpret_cast<LicenseFn>(dlsym(handle, kPluginLicenseName))) {
+      const char* text = license();
+      if (text != nullptr) record.license = text;
+    }
+    for (std::size_t i = before; i < registry.entries().size(); ++i)
+      record.ids.push_back(registry.entries()[i].spec.id);
+    registry.AddPlugin(std::move(record));
     return;
   }
   dlclose(handle);

@@ -4,6 +4,9 @@
 //   extern "C" int cugym_plugin_entry(uint32_t host_abi, void* registry, char* error, size_t size);
 // The host passes its kPluginAbi; the plugin refuses (returns kPluginAbiMismatch and names its
 // own ABI in `error`) unless it was built against the same one, before touching the registry.
+// A plugin may also export the licence it is under (envs/plugin.h's CUGYM_PLUGIN_LICENSE):
+//   extern "C" const char* cugym_plugin_license();   // an SPDX expression, e.g. "MIT"
+// Optional, so plugins built before it still load; `cugym list` and `--version` show "not declared".
 #pragma once
 
 #include <cstddef>
@@ -19,8 +22,12 @@ namespace cugym {
 // (Registry, EnvEntry, EnvSpec, VectorEnv, Canvas, the env contract).
 // 4: lanes (VectorEnv::ResetLanes, BatchArrays::lane_size); 3: per-env seeds (VectorEnv::ResetSeeds,
 // BatchArrays::seeds); 2: VectorEnv gained set_stream, snapshots, ResetMasked, SetOutputs; host envs
+// Not bumped for CUGYM_PLUGIN_LICENSE, Registry's aliases and plugin records: a plugin calls only
+// Registry::Register (out of line) and EnvEntry is unchanged, and the licence symbol is optional, so
+// plugins built before load here and plugins built here load in a cugym of the same ABI before.
 constexpr uint32_t kPluginAbi = 4;
 constexpr const char* kPluginEntryName = "cugym_plugin_entry";
+constexpr const char* kPluginLicenseName = "cugym_plugin_license";
 
 enum PluginStatus : int { kPluginOk = 0, kPluginAbiMismatch = 1, kPluginRegisterFailed = 2 };
 
@@ -47,9 +54,11 @@ std::vector<std::string> LoadDefaultPlugins(Registry& registry, const std::strin
 // program's path cannot be resolved.
 std::string ShippedPluginDirFor(const std::string& executable, const std::string& relative);
 
-// After LoadDefaultPlugins: notes the envs of the plugins shipped with cugym that are not
-// registered (Registry::NoteMissing), with how to get them: not found in `shipped_dir` where this
-// cugym built them (GetBuildInfo()), else configured without them. Today that is MinAtar's ten ids.
-void NoteMissingShippedEnvs(Registry& registry, const std::string& shipped_dir);
+// After LoadDefaultPlugins (and any other plugin): for the plugins shipped with cugym (today
+// MinAtar), adds the old ids that still load (MinAtar-<Game>-v0, all six actions, now
+// MinAtar-<Game>-v1 with full_action_space) as aliases with a note, and notes the ids that are not
+// registered (Registry::NoteMissing) with how to get them: not found in `shipped_dir` where this
+// cugym built them (GetBuildInfo()), else configured without them.
+void NoteShippedEnvs(Registry& registry, const std::string& shipped_dir);
 
 }  // namespace cugym

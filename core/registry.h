@@ -5,6 +5,8 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,16 +36,55 @@ struct EnvEntry {
   std::function<void(const float* flat_state, Canvas& canvas)> draw;
 };
 
+// A plugin loaded into a registry: its file, the licence it declares (an SPDX expression, from
+// CUGYM_PLUGIN_LICENSE; empty when it declares none) and the ids it registered.
+struct PluginRecord {
+  std::string path;
+  std::string license;
+  std::vector<std::string> ids;
+};
+
+// An id that now names another env (or variant), kept so that old configs, checkpoints and
+// scripts still load: Find and Get follow it, and Get passes `note` to the note handler.
+struct EnvAlias {
+  std::string old_id, id, note;
+};
+
+// The licence of cugym itself and of its built-in envs (LICENSE in the repository root).
+inline constexpr const char* kCugymLicense = "MIT";
+
+// Variants: an entry registered as "ID:OPTION" is env ID with the boolean option OPTION on, e.g.
+// "MinAtar-Breakout-v1:full_action_space" (all six actions; ALE's keyword). Users name the option as
+// a keyword (Python: full_action_space=True) or in the id ("ID:OPTION", the CLI and config files).
+// Ids() lists the ids without options; Options(id) the options an id has.
 class Registry {
  public:
   // Throws std::invalid_argument for a duplicate id.
   void Register(EnvEntry entry);
-  // nullptr when unknown.
+  // nullptr when unknown. Follows aliases.
   const EnvEntry* Find(const std::string& id) const;
-  // Throws std::invalid_argument naming the known ids, or for an id noted as missing, the reason.
+  // Throws std::invalid_argument naming the known ids, for an id noted as missing the reason, and
+  // for "ID:OPTION" of a known ID without that option, the options it has. Follows aliases, and
+  // the first time an alias is asked for, passes its note to the note handler.
   const EnvEntry& Get(const std::string& id) const;
+  // The ids users name: every registered id but the variants.
   std::vector<std::string> Ids() const;
+  // The boolean options of env `id` (the OPTION of each variant "id:OPTION"), in registration order.
+  std::vector<std::string> Options(const std::string& id) const;
   const std::vector<EnvEntry>& entries() const { return entries_; }
+
+  // Old ids (see EnvAlias). Throws std::invalid_argument if old_id is registered or id is not.
+  void AddAlias(const std::string& old_id, const std::string& id, const std::string& note);
+  const std::vector<EnvAlias>& aliases() const { return aliases_; }
+  // Where Get sends an alias's note (the CLI prints it on stderr); none by default.
+  void set_note_handler(std::function<void(const std::string&)> handler) { note_handler_ = std::move(handler); }
+
+  // The plugins loaded into this registry (LoadPlugin records them), in load order.
+  void AddPlugin(PluginRecord plugin) { plugins_.push_back(std::move(plugin)); }
+  const std::vector<PluginRecord>& plugins() const { return plugins_; }
+  // The licence env `id` is under: its plugin's ("not declared" when the plugin declares none),
+  // else kCugymLicense (a built-in env).
+  std::string LicenseOf(const std::string& id) const;
 
   // An env this build leaves out (LunarLander without Box2D): asking for it says `reason`, e.g.
   // "needs Box2D, which this cugym was built without; ...", instead of "unknown env".
@@ -52,8 +93,16 @@ class Registry {
   const std::vector<std::pair<std::string, std::string>>& missing() const { return missing_; }
 
  private:
+  const EnvAlias* FindAlias(const std::string& id) const;
+
   std::vector<EnvEntry> entries_;
   std::vector<std::pair<std::string, std::string>> missing_;
+  std::vector<EnvAlias> aliases_;
+  std::vector<PluginRecord> plugins_;
+  std::function<void(const std::string&)> note_handler_;
+  // The aliases whose note has been given, under a lock: Get may run on many threads (cpp-api.md).
+  mutable std::set<std::string> noted_;
+  std::shared_ptr<std::mutex> noted_mutex_ = std::make_shared<std::mutex>();
 };
 
 // Largest batch MakeVectorEnv accepts, whatever the memory (indices stay 32-bit on the device).

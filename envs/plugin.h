@@ -4,6 +4,8 @@
 //   #include "my_env.h"
 //   CUGYM_PLUGIN_ENVS(MyEnv, MyOtherEnv)
 //
+//   CUGYM_PLUGIN_LICENSE("MIT")   // the licence the plugin is under (an SPDX expression)
+//
 // (CUGYM_PLUGIN_HOST_ENVS for host envs that bring their own physics engine, host_batched_env.h)
 // and build it with cugym_add_env_plugin(NAME my_envs SOURCES my_plugin.cpp) from the installed
 // CMake package. That function compiles the file twice: with the host compiler (the CPU back
@@ -92,4 +94,14 @@ int PluginEntry(EnvList<Envs...>, uint32_t host_abi, void* registry, char* error
                                                                            char* error, std::size_t error_size) {      \
     return ::cugym::detail::PluginEntry<true>(::cugym::EnvList<__VA_ARGS__>{}, host_abi, registry, error, error_size); \
   }
+#endif
+
+// The licence the plugin is under, an SPDX expression ("MIT", "GPL-3.0-only", "Apache-2.0"):
+// `cugym list` and `cugym --version` show it beside the plugin's envs. Optional (a plugin without it
+// loads, shown as "not declared"); at most once per plugin, in the file with CUGYM_PLUGIN_ENVS.
+#if defined(__CUDACC__)
+#define CUGYM_PLUGIN_LICENSE(spdx)
+#else
+#define CUGYM_PLUGIN_LICENSE(spdx) \
+  extern "C" __attribute__((visibility("default"))) const char* cugym_plugin_license() { return spdx; }
 #endif

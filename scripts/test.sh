@@ -143,7 +143,7 @@ python_build_ready=0
 mkdir -p "$python_dir"
 rm -rf "$python_dir/venv"
 if python3 -m venv "$python_dir/venv" >"$python_dir/venv.log" 2>&1 &&
-   "$python_dir/venv/bin/pip" install -q "scikit-build-core>=0.10" "nanobind>=2.2" "numpy>=2.0" >>"$python_dir/venv.log" 2>&1; then
+   "$python_dir/venv/bin/pip" install -q "scikit-build-core>=0.11" "nanobind>=2.2" "numpy>=2.0" >>"$python_dir/venv.log" 2>&1; then
   python_build_ready=1
 fi
 prepare_python_venv() {

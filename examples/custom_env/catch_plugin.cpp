@@ -3,3 +3,4 @@
 #include "envs/plugin.h"
 
 CUGYM_PLUGIN_ENVS(Catch)
+CUGYM_PLUGIN_LICENSE("MIT")  // the licence `cugym list` shows beside Catch-v0

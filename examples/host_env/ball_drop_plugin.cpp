@@ -3,3 +3,4 @@
 #include "envs/plugin.h"
 
 CUGYM_PLUGIN_HOST_ENVS(BallDrop)
+CUGYM_PLUGIN_LICENSE("MIT")

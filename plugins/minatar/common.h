@@ -179,7 +179,8 @@ inline void DrawCells(const float* obs, int channels, Canvas& canvas) {
 
 // ---- The cugym env around one game ----
 
-// kMinimal: the game's minimal action set (id -v1), else all six actions (-v0). Sticky actions live
+// kMinimal: the game's minimal action set (id -v1), else all six actions (-v1:full_action_space,
+// formerly -v0). Sticky actions live
 // here, as in the oracle's Environment wrapper: every act first draws one uniform (even with p = 0 and
 // even once terminal), and the executed action (a full-set index) is kept across episodes (CarryOver).
 template <class Game, bool kMinimal>
@@ -202,7 +203,7 @@ struct MinAtarEnv {
 
   static EnvSpec Spec() {
     EnvSpec spec;
-    spec.id = std::string("MinAtar-") + Game::kName + (kMinimal ? "-v1" : "-v0");
+    spec.id = std::string("MinAtar-") + Game::kName + (kMinimal ? "-v1" : "-v1:full_action_space");
     spec.observation_space = Space::UniformBox({kGrid, kGrid, Game::kChannels}, 0.0f, 1.0f);
     spec.action_space = Space::Discrete(kNumActions);
     spec.state_dim = kStateDim;

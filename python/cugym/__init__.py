@@ -12,7 +12,7 @@ import os as _os
 import warnings as _warnings
 
 from . import _cugym, stats
-from ._registration import env_ids, load_plugin, register_envs, register_missing_envs
+from ._registration import env_ids, env_options, load_plugin, plugins, register_envs, register_missing_envs
 from .single import SingleEnv, make
 from .training import Policy, load_policy, read_evals, read_metrics, train
 from .vector import VectorEnv, make_vec
@@ -40,6 +40,8 @@ __all__ = [
     "stats",
     "load_plugin",
     "env_ids",
+    "env_options",
+    "plugins",
     "cuda_built",
     "cuda_available",
 ]

@@ -28,12 +28,15 @@ class CugymVecEnv(VecEnv):
         if isinstance(env_id_or_env, VectorEnv):
             envs = env_id_or_env
         else:
-            envs = VectorEnv(env_id_or_env, num_envs, device=device)
+            envs = VectorEnv(
+                env_id_or_env, num_envs, device=device, autoreset_mode=AutoresetMode.SAME_STEP, episode_statistics=True
+            )
         if envs.device != "cpu":
             raise ValueError("CugymVecEnv needs a CPU env: SB3 takes NumPy arrays")
         if envs.metadata["autoreset_mode"] != AutoresetMode.SAME_STEP or not envs._episode_statistics:
             raise ValueError(
-                "CugymVecEnv needs a SAME_STEP env with episode_statistics=True, as SB3 resets in the step"
+                "CugymVecEnv needs a SAME_STEP env with episode_statistics=True, as SB3 resets in the step: "
+                "cugym.make_vec(id, n, autoreset_mode='SameStep', episode_statistics=True)"
             )
         self.envs = envs
         super().__init__(envs.num_envs, envs.single_observation_space, envs.single_action_space)

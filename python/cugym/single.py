@@ -13,9 +13,16 @@ class SingleEnv(gymnasium.Env):
     # Read by gymnasium.make before the env exists (its render_mode check); render_fps is per env.
     metadata = {"render_modes": ["rgb_array"], "render_fps": None}
 
-    def __init__(self, env_id, render_mode=None):
+    def __init__(self, env_id, render_mode=None, **options):
+        """``options``: the env's boolean options, e.g. ``full_action_space=True`` (VectorEnv)."""
         self._vec = VectorEnv(
-            env_id, 1, device="cpu", autoreset_mode=AutoresetMode.DISABLED, render_mode=render_mode, render_envs=1
+            env_id,
+            1,
+            device="cpu",
+            autoreset_mode=AutoresetMode.DISABLED,
+            render_mode=render_mode,
+            render_envs=1,
+            **options,
         )
         self.observation_space = self._vec.single_observation_space
         self.action_space = self._vec.single_action_space

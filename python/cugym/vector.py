@@ -4,12 +4,19 @@ The C++ step writes each step's observations, rewards and flags straight into ne
 (NumPy on the CPU, DLPack device arrays on CUDA), so results are never views of a buffer the
 next step overwrites, and nothing is copied after the step. Autoreset modes:
 
-- SAME_STEP (native): an env that ends is reset inside the step; ``infos["final_obs"]`` (object
-  array) and ``infos["final_info"]["episode"]`` hold the last observation and the statistics.
-- NEXT_STEP: the ending step returns the true last observation; the next step resets those envs
-  (their actions are ignored, reward 0, flags False).
+- NEXT_STEP (the default on the CPU, as Gymnasium's own ``make_vec``): the ending step returns the
+  true last observation; the next step resets those envs (their actions are ignored, reward 0,
+  flags False).
+- SAME_STEP (cugym's native mode, the fastest, and the default on CUDA): an env that ends is reset
+  inside the step; ``infos["final_obs"]`` (object array) and ``infos["final_info"]`` hold the last
+  observation and (with ``episode_statistics=True``) the statistics.
 - DISABLED: ended envs stay ended until ``reset(options={"reset_mask": mask})``.
+
+By default the info dict has no ``episode`` key, as Gymnasium's envs (so that Gymnasium's
+``RecordEpisodeStatistics`` can add it); ``episode_statistics=True`` has the C++ step add it.
 """
+
+import warnings
 
 import gymnasium
 import numpy as np
@@ -39,6 +46,49 @@ def _autoreset_mode(mode):
             f"{sorted({m.value for m in AutoresetMode})}, got {mode!r}"
         )
     return _MODES[key]
+
+
+def _resolve_env_id(env_id, options):
+    """The registry id of ``env_id`` with the boolean ``options`` (keywords such as
+    ``full_action_space=True``): ``"ID:OPTION"`` for an option that is on (core/registry.h's
+    variants). An old id that still loads (``MinAtar-Breakout-v0``) is resolved with a one-line
+    FutureWarning saying what it is now. Raises DependencyNotInstalled, UnregisteredEnv or
+    TypeError with the reason."""
+    if isinstance(env_id, str) and env_id.startswith("cugym/"):
+        env_id = env_id[len("cugym/") :]
+    missing = dict(_cugym.missing_envs())  # left out of this build: say what it needs
+    if env_id in missing:
+        raise gymnasium.error.DependencyNotInstalled(f"{env_id} {missing[env_id]}")
+    aliases = {old: (new, note) for old, new, note in _cugym.env_aliases()}
+    if env_id in aliases:
+        env_id, note = aliases[env_id]
+        warnings.warn(note, FutureWarning, stacklevel=4)
+    base, _, option = env_id.partition(":")
+    known = _cugym.env_ids()
+    if base not in known:
+        raise gymnasium.error.UnregisteredEnv(
+            f"cugym has no env {env_id!r}; known: {', '.join(known)} (plugins: cugym.load_plugin(path))"
+        )
+    on = [option] if option else []
+    allowed = _cugym.env_options(base)
+    for name, value in options.items():
+        if name not in allowed:
+            has = f"its options: {', '.join(allowed)}" if allowed else "it has none"
+            raise TypeError(
+                f"unexpected keyword {name!r}: neither a cugym.VectorEnv keyword nor an option of {base} ({has})"
+            )
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{base}: option {name} must be True or False, got {value!r}")
+        if value and name not in on:
+            on.append(name)
+        elif not value and name in on:
+            on.remove(name)
+    if len(on) > 1:
+        raise ValueError(f"{base}: options {', '.join(on)} cannot be combined (cugym has no such variant)")
+    resolved = f"{base}:{on[0]}" if on else base
+    if on and on[0] not in allowed:
+        _cugym.env_spec(resolved)  # ValueError: the env has no such option, and which it has
+    return resolved
 
 
 def _random_seed():
@@ -89,15 +139,20 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         device: ``"cpu"``, ``"cuda"`` or ``"auto"`` (CUDA when a GPU is usable).
         seed: seed of the first ``reset()`` when it is given none (an int or one per env, as in
             ``reset``).
-        autoreset_mode: ``AutoresetMode.SAME_STEP`` (default, native), ``NEXT_STEP`` or
-            ``DISABLED`` (or their string values).
+        autoreset_mode: ``AutoresetMode.NEXT_STEP``, ``SAME_STEP`` or ``DISABLED`` (or their
+            string values). Default (None): NEXT_STEP, Gymnasium's default, on the CPU; SAME_STEP on
+            CUDA, which runs no NEXT_STEP. SAME_STEP is cugym's native mode and the fastest (no
+            step lost to resets): the one to pick for cugym's own loops and SB3.
         render_mode: ``None`` or ``"rgb_array"``.
         render_envs: how many envs ``render()`` draws (the first ones), or a list of indices;
             default the first 16.
         episode_statistics: add the finished episodes' ``{"r", "l", "t"}`` in Gymnasium's
-            ``episode`` keys (computed by the C++ step). Pass False to wrap the env in Gymnasium's
-            own ``RecordEpisodeStatistics``, which refuses an info that already has them.
+            ``episode`` keys (computed by the C++ step, cheaper than a wrapper). Default False, as
+            Gymnasium's envs: Gymnasium's own ``RecordEpisodeStatistics`` refuses an info that
+            already has them.
         max_episode_steps: accepted for Gymnasium's ``make_vec``; must be the env's own limit.
+        **options: the env's boolean options (``cugym.env_options(id)``), e.g.
+            ``full_action_space=True`` for MinAtar's six actions (ALE's keyword).
     """
 
     def __init__(
@@ -106,22 +161,14 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         num_envs=1,
         device="cpu",
         seed=None,
-        autoreset_mode=AutoresetMode.SAME_STEP,
+        autoreset_mode=None,
         render_mode=None,
         render_envs=None,
-        episode_statistics=True,
+        episode_statistics=False,
         max_episode_steps=None,
+        **options,
     ):
-        if isinstance(env_id, str) and env_id.startswith("cugym/"):
-            env_id = env_id[len("cugym/") :]
-        known = _cugym.env_ids()
-        missing = dict(_cugym.missing_envs())  # left out of this build: say what it needs
-        if env_id in missing:
-            raise gymnasium.error.DependencyNotInstalled(f"{env_id} {missing[env_id]}")
-        if env_id not in known:
-            raise gymnasium.error.UnregisteredEnv(
-                f"cugym has no env {env_id!r}; known: {', '.join(known)} (plugins: cugym.load_plugin(path))"
-            )
+        env_id = _resolve_env_id(env_id, options)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         spec = _cugym.env_spec(env_id)
@@ -132,8 +179,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             )
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        self._mode = _autoreset_mode(autoreset_mode)
         self._env = _cugym._VectorEnv(env_id, int(num_envs), device)
+        if autoreset_mode is None:  # Gymnasium's default where the device has it
+            autoreset_mode = AutoresetMode.NEXT_STEP if self._env.device == "cpu" else AutoresetMode.SAME_STEP
+        self._mode = _autoreset_mode(autoreset_mode)
         if self._env.device != "cpu" and self._mode == AutoresetMode.NEXT_STEP:
             raise ValueError(
                 "autoreset_mode NEXT_STEP needs device='cpu' (its deferred resets are kept on the host); "
@@ -250,6 +299,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         )
 
 
-def make_vec(env_id, num_envs=1, device="cpu", seed=None, autoreset_mode=AutoresetMode.SAME_STEP, **kwargs):
-    """``num_envs`` copies of cugym env ``env_id`` as a Gymnasium vector env (see VectorEnv)."""
+def make_vec(env_id, num_envs=1, device="cpu", seed=None, autoreset_mode=None, **kwargs):
+    """``num_envs`` copies of cugym env ``env_id`` as a Gymnasium vector env (see VectorEnv); the
+    defaults are Gymnasium's (NEXT_STEP on the CPU, no ``episode`` key in the info)."""
     return VectorEnv(env_id, num_envs, device=device, seed=seed, autoreset_mode=autoreset_mode, **kwargs)

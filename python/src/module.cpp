@@ -4,10 +4,12 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/build_info.h"
@@ -78,7 +80,7 @@ std::vector<std::string> LoadPluginIds(const std::string& path) {
 // of shipped plugins that could not load.
 std::vector<std::string> LoadDefaultPluginsInto(const std::string& shipped_dir) {
   std::vector<std::string> skipped = LoadDefaultPlugins(GlobalRegistry(), shipped_dir);
-  NoteMissingShippedEnvs(GlobalRegistry(), shipped_dir);
+  NoteShippedEnvs(GlobalRegistry(), shipped_dir);
   return skipped;
 }
 
@@ -93,6 +95,28 @@ NB_MODULE(_cugym, m) {
   m.def(
       "missing_envs", [] { return python::GlobalRegistry().missing(); },
       "(id, reason) of the envs this build leaves out (LunarLander without Box2D).");
+  m.def(
+      "env_options", [](const std::string& id) { return python::GlobalRegistry().Options(id); }, nb::arg("env_id"),
+      "The boolean options of an env (each selects the variant 'ID:OPTION'), e.g. ['full_action_space'].");
+  m.def(
+      "env_aliases",
+      [] {
+        std::vector<std::tuple<std::string, std::string, std::string>> out;
+        for (const EnvAlias& a : python::GlobalRegistry().aliases()) out.emplace_back(a.old_id, a.id, a.note);
+        return out;
+      },
+      "(old id, id, note) of the old ids that still load (MinAtar-Breakout-v0).");
+  m.def(
+      "plugins",
+      [] {
+        std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> out;
+        for (const PluginRecord& p : python::GlobalRegistry().plugins()) out.emplace_back(p.path, p.license, p.ids);
+        return out;
+      },
+      "(path, licence (SPDX; '' when not declared), ids) of each loaded plugin.");
+  m.def(
+      "env_license", [](const std::string& id) { return python::GlobalRegistry().LicenseOf(id); }, nb::arg("env_id"),
+      "The licence an env is under: its plugin's, else cugym's (MIT).");
   m.def("env_spec", &python::SpecDict, nb::arg("env_id"), "The spec of an env as a dict.");
   m.def("load_plugin", &python::LoadPluginIds, nb::arg("path"), "Loads an env plugin; returns the ids it added.");
   m.def("load_default_plugins", &python::LoadDefaultPluginsInto, nb::arg("shipped_dir"),

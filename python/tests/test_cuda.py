@@ -22,6 +22,23 @@ DEVICE = "cpu" if REHEARSE else "cuda"
 KDL_DEVICE = 1 if REHEARSE else 2  # DLPack's device type of host memory / CUDA memory
 
 
+def make_vec(env_id, num_envs, **kwargs):
+    """cugym.make_vec in the mode these tests compare the back ends in: SAME_STEP with episode
+    statistics (the default on CUDA; on the CPU, where NEXT_STEP is the default, it is asked for)."""
+    kwargs.setdefault("autoreset_mode", "SameStep")
+    kwargs.setdefault("episode_statistics", True)
+    return cugym.make_vec(env_id, num_envs, **kwargs)
+
+
+def test_the_default_mode_is_same_step_on_cuda_next_step_on_the_cpu():
+    from gymnasium.vector import AutoresetMode
+
+    envs = cugym.make_vec("CartPole-v1", 2, device=DEVICE)
+    want = AutoresetMode.NEXT_STEP if REHEARSE else AutoresetMode.SAME_STEP
+    assert envs.metadata["autoreset_mode"] is want
+    envs.close()
+
+
 def unavailable(reason):
     """Skips the current test for `reason`, or fails it under CUGYM_REQUIRE_GPU=1: on the GPU
     machine a case that cannot run is a broken check, not a pass."""
@@ -155,8 +172,8 @@ def test_outputs_are_cuda_arrays_with_the_cpu_bits(env_id):
     end's values, step after step, autoresets included."""
     fw = any_framework()
     n, steps = 64, 520  # past Acrobot's and Pendulum's time limits: every env resets on the way
-    gpu = cugym.make_vec(env_id, n, device=DEVICE)
-    cpu = cugym.make_vec(env_id, n, device="cpu")
+    gpu = make_vec(env_id, n, device=DEVICE)
+    cpu = make_vec(env_id, n, device="cpu")
     assert gpu.device == DEVICE
     obs_g, _ = gpu.reset(seed=7)
     obs_c, _ = cpu.reset(seed=7)
@@ -184,8 +201,8 @@ def test_actions_and_results_in_each_framework(framework):
     copy (two imports of one result share its memory) and no host round trip."""
     fw = framework()
     n = 32
-    gpu = cugym.make_vec("CartPole-v1", n, device=DEVICE)
-    cpu = cugym.make_vec("CartPole-v1", n, device="cpu")
+    gpu = make_vec("CartPole-v1", n, device=DEVICE)
+    cpu = make_vec("CartPole-v1", n, device="cpu")
     gpu.reset(seed=1)
     cpu.reset(seed=1)
     for a in actions_for("CartPole-v1", n, 60, seed=3):
@@ -203,7 +220,7 @@ def test_results_are_new_arrays_each_step():
     """A step's results are new device memory: what a caller keeps never changes."""
     fw = any_framework()
     n = 16
-    envs = cugym.make_vec("CartPole-v1", n, device=DEVICE)
+    envs = make_vec("CartPole-v1", n, device=DEVICE)
     first = fw.from_dlpack(envs.reset(seed=0)[0])
     kept, copies = [first], [fw.to_host(first).copy()]
     for a in actions_for("CartPole-v1", n, 30):
@@ -222,8 +239,8 @@ def test_stream_ordering_with_torch_side_streams():
     fw = Torch()
     torch = fw.torch
     n = 4096
-    gpu = cugym.make_vec("CartPole-v1", n, device=DEVICE)
-    cpu = cugym.make_vec("CartPole-v1", n, device="cpu")
+    gpu = make_vec("CartPole-v1", n, device=DEVICE)
+    cpu = make_vec("CartPole-v1", n, device="cpu")
     gpu.reset(seed=5)
     cpu.reset(seed=5)
     big = torch.randn(4096, 4096, device=DEVICE)
@@ -256,8 +273,8 @@ def test_device_side_agent_loop_matches_the_cpu():
     policy_g = cugym.load_policy(summary["model"], device=DEVICE)
     policy_c = cugym.load_policy(summary["model"], device="cpu")
     n = 256
-    gpu = cugym.make_vec("CartPole-v1", n, device=DEVICE)
-    cpu = cugym.make_vec("CartPole-v1", n, device="cpu")
+    gpu = make_vec("CartPole-v1", n, device=DEVICE)
+    cpu = make_vec("CartPole-v1", n, device="cpu")
     obs_g, _ = gpu.reset(seed=2)
     obs_c, _ = cpu.reset(seed=2)
     differ = 0
@@ -277,8 +294,8 @@ def test_disabled_mode_reset_mask_and_finished_rows_on_cuda():
     finished copy only the rows of the envs that ended."""
     fw = any_framework()
     n = 8
-    gpu = cugym.make_vec("CartPole-v1", n, device=DEVICE, autoreset_mode="Disabled")
-    cpu = cugym.make_vec("CartPole-v1", n, device="cpu", autoreset_mode="Disabled")
+    gpu = make_vec("CartPole-v1", n, device=DEVICE, autoreset_mode="Disabled")
+    cpu = make_vec("CartPole-v1", n, device="cpu", autoreset_mode="Disabled")
     gpu.reset(seed=4)
     cpu.reset(seed=4)
     ones = np.ones(n, np.int32)
@@ -304,12 +321,12 @@ def test_disabled_mode_reset_mask_and_finished_rows_on_cuda():
 
 
 def test_render_and_auto_device():
-    envs = cugym.make_vec("CartPole-v1", 3, device="auto" if not REHEARSE else "cpu", render_mode="rgb_array")
+    envs = make_vec("CartPole-v1", 3, device="auto" if not REHEARSE else "cpu", render_mode="rgb_array")
     assert envs.device == DEVICE
     envs.reset(seed=0)
     frames = envs.render()
     assert len(frames) == 3 and frames[0].shape == (400, 600, 3) and frames[0].dtype == np.uint8
-    cpu = cugym.make_vec("CartPole-v1", 3, device="cpu", render_mode="rgb_array")
+    cpu = make_vec("CartPole-v1", 3, device="cpu", render_mode="rgb_array")
     cpu.reset(seed=0)
     for a, b in zip(frames, cpu.render()):
         np.testing.assert_array_equal(a, b)
@@ -319,7 +336,7 @@ def test_render_and_auto_device():
 def test_bad_device_input_raises_clear_errors(framework):
     fw = framework()
     n = 4
-    envs = cugym.make_vec("CartPole-v1", n, device=DEVICE)
+    envs = make_vec("CartPole-v1", n, device=DEVICE)
     envs.reset(seed=0)
     if not REHEARSE:  # what only a device env refuses
         with pytest.raises(ValueError, match="device"):
@@ -333,12 +350,12 @@ def test_bad_device_input_raises_clear_errors(framework):
             with pytest.raises(ValueError, match="contiguous"):
                 envs.step(fw.to_device(np.zeros(2 * n, np.int32))[::2])
         with pytest.raises(ValueError, match="NEXT_STEP"):
-            cugym.make_vec("CartPole-v1", n, device=DEVICE, autoreset_mode="NextStep")
+            make_vec("CartPole-v1", n, device=DEVICE, autoreset_mode="NextStep")
     with pytest.raises(ValueError, match="shape"):
         envs.step(fw.to_device(np.zeros(n + 1, np.int32)))
     with pytest.raises(ValueError, match="shape"):
         envs.step(fw.to_device(np.zeros((n, 1), np.int32)))
-    box = cugym.make_vec("Pendulum-v1", n, device=DEVICE)
+    box = make_vec("Pendulum-v1", n, device=DEVICE)
     box.reset(seed=0)
     if not REHEARSE and fw.name != "jax":
         with pytest.raises(TypeError, match="float32"):
@@ -352,7 +369,7 @@ def test_bad_device_input_raises_clear_errors(framework):
 
 def test_a_cpu_tensor_on_a_cuda_env_is_refused():
     torch = Torch().torch
-    envs = cugym.make_vec("CartPole-v1", 4, device=DEVICE)
+    envs = make_vec("CartPole-v1", 4, device=DEVICE)
     envs.reset(seed=0)
     with pytest.raises(ValueError, match="device"):
         envs.step(torch.zeros(4, dtype=torch.int32))
@@ -383,8 +400,8 @@ def test_device_actions_are_taken_on_the_envs_stream():
     path reads host arrays through NumPy, as before, and asks for no stream."""
     fw = any_framework()
     n = 16
-    gpu = cugym.make_vec("CartPole-v1", n, device=DEVICE)
-    cpu = cugym.make_vec("CartPole-v1", n, device="cpu")
+    gpu = make_vec("CartPole-v1", n, device=DEVICE)
+    cpu = make_vec("CartPole-v1", n, device="cpu")
     gpu.reset(seed=3)
     cpu.reset(seed=3)
     streams = []
@@ -421,7 +438,7 @@ def test_actions_on_another_gpu_are_refused_and_results_name_their_gpu():
             raise AssertionError("a refused array was read")
 
     n = 4
-    envs = cugym.make_vec("CartPole-v1", n, device=DEVICE)
+    envs = make_vec("CartPole-v1", n, device=DEVICE)
     obs, _ = envs.reset(seed=0)
     where = obs.__dlpack_device__()
     assert where[0] == KDL_DEVICE
@@ -442,7 +459,7 @@ def test_actions_on_another_gpu_are_refused_and_results_name_their_gpu():
     if torch.cuda.device_count() < 2:
         return
     with torch.cuda.device(1):
-        second = cugym.make_vec("CartPole-v1", n, device=DEVICE)
+        second = make_vec("CartPole-v1", n, device=DEVICE)
         obs, _ = second.reset(seed=0)
     assert obs.__dlpack_device__()[1] == 1 and torch.from_dlpack(obs).device.index == 1
     with pytest.raises(ValueError, match="cuda:0.*cuda:1"):
@@ -457,7 +474,7 @@ def test_masked_reset_on_the_device_keeps_the_other_envs_flags():
     neither the arrays a caller holds nor the envs."""
     fw = any_framework()
     n = 8
-    envs = cugym.make_vec("CartPole-v1", n, device=DEVICE, autoreset_mode="Disabled")
+    envs = make_vec("CartPole-v1", n, device=DEVICE, autoreset_mode="Disabled")
     envs.reset(seed=4)
     ones = fw.to_device(np.ones(n, np.int32))
     for _ in range(200):

@@ -129,7 +129,7 @@ def cugym_episodes(env_id, policy, count):
     """The same figures for the first count / CUGYM_ENVS episodes of each of CUGYM_ENVS envs (the
     first ones, so that short episodes are not favoured)."""
     per_env = -(-count // CUGYM_ENVS)
-    envs = cugym.make_vec(env_id, CUGYM_ENVS)
+    envs = cugym.make_vec(env_id, CUGYM_ENVS, autoreset_mode="SameStep")  # an episode per step that ends
     continuous = env_id != "LunarLander-v3"
     rng = np.random.default_rng(2027)
     obs, _ = envs.reset(seed=2027)

@@ -1,4 +1,5 @@
-"""The MinAtar plugin (shipped in the package, loaded on import) from Python: the ten Gymnasium ids,
+"""The MinAtar plugin (shipped in the package, loaded on import) from Python: the five Gymnasium ids
+with full_action_space as a keyword (ALE's), the old -v0 ids still loading with a note,
 observations in the env's (10, 10, C) shape on every path that hands them out, Gymnasium's env
 checker, rendering in the oracle's palette, greedy policies on shaped observations, and the
 random policy's mean return against the `minatar` oracle (skipped when it is not installed)."""
@@ -14,7 +15,7 @@ from gymnasium.vector import AutoresetMode
 
 CHANNELS = {"Asterix": 4, "Breakout": 4, "Freeway": 7, "Seaquest": 10, "SpaceInvaders": 6}
 ACTIONS = {"Asterix": 5, "Breakout": 3, "Freeway": 3, "Seaquest": 6, "SpaceInvaders": 4}
-IDS = [(game, version) for game in CHANNELS for version in ("v1", "v0")]
+IDS = [(game, full) for game in CHANNELS for full in (False, True)]  # full: full_action_space=True
 
 # The oracle's colours per channel (minatar 1.0.15 on PyPI, environment.py display_state: black,
 # then seaborn's color_palette("cubehelix", C), here as 8-bit values); black where no channel is set.
@@ -37,25 +38,93 @@ PALETTE = {
 }
 
 
-def make_vec(game, version="v1", num_envs=8, **kwargs):
-    return gymnasium.make_vec(f"cugym/MinAtar-{game}-{version}", num_envs=num_envs, **kwargs)
+def make_vec(game, full=False, num_envs=8, **kwargs):
+    if full:
+        kwargs["full_action_space"] = True
+    return gymnasium.make_vec(f"cugym/MinAtar-{game}-v1", num_envs=num_envs, **kwargs)
 
 
-def actions(rng, game, version, n):
-    return rng.integers(0, ACTIONS[game] if version == "v1" else 6, n).astype(np.int32)
+def actions(rng, game, full, n):
+    return rng.integers(0, 6 if full else ACTIONS[game], n).astype(np.int32)
 
 
-@pytest.mark.filterwarnings("ignore:.*is out of date")  # v0 ids: Gymnasium's note, as the oracle's
-def test_the_ten_ids_are_registered_with_their_spaces():
-    for game, version in IDS:
-        name = f"cugym/MinAtar-{game}-{version}"
+def test_the_five_ids_are_registered_with_both_action_sets():
+    for game, full in IDS:
+        name = f"cugym/MinAtar-{game}-v1"
         assert name in gymnasium.registry, name
-        envs = make_vec(game, version, num_envs=3)
+        envs = make_vec(game, full, num_envs=3)
         c = CHANNELS[game]
         assert envs.single_observation_space == gymnasium.spaces.Box(0.0, 1.0, (10, 10, c), np.float32)
         assert envs.observation_space.shape == (3, 10, 10, c)
-        assert envs.single_action_space == gymnasium.spaces.Discrete(ACTIONS[game] if version == "v1" else 6)
+        assert envs.single_action_space == gymnasium.spaces.Discrete(6 if full else ACTIONS[game])
         envs.close()
+
+
+def test_no_cugym_id_warns_when_made():
+    """gymnasium.make and make_vec of every cugym id, MinAtar's with either action set, warn of
+    nothing: no "out of date" (Gymnasium reads -v0 and -v1 as versions of one env), no other."""
+    for env_id in cugym.env_ids():
+        for options in [{}] + [{name: True} for name in cugym.env_options(env_id)]:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                gymnasium.make(f"cugym/{env_id}", **options).close()
+                gymnasium.make_vec(f"cugym/{env_id}", num_envs=2, **options).close()
+            assert [str(w.message) for w in caught] == [], (env_id, options)
+
+
+@pytest.mark.parametrize("game", list(CHANNELS))
+def test_full_action_space_keyword_gives_all_six_actions(game):
+    """full_action_space=True (ALE's keyword) gives the six actions, False or none the game's
+    minimal set; both through gymnasium.make, make_vec and cugym.make_vec."""
+    assert cugym.env_options(f"MinAtar-{game}-v1") == ["full_action_space"]
+    full = gymnasium.make(f"cugym/MinAtar-{game}-v1", full_action_space=True)
+    assert full.action_space == gymnasium.spaces.Discrete(6)
+    full.close()
+    minimal = gymnasium.make(f"cugym/MinAtar-{game}-v1", full_action_space=False)
+    assert minimal.action_space == gymnasium.spaces.Discrete(ACTIONS[game])
+    minimal.close()
+    envs = cugym.make_vec(f"MinAtar-{game}-v1", 4, full_action_space=True)
+    assert envs.single_action_space == gymnasium.spaces.Discrete(6)
+    envs.reset(seed=0)
+    envs.step(np.full(4, 5, np.int32))  # fire: only in the full set for most games
+    envs.close()
+
+
+@pytest.mark.parametrize("game", list(CHANNELS))
+def test_old_v0_ids_load_the_full_set_with_one_note(game):
+    """MinAtar-<Game>-v0 (the full action set before the keyword) still loads, with cugym's one-line
+    note naming what it is now, in place of Gymnasium's "out of date, upgrade to v1"."""
+    for make in (
+        lambda: gymnasium.make(f"cugym/MinAtar-{game}-v0"),
+        lambda: gymnasium.make_vec(f"cugym/MinAtar-{game}-v0", num_envs=2),
+        lambda: cugym.make_vec(f"MinAtar-{game}-v0", 2),
+    ):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warnings.filterwarnings("ignore", message=".*is out of date", category=DeprecationWarning)
+            env = make()
+        notes = [str(w.message) for w in caught if issubclass(w.category, FutureWarning)]
+        assert notes == [
+            f"MinAtar-{game}-v0 (all six actions) is now MinAtar-{game}-v1 with full_action_space: name it "
+            f"MinAtar-{game}-v1:full_action_space (CLI, configs) or pass full_action_space=True (Python)"
+        ]
+        assert "\n" not in notes[0]
+        space = env.single_action_space if hasattr(env, "single_action_space") else env.action_space
+        assert space == gymnasium.spaces.Discrete(6)
+        env.close()
+
+
+def test_unknown_options_are_one_clear_error():
+    with pytest.raises(
+        TypeError, match=r"'full_action_spaces'.*MinAtar-Breakout-v1 \(its options: full_action_space\)"
+    ):
+        gymnasium.make("cugym/MinAtar-Breakout-v1", full_action_spaces=True)
+    with pytest.raises(TypeError, match=r"'full_action_space'.*CartPole-v1 \(it has none\)"):
+        gymnasium.make_vec("cugym/CartPole-v1", num_envs=2, full_action_space=True)
+    with pytest.raises(TypeError, match="must be True or False"):
+        cugym.make_vec("MinAtar-Breakout-v1", 2, full_action_space="yes")
+    with pytest.raises(ValueError, match="has no option 'nope'"):
+        cugym.make_vec("MinAtar-Breakout-v1:nope", 2)
 
 
 @pytest.mark.parametrize("game", list(CHANNELS))
@@ -63,14 +132,14 @@ def test_observations_have_the_grid_shape_in_same_step_mode(game):
     """reset and step obs are (n, 10, 10, C) float32 0/1 arrays in the batched space, and each
     SAME_STEP final_obs is one (10, 10, C) grid (Freeway ends after exactly 2501 steps)."""
     n, shape = 8, (10, 10, CHANNELS[game])
-    envs = make_vec(game, num_envs=n)
+    envs = make_vec(game, num_envs=n, autoreset_mode=AutoresetMode.SAME_STEP)
     obs, _ = envs.reset(seed=1)
     assert obs.shape == (n, *shape) and obs.dtype == np.float32 and obs.flags.c_contiguous
     assert envs.observation_space.contains(obs)
     rng = np.random.default_rng(0)
     finals = 0
     for _ in range(2600):
-        obs, _, term, trunc, infos = envs.step(actions(rng, game, "v1", n))
+        obs, _, term, trunc, infos = envs.step(actions(rng, game, False, n))
         assert obs.shape == (n, *shape) and obs.dtype == np.float32
         if "final_obs" in infos:
             assert infos["final_obs"].shape == (n,)
@@ -94,7 +163,7 @@ def test_next_step_and_finished_rows_have_the_grid_shape(game):
     obs, _ = envs.reset(seed=2)
     rng = np.random.default_rng(1)
     for _ in range(2000):
-        obs, _, term, trunc, _ = envs.step(actions(rng, game, "v1", n))
+        obs, _, term, trunc, _ = envs.step(actions(rng, game, False, n))
         assert obs.shape == (n, *shape)
         if (term | trunc).any():
             break
@@ -104,7 +173,7 @@ def test_next_step_and_finished_rows_have_the_grid_shape(game):
     assert rows.shape == (len(idx), *shape) and rows.dtype == np.float32
     np.testing.assert_array_equal(rows, obs[idx])
     assert returns.shape == lengths.shape == (len(idx),)
-    obs, rewards, term, _, _ = envs.step(actions(rng, game, "v1", n))
+    obs, rewards, term, _, _ = envs.step(actions(rng, game, False, n))
     assert obs.shape == (n, *shape) and (rewards[idx] == 0).all() and not term[idx].any()
     envs.close()
 
@@ -115,8 +184,8 @@ def test_device_observations_have_the_grid_shape(tmp_path):
     a policy on the device takes them as they come, acting as on the CPU."""
     torch = pytest.importorskip("torch")
     n = 16
-    gpu = cugym.make_vec("MinAtar-Seaquest-v1", n, device="cuda")
-    cpu = cugym.make_vec("MinAtar-Seaquest-v1", n, device="cpu")
+    gpu = cugym.make_vec("MinAtar-Seaquest-v1", n, device="cuda", autoreset_mode="SameStep")
+    cpu = cugym.make_vec("MinAtar-Seaquest-v1", n, device="cpu", autoreset_mode="SameStep")
     obs_g, _ = gpu.reset(seed=3)
     obs_c, _ = cpu.reset(seed=3)
     rng = np.random.default_rng(2)
@@ -124,7 +193,7 @@ def test_device_observations_have_the_grid_shape(tmp_path):
         got = torch.from_dlpack(obs_g)
         assert tuple(got.shape) == (n, 10, 10, 10) and got.is_cuda
         np.testing.assert_array_equal(got.cpu().numpy(), obs_c)
-        a = actions(rng, "Seaquest", "v1", n)
+        a = actions(rng, "Seaquest", False, n)
         obs_g = gpu.step(torch.from_numpy(a).cuda())[0]
         obs_c = cpu.step(a)[0]
     model = tiny_model(tmp_path, "MinAtar-Seaquest-v1")
@@ -233,12 +302,12 @@ def test_random_policy_return_matches_the_oracle():
     agree within 4 combined standard errors (minatar.md section 7's protocol)."""
     minatar = pytest.importorskip("minatar")
     n = 1024
-    envs = make_vec("Breakout", num_envs=n)
+    envs = make_vec("Breakout", num_envs=n, autoreset_mode=AutoresetMode.SAME_STEP, episode_statistics=True)
     envs.reset(seed=0)
     rng = np.random.default_rng(12345)
     returns, lengths = np.full(n, np.nan), np.zeros(n)
     for _ in range(10_000):
-        _, _, term, trunc, infos = envs.step(actions(rng, "Breakout", "v1", n))
+        _, _, term, trunc, infos = envs.step(actions(rng, "Breakout", False, n))
         if "final_info" in infos:
             first = (term | trunc) & np.isnan(returns)
             returns[first] = infos["final_info"]["episode"]["r"][first]

@@ -12,6 +12,8 @@ import pytest
 def test_plugin_envs_are_registered(plugin_path):
     added = cugym.load_plugin(plugin_path) if "Catch-v0" not in cugym.env_ids() else ["Catch-v0"]
     assert added == ["Catch-v0"]
+    assert cugym._cugym.env_license("Catch-v0") == "MIT"  # CUGYM_PLUGIN_LICENSE in examples/custom_env
+    assert [p["license"] for p in cugym.plugins() if p["ids"] == ["Catch-v0"]] == ["MIT"]
     envs = gymnasium.make_vec("cugym/Catch-v0", num_envs=4)
     obs, _ = envs.reset(seed=0)
     assert obs.shape == (4, 3)

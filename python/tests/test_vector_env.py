@@ -8,6 +8,8 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 ALL_IDS = cugym.env_ids()
+# cugym's fast mode, one keyword away from Gymnasium's defaults: same-step resets, statistics in the info.
+SAME = {"autoreset_mode": AutoresetMode.SAME_STEP, "episode_statistics": True}
 
 
 @pytest.mark.parametrize("env_id", [i for i in ALL_IDS if not i.startswith("MinAtar-")])  # those: test_minatar.py
@@ -21,7 +23,7 @@ def test_registered_and_spaces(env_id):
     assert envs.single_action_space == ref.action_space
     assert envs.observation_space == gymnasium.vector.utils.batch_space(ref.observation_space, 5)
     assert envs.action_space == gymnasium.vector.utils.batch_space(ref.action_space, 5)
-    assert envs.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
+    assert envs.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP  # Gymnasium's make_vec default
     obs, info = envs.reset(seed=0)
     assert obs.shape == (5,) + ref.observation_space.shape and obs.dtype == np.float32 and info == {}
     assert obs in envs.observation_space
@@ -48,7 +50,7 @@ def run_until_done(envs, actions, limit=600):
 
 def test_same_step_layout_matches_gymnasium():
     n = 6
-    envs = cugym.make_vec("CartPole-v1", n)
+    envs = cugym.make_vec("CartPole-v1", n, **SAME)
     envs.reset(seed=3)
     _, (obs, rew, term, trunc, infos) = run_until_done(envs, np.ones(n, np.int32))
     done = term | trunc
@@ -79,7 +81,7 @@ def test_same_step_agrees_with_gymnasium_layout_of_record_episode_statistics():
     ref = gymnasium.vector.SyncVectorEnv([thunk] * 3, autoreset_mode=AutoresetMode.SAME_STEP)
     ref.reset(seed=0)
     _, (_, _, _, _, ref_infos) = run_until_done(ref, np.ones(3, np.int64))
-    envs = cugym.make_vec("CartPole-v1", 3)
+    envs = cugym.make_vec("CartPole-v1", 3, **SAME)
     envs.reset(seed=0)
     _, (_, _, _, _, infos) = run_until_done(envs, np.ones(3, np.int64))
     assert set(infos) == set(ref_infos)
@@ -91,7 +93,7 @@ def test_same_step_agrees_with_gymnasium_layout_of_record_episode_statistics():
 
 def test_next_step_mode():
     n = 4
-    envs = cugym.make_vec("CartPole-v1", n, autoreset_mode="NextStep")
+    envs = cugym.make_vec("CartPole-v1", n, autoreset_mode="NextStep", episode_statistics=True)
     assert envs.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
     envs.reset(seed=1)
     a = np.ones(n, np.int32)
@@ -365,7 +367,7 @@ def test_final_obs_entries_behave_as_none_and_infos_are_fresh():
     import copy
     import pickle
 
-    envs = cugym.make_vec("CartPole-v1", 8)
+    envs = cugym.make_vec("CartPole-v1", 8, **SAME)
     envs.reset(seed=0)
     kept = []
     for _ in range(200):
@@ -455,7 +457,9 @@ def test_recycled_results_never_change_what_a_caller_holds(mode):
     n = 64
     rng = np.random.default_rng(5)
     actions = [rng.integers(0, 2, n).astype(np.int32) for _ in range(120)]
-    reference, _ = _trajectory(cugym.make_vec("CartPole-v1", n, autoreset_mode=mode), actions, lambda out: None)
+    reference, _ = _trajectory(
+        cugym.make_vec("CartPole-v1", n, autoreset_mode=mode, episode_statistics=True), actions, lambda out: None
+    )
 
     def meddle(out):
         obs, rew, term, trunc, infos = out
@@ -485,7 +489,7 @@ def test_recycled_results_never_change_what_a_caller_holds(mode):
         return kept
 
     meddle.calls, meddle.weak = [], []
-    envs = cugym.make_vec("CartPole-v1", n, autoreset_mode=mode)
+    envs = cugym.make_vec("CartPole-v1", n, autoreset_mode=mode, episode_statistics=True)
     got, held = _trajectory(envs, actions, meddle)
     for ref, out in zip(reference, got):
         for a, b in zip(ref[:4], out[:4]):

@@ -15,6 +15,13 @@ expect 0 '"id": "CartPole-v1".*"reference": "gymnasium/envs/classic_control/cart
 expect 0 '^cugym [0-9]+\.[0-9]+\.[0-9]+ \(git ([0-9a-f]+(-dirty)?|unknown)\); CUDA (yes \(archs [0-9a-z,-]+\)|no), SDL2 (yes|no), Box2D (yes|no), MinAtar (yes|no); BLAS cpu \(' -- --version
 expect 0 '^\{"version": "[0-9]+\.[0-9]+\.[0-9]+ \(git [^)]+\)", "env": "CartPole-v1"' -- bench --steps 2 --repeats 1 --num-envs 4 --device cpu --json
 expect 0 '"version": "[0-9.]+ \(git .*"id": "Acrobot-v1"' -- list --json
+# Licences: cugym's (and its built-in envs') in --version and list, each loaded plugin's beside it.
+expect 0 '^licence: cugym MIT \(LICENSE\)' -- --version
+expect 0 '^  built-in envs: MIT \(cugym.s LICENSE\)$' -- list
+expect 0 '"id": "CartPole-v1", "license": "MIT"' -- list --json
+# Options ("ID:OPTION", MinAtar's full_action_space): an env without that option is one error line.
+expect 2 "^cugym bench: error: --env 'CartPole-v1' has no option 'full_action_space' \(it has none\)$" -- \
+  bench --env CartPole-v1:full_action_space --device cpu
 expect 0 'usage: cugym bench' -- bench --help
 expect 0 '"env": "CartPole-v1", "device": "cpu".*"num_envs": 64.*"steps_per_second": [0-9.e+]+' -- \
   bench --env CartPole-v1 --num-envs 64 --steps 20 --repeats 1 --device cpu --json
@@ -136,6 +143,23 @@ fi
 # folder; a copy of the program elsewhere says where the games went and how to load them.
 if "$cugym" --version | grep -q 'MinAtar yes'; then
   expect 0 'MinAtar-Breakout-v1 +\(10,10,4\) +Discrete\(3\)' -- list
+  # One id per game; the full action set is its option, listed apart; the old -v0 ids still load.
+  if "$cugym" list | grep -Eq '^MinAtar-[A-Za-z]+-v0 '; then fail "list shows a MinAtar -v0 id"; fi
+  checks=$((checks + 1))
+  expect 0 '^  MinAtar-Breakout-v1:full_action_space +action space Discrete\(6\)$' -- list
+  expect 0 '^  MinAtar-Breakout-v0 += MinAtar-Breakout-v1:full_action_space$' -- list
+  expect 0 '"env": "MinAtar-Breakout-v1:full_action_space"' -- \
+    bench --env MinAtar-Breakout-v1:full_action_space --steps 2 --repeats 1 --num-envs 4 --device cpu --json
+  expect 0 '^cugym: note: MinAtar-Breakout-v0 \(all six actions\) is now MinAtar-Breakout-v1 with full_action_space: name it MinAtar-Breakout-v1:full_action_space \(CLI, configs\)' -- \
+    bench --env MinAtar-Breakout-v0 --steps 2 --repeats 1 --num-envs 4 --device cpu
+  [ "$(grep -c 'note:' "$tmp/err")" -eq 1 ] || fail "the old id's note is not one line: $(cat "$tmp/err")"
+  checks=$((checks + 1))
+  expect 2 "^cugym bench: error: --env 'MinAtar-Breakout-v1' has no option 'full' \(its options: full_action_space\)$" -- \
+    bench --env MinAtar-Breakout-v1:full --device cpu
+  # The plugin's licence: GPL-3.0-only, in --version, list and list --json.
+  expect 0 '^licence: cugym MIT \(LICENSE\); plugin .*/libcugym_minatar\.so GPL-3.0-only$' -- --version
+  expect 0 '^  MinAtar-Breakout-v1, MinAtar-Freeway-v1, .*MinAtar-Seaquest-v1: GPL-3.0-only \(plugin .*libcugym_minatar\.so\)$' -- list
+  expect 0 '"id": "MinAtar-Breakout-v1", "license": "GPL-3.0-only"' -- list --json
   mkdir -p "$tmp/alone" && cp "$cugym" "$tmp/alone/cugym"
   "$tmp/alone/cugym" list >"$tmp/out" 2>&1
   grep -q "not available here: MinAtar-Asterix-v1, .*MinAtar-SpaceInvaders-v0" "$tmp/out" &&

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "envs/builtin.h"
 
 namespace cugym {
@@ -54,6 +58,51 @@ TEST(Registry, AnEnvTheBuildLeavesOutSaysWhatItNeeds) {
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()), "env 'Plugged-v0' comes from a plugin: load it with --plugin");
   }
+}
+
+// "ID:OPTION" entries are options of ID (MinAtar's full_action_space); old ids are aliases with a
+// note given once; every env's licence is its plugin's, or cugym's.
+TEST(Registry, VariantsAliasesAndLicences) {
+  Registry registry;
+  RegisterBuiltinEnvs(registry);
+  EnvEntry variant = *registry.Find("CartPole-v1");
+  variant.spec.id = "CartPole-v1:wide";
+  registry.Register(variant);
+  const std::vector<std::string> ids = registry.Ids();
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), "CartPole-v1:wide"), 0);
+  EXPECT_EQ(registry.Options("CartPole-v1"), std::vector<std::string>{"wide"});
+  EXPECT_TRUE(registry.Options("Pendulum-v1").empty());
+  EXPECT_EQ(&registry.Get("CartPole-v1:wide"), registry.Find("CartPole-v1:wide"));
+  auto error_of = [&](const std::string& id) {
+    try {
+      registry.Get(id);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of("CartPole-v1:narrow"), "env 'CartPole-v1' has no option 'narrow' (its options: wide)");
+  EXPECT_EQ(error_of("Pendulum-v1:wide"), "env 'Pendulum-v1' has no option 'wide' (it has none)");
+  EXPECT_EQ(error_of("NoSuch-v0:wide").rfind("unknown env 'NoSuch-v0:wide'", 0), 0u);
+
+  std::vector<std::string> notes;
+  registry.set_note_handler([&](const std::string& note) { notes.push_back(note); });
+  registry.AddAlias("CartPole-v0", "CartPole-v1:wide", "CartPole-v0 is now CartPole-v1:wide");
+  EXPECT_THROW(registry.AddAlias("Pendulum-v1", "CartPole-v1", "taken"), std::invalid_argument);
+  EXPECT_THROW(registry.AddAlias("Old-v0", "NoSuch-v1", "nowhere"), std::invalid_argument);
+  EXPECT_EQ(registry.Find("CartPole-v0"), registry.Find("CartPole-v1:wide"));
+  EXPECT_TRUE(notes.empty());  // Find says nothing; Get says it once
+  EXPECT_EQ(&registry.Get("CartPole-v0"), registry.Find("CartPole-v1:wide"));
+  registry.Get("CartPole-v0");
+  EXPECT_EQ(notes, std::vector<std::string>{"CartPole-v0 is now CartPole-v1:wide"});
+
+  EXPECT_EQ(registry.LicenseOf("CartPole-v1"), "MIT");
+  registry.AddPlugin({"/plugins/wide.so", "GPL-3.0-only", {"CartPole-v1:wide"}});
+  registry.AddPlugin({"/plugins/old.so", "", {"Pendulum-v1"}});  // built before plugins declared one
+  EXPECT_EQ(registry.LicenseOf("CartPole-v1:wide"), "GPL-3.0-only");
+  EXPECT_EQ(registry.LicenseOf("CartPole-v0"), "GPL-3.0-only");  // through the alias
+  EXPECT_EQ(registry.LicenseOf("Pendulum-v1"), "not declared");
+  EXPECT_EQ(registry.LicenseOf("CartPole-v1"), "MIT");
 }
 
 TEST(Registry, RefusesBadBatchSizesBeforeAllocating) {

@@ -53,6 +53,13 @@ inline const Registry& Builtins() {
   return *registry;
 }
 
+// Every registered id, variants ("ID:OPTION", core/registry.h) included: what the suites cover.
+inline std::vector<std::string> AllIds(const Registry& registry) {
+  std::vector<std::string> ids;
+  for (const EnvEntry& entry : registry.entries()) ids.push_back(entry.spec.id);
+  return ids;
+}
+
 template <class T>
 std::vector<T> Host(const T* ptr, int64_t count, Device device) {
   std::vector<T> out(count);

@@ -23,6 +23,7 @@
 namespace cugym {
 namespace {
 
+using testing::AllIds;
 using testing::Builtins;
 using testing::Host;
 
@@ -371,7 +372,7 @@ void Conformance::ExpectLanesAsBatches(const std::vector<uint64_t>& seeds) {
 TEST(CudaAgreement, EveryEnvGivesTheCpuBits) {
   CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
   const int64_t n = 1000;  // not a multiple of a warp or a CPU chunk
-  for (const std::string& id : Builtins().Ids()) {
+  for (const std::string& id : AllIds(Builtins())) {
     SCOPED_TRACE(id);
     const EnvSpec& spec = Builtins().Get(id).spec;
     auto cpu = MakeVectorEnv(Builtins(), id, n, Device::kCpu);
@@ -421,7 +422,7 @@ TEST(CudaAgreement, EveryEnvGivesTheCpuBits) {
 // worlds through 1020 steps took four minutes of CI's two cores and check nothing more.
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
-  for (const std::string& id : Builtins().Ids()) {
+  for (const std::string& id : AllIds(Builtins())) {
     const int64_t large = Builtins().Get(id).host_stepped ? 64 : 1024;
     for (Device device : {Device::kCpu, Device::kCuda}) {
       for (int64_t n : {int64_t{1}, int64_t{7}, large}) cases.emplace_back(id, device, n);

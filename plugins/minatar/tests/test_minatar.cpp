@@ -34,6 +34,34 @@ const Registry& PluginRegistry() {
   return *registry;
 }
 
+// One id per game with full_action_space as its option (all six actions), the old -v0 ids as aliases
+// of those, and the licence the plugin declares (GPL-3.0-only, as this folder's LICENSE).
+TEST(MinAtarPlugin, OneIdPerGameTheFullSetAsAnOptionAndItsLicence) {
+  Registry registry;
+  LoadPlugin(registry, CUGYM_MINATAR_PLUGIN);
+  ASSERT_EQ(registry.plugins().size(), 1u);
+  EXPECT_EQ(registry.plugins()[0].license, "GPL-3.0-only");
+  EXPECT_EQ(registry.plugins()[0].ids.size(), 10u);
+  EXPECT_EQ(registry.Ids(),
+            (std::vector<std::string>{"MinAtar-Breakout-v1", "MinAtar-Freeway-v1", "MinAtar-SpaceInvaders-v1",
+                                      "MinAtar-Asterix-v1", "MinAtar-Seaquest-v1"}));
+  NoteShippedEnvs(registry, "");
+  std::vector<std::string> notes;
+  registry.set_note_handler([&](const std::string& note) { notes.push_back(note); });
+  for (const std::string& game : {"Breakout", "Freeway", "SpaceInvaders", "Asterix", "Seaquest"}) {
+    const std::string id = "MinAtar-" + game + "-v1";
+    EXPECT_EQ(registry.Options(id), std::vector<std::string>{"full_action_space"});
+    EXPECT_EQ(registry.Get(id + ":full_action_space").spec.action_space.n, 6);
+    EXPECT_EQ(&registry.Get("MinAtar-" + game + "-v0"), &registry.Get(id + ":full_action_space"));
+    EXPECT_EQ(registry.LicenseOf(id), "GPL-3.0-only");
+  }
+  ASSERT_EQ(notes.size(), 5u);
+  EXPECT_EQ(notes[0],
+            "MinAtar-Breakout-v0 (all six actions) is now MinAtar-Breakout-v1 with full_action_space: name it "
+            "MinAtar-Breakout-v1:full_action_space (CLI, configs) or pass full_action_space=True (Python)");
+  EXPECT_TRUE(registry.missing().empty());
+}
+
 // The oracle's random-policy return and length, mean and sample std over 300 episodes.
 struct Reference {
   double return_mean, return_std, length_mean, length_std;
@@ -41,15 +69,15 @@ struct Reference {
 const std::map<std::string, Reference>& OracleStatistics() {
   static const std::map<std::string, Reference> table = {
       {"MinAtar-Asterix-v1", {0.563, 1.041, 67.2, 41.5}},
-      {"MinAtar-Asterix-v0", {0.417, 0.799, 66.3, 42.7}},
+      {"MinAtar-Asterix-v1:full_action_space", {0.417, 0.799, 66.3, 42.7}},
       {"MinAtar-Breakout-v1", {0.353, 0.574, 9.6, 5.9}},
-      {"MinAtar-Breakout-v0", {0.487, 0.706, 11.0, 7.4}},
+      {"MinAtar-Breakout-v1:full_action_space", {0.487, 0.706, 11.0, 7.4}},
       {"MinAtar-Freeway-v1", {0.443, 0.684, 2501, 0}},
-      {"MinAtar-Freeway-v0", {0.150, 0.418, 2501, 0}},
+      {"MinAtar-Freeway-v1:full_action_space", {0.150, 0.418, 2501, 0}},
       {"MinAtar-Seaquest-v1", {0.067, 0.299, 28.0, 31.4}},
-      {"MinAtar-Seaquest-v0", {0.067, 0.299, 28.0, 31.4}},
+      {"MinAtar-Seaquest-v1:full_action_space", {0.067, 0.299, 28.0, 31.4}},
       {"MinAtar-SpaceInvaders-v1", {4.317, 3.164, 60.4, 44.4}},
-      {"MinAtar-SpaceInvaders-v0", {2.730, 2.166, 49.2, 35.5}},
+      {"MinAtar-SpaceInvaders-v1:full_action_space", {2.730, 2.166, 49.2, 35.5}},
   };
   return table;
 }
@@ -73,7 +101,8 @@ struct Sample {
 TEST(MinAtarStatistics, RandomPolicyMatchesTheOracle) {
   constexpr int64_t kShare = testing::kSanitizerBuild ? 4 : 1;
   int checked = 0;
-  for (const std::string& id : PluginRegistry().Ids()) {
+  for (const EnvEntry& entry : PluginRegistry().entries()) {  // the full_action_space variants too
+    const std::string& id = entry.spec.id;
     if (id.rfind("MinAtar-", 0) != 0) continue;
     SCOPED_TRACE(id);
     const auto ref = OracleStatistics().find(id);
