@@ -64,6 +64,17 @@ def plugins():
     ]
 
 
+def _register(name, env_id, **keys):
+    """``cugym/...`` as Gymnasium sees it: make_vec builds a cugym VectorEnv, make a SingleEnv."""
+    gymnasium.register(
+        id=name,
+        entry_point="cugym.single:SingleEnv",
+        vector_entry_point="cugym.vector:VectorEnv",
+        kwargs=_SpecKwargs(env_id=env_id),
+        **keys,
+    )
+
+
 def register_envs(ids):
     """Registers ``cugym/<id>`` for each id: make_vec builds a cugym VectorEnv, make a SingleEnv."""
     for env_id in ids:
@@ -71,14 +82,12 @@ def register_envs(ids):
         name = f"{NAMESPACE}/{env_id}"
         if name in gymnasium.registry:
             continue
-        gymnasium.register(
-            id=name,
-            entry_point="cugym.single:SingleEnv",
-            vector_entry_point="cugym.vector:VectorEnv",
+        _register(
+            name,
+            env_id,
             max_episode_steps=None,  # the env truncates by itself at its own limit
             reward_threshold=spec["reward_threshold"],
             disable_env_checker=False,
-            kwargs=_SpecKwargs(env_id=env_id),
         )
     _register_old_ids()
 
@@ -92,14 +101,7 @@ def _register_old_ids():
         name = f"{NAMESPACE}/{old_id}"
         if name in gymnasium.registry:
             continue
-        gymnasium.register(
-            id=name,
-            entry_point="cugym.single:SingleEnv",
-            vector_entry_point="cugym.vector:VectorEnv",
-            max_episode_steps=None,
-            disable_env_checker=False,
-            kwargs=_SpecKwargs(env_id=old_id),
-        )
+        _register(name, old_id, max_episode_steps=None, disable_env_checker=False)
         warnings.filterwarnings(
             "ignore", message=rf".*The environment {re.escape(name)} is out of date", category=DeprecationWarning
         )
@@ -111,12 +113,7 @@ def register_missing_envs(missing):
     for env_id, _reason in missing:
         name = f"{NAMESPACE}/{env_id}"
         if name not in gymnasium.registry:
-            gymnasium.register(
-                id=name,
-                entry_point="cugym.single:SingleEnv",
-                vector_entry_point="cugym.vector:VectorEnv",
-                kwargs=_SpecKwargs(env_id=env_id),
-            )
+            _register(name, env_id)
 
 
 def load_plugin(path):
