@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "agents/dqn.h"
+#include "agents/dqn_checkpoint.h"
 #include "agents/pqn.h"
 #include "nn/adam.h"
 
@@ -17,6 +18,12 @@ std::unique_ptr<Agent> MakeAgent(const Registry& registry, const TrainConfig& co
                                  std::vector<uint64_t> seeds) {
   if (config.pqn()) return std::make_unique<PqnAgent>(registry, config, device, std::move(seeds));
   return std::make_unique<DqnAgent>(registry, config, device, std::move(seeds));
+}
+
+std::vector<LoopState> Agent::LoadCheckpoints(const std::vector<std::string>& paths) {
+  std::vector<std::unique_ptr<CheckpointReader>> files;
+  for (const std::string& path : paths) files.push_back(std::make_unique<CheckpointReader>(path));
+  return LoadCheckpoints(files);
 }
 
 std::string Unbatchable(const Registry& registry, const TrainConfig& config, int lanes) {

@@ -20,6 +20,8 @@
 
 namespace cugym::agent {
 
+class CheckpointReader;  // dqn_checkpoint.h
+
 // One metrics.csv row (CleanRL's names): means over the episodes that ended since the last row.
 struct MetricsRow {
   int64_t global_step = 0;
@@ -86,10 +88,13 @@ class Agent {
   // Everything lane k needs to go on as if it had never stopped, in one safetensors file of the
   // solo run's format (an agent of one lane resumes from it exactly), with the loop's values.
   virtual void SaveCheckpoint(int lane, const std::string& path, const LoopState& loop) const = 0;
-  // Every lane from its checkpoint (paths[k] for lane k); then the agent goes on as each lane would
-  // have alone. Throws std::invalid_argument naming the file for another algorithm, env or network,
-  // a damaged file, and checkpoints of different steps. Returns each lane's loop values.
-  virtual std::vector<LoopState> LoadCheckpoints(const std::vector<std::string>& paths) = 0;
+  // Every lane from its checkpoint (files[k] for lane k, each read whole and checked once, as
+  // ResumableCheckpoint gives them); then the agent goes on as each lane would have alone. Throws
+  // std::invalid_argument naming the file for another algorithm, env or network, and checkpoints of
+  // different steps. Returns each lane's loop values.
+  virtual std::vector<LoopState> LoadCheckpoints(const std::vector<std::unique_ptr<CheckpointReader>>& files) = 0;
+  // The same from the files at `paths` (paths[k] for lane k), a damaged one refused with its name.
+  std::vector<LoopState> LoadCheckpoints(const std::vector<std::string>& paths);
   // The lanes `keep` (indices, in that order) as an agent of their own that goes on exactly as they
   // would have in this one, copied on the device: the driver shrinks a batch to the lanes still
   // training. Null when the agent cannot (envs that cannot save their state); throws

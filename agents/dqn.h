@@ -62,7 +62,8 @@ class DqnAgent final : public Agent {
   // checkpoint without the envs' state (written before cugym kept it, or by an env that cannot save
   // it) restarts their episodes. Either way the run is then no longer the uninterrupted one. CUDA
   // graphs captured before are dropped: the restored agent captures its own.
-  std::vector<LoopState> LoadCheckpoints(const std::vector<std::string>& paths) override;
+  std::vector<LoopState> LoadCheckpoints(const std::vector<std::unique_ptr<CheckpointReader>>& in) override;
+  using Agent::LoadCheckpoints;
   std::unique_ptr<Agent> Keep(const std::vector<int>& keep) const override;
 
   // CUDA with cuda_graph, an integral replay_ratio * num_envs and envs stepped on the device:

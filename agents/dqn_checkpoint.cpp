@@ -210,12 +210,10 @@ bool JoinEnvSnapshots(const std::vector<std::unique_ptr<CheckpointReader>>& in, 
 
 }  // namespace
 
-std::vector<LoopState> DqnAgent::LoadCheckpoints(const std::vector<std::string>& paths) {
-  if (static_cast<int>(paths.size()) != lanes())
-    throw std::invalid_argument("DqnAgent::LoadCheckpoints: " + std::to_string(paths.size()) + " checkpoints for " +
+std::vector<LoopState> DqnAgent::LoadCheckpoints(const std::vector<std::unique_ptr<CheckpointReader>>& in) {
+  if (static_cast<int>(in.size()) != lanes())
+    throw std::invalid_argument("DqnAgent::LoadCheckpoints: " + std::to_string(in.size()) + " checkpoints for " +
                                 std::to_string(lanes()) + " lanes");
-  std::vector<std::unique_ptr<CheckpointReader>> in;
-  for (const std::string& path : paths) in.push_back(std::make_unique<CheckpointReader>(path));
   bool with_replay = true;
   const DqnCounters shared = CheckLaneCheckpoints(in, config_, &with_replay);
   VectorEnvSnapshot envs;
@@ -228,10 +226,10 @@ std::vector<LoopState> DqnAgent::LoadCheckpoints(const std::vector<std::string>&
   for (int a = 0; a < lanes(); ++a) {
     const CheckpointReader& r = *in[a];
     if (lanes() == 1) {
-      learner_->Load(r.file(), paths[a]);
+      learner_->Load(r.file(), r.path());
     } else {
       QLearner& solo = Solo(a);
-      solo.Load(r.file(), paths[a]);
+      solo.Load(r.file(), r.path());
       learner_->CopyReplicaFrom(a, solo);
     }
     if (with_replay) replay_->Load(r, a);

@@ -214,12 +214,12 @@ void PqnAgent::SaveCheckpoint(int lane, const std::string& path, const LoopState
   learner_->Save(path, out.metadata(), std::move(out.tensors()));
 }
 
-std::vector<LoopState> PqnAgent::LoadCheckpoints(const std::vector<std::string>& paths) {
-  if (paths.size() != 1)
-    throw std::invalid_argument("PqnAgent::LoadCheckpoints: " + std::to_string(paths.size()) +
+std::vector<LoopState> PqnAgent::LoadCheckpoints(const std::vector<std::unique_ptr<CheckpointReader>>& files) {
+  if (files.size() != 1)
+    throw std::invalid_argument("PqnAgent::LoadCheckpoints: " + std::to_string(files.size()) +
                                 " checkpoints for 1 lane");
-  const std::string& path = paths.front();
-  const CheckpointReader in(path);
+  const CheckpointReader& in = *files.front();
+  const std::string& path = in.path();
   CheckCheckpointHeader(in, "pqn", config_.env_id);
   const int64_t n = config_.num_envs;
   const int64_t global_step = in.Int("cugym.global_step");

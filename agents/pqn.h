@@ -52,7 +52,8 @@ class PqnAgent final : public Agent {
   // statistics and the counters (cugym.algo "pqn", cugym.global_step, .vector_steps, .wall_time,
   // .last_eval_return).
   void SaveCheckpoint(int lane, const std::string& path, const LoopState& loop) const override;
-  std::vector<LoopState> LoadCheckpoints(const std::vector<std::string>& paths) override;
+  std::vector<LoopState> LoadCheckpoints(const std::vector<std::unique_ptr<CheckpointReader>>& in) override;
+  using Agent::LoadCheckpoints;
   // Null: one lane has nothing to shrink to.
   std::unique_ptr<Agent> Keep(const std::vector<int>& keep) const override;
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 
@@ -134,20 +135,24 @@ std::string NewestCheckpoint(const std::string& run_dir) {
   return found.empty() ? std::string() : found.back().string();
 }
 
-std::string ResumableCheckpoint(const fs::path& run_dir, std::ostream& notes) {
+std::unique_ptr<CheckpointReader> ResumableCheckpoint(const fs::path& run_dir, std::ostream& notes) {
   std::vector<std::string> newest_first;
   for (const fs::path& path : Checkpoints(run_dir / "checkpoints"))
     newest_first.insert(newest_first.begin(), path.string());
   if (newest_first.empty())
     throw std::invalid_argument("resume " + run_dir.string() + ": no checkpoint in checkpoints/");
+  // The file that verifies is the one loaded: read once (a checkpoint with its replay memory can
+  // be gigabytes), and nothing can change it between the check and the load.
+  std::unique_ptr<CheckpointReader> read;
   UsableFile usable;
   try {
-    usable = NewestUsableFile(newest_first);
+    usable = NewestUsableFile(newest_first,
+                              [&read](const std::string& path) { read = std::make_unique<CheckpointReader>(path); });
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument("resume " + run_dir.string() + ": " + e.what());
   }
   for (const SkippedFile& skipped : usable.skipped) notes << "cugym train: " << SkipLine(skipped) << "\n";
-  return usable.path;
+  return read;
 }
 
 fs::path NewRunFolder(const TrainConfig& config, const std::string& requested) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "agents/agent.h"
+#include "agents/dqn_checkpoint.h"
 #include "agents/evaluation.h"
 #include "agents/train_config.h"
 #include "core/event_file.h"
@@ -62,11 +63,12 @@ constexpr uint64_t kFinalEvalSeed = 1000003;
 
 // The newest checkpoint in run_dir/checkpoints ("" when there is none).
 std::string NewestCheckpoint(const std::string& run_dir);
-// The checkpoint a resume of run_dir goes on from: the newest one that reads and verifies (its
-// structure and CRC-32C, core/checkpoint_files.h); each newer one skipped is a line on `notes`.
+// The checkpoint a resume of run_dir goes on from, read whole: the newest one that reads and
+// verifies (its structure and CRC-32C, core/checkpoint_files.h), for Agent::LoadCheckpoints; each
+// newer one skipped is a line on `notes`.
 // Throws std::invalid_argument when there is none ("resume DIR: no checkpoint in checkpoints/") or
 // none is usable (one line listing each with its reason).
-std::string ResumableCheckpoint(const std::filesystem::path& run_dir, std::ostream& notes);
+std::unique_ptr<CheckpointReader> ResumableCheckpoint(const std::filesystem::path& run_dir, std::ostream& notes);
 // The run folder for a new run (runs/<env>_<seed>_<time> when none is asked for); throws
 // std::invalid_argument unless it is new or empty. CreateRunFolder makes it once the agent is built,
 // so a refused config leaves no folder behind.

@@ -50,7 +50,7 @@ Trainer::Trainer(const Registry& registry, const TrainConfig& config, const std:
     runs_.push_back(std::move(run));
   }
   agent_ = MakeAgent(registry, config, runs.front().device, seeds);
-  std::vector<std::string> checkpoints;
+  std::vector<std::unique_ptr<CheckpointReader>> checkpoints;  // read once each, released after loading
   for (std::size_t k = 0; k < runs_.size(); ++k) {
     runs_[k]->lane = RunLane{agent_.get(), static_cast<int>(k), LoopState{}};
     if (resume) {

@@ -3,12 +3,17 @@
 // unchanged; a refused run leaves no folder; a resume falls back past damaged checkpoints.
 #include "agents/trainer.h"
 
+#include "agents/dqn.h"
+#include "agents/dqn_checkpoint.h"
+#include "agents/run_folder.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -261,6 +266,30 @@ TEST(TrainRun, AResumeFallsBackToTheNewestIntactCheckpoint) {
   EXPECT_EQ(message.rfind("resume " + dir.string() + ": no usable checkpoint: ", 0), 0u) << message;
   for (const char* step : {"1000", "1504", "2000"})
     EXPECT_NE(message.find(std::string("step_00000000") + step), std::string::npos) << message;
+}
+
+// The checkpoint a resume verifies is the one it loads, read once: damaging the file after the
+// check changes nothing (a checkpoint with its replay memory can be gigabytes, read twice before).
+TEST(TrainRun, AResumeLoadsTheCheckpointItVerifiedReadOnce) {
+  const ScratchDir scratch("cugym_train_run_read_once");
+  TrainConfig config = Small(4);
+  config.total_steps = 1000;
+  config.checkpoint_interval = 500;
+  TrainInto(config, scratch / "run");
+  std::ostringstream notes;
+  std::vector<std::unique_ptr<CheckpointReader>> files;
+  files.push_back(ResumableCheckpoint(scratch / "run", notes));
+  EXPECT_EQ(fs::path(files.front()->path()).filename(), "step_000000001000.safetensors");
+  fs::resize_file(files.front()->path(), 0);  // after the check: a second read would fail
+  DqnAgent agent(Builtins(), config, Device::kCpu);
+  const std::vector<LoopState> loops = agent.LoadCheckpoints(files);
+  EXPECT_EQ(agent.global_step(), 1000);
+  EXPECT_EQ(loops.size(), 1u);
+  // Read from the path, the damaged file is refused with its name.
+  EXPECT_NE(cugym::testing::InvalidArgumentMessage([&] {
+              agent.LoadCheckpoints(std::vector<std::string>{files.front()->path()});
+            }).find("step_000000001000.safetensors"),
+            std::string::npos);
 }
 
 }  // namespace
