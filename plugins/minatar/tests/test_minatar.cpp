@@ -48,7 +48,8 @@ TEST(MinAtarPlugin, OneIdPerGameTheFullSetAsAnOptionAndItsLicence) {
   NoteShippedEnvs(registry, "");
   std::vector<std::string> notes;
   registry.set_note_handler([&](const std::string& note) { notes.push_back(note); });
-  for (const std::string& game : {"Breakout", "Freeway", "SpaceInvaders", "Asterix", "Seaquest"}) {
+  for (const char* name : {"Breakout", "Freeway", "SpaceInvaders", "Asterix", "Seaquest"}) {
+    const std::string game = name;
     const std::string id = "MinAtar-" + game + "-v1";
     EXPECT_EQ(registry.Options(id), std::vector<std::string>{"full_action_space"});
     EXPECT_EQ(registry.Get(id + ":full_action_space").spec.action_space.n, 6);
