@@ -501,17 +501,23 @@ have_minatar() { [ -f "$build_dir/lib/cugym/plugins/libcugym_minatar.so" ] || [ 
 # networks (DQN's shipped 4-120-84 with a dueling head's 3 outputs, minibatch 64, 8 envs acting) as
 # one batched network at K = 1 and 1,024 (issue 23); and PQN's MinAtar network (conv 16 with its
 # LayerNorms, minibatch 128: 8,192 rows of 16 channels in the convolution's LayerNorm) training.
-part_speed() {
-  banner "speed part: probe"
+# start_speed_part NAME SUFFIX: the probe and the CLI for part NAME, then empty result files
+# $results/bench$SUFFIX.jsonl and nn-bench$SUFFIX.jsonl (in $jsonl and $nn_jsonl).
+start_speed_part() {
+  banner "$1 part: probe"
   use_deps 0
   probe speed || return $?
   ensure_cli || return $?
-  local t0=$SECONDS
   banner "env benchmarks (random actions, median of 5 after a warm-up)"
-  jsonl="$results/bench.jsonl"
-  nn_jsonl="$results/nn-bench.jsonl"
+  jsonl="$results/bench$2.jsonl"
+  nn_jsonl="$results/nn-bench$2.jsonl"
   [ "$dry" -eq 1 ] || : >"$jsonl"
   [ "$dry" -eq 1 ] || : >"$nn_jsonl"
+}
+
+part_speed() {
+  start_speed_part speed "" || return $?
+  local t0=$SECONDS
   local runs=("CartPole-v1 $dev 1048576 200 step,fused" "CartPole-v1 $dev 16777216 50 fused")
   ! have_minatar || runs+=("MinAtar-Breakout-v1 $dev 1048576 200 fused,step")
   bench_envs "${runs[@]}"
@@ -528,16 +534,8 @@ part_speed() {
 
 # speed-more (call 2): every other env, and nn updates/s of the default nets on both devices.
 part_speed_more() {
-  banner "speed-more part: probe"
-  use_deps 0
-  probe speed || return $?
-  ensure_cli || return $?
+  start_speed_part speed-more -more || return $?
   local t0=$SECONDS
-  banner "env benchmarks (random actions, median of 5 after a warm-up)"
-  jsonl="$results/bench-more.jsonl"
-  nn_jsonl="$results/nn-bench-more.jsonl"
-  [ "$dry" -eq 1 ] || : >"$jsonl"
-  [ "$dry" -eq 1 ] || : >"$nn_jsonl"
   local runs=(
     "CartPole-v1 $dev 65536 1000 step,fused" "CartPole-v1 cpu 65536 200 step,fused"
     "MountainCar-v0 $dev 1048576 200 step,fused" "MountainCarContinuous-v0 $dev 1048576 200 step,fused"
