@@ -28,10 +28,9 @@ std::vector<LoopState> Agent::LoadCheckpoints(const std::vector<std::string>& pa
 
 std::string Unbatchable(const Registry& registry, const TrainConfig& config, int lanes) {
   if (lanes <= 1) return "";
-  if (config.pqn()) return "algo is pqn, which trains one seed per agent for now; train the seeds apart";
   if (!MakeVectorEnv(registry, config.env_id, 1, Device::kCpu)->supports_lanes())
     return config.env_id + " cannot step its envs in lanes (VectorEnv::ResetLanes); train the seeds apart";
-  DiscreteSpec(registry, config.env_id, "DQN");
+  DiscreteSpec(registry, config.env_id, config.pqn() ? "PQN" : "DQN");
   return "";
 }
 
@@ -57,6 +56,12 @@ QLearnerOptions LearnerOptionsFor(const TrainConfig& c, const EnvSpec& spec) {
   options.dueling = c.dueling;
   options.conv = ConvForObservations(c.conv_channels, spec.observation_space.shape, spec.id);
   options.layer_norm = c.layer_norm;
+  return options;
+}
+
+QLearnerOptions ForLanes(QLearnerOptions options, const std::vector<uint64_t>& seeds) {
+  options.replicas = static_cast<int>(seeds.size());
+  if (seeds.size() > 1) options.replica_seeds = seeds;
   return options;
 }
 

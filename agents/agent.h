@@ -124,6 +124,8 @@ MetricsRow MakeProgress(int64_t global_step, double epsilon, double interval_sec
 // The Q network and optimizer options a config asks for on `spec`'s env, shared by both agents
 // (each then sets its minibatch, its largest act batch and whether it keeps a target network).
 QLearnerOptions LearnerOptionsFor(const TrainConfig& config, const EnvSpec& spec);
+// `options` for a lane per seed: K replicas, replica k's initial weights those of seed k's solo run.
+QLearnerOptions ForLanes(QLearnerOptions options, const std::vector<uint64_t>& seeds);
 // `id`'s spec; throws std::invalid_argument unless its actions are discrete ("AGENT needs a
 // discrete action space, but ...").
 const EnvSpec& DiscreteSpec(const Registry& registry, const std::string& id, const std::string& agent);

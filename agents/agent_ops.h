@@ -75,10 +75,15 @@ class AgentOps {
                                 const float* rewards, const uint8_t* terminated, const uint8_t* truncated) = 0;
   // PQN: the Q(lambda) targets of the whole rollout, one env's column each (QLambdaColumn).
   virtual void QLambdaTargets(const RolloutArrays& r, double gamma, double lambda, double reward_scale) = 0;
-  // PQN: the `size` rows of the minibatch at position `first` of epoch `epoch`'s permutation of the
-  // rollout (GatherRolloutRow), keyed by EpochKey from the device's counters.
+  // PQN: every lane's `size` rows of the minibatch at position `first` of epoch `epoch`'s
+  // permutation of its own rollout (GatherRolloutRow), keyed by EpochKey of its seed (seeds: a
+  // device array of r.lanes) and the device's counters.
   virtual void GatherMinibatch(const RolloutArrays& r, const RolloutBatch& batch, int64_t first, int64_t size,
-                               const StepCounters* counters, uint64_t seed, int64_t epoch) = 0;
+                               const StepCounters* counters, const uint64_t* seeds, int64_t epoch) = 0;
+  // PQN: rows first.. first + count - 1 of every lane's next observations side by side in `staged`
+  // (StageNextObsRow), and back, their values into r.next_values (UnstageValue).
+  virtual void StageNextObs(const RolloutArrays& r, int64_t first, int64_t count, float* staged) = 0;
+  virtual void UnstageValues(const RolloutArrays& r, int64_t first, int64_t count, const float* values) = 0;
 
  private:
   virtual void DoWriteTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,

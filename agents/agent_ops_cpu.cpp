@@ -97,9 +97,14 @@ class CpuAgentOps final : public AgentOps {
     for (int64_t i = 0; i < r.envs; ++i) QLambdaColumn(r, gamma, lambda, reward_scale, i);
   }
   void GatherMinibatch(const RolloutArrays& r, const RolloutBatch& batch, int64_t first, int64_t size,
-                       const StepCounters* counters, uint64_t seed, int64_t epoch) override {
-    const uint32_t key = EpochKey(seed, counters, epoch);
-    for (int64_t j = 0; j < size; ++j) GatherRolloutRow(r, batch, first, key, j);
+                       const StepCounters* counters, const uint64_t* seeds, int64_t epoch) override {
+    for (int64_t e = 0; e < r.lanes * size; ++e) GatherRolloutRow(r, batch, first, size, counters, seeds, epoch, e);
+  }
+  void StageNextObs(const RolloutArrays& r, int64_t first, int64_t count, float* staged) override {
+    for (int64_t e = 0; e < r.lanes * count; ++e) StageNextObsRow(r, first, count, staged, e);
+  }
+  void UnstageValues(const RolloutArrays& r, int64_t first, int64_t count, const float* values) override {
+    for (int64_t e = 0; e < r.lanes * count; ++e) UnstageValue(r, first, count, values, e);
   }
 };
 

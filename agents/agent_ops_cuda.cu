@@ -236,11 +236,25 @@ struct QLambdaFunctor {
 struct GatherRolloutFunctor {
   RolloutArrays r;
   RolloutBatch batch;
-  int64_t first;
+  int64_t first, size;
   const StepCounters* counters;
-  uint64_t seed;
+  const uint64_t* seeds;
   int64_t epoch;
-  __device__ void operator()(int64_t j) const { GatherRolloutRow(r, batch, first, EpochKey(seed, counters, epoch), j); }
+  __device__ void operator()(int64_t e) const { GatherRolloutRow(r, batch, first, size, counters, seeds, epoch, e); }
+};
+
+struct StageNextObsFunctor {
+  RolloutArrays r;
+  int64_t first, count;
+  float* staged;
+  __device__ void operator()(int64_t e) const { StageNextObsRow(r, first, count, staged, e); }
+};
+
+struct UnstageValueFunctor {
+  RolloutArrays r;
+  int64_t first, count;
+  const float* values;
+  __device__ void operator()(int64_t e) const { UnstageValue(r, first, count, values, e); }
 };
 
 class CudaAgentOps final : public AgentOps {
@@ -318,8 +332,14 @@ class CudaAgentOps final : public AgentOps {
     ForEach(stream_, r.envs, QLambdaFunctor{r, gamma, lambda, reward_scale});
   }
   void GatherMinibatch(const RolloutArrays& r, const RolloutBatch& batch, int64_t first, int64_t size,
-                       const StepCounters* counters, uint64_t seed, int64_t epoch) override {
-    ForEach(stream_, size, GatherRolloutFunctor{r, batch, first, counters, seed, epoch});
+                       const StepCounters* counters, const uint64_t* seeds, int64_t epoch) override {
+    ForEach(stream_, r.lanes * size, GatherRolloutFunctor{r, batch, first, size, counters, seeds, epoch});
+  }
+  void StageNextObs(const RolloutArrays& r, int64_t first, int64_t count, float* staged) override {
+    ForEach(stream_, r.lanes * count, StageNextObsFunctor{r, first, count, staged});
+  }
+  void UnstageValues(const RolloutArrays& r, int64_t first, int64_t count, const float* values) override {
+    ForEach(stream_, r.lanes * count, UnstageValueFunctor{r, first, count, values});
   }
 
  private:

@@ -29,44 +29,38 @@ DqnAgent::DqnAgent(const Registry& registry, const TrainConfig& config, Device d
 
 DqnAgent::DqnAgent(const Registry& registry, const TrainConfig& config, std::vector<uint64_t> seeds,
                    std::shared_ptr<nn::Backend> backend)
-    : registry_(&registry), config_(config), seeds_(std::move(seeds)), device_(backend->device()) {
+    : registry_(&registry), config_(config), device_(backend->device()) {
   config_.Validate();
-  config_.seed = seeds_.front();
+  config_.seed = seeds.front();
   if (config_.pqn()) throw std::invalid_argument("DqnAgent: the config's algo is \"" + config_.algo + "\"");
-  const std::string refused = Unbatchable(registry, config_, lanes());
+  const auto k = static_cast<int64_t>(seeds.size());
+  const std::string refused = Unbatchable(registry, config_, static_cast<int>(k));
   if (!refused.empty()) throw std::invalid_argument(refused);
   const EnvSpec& spec = DiscreteSpec(registry, config_.env_id, "DQN");
   obs_dim_ = static_cast<int>(spec.obs_dim());
   num_actions_ = static_cast<int>(spec.action_space.n);
   n_ = config_.num_envs;
-  const int64_t k = lanes(), b = config_.batch_size;
+  const int64_t b = config_.batch_size;
   const PriorityOptions priorities{config_.per_alpha, config_.per_eps, config_.per_beta,
                                    std::max<int64_t>(config_.PlannedUpdates(), 1)};
   ReplayOptions replay{config_.buffer_size, obs_dim_, n_, b, config_.prioritized_replay, priorities};
   replay.lanes = k;
   replay_ = std::make_unique<ReplayMemory>(device_, replay);  // first: it refuses what would not fit
-  replay_->SetLaneSeeds(seeds_);
+  replay_->SetLaneSeeds(seeds);
 
   // A learner of K replicas; its rows per replica: its envs, its Double DQN minibatch and its
   // evaluation envs.
   QLearnerOptions options = LearnerOptionsFor(config_, spec);
   options.batch_size = static_cast<int>(b);
   options.max_act_batch = static_cast<int>(std::max({n_, config_.double_dqn ? b : int64_t{1}, config_.eval_episodes}));
-  solo_options_ = options;  // a learner of one, for a lane's model files and checkpoints
-  options.replicas = static_cast<int>(k);
-  if (k > 1) {
-    for (uint64_t seed : seeds_) {
-      TrainConfig one = config_;
-      one.seed = seed;
-      options.replica_seeds.push_back(LearnerOptionsFor(one, spec).seed);
-    }
-  }
-  learner_ = std::make_unique<QLearner>(std::move(backend), options);
-  ops_ = MakeAgentOps(device_, learner_->backend().native_stream());
+  learner_ = std::make_unique<QLearner>(std::move(backend), ForLanes(options, seeds));
+  void* stream = learner_->backend().native_stream();
+  ops_ = MakeAgentOps(device_, stream);
   env_ = MakeVectorEnv(registry, config_.env_id, k * n_, device_);
-  env_->set_stream(learner_->backend().native_stream());  // one stream for the env, the agent and the network
-  ResetEnvs();
-  AllocateLanes();
+  env_->set_stream(stream);        // one stream for the env, the agent and the network
+  ResetInLanes(*env_, seeds, n_);  // lane k's n envs start as the solo run's of seed k
+  lanes_ = std::make_unique<AgentLanes>(registry, config_, device_, stream, std::move(seeds));
+  AllocateBuffers();
   // One graph per iteration needs the same work in every iteration once learning runs: a whole
   // number of gradient steps per vector step, and an env whose step is a launch on the stream.
   const double updates_per_step = config_.replay_ratio * static_cast<double>(n_);
@@ -81,41 +75,10 @@ DqnAgent::DqnAgent(const Registry& registry, const TrainConfig& config, std::vec
 
 DqnAgent::~DqnAgent() = default;
 
-// Lane k's n envs start as the solo run's of seed k.
-void DqnAgent::ResetEnvs() { ResetInLanes(*env_, seeds_, n_); }
-
-void DqnAgent::AllocateLanes() {
+void DqnAgent::AllocateBuffers() {
   const int64_t k = lanes(), n = n_, b = config_.batch_size;
-  seeds_dev_ = Buffer<uint64_t>(device_, k);
-  seeds_dev_.FromHost(seeds_.data(), k);
-  constexpr int64_t cap = EpisodeStats::kCapacity;
-  ring_returns_ = Buffer<float>(device_, k * cap);
-  ring_lengths_ = Buffer<int32_t>(device_, k * cap);
-  ring_counts_ = Buffer<unsigned long long>(device_, k);
-  ring_returns_.Zero();
-  ring_lengths_.Zero();
-  ring_counts_.Zero();
-  std::vector<EpisodeRing> rings;
-  for (int64_t a = 0; a < k; ++a) {
-    rings.push_back(
-        EpisodeRing{ring_returns_.data() + a * cap, ring_lengths_.data() + a * cap, ring_counts_.data() + a, cap});
-    episodes_.push_back(std::make_unique<EpisodeStats>(device_, rings.back()));
-  }
-  rings_ = Buffer<EpisodeRing>(device_, k);
-  rings_.FromHost(rings.data(), k);
-  if (config_.eval_episodes > 0) {
-    // Every lane's eval envs as lanes of one batch, evaluated together (EvaluateLearnerLanes).
-    eval_env_ = MakeVectorEnv(*registry_, config_.env_id, k * config_.eval_episodes, device_);
-    eval_env_->set_stream(learner_->backend().native_stream());
-    eval_actions_ = Buffer<int32_t>(device_, k * config_.eval_episodes);
-  }
   obs_ = Buffer<float>(device_, k * n * obs_dim_);
   actions_ = Buffer<int32_t>(device_, k * n);
-  if (config_.exploration_hold_mu > 0) {
-    held_actions_ = Buffer<int32_t>(device_, k * n);
-    hold_left_ = Buffer<int32_t>(device_, k * n);
-    hold_left_.Zero();
-  }
   counters_dev_ = Buffer<StepCounters>(device_, 1);
   const StepCounters zero{0, 0};
   counters_dev_.FromHost(&zero, 1);
@@ -129,19 +92,6 @@ double DqnAgent::Epsilon(int64_t step) const { return ScheduledEpsilon(epsilon_s
 EpsilonSchedule DqnAgent::epsilon_schedule() const {
   return EpsilonSchedule{config_.start_e, config_.end_e,
                          config_.exploration_fraction * static_cast<double>(config_.total_steps)};
-}
-
-ExploreHold DqnAgent::explore_hold() {
-  if (config_.exploration_hold_mu <= 0) return {};
-  return ExploreHold{held_actions_.data(), hold_left_.data(), static_cast<float>(config_.exploration_hold_mu),
-                     static_cast<int32_t>(config_.exploration_max_hold)};
-}
-
-QLearner& DqnAgent::Solo(int lane) const {
-  if (lanes() == 1) return *learner_;
-  if (!solo_) solo_ = std::make_unique<QLearner>(learner_->online().shared_backend(), solo_options_);
-  learner_->CopyReplicaTo(lane, *solo_);
-  return *solo_;
 }
 
 DqnAgent::IterationPlan DqnAgent::PlanIteration() {
@@ -204,13 +154,13 @@ void DqnAgent::Collect(bool greedy) {
   // On the network's stream, without waiting: the host queues the whole iteration ahead.
   CopyBytesAsync(obs_.data(), env.obs(), rows * obs_dim_ * sizeof(float), device_, stream);
   if (greedy) learner_->Act(Rows(obs_.data(), rows, obs_dim_, device_), Vec(actions_.data(), rows, device_));
-  ops_->Explore(actions_.data(), lanes(), n_, counters_dev_.data(), epsilon_schedule(), seeds_dev_.data(), num_actions_,
-                explore_hold());
+  ops_->Explore(actions_.data(), lanes(), n_, counters_dev_.data(), epsilon_schedule(), lanes_->seeds_dev(),
+                num_actions_, lanes_->hold());
   env.Step(actions_.data());
   replay_->Insert(*ops_, n_, obs_.data(), actions_.data(), env.rewards(), env.obs(), env.final_obs(), env.terminated(),
                   env.truncated());
   ops_->CollectEpisodes(env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(), lanes(), n_,
-                        rings_.data());
+                        lanes_->rings());
   ops_->AdvanceSteps(counters_dev_.data(), n_);
 }
 
@@ -232,7 +182,7 @@ void DqnAgent::UpdateKernels() {
   const int64_t rows = lanes() * config_.batch_size;
   const bool prioritized = config_.prioritized_replay;
   ReplayMemory& replay = *replay_;
-  replay.Sample(*ops_, seeds_.front(), static_cast<int>(config_.n_step), static_cast<float>(config_.gamma));
+  replay.Sample(*ops_, seeds().front(), static_cast<int>(config_.n_step), static_cast<float>(config_.gamma));
   const auto next_obs = Rows(replay.batch_next_obs(), rows, obs_dim_, device_);
   if (config_.double_dqn) {
     learner_->Act(next_obs, Vec(next_actions_.data(), rows, device_));
@@ -251,39 +201,16 @@ void DqnAgent::UpdateKernels() {
 }
 
 MetricsRow DqnAgent::Progress(int lane, double seconds, int64_t steps, const LoopState& loop) {
-  EpisodeStats& episodes = *episodes_.at(lane);
-  // The lanes log at the same steps (one schedule): the first to ask reads every lane's episodes
-  // and statistics, a few copies for all.
-  if (read_step_ != global_step_) {
-    read_returns_ = ring_returns_.ToHost();
-    read_lengths_ = ring_lengths_.ToHost();
-    read_counts_ = ring_counts_.ToHost();
-    read_stats_ = learner_->ReadAllStats();
-    read_step_ = global_step_;
-  }
-  constexpr int64_t cap = EpisodeStats::kCapacity;
-  const EpisodeStats::Interval ended =
-      episodes.Read(read_returns_.data() + lane * cap, read_lengths_.data() + lane * cap, read_counts_[lane]);
-  return MakeProgress(global_step_, Epsilon(global_step_), seconds, steps, ended, read_stats_[lane], loop);
+  return lanes_->Progress(lane, global_step_, Epsilon(global_step_), seconds, steps, *learner_, loop);
 }
 
 EvalResult DqnAgent::Evaluate(int lane, int64_t index) {
-  if (!eval_env_) throw std::logic_error("DqnAgent::Evaluate: eval_episodes is 0");
-  if (lane < 0 || lane >= lanes())
-    throw std::out_of_range("DqnAgent::Evaluate: lane " + std::to_string(lane) + " of " + std::to_string(lanes()));
-  // The lanes evaluate at the same steps (one schedule): the first to ask evaluates all of them.
-  if (evaluated_index_ != index || evaluated_step_ != global_step_) {
-    evaluations_ = EvaluateLearnerLanes(*eval_env_, *learner_, eval_actions_, seeds_, index);
-    evaluated_index_ = index;
-    evaluated_step_ = global_step_;
-  }
-  return evaluations_[lane];
+  return lanes_->Evaluate(lane, index, global_step_, *learner_);
 }
 
 std::vector<EvalResult> DqnAgent::EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
                                                  uint64_t seed_offset) {
-  return EvaluateListedReplicas(*registry_, config_.env_id, model_env_, *learner_, eval_actions_, seeds_, listed,
-                                episodes, num_envs, seed_offset);
+  return lanes_->EvaluateModels(listed, episodes, num_envs, seed_offset, *learner_);
 }
 
 }  // namespace cugym::agent

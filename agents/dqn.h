@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "agents/agent.h"
+#include "agents/agent_lanes.h"
 #include "agents/agent_ops.h"
 #include "agents/cuda_graph.h"
 #include "agents/episode_stats.h"
@@ -40,7 +41,7 @@ class DqnAgent final : public Agent {
   ~DqnAgent() override;
 
   const TrainConfig& config() const override { return config_; }
-  const std::vector<uint64_t>& seeds() const override { return seeds_; }
+  const std::vector<uint64_t>& seeds() const override { return lanes_->seeds(); }
   int64_t global_step() const override { return global_step_; }
   double Epsilon(int64_t step) const;
 
@@ -77,13 +78,13 @@ class DqnAgent final : public Agent {
   bool replays_update_graph() const { return update_graph_.replaying(); }
   void set_iteration_graph_on_cpu(bool on) override { iteration_graph_on_cpu_ = on; }
   const QLearner& learner() const { return *learner_; }
-  EpisodeStats& episodes(int lane) { return *episodes_.at(lane); }
+  EpisodeStats& episodes(int lane) { return lanes_->episodes(lane); }
 
  private:
   // The public constructor's agent on `backend` (Keep's: learners on one back end exchange replicas).
   DqnAgent(const Registry& registry, const TrainConfig& config, std::vector<uint64_t> seeds,
            std::shared_ptr<nn::Backend> backend);
-  void AllocateLanes();
+  void AllocateBuffers();
   // What one iteration queues after its vector step, decided on the host (advances the update
   // debt and the target schedule).
   struct IterationPlan {
@@ -101,51 +102,21 @@ class DqnAgent final : public Agent {
   void Update();
   void UpdateKernels();
   void UpdateTarget() { learner_->UpdateTarget(static_cast<float>(config_.tau)); }
-  ExploreHold explore_hold();  // every lane's holds ({} without ez-greedy)
   EpsilonSchedule epsilon_schedule() const;
-  // A learner of one holding lane k's networks and Adam state (model files, checkpoints).
-  QLearner& Solo(int lane) const;
-  void ResetEnvs();
 
   const Registry* registry_;
   TrainConfig config_;
-  std::vector<uint64_t> seeds_;
   Device device_;
   int64_t n_;  // envs per lane
   int obs_dim_, num_actions_;
   std::unique_ptr<QLearner> learner_;
   std::unique_ptr<AgentOps> ops_;
   std::unique_ptr<VectorEnv> env_;        // K x n envs in lanes, lane k's the k-th n
-  Buffer<uint64_t> seeds_dev_;            // [K] the lanes' seeds (exploration)
   std::unique_ptr<ReplayMemory> replay_;  // a lane per lane
-  // The lanes' episode rings side by side: a progress read copies all of them at once.
-  Buffer<EpisodeRing> rings_;  // [K]
-  std::vector<std::unique_ptr<EpisodeStats>> episodes_;
-  Buffer<float> ring_returns_;              // [K kCapacity]
-  Buffer<int32_t> ring_lengths_;            // [K kCapacity]
-  Buffer<unsigned long long> ring_counts_;  // [K]
-  // Host copies of the rings and the learner's statistics, read at read_step_ for every lane.
-  std::vector<float> read_returns_;
-  std::vector<int32_t> read_lengths_;
-  std::vector<unsigned long long> read_counts_;
-  std::vector<QLearner::Stats> read_stats_;
-  int64_t read_step_ = -1;
-  // The envs' snapshot at saved_envs_step_, which every lane's checkpoint at that step slices.
-  mutable VectorEnvSnapshot saved_envs_;
-  mutable bool has_saved_envs_ = false;
-  mutable int64_t saved_envs_step_ = -1;
-  QLearnerOptions solo_options_;            // a learner of one, evaluation rows included
-  mutable std::unique_ptr<QLearner> solo_;  // made at the first use (K > 1)
-  std::unique_ptr<VectorEnv> eval_env_;     // K lanes of eval_episodes envs, when evaluating
-  std::unique_ptr<VectorEnv> model_env_;    // K lanes of EvaluateModels' envs, made at its first use
-  Buffer<int32_t> eval_actions_;
-  // The latest evaluation of every lane, of evaluation index evaluated_index_ at evaluated_step_.
-  std::vector<EvalResult> evaluations_;
-  int64_t evaluated_index_ = -1, evaluated_step_ = -1;
-  Buffer<float> obs_;                         // [K n, obs_dim] every lane's observations before the step
-  Buffer<int32_t> actions_;                   // [K n]
-  Buffer<int32_t> held_actions_, hold_left_;  // [K n] ez-greedy holds
-  Buffer<StepCounters> counters_dev_;         // [1] one for all: every lane steps n envs per iteration
+  std::unique_ptr<AgentLanes> lanes_;     // seeds, episodes, holds, evaluations (agent_lanes.h)
+  Buffer<float> obs_;                     // [K n, obs_dim] every lane's observations before the step
+  Buffer<int32_t> actions_;               // [K n]
+  Buffer<StepCounters> counters_dev_;     // [1] one for all: every lane steps n envs per iteration
   // The learner's inputs and outputs on every lane's minibatch [K b] (the replay memory's).
   Buffer<int32_t> next_actions_;
   Buffer<float> next_q_, targets_;

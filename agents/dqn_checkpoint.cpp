@@ -69,11 +69,7 @@ std::vector<int32_t> CheckpointReader::Ints(const std::string& name, int64_t siz
   return std::vector<int32_t>(wide.begin(), wide.end());
 }
 
-void SaveDqnCheckpoint(const std::string& path, const TrainConfig& config, const DqnCounters& c,
-                       const EpisodeStats& episodes, const VectorEnvSnapshot* envs, const std::vector<int32_t>& held,
-                       const std::vector<int32_t>& left, const ReplayMemory& replay, int64_t replay_lane,
-                       const QLearner& learner) {
-  CheckpointWriter out;
+void WriteDqnCounters(const TrainConfig& config, const DqnCounters& c, CheckpointWriter& out) {
   out.Text("cugym.algo", "dqn");
   out.Text("cugym.env_id", config.env_id);
   out.Text("cugym.version", VersionString());
@@ -86,14 +82,6 @@ void SaveDqnCheckpoint(const std::string& path, const TrainConfig& config, const
   out.Int("cugym.learning_resumes_at", c.learning_resumes_at);
   out.Real("cugym.wall_time", c.wall_time);
   out.Real("cugym.last_eval_return", c.last_eval_return);
-  episodes.Save(out);
-  if (envs != nullptr) SaveEnvSnapshot(*envs, out);
-  if (config.exploration_hold_mu > 0) {
-    out.Ints("explore.held", held);
-    out.Ints("explore.left", left);
-  }
-  if (config.save_replay) replay.Save(out, replay_lane);
-  learner.Save(path, out.metadata(), std::move(out.tensors()));
 }
 
 DqnCounters ReadDqnCounters(const CheckpointReader& in) {
@@ -127,27 +115,12 @@ void DqnAgent::SaveCheckpoint(int lane, const std::string& path, const LoopState
   c.wall_time = loop.wall_time;
   c.last_eval_return = loop.last_eval_return;
   TrainConfig config = config_;
-  config.seed = seeds_.at(lane);
-  std::vector<int32_t> held, left;
-  if (config_.exploration_hold_mu > 0) {
-    held = held_actions_.ToHost(lane * n_, n_);
-    left = hold_left_.ToHost(lane * n_, n_);
-  }
-  // The lanes checkpoint at the same steps (one schedule): the first to save at a step reads
-  // every lane's envs.
-  if (saved_envs_step_ != global_step_) {
-    saved_envs_ = VectorEnvSnapshot{};
-    has_saved_envs_ = env_->SaveSnapshot(&saved_envs_);
-    saved_envs_step_ = global_step_;
-  }
-  VectorEnvSnapshot mine;
-  if (has_saved_envs_) {  // the lane's envs as the snapshot of a batch of n of its own (the solo run's)
-    mine = lanes() == 1 ? saved_envs_ : LanesOf(saved_envs_, {lane}, env_->spec().state_dim);
-    mine.env_seeds.clear();
-    mine.lane_size = 0;
-  }
-  SaveDqnCheckpoint(path, config, c, *episodes_.at(lane), has_saved_envs_ ? &mine : nullptr, held, left, *replay_, lane,
-                    Solo(lane));
+  config.seed = seeds().at(lane);
+  CheckpointWriter out;
+  WriteDqnCounters(config, c, out);
+  lanes_->Save(lane, *env_, global_step_, out);
+  if (config_.save_replay) replay_->Save(out, lane);
+  lanes_->Solo(*learner_, lane).Save(path, out.metadata(), std::move(out.tensors()));
 }
 
 namespace {
@@ -162,8 +135,6 @@ DqnCounters CheckLaneCheckpoints(const std::vector<std::unique_ptr<CheckpointRea
     const std::string& path = r.path();
     const std::string& first = in.front()->path();
     CheckCheckpointHeader(r, "dqn", config.env_id);
-    if (in.size() > 1 && !r.Has("cugym.env.seed"))
-      throw std::invalid_argument(path + ": a checkpoint without the envs' state cannot go on in a batch");
     const DqnCounters c = ReadDqnCounters(r);
     if (a == 0) {
       shared = c;
@@ -182,32 +153,6 @@ DqnCounters CheckLaneCheckpoints(const std::vector<std::unique_ptr<CheckpointRea
   return shared;
 }
 
-// The lanes' envs as one snapshot in lanes, each lane seeded as its solo run's envs were; false
-// when the (one) checkpoint holds no envs' state.
-bool JoinEnvSnapshots(const std::vector<std::unique_ptr<CheckpointReader>>& in, int64_t n, int64_t state_dim,
-                      VectorEnvSnapshot* envs) {
-  std::vector<uint64_t> lane_seeds;
-  for (std::size_t a = 0; a < in.size(); ++a) {
-    VectorEnvSnapshot one;
-    if (!ReadEnvSnapshot(*in[a], n, state_dim, &one)) return false;
-    if (in.size() == 1) {
-      *envs = std::move(one);
-      return true;
-    }
-    if (a > 0 && one.steps != envs->steps)
-      throw std::invalid_argument(in[a]->path() + ": its envs stepped " + std::to_string(one.steps) + " times, " +
-                                  in.front()->path() + "'s " + std::to_string(envs->steps) +
-                                  ": a batch's agents go on together");
-    envs->steps = one.steps;
-    lane_seeds.push_back(one.seed);
-    AppendEnvs(envs, one);
-  }
-  envs->seed = lane_seeds.front();
-  envs->env_seeds = LaneEnvSeeds(lane_seeds, n);
-  envs->lane_size = n;
-  return true;
-}
-
 }  // namespace
 
 std::vector<LoopState> DqnAgent::LoadCheckpoints(const std::vector<std::unique_ptr<CheckpointReader>>& in) {
@@ -216,41 +161,25 @@ std::vector<LoopState> DqnAgent::LoadCheckpoints(const std::vector<std::unique_p
                                 std::to_string(lanes()) + " lanes");
   bool with_replay = true;
   const DqnCounters shared = CheckLaneCheckpoints(in, config_, &with_replay);
-  VectorEnvSnapshot envs;
-  const bool has_envs = JoinEnvSnapshots(in, n_, env_->spec().state_dim, &envs);
   // A tensor missing further on still throws, and leaves this agent part-loaded (the CLI then exits).
   iteration_graph_.Drop();  // before anything it captured changes
   update_graph_.Drop();
-  read_step_ = evaluated_step_ = saved_envs_step_ = -1;
+  lanes_->Forget();
+  global_step_ = shared.global_step;
+  if (!lanes_->LoadEnvs(in, *env_))  // one lane without its envs' state: new episodes from a seed of their own
+    env_->Reset(seeds().front() ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(global_step_)));
   std::vector<LoopState> loops;
   for (int a = 0; a < lanes(); ++a) {
     const CheckpointReader& r = *in[a];
-    if (lanes() == 1) {
-      learner_->Load(r.file(), r.path());
-    } else {
-      QLearner& solo = Solo(a);
-      solo.Load(r.file(), r.path());
-      learner_->CopyReplicaFrom(a, solo);
-    }
+    lanes_->Load(a, r, *learner_);
     if (with_replay) replay_->Load(r, a);
-    episodes_[a]->Load(r);
-    if (config_.exploration_hold_mu > 0) {
-      held_actions_.FromHost(r.Ints("explore.held", n_).data(), n_, a * n_);
-      hold_left_.FromHost(r.Ints("explore.left", n_).data(), n_, a * n_);
-    }
     const DqnCounters c = ReadDqnCounters(r);
     loops.push_back(LoopState{c.wall_time, c.last_eval_return});
   }
   replay_->set_draws(shared.draws);
-  global_step_ = shared.global_step;
   next_target_step_ = shared.next_target_step;
   update_debt_ = shared.update_debt;
   learning_resumes_at_ = shared.learning_resumes_at;
-  if (has_envs) {
-    env_->LoadSnapshot(envs);
-  } else {  // one lane without its envs' state: they start new episodes from a seed of their own
-    env_->Reset(seeds_.front() ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(global_step_)));
-  }
   if (!with_replay) {  // the memories refill before learning goes on
     replay_->Clear();
     learning_resumes_at_ = global_step_ + std::min(config_.learning_starts, config_.buffer_size);
@@ -264,9 +193,8 @@ std::unique_ptr<Agent> DqnAgent::Keep(const std::vector<int>& keep) const {
   std::vector<uint64_t> seeds;
   std::vector<int64_t> kept;
   for (int a : keep) {
-    if (a < 0 || a >= lanes())
-      throw std::out_of_range("DqnAgent::Keep: lane " + std::to_string(a) + " of " + std::to_string(lanes()));
-    seeds.push_back(seeds_[a]);
+    lanes_->Check(a, "DqnAgent::Keep");
+    seeds.push_back(this->seeds()[a]);
     kept.push_back(a);
   }
   VectorEnvSnapshot envs;
@@ -274,17 +202,8 @@ std::unique_ptr<Agent> DqnAgent::Keep(const std::vector<int>& keep) const {
   std::unique_ptr<DqnAgent> next(
       new DqnAgent(*registry_, config_, LaneSeeds(config_, seeds), learner_->online().shared_backend()));
   next->env_->LoadSnapshot(LanesOf(envs, kept, env_->spec().state_dim));
-  for (std::size_t i = 0; i < keep.size(); ++i) {
-    const int a = keep[i];
-    const auto to = static_cast<int64_t>(i);
-    next->learner_->CopyReplicaFrom(static_cast<int>(i), Solo(a));
-    next->episodes_[i]->CopyFrom(*episodes_[a]);
-    if (config_.exploration_hold_mu > 0) {
-      CopyBytes(next->held_actions_.data() + to * n_, device_, held_actions_.data() + a * n_, device_,
-                n_ * sizeof(int32_t));
-      CopyBytes(next->hold_left_.data() + to * n_, device_, hold_left_.data() + a * n_, device_, n_ * sizeof(int32_t));
-    }
-  }
+  for (std::size_t i = 0; i < keep.size(); ++i)
+    next->lanes_->TakeLane(static_cast<int>(i), *lanes_, keep[i], *learner_, *next->learner_);
   next->replay_->TakeLanes(*replay_, kept);
   CopyBytes(next->counters_dev_.data(), device_, counters_dev_.data(), device_, sizeof(StepCounters));
   next->global_step_ = global_step_;
@@ -296,14 +215,14 @@ std::unique_ptr<Agent> DqnAgent::Keep(const std::vector<int>& keep) const {
 }
 
 void DqnAgent::LoadModel(int lane, const std::string& path) {
-  QLearner& solo = Solo(lane);  // a network of one of the lane's shape (convolution and all)
+  QLearner& solo = lanes_->Solo(*learner_, lane);  // a network of one of the lane's shape (convolution and all)
   nn::LoadMlp(path, solo.online());
   if (lanes() > 1) learner_->online().CopyReplicaFrom(lane, solo.online());
-  evaluated_step_ = -1;
+  lanes_->Forget();
 }
 
 void DqnAgent::SaveModel(int lane, const std::string& path) const {
-  SaveQModel(path, Solo(lane), config_.env_id, global_step_);
+  SaveQModel(path, lanes_->Solo(*learner_, lane), config_.env_id, global_step_);
 }
 
 void CheckCheckpointHeader(const CheckpointReader& in, const std::string& algo, const std::string& env_id) {
@@ -312,11 +231,6 @@ void CheckCheckpointHeader(const CheckpointReader& in, const std::string& algo, 
     throw std::invalid_argument(in.path() + ": a " + written + " checkpoint; this run's algo is " + algo);
   if (in.Text("cugym.env_id") != env_id)
     throw std::invalid_argument(in.path() + ": a checkpoint for " + in.Text("cugym.env_id") + ", not " + env_id);
-}
-
-void SaveEnvState(const VectorEnv& env, CheckpointWriter& out) {
-  VectorEnvSnapshot snapshot;
-  if (env.SaveSnapshot(&snapshot)) SaveEnvSnapshot(snapshot, out);
 }
 
 void SaveEnvEpisodes(const VectorEnvSnapshot& snapshot, CheckpointWriter& out) {
@@ -356,13 +270,6 @@ bool ReadEnvSnapshot(const CheckpointReader& in, int64_t n, int64_t state_dim, V
   snapshot->elapsed = in.Ints("env.elapsed", n);
   snapshot->running_returns = in.Floats("env.running_returns", n);
   ReadEnvEpisodes(in, n, snapshot);
-  return true;
-}
-
-bool LoadEnvState(VectorEnv& env, const CheckpointReader& in, int64_t n, int64_t state_dim) {
-  VectorEnvSnapshot snapshot;
-  if (!ReadEnvSnapshot(in, n, state_dim, &snapshot)) return false;
-  env.LoadSnapshot(snapshot);
   return true;
 }
 

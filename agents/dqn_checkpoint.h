@@ -94,8 +94,7 @@ void CheckCheckpointHeader(const CheckpointReader& in, const std::string& algo, 
 
 // The envs' part of a checkpoint, shared by the agents: env.states, env.rng_counters, env.elapsed,
 // env.running_returns, cugym.env.seed, cugym.env.steps, when the env can save its state.
-void SaveEnvState(const VectorEnv& env, CheckpointWriter& out);
-void SaveEnvSnapshot(const VectorEnvSnapshot& snapshot, CheckpointWriter& out);  // SaveEnvState's part
+void SaveEnvSnapshot(const VectorEnvSnapshot& snapshot, CheckpointWriter& out);
 // The episodes of host-stepped envs (VectorEnvSnapshot::episode_starts and episode_actions: how
 // each env's episode began and its actions since, which LoadSnapshot replays to rebuild a Box2D
 // world bit for bit), part of the envs' state:
@@ -106,10 +105,8 @@ void SaveEnvSnapshot(const VectorEnvSnapshot& snapshot, CheckpointWriter& out); 
 // std::invalid_argument naming the file for a count other than num_envs.
 void SaveEnvEpisodes(const VectorEnvSnapshot& snapshot, CheckpointWriter& out);
 void ReadEnvEpisodes(const CheckpointReader& in, int64_t num_envs, VectorEnvSnapshot* snapshot);
-// Restores what SaveEnvState wrote into `env` (n envs of `state_dim` floats each); returns false,
-// changing nothing, when the checkpoint holds no envs' state.
-bool LoadEnvState(VectorEnv& env, const CheckpointReader& in, int64_t n, int64_t state_dim);
-// What SaveEnvState wrote, as a snapshot of n envs; false when the checkpoint holds none.
+// What SaveEnvSnapshot wrote, as a snapshot of n envs (of `state_dim` floats each); false when the
+// checkpoint holds none.
 bool ReadEnvSnapshot(const CheckpointReader& in, int64_t n, int64_t state_dim, VectorEnvSnapshot* snapshot);
 
 // A model file (nn::SaveMlp) of the learner's online network with the env, the training step and
@@ -122,15 +119,9 @@ struct DqnCounters {
   uint32_t draws = 0;  // minibatches sampled
   double update_debt = 0, wall_time = 0, last_eval_return = 0;
 };
-// Writes one DQN agent's checkpoint (the format DqnAgent::LoadCheckpoint reads): the counters,
-// the config, its episodes, envs' state (null: none, for envs that keep no snapshot), exploration
-// holds (`held` and `left`: host copies, empty without holds), replay memory (with
-// config.save_replay) and learner (a learner of one). `replay_lane`: which lane of `replay` is
-// this agent's (ReplayOptions::lanes).
-void SaveDqnCheckpoint(const std::string& path, const TrainConfig& config, const DqnCounters& counters,
-                       const EpisodeStats& episodes, const VectorEnvSnapshot* envs, const std::vector<int32_t>& held,
-                       const std::vector<int32_t>& left, const ReplayMemory& replay, int64_t replay_lane,
-                       const QLearner& learner);
+// The loop's part of one DQN agent's checkpoint (the format DqnAgent::LoadCheckpoints reads):
+// the header (algo, env, version, config) and the counters.
+void WriteDqnCounters(const TrainConfig& config, const DqnCounters& counters, CheckpointWriter& out);
 // A DQN checkpoint's counters (learning_resumes_at 0 and last_eval_return NaN where the file has
 // none). Throws std::invalid_argument naming the file for one from before exact resumption (no
 // cugym.update_debt), which cannot go on as its run would have.

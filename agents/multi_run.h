@@ -31,7 +31,7 @@ struct MultiRunOptions {
   int jobs = 0;  // runs (or lockstep batches) trained at once on the CPU; 0: one per hardware thread
   // Each grid point's seeds trained in lockstep as one agent of a lane per seed (one replicated
   // network for all K, the same bits per seed on the CPU) rather than as K runs of their own. Unset:
-  // on CUDA, for configs that take lanes (Unbatchable; PQN and gradient clipping train apart); true
+  // on CUDA, for configs that take lanes (Unbatchable: envs that cannot step in lanes train apart); true
   // refuses a config that cannot.
   std::optional<bool> lockstep;
 };

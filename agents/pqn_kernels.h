@@ -12,7 +12,8 @@
 namespace cugym::agent {
 
 // A rollout of `steps` vector steps of `envs` envs, step-major: element (t, i) at t * envs + i,
-// observation rows of obs_dim floats.
+// observation rows of obs_dim floats. The envs are `lanes` lanes of envs / lanes each (agent.h):
+// lane l's own rollout, as its solo run lays it out (steps x n), is the n columns from l n on.
 struct RolloutArrays {
   float* obs = nullptr;           // [steps][envs][obs_dim] the observations the actions were taken at
   float* next_obs = nullptr;      // [steps][envs][obs_dim] the step's next observation: the final one where done
@@ -22,7 +23,7 @@ struct RolloutArrays {
   uint8_t* truncated = nullptr;   // [steps][envs]
   float* next_values = nullptr;   // [steps][envs] max_a Q(next_obs, a), from the network before its updates
   float* targets = nullptr;       // [steps][envs] the Q(lambda) targets
-  int64_t steps = 0, envs = 0, obs_dim = 0;
+  int64_t steps = 0, envs = 0, obs_dim = 0, lanes = 1;
 };
 
 // One minibatch of rollout rows, gathered contiguous for the network.
@@ -100,16 +101,41 @@ CUGYM_HD inline uint32_t EpochKey(uint64_t seed, const StepCounters* counters, i
                  static_cast<uint64_t>(counters->vector_steps) * 1024u + static_cast<uint64_t>(epoch));
 }
 
-// Row j of the minibatch that starts at position `first` of the epoch's permutation.
-CUGYM_HD inline void GatherRolloutRow(const RolloutArrays& r, const RolloutBatch& b, int64_t first, uint32_t key,
-                                      int64_t j) {
-  const uint32_t size = static_cast<uint32_t>(r.steps * r.envs);
-  const int64_t row = ShuffledIndex(static_cast<uint32_t>(first + j), size, key);
+// Row q of lane l's own rollout (t n + i, the solo run's) in the lanes' rollout.
+CUGYM_HD inline int64_t LaneRolloutRow(const RolloutArrays& r, int64_t lane, int64_t q) {
+  const int64_t n = r.envs / r.lanes;
+  return (q / n) * r.envs + lane * n + q % n;
+}
+
+// Element e of the lanes' minibatches, `size` rows per lane (lane l's after lane l - 1's): row
+// e % size of lane l's minibatch that starts at position `first` of its epoch's permutation of
+// its own rollout, keyed by its seed (seeds[l]), as its solo run's.
+CUGYM_HD inline void GatherRolloutRow(const RolloutArrays& r, const RolloutBatch& b, int64_t first, int64_t size,
+                                      const StepCounters* counters, const uint64_t* seeds, int64_t epoch, int64_t e) {
+  const int64_t lane = e / size, j = e % size;
+  const uint32_t rows = static_cast<uint32_t>(r.steps * (r.envs / r.lanes));
+  const uint32_t key = EpochKey(seeds[lane], counters, epoch);
+  const int64_t row = LaneRolloutRow(r, lane, ShuffledIndex(static_cast<uint32_t>(first + j), rows, key));
   const float* src = r.obs + row * r.obs_dim;
-  float* dst = b.obs + j * r.obs_dim;
+  float* dst = b.obs + e * r.obs_dim;
   for (int64_t k = 0; k < r.obs_dim; ++k) dst[k] = src[k];
-  b.actions[j] = r.actions[row];
-  b.targets[j] = r.targets[row];
+  b.actions[e] = r.actions[row];
+  b.targets[e] = r.targets[row];
+}
+
+// Element e of the lanes' next observations staged for valuing: rows first.. first + count - 1
+// of each lane's own rollout, lane l's at l count.. (the replicated network's layout).
+CUGYM_HD inline void StageNextObsRow(const RolloutArrays& r, int64_t first, int64_t count, float* staged, int64_t e) {
+  const int64_t row = LaneRolloutRow(r, e / count, first + e % count);
+  const float* src = r.next_obs + row * r.obs_dim;
+  float* dst = staged + e * r.obs_dim;
+  for (int64_t k = 0; k < r.obs_dim; ++k) dst[k] = src[k];
+}
+
+// The value of staged row e back to its rollout row.
+CUGYM_HD inline void UnstageValue(const RolloutArrays& r, int64_t first, int64_t count, const float* values,
+                                  int64_t e) {
+  r.next_values[LaneRolloutRow(r, e / count, first + e % count)] = values[e];
 }
 
 }  // namespace cugym::agent

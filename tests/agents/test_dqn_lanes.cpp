@@ -363,17 +363,14 @@ TEST(DqnLanes, RefuseWhatTheyCannotBatch) {
   EXPECT_EQ(memory.rfind("2 lanes' replay memories need 2 x ", 0), 0u) << memory;
   EXPECT_NE(memory.find("transitions of 4 floats per observation, 8 envs; lower buffer_size)"), std::string::npos)
       << memory;
-  // PQN has no lanes yet: refused for K > 1, one lane trains.
+  // PQN takes lanes as well (tests/agents/test_pqn_lanes.cpp).
   config.algo = "pqn";
   config.prioritized_replay = false;
   config.eval_episodes = 0;
-  EXPECT_NE(InvalidArgumentMessage([&] {
-              MakeAgent(Builtins(), config, Device::kCpu, {1, 2});
-            }).find("algo is pqn"),
-            std::string::npos);
-  std::unique_ptr<Agent> one = MakeAgent(Builtins(), config, Device::kCpu, {2});
-  one->Iterate();
-  EXPECT_EQ(one->global_step(), config.rollout_size());
+  std::unique_ptr<Agent> two = MakeAgent(Builtins(), config, Device::kCpu, {1, 2});
+  two->Iterate();
+  EXPECT_EQ(two->lanes(), 2);
+  EXPECT_EQ(two->global_step(), config.rollout_size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, DqnLanesTest, ::testing::ValuesIn(nn::testing::AllDevices()),

@@ -1,0 +1,193 @@
+// The agents' per-lane bookkeeping (agent_lanes.h).
+#include "agents/agent_lanes.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace cugym::agent {
+
+AgentLanes::AgentLanes(const Registry& registry, const TrainConfig& config, Device device, void* stream,
+                       std::vector<uint64_t> seeds)
+    : registry_(&registry),
+      env_id_(config.env_id),
+      device_(device),
+      n_(config.num_envs),
+      seeds_(std::move(seeds)),
+      hold_mu_(static_cast<float>(config.exploration_hold_mu)),
+      max_hold_(static_cast<int32_t>(config.exploration_max_hold)) {
+  const int64_t k = count();
+  seeds_dev_ = Buffer<uint64_t>(device, k);
+  seeds_dev_.FromHost(seeds_.data(), k);
+  if (hold_mu_ > 0) {
+    held_actions_ = Buffer<int32_t>(device, k * n_);
+    hold_left_ = Buffer<int32_t>(device, k * n_);
+    hold_left_.Zero();
+  }
+  constexpr int64_t cap = EpisodeStats::kCapacity;
+  ring_returns_ = Buffer<float>(device, k * cap);
+  ring_lengths_ = Buffer<int32_t>(device, k * cap);
+  ring_counts_ = Buffer<unsigned long long>(device, k);
+  ring_returns_.Zero();
+  ring_lengths_.Zero();
+  ring_counts_.Zero();
+  std::vector<EpisodeRing> rings;
+  for (int64_t a = 0; a < k; ++a) {
+    rings.push_back(
+        EpisodeRing{ring_returns_.data() + a * cap, ring_lengths_.data() + a * cap, ring_counts_.data() + a, cap});
+    episodes_.push_back(std::make_unique<EpisodeStats>(device, rings.back()));
+  }
+  rings_ = Buffer<EpisodeRing>(device, k);
+  rings_.FromHost(rings.data(), k);
+  if (config.eval_episodes > 0) {
+    // Every lane's eval envs as lanes of one batch, evaluated together (EvaluateLearnerLanes).
+    eval_env_ = MakeVectorEnv(registry, config.env_id, k * config.eval_episodes, device);
+    eval_env_->set_stream(stream);
+    eval_actions_ = Buffer<int32_t>(device, k * config.eval_episodes);
+  }
+}
+
+AgentLanes::~AgentLanes() = default;
+
+ExploreHold AgentLanes::hold() {
+  if (hold_mu_ <= 0) return {};
+  return ExploreHold{held_actions_.data(), hold_left_.data(), hold_mu_, max_hold_};
+}
+
+void AgentLanes::Check(int lane, const char* agent_op) const {
+  if (lane < 0 || lane >= count())
+    throw std::out_of_range(std::string(agent_op) + ": lane " + std::to_string(lane) + " of " +
+                            std::to_string(count()));
+}
+
+// The lanes log at the same steps (one schedule): the first to ask reads every lane's episodes
+// and statistics, a few copies for all.
+MetricsRow AgentLanes::Progress(int lane, int64_t step, double epsilon, double seconds, int64_t steps,
+                                const QLearner& learner, const LoopState& loop) {
+  Check(lane, "Progress");
+  if (read_step_ != step) {
+    read_returns_ = ring_returns_.ToHost();
+    read_lengths_ = ring_lengths_.ToHost();
+    read_counts_ = ring_counts_.ToHost();
+    read_stats_ = learner.ReadAllStats();
+    read_step_ = step;
+  }
+  constexpr int64_t cap = EpisodeStats::kCapacity;
+  const EpisodeStats::Interval ended =
+      episodes_[lane]->Read(read_returns_.data() + lane * cap, read_lengths_.data() + lane * cap, read_counts_[lane]);
+  return MakeProgress(step, epsilon, seconds, steps, ended, read_stats_[lane], loop);
+}
+
+// The lanes evaluate at the same steps (one schedule): the first to ask evaluates all of them.
+EvalResult AgentLanes::Evaluate(int lane, int64_t index, int64_t step, QLearner& learner) {
+  if (!eval_env_) throw std::logic_error("Evaluate: eval_episodes is 0");
+  Check(lane, "Evaluate");
+  if (evaluated_index_ != index || evaluated_step_ != step) {
+    evaluations_ = EvaluateLearnerLanes(*eval_env_, learner, eval_actions_, seeds_, index);
+    evaluated_index_ = index;
+    evaluated_step_ = step;
+  }
+  return evaluations_[lane];
+}
+
+std::vector<EvalResult> AgentLanes::EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
+                                                   uint64_t seed_offset, QLearner& learner) {
+  return EvaluateListedReplicas(*registry_, env_id_, model_env_, learner, eval_actions_, seeds_, listed, episodes,
+                                num_envs, seed_offset);
+}
+
+QLearner& AgentLanes::Solo(QLearner& learner, int lane) const {
+  Check(lane, "Solo");
+  if (count() == 1) return learner;
+  if (!solo_) {
+    QLearnerOptions one = learner.options();
+    one.replicas = 1;
+    one.replica_seeds.clear();
+    solo_ = std::make_unique<QLearner>(learner.online().shared_backend(), one);
+  }
+  learner.CopyReplicaTo(lane, *solo_);
+  return *solo_;
+}
+
+void AgentLanes::Save(int lane, const VectorEnv& env, int64_t step, CheckpointWriter& out) const {
+  Check(lane, "SaveCheckpoint");
+  episodes_[lane]->Save(out);
+  // The lanes checkpoint at the same steps (one schedule): the first to save at a step reads
+  // every lane's envs.
+  if (saved_envs_step_ != step) {
+    saved_envs_ = VectorEnvSnapshot{};
+    has_saved_envs_ = env.SaveSnapshot(&saved_envs_);
+    saved_envs_step_ = step;
+  }
+  if (has_saved_envs_) {  // the lane's envs as the snapshot of a batch of n of its own (the solo run's)
+    VectorEnvSnapshot mine = count() == 1 ? saved_envs_ : LanesOf(saved_envs_, {lane}, env.spec().state_dim);
+    mine.env_seeds.clear();
+    mine.lane_size = 0;
+    SaveEnvSnapshot(mine, out);
+  }
+  if (hold_mu_ > 0) {
+    out.Ints("explore.held", held_actions_.ToHost(lane * n_, n_));
+    out.Ints("explore.left", hold_left_.ToHost(lane * n_, n_));
+  }
+}
+
+void AgentLanes::Load(int lane, const CheckpointReader& in, QLearner& learner) {
+  Check(lane, "LoadCheckpoints");
+  if (count() == 1) {
+    learner.Load(in.file(), in.path());
+  } else {
+    QLearner& solo = Solo(learner, lane);
+    solo.Load(in.file(), in.path());
+    learner.CopyReplicaFrom(lane, solo);
+  }
+  episodes_[lane]->Load(in);
+  if (hold_mu_ > 0) {
+    held_actions_.FromHost(in.Ints("explore.held", n_).data(), n_, lane * n_);
+    hold_left_.FromHost(in.Ints("explore.left", n_).data(), n_, lane * n_);
+  }
+}
+
+bool AgentLanes::LoadEnvs(const std::vector<std::unique_ptr<CheckpointReader>>& in, VectorEnv& env) const {
+  const int64_t state_dim = env.spec().state_dim;
+  VectorEnvSnapshot envs;
+  std::vector<uint64_t> lane_seeds;
+  for (std::size_t a = 0; a < in.size(); ++a) {
+    VectorEnvSnapshot one;
+    if (!ReadEnvSnapshot(*in[a], n_, state_dim, &one)) {
+      if (in.size() == 1) return false;
+      throw std::invalid_argument(in[a]->path() + ": a checkpoint without the envs' state cannot go on in a batch");
+    }
+    if (in.size() == 1) {
+      env.LoadSnapshot(one);
+      return true;
+    }
+    if (a > 0 && one.steps != envs.steps)
+      throw std::invalid_argument(in[a]->path() + ": its envs stepped " + std::to_string(one.steps) + " times, " +
+                                  in.front()->path() + "'s " + std::to_string(envs.steps) +
+                                  ": a batch's agents go on together");
+    envs.steps = one.steps;
+    lane_seeds.push_back(one.seed);
+    AppendEnvs(&envs, one);
+  }
+  envs.seed = lane_seeds.front();
+  envs.env_seeds = LaneEnvSeeds(lane_seeds, n_);
+  envs.lane_size = n_;
+  env.LoadSnapshot(envs);
+  return true;
+}
+
+void AgentLanes::Forget() { read_step_ = evaluated_step_ = saved_envs_step_ = -1; }
+
+void AgentLanes::TakeLane(int to, const AgentLanes& from, int lane, QLearner& from_learner, QLearner& learner) {
+  Check(to, "Keep");
+  from.Check(lane, "Keep");
+  learner.CopyReplicaFrom(to, from.Solo(from_learner, lane));
+  episodes_[to]->CopyFrom(*from.episodes_[lane]);
+  if (hold_mu_ > 0) {
+    CopyBytes(held_actions_.data() + to * n_, device_, from.held_actions_.data() + lane * n_, device_,
+              n_ * sizeof(int32_t));
+    CopyBytes(hold_left_.data() + to * n_, device_, from.hold_left_.data() + lane * n_, device_, n_ * sizeof(int32_t));
+  }
+}
+
+}  // namespace cugym::agent

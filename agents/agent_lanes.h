@@ -1,0 +1,108 @@
+// What every agent keeps per lane besides its algorithm (agent.h: lane k is the solo run of seed
+// k, K = 1 the solo run itself), written once for DqnAgent and PqnAgent:
+//   - the seeds, on the host and on the device (exploration and shuffles read them there);
+//   - the lanes' episode rings side by side (CollectEpisodes appends to them), an EpisodeStats per
+//     lane, and the ez-greedy holds of every lane's n envs;
+//   - the eval envs of all lanes, and the reads the lanes share at one step, made by the first lane
+//     to ask: the metrics rows (every ring and the learner's statistics copied once), the
+//     evaluations, the envs' snapshot that every lane's checkpoint slices;
+//   - a lane's parts of a checkpoint as the solo run writes them (its episodes, its envs as a batch
+//     of n of its own, its holds), its network as a learner of one (Solo), and the lanes' files
+//     checked and joined on resume.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agents/agent.h"
+#include "agents/dqn_checkpoint.h"
+#include "agents/episode_stats.h"
+#include "agents/exploration_kernels.h"
+#include "core/memory.h"
+#include "core/registry.h"
+
+namespace cugym::agent {
+
+class AgentLanes {
+ public:
+  // A lane per seed, n envs each (config.num_envs), eval envs when config.eval_episodes > 0, all on
+  // `device` and its `stream` (the learner's).
+  AgentLanes(const Registry& registry, const TrainConfig& config, Device device, void* stream,
+             std::vector<uint64_t> seeds);
+  ~AgentLanes();
+
+  int count() const { return static_cast<int>(seeds_.size()); }
+  const std::vector<uint64_t>& seeds() const { return seeds_; }
+  const uint64_t* seeds_dev() const { return seeds_dev_.data(); }  // [K]
+  const EpisodeRing* rings() const { return rings_.data(); }       // [K], a device array
+  EpisodeStats& episodes(int lane) { return *episodes_.at(lane); }
+  ExploreHold hold();  // every lane's holds, {} without ez-greedy
+  // Throws std::out_of_range "AGENT::OP: lane L of K" for a lane outside.
+  void Check(int lane, const char* agent_op) const;
+
+  // Lane k's metrics row at `step` (MakeProgress).
+  MetricsRow Progress(int lane, int64_t step, double epsilon, double seconds, int64_t steps, const QLearner& learner,
+                      const LoopState& loop);
+  // Lane k's `index`-th evaluation at `step` (EvaluateLearnerLanes over every lane's eval envs).
+  EvalResult Evaluate(int lane, int64_t index, int64_t step, QLearner& learner);
+  // Agent::EvaluateModels (EvaluateListedReplicas).
+  std::vector<EvalResult> EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
+                                         uint64_t seed_offset, QLearner& learner);
+  // Lane k's replica as a learner of one (the learner itself when K = 1): model files and
+  // checkpoints are a learner of one's.
+  QLearner& Solo(QLearner& learner, int lane) const;
+
+  // Lane k's checkpoint parts at `step`: its episodes, its envs (of `env`, K lanes of n) as the
+  // snapshot of a batch of n of its own, its holds.
+  void Save(int lane, const VectorEnv& env, int64_t step, CheckpointWriter& out) const;
+  // Lane k's episodes and holds, and its network into replica k of `learner`.
+  void Load(int lane, const CheckpointReader& in, QLearner& learner);
+  // The lanes' envs from their checkpoints, as one snapshot in lanes (each lane seeded as its solo
+  // run's envs were), into `env`; false, changing nothing, when the (one) checkpoint holds none.
+  // Throws std::invalid_argument naming the file for envs at another step, and for a lane of a
+  // batch without them.
+  bool LoadEnvs(const std::vector<std::unique_ptr<CheckpointReader>>& in, VectorEnv& env) const;
+  // Forgets the reads shared at a step (after a load, which changes what they read).
+  void Forget();
+
+  // Lane `lane` of `from` (its episodes and holds) into lane `to` of these lanes, and replica
+  // `lane` of `from_learner` into replica `to` of `learner`: Agent::Keep.
+  void TakeLane(int to, const AgentLanes& from, int lane, QLearner& from_learner, QLearner& learner);
+
+ private:
+  const Registry* registry_;
+  std::string env_id_;
+  Device device_;
+  int64_t n_;
+  std::vector<uint64_t> seeds_;
+  Buffer<uint64_t> seeds_dev_;
+  float hold_mu_;
+  int32_t max_hold_;
+  Buffer<int32_t> held_actions_, hold_left_;  // [K n] ez-greedy holds (hold_mu_ > 0)
+  // The rings side by side: a progress read copies all of them at once.
+  Buffer<float> ring_returns_;              // [K kCapacity]
+  Buffer<int32_t> ring_lengths_;            // [K kCapacity]
+  Buffer<unsigned long long> ring_counts_;  // [K]
+  Buffer<EpisodeRing> rings_;               // [K]
+  std::vector<std::unique_ptr<EpisodeStats>> episodes_;
+  // Host copies of the rings and the learner's statistics, read at read_step_.
+  std::vector<float> read_returns_;
+  std::vector<int32_t> read_lengths_;
+  std::vector<unsigned long long> read_counts_;
+  std::vector<QLearner::Stats> read_stats_;
+  int64_t read_step_ = -1;
+  std::unique_ptr<VectorEnv> eval_env_;   // K lanes of eval_episodes envs, when evaluating
+  std::unique_ptr<VectorEnv> model_env_;  // K lanes of EvaluateModels' envs, made at its first use
+  Buffer<int32_t> eval_actions_;
+  std::vector<EvalResult> evaluations_;  // every lane's, of evaluation evaluated_index_ at evaluated_step_
+  int64_t evaluated_index_ = -1, evaluated_step_ = -1;
+  // The envs' snapshot at saved_envs_step_, which every lane's checkpoint at that step slices.
+  mutable VectorEnvSnapshot saved_envs_;
+  mutable bool has_saved_envs_ = false;
+  mutable int64_t saved_envs_step_ = -1;
+  mutable std::unique_ptr<QLearner> solo_;  // made at the first use (K > 1)
+};
+
+}  // namespace cugym::agent
