@@ -20,7 +20,7 @@ struct Played {
   std::vector<std::vector<double>> returns, lengths;
 };
 
-// The finished episodes of `lanes` groups of envs (one group: PlayEpisodes), each group's returns
+// The finished episodes of `lanes` groups of envs (EvaluateLanes), each group's returns
 // and lengths in the order its episodes finished (by step, then env). The envs record their
 // episodes on the device (RecordEvalEpisode), so a step reads nothing back: on CUDA the host asks
 // for the count every kCheckEvery steps (each ask waits for the device), and stepping on a few
@@ -91,10 +91,24 @@ EvalResult Summarize(const std::string& env_id, const std::vector<double>& retur
 
 }  // namespace
 
-EvalResult PlayEpisodes(VectorEnv& env, AgentOps& ops, const std::vector<int64_t>& quota,
-                        const std::function<void(uint64_t step, int32_t* actions)>& act, Buffer<int32_t>& actions) {
-  const Played played = PlayLanes(env, ops, 1, quota, act, actions);
-  return Summarize(env.spec().id, played.returns[0], played.lengths[0]);
+std::vector<EvalResult> EvaluateLanes(VectorEnv& env, AgentOps& ops, const std::vector<uint64_t>& seeds,
+                                      const std::vector<bool>& evaluate, int64_t episodes,
+                                      const std::function<void(uint64_t step, int32_t* actions)>& act,
+                                      Buffer<int32_t>& actions) {
+  const int64_t lanes = static_cast<int64_t>(seeds.size()), n = env.num_envs();
+  if (lanes < 1 || n % lanes != 0 || static_cast<int64_t>(evaluate.size()) != lanes || episodes < 1)
+    throw std::invalid_argument("EvaluateLanes: " + std::to_string(lanes) + " lanes of " + std::to_string(n) +
+                                " envs, " + std::to_string(episodes) + " episodes");
+  const int64_t m = n / lanes;
+  ResetInLanes(env, seeds, m);
+  std::vector<int64_t> quota(n, 0);
+  for (int64_t a = 0; a < lanes; ++a)
+    for (int64_t j = 0; evaluate[a] && j < m; ++j) quota[a * m + j] = episodes / m + (j < episodes % m ? 1 : 0);
+  const Played played = PlayLanes(env, ops, lanes, quota, act, actions);
+  std::vector<EvalResult> results(lanes);
+  for (int64_t a = 0; a < lanes; ++a)
+    if (evaluate[a]) results[a] = Summarize(env.spec().id, played.returns[a], played.lengths[a]);
+  return results;
 }
 
 EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes, int64_t num_envs,
@@ -108,20 +122,18 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
   const EnvSpec& spec = registry.Get(policy.env_id()).spec;
   std::unique_ptr<VectorEnv> env = MakeVectorEnv(registry, policy.env_id(), n, device);
   env->set_stream(policy.native_stream());
-  env->Reset(seed);
   auto ops = MakeAgentOps(device, policy.native_stream());
   Buffer<int32_t> actions(device, n);
-  std::vector<int64_t> quota(n);
-  for (int64_t i = 0; i < n; ++i) quota[i] = episodes / n + (i < episodes % n ? 1 : 0);
-  return PlayEpisodes(
-      *env, *ops, quota,
-      [&](uint64_t step, int32_t* a) {
-        policy.Act(env->obs(), a, n);
-        if (epsilon > 0)
-          ops->EpsilonGreedy(a, n, static_cast<float>(epsilon), static_cast<int>(spec.action_space.n),
-                             StepKey(seed, RngStream::kExploration, step), ExploreHold{});
-      },
-      actions);
+  return EvaluateLanes(
+             *env, *ops, {seed}, {true}, episodes,
+             [&](uint64_t step, int32_t* a) {
+               policy.Act(env->obs(), a, n);
+               if (epsilon > 0)
+                 ops->EpsilonGreedy(a, n, static_cast<float>(epsilon), static_cast<int>(spec.action_space.n),
+                                    StepKey(seed, RngStream::kExploration, step), ExploreHold{});
+             },
+             actions)
+      .front();
 }
 
 namespace {
@@ -136,27 +148,16 @@ uint64_t EvalSeed(uint64_t run_seed, int64_t k) {
 std::vector<EvalResult> EvaluateReplicas(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
                                          const std::vector<uint64_t>& seeds, const std::vector<bool>& evaluate,
                                          int64_t episodes) {
-  const int64_t lanes = static_cast<int64_t>(seeds.size()), n = env.num_envs();
+  const int64_t n = env.num_envs();
   const Device device = learner.backend().device();
-  if (lanes != learner.online().replicas() || lanes < 1 || n % lanes != 0 ||
-      static_cast<int64_t>(evaluate.size()) != lanes || episodes < 1)
-    throw std::invalid_argument("EvaluateReplicas: " + std::to_string(lanes) + " seeds for " +
-                                std::to_string(learner.online().replicas()) + " replicas and " + std::to_string(n) +
-                                " envs");
-  const int64_t m = n / lanes;
-  ResetInLanes(env, seeds, m);
-  std::vector<int64_t> quota(n, 0);  // EvaluateModel's spread of the episodes over m envs
-  for (int64_t a = 0; a < lanes; ++a)
-    for (int64_t j = 0; evaluate[a] && j < m; ++j) quota[a * m + j] = episodes / m + (j < episodes % m ? 1 : 0);
+  if (static_cast<int64_t>(seeds.size()) != learner.online().replicas())
+    throw std::invalid_argument("EvaluateReplicas: " + std::to_string(seeds.size()) + " seeds for " +
+                                std::to_string(learner.online().replicas()) + " replicas");
   const nn::ConstBatchView obs(env.obs(), n, learner.online().in_features(), device);
   const std::unique_ptr<AgentOps> ops = MakeAgentOps(device, learner.backend().native_stream());
-  const Played played = PlayLanes(
-      env, *ops, lanes, quota,
+  return EvaluateLanes(
+      env, *ops, seeds, evaluate, episodes,
       [&](uint64_t, int32_t* out) { learner.Act(obs, nn::VectorView<int32_t>(out, n, device)); }, actions);
-  std::vector<EvalResult> results(lanes);
-  for (int64_t a = 0; a < lanes; ++a)
-    if (evaluate[a]) results[a] = Summarize(env.spec().id, played.returns[a], played.lengths[a]);
-  return results;
 }
 
 std::vector<EvalResult> EvaluateListedReplicas(const Registry& registry, const std::string& env_id,

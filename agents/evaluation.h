@@ -23,14 +23,19 @@ struct EvalResult {
   std::string env_id;
 };
 
-// Steps `env` (already reset) until env i has finished quota[i] episodes; episodes an env
-// finishes beyond its quota are ignored, so short episodes are not over-counted. `act(step,
-// actions)` writes the num_envs actions (device memory) for the current observations. The
-// episodes are recorded on the device by `ops` (on env's stream), and summed in the order they
-// ended (by step, then env); on CUDA the host reads their count every few steps, not the done
-// flags of every step.
-EvalResult PlayEpisodes(VectorEnv& env, AgentOps& ops, const std::vector<int64_t>& quota,
-                        const std::function<void(uint64_t step, int32_t* actions)>& act, Buffer<int32_t>& actions);
+// The one evaluation, for K >= 1 lanes: `env` holds K lanes of m envs, lane a reset with seeds[a]
+// (ResetInLanes: one lane is Reset(seeds[0])), and each lane where evaluate[a] is set plays exactly
+// `episodes` finished episodes spread evenly over its m envs (env j runs episodes / m, one more for
+// j < episodes % m; episodes an env finishes beyond its share are ignored, so short episodes are
+// not over-counted). `act(step, actions)` writes the K m actions (device memory) for the current
+// observations. The episodes are recorded on the device by `ops` (on env's stream) and summed in
+// the order they ended (by step, then env); on CUDA the host reads their count every few steps,
+// not the done flags of every step. One result per lane, a default one where not evaluated.
+// Model files (EvaluateModel) and learners (EvaluateReplicas) are evaluated through it.
+std::vector<EvalResult> EvaluateLanes(VectorEnv& env, AgentOps& ops, const std::vector<uint64_t>& seeds,
+                                      const std::vector<bool>& evaluate, int64_t episodes,
+                                      const std::function<void(uint64_t step, int32_t* actions)>& act,
+                                      Buffer<int32_t>& actions);
 
 // Greedy (or epsilon-greedy) evaluation of a model file over exactly `episodes` finished
 // episodes, spread evenly over num_envs envs (env i runs its share). The env comes from the
@@ -46,11 +51,9 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
 // solo run's (K = 1) of seed run_seeds[a], with the same bits on the CPU.
 std::vector<EvalResult> EvaluateLearnerLanes(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
                                              const std::vector<uint64_t>& run_seeds, int64_t k);
-// EvaluateModel's greedy evaluation (`episodes` episodes over `env`'s lanes of m envs each, lane a
-// reset with seeds[a]) of replica a of the learner's online network, for the lanes where
-// evaluate[a] is set (the others play no counted episode): one result per lane, a default one
-// where not evaluated. Lane a's is EvaluateModel's for a model file of replica a with seed
-// seeds[a] and m envs, the same bits on the CPU.
+// EvaluateLanes with replica a of the learner's online network acting greedily on lane a (one
+// forward for all lanes per step): lane a's result is EvaluateModel's for a model file of replica
+// a with seed seeds[a] and m envs, the same bits on the CPU.
 std::vector<EvalResult> EvaluateReplicas(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
                                          const std::vector<uint64_t>& seeds, const std::vector<bool>& evaluate,
                                          int64_t episodes);
