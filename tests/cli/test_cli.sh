@@ -64,8 +64,9 @@ expect 2 "^cugym train: error: --lockstep takes on, off or auto, got 'yes'" -- \
   train --env CartPole-v1 --seeds 1-2 --lockstep yes --out "$tmp/b2" --device cpu
 expect 2 "^cugym train: error: --lockstep goes with --seeds or --sweep" -- \
   train --env CartPole-v1 --lockstep on --out "$tmp/b2" --device cpu
-expect 2 "^cugym train: error: --lockstep: algo is pqn, which trains one seed per agent for now" -- \
-  train --env CartPole-v1 --set algo=pqn --seeds 1-2 --lockstep on --out "$tmp/b2" --device cpu
+expect 0 "each grid point's seeds in lockstep as one batch" -- \
+  train --env CartPole-v1 --set algo=pqn --seeds 1-2 --lockstep on --jobs 1 --total-steps 1024 --out "$tmp/pqn_lanes" \
+  --device cpu
 expect 2 "^cugym train: error: --sweep key 'hidden_sizes' cannot vary within one batch" -- \
   train --seeds 1-2 --sweep hidden_sizes=[64] --out "$tmp/b2" --device cpu
 expect 2 "^cugym train: error: --seeds '1-x': 'x' is not a seed" -- train --seeds 1-x --out "$tmp/b2" --device cpu
