@@ -135,8 +135,11 @@ def test_seeds_and_a_sweep_in_one_process(tmp_path, capsys):
     # In lockstep (one batched network for the seeds of a point): the same bits again.
     cugym.train(out=tmp_path / "lockstep", seeds=[2, 3], lockstep=True, learning_rate=2.3e-3, progress=False, **keys)
     assert open(solo["model"], "rb").read() == (tmp_path / "lockstep/seed_2/model.safetensors").read_bytes()
-    with pytest.raises(ValueError, match="lockstep: algo is pqn"):
-        cugym.train(out=tmp_path / "b4", seeds=[1, 2], lockstep=True, algo="pqn", progress=False, **keys)
+    # PQN's seeds in lockstep share one rollout: each still gives its solo run's bits.
+    pqn = dict(env_id="CartPole-v1", device="cpu", algo="pqn", total_steps=1024, eval_episodes=3, progress=False)
+    cugym.train(out=tmp_path / "pqn_lockstep", seeds=[1, 2], lockstep=True, jobs=1, **pqn)
+    alone = cugym.train(out=tmp_path / "pqn_solo", seed=2, **pqn)
+    assert open(alone["model"], "rb").read() == (tmp_path / "pqn_lockstep/seed_2/model.safetensors").read_bytes()
     with pytest.raises(ValueError, match="cannot vary within one batch"):
         cugym.train(out=tmp_path / "b2", seeds=[1], sweep={"hidden_sizes": [[64]]}, progress=False)
     with pytest.raises(ValueError, match="sweep key 'gamma': value 0.9 is listed twice"):
