@@ -7,6 +7,16 @@
 
 namespace cugym::agent {
 
+std::unique_ptr<VectorEnv> MakeLaneEnvs(const Registry& registry, const TrainConfig& config,
+                                        const std::vector<uint64_t>& seeds, Device device, void* stream) {
+  const int64_t n = config.num_envs;
+  std::unique_ptr<VectorEnv> env =
+      MakeVectorEnv(registry, config.env_id, static_cast<int64_t>(seeds.size()) * n, device);
+  env->set_stream(stream);  // one stream for the env, the agent and the network
+  ResetInLanes(*env, seeds, n);
+  return env;
+}
+
 AgentLanes::AgentLanes(const Registry& registry, const TrainConfig& config, Device device, void* stream,
                        std::vector<uint64_t> seeds)
     : registry_(&registry),
@@ -178,15 +188,34 @@ bool AgentLanes::LoadEnvs(const std::vector<std::unique_ptr<CheckpointReader>>& 
 
 void AgentLanes::Forget() { read_step_ = evaluated_step_ = saved_envs_step_ = -1; }
 
-void AgentLanes::TakeLane(int to, const AgentLanes& from, int lane, QLearner& from_learner, QLearner& learner) {
-  Check(to, "Keep");
-  from.Check(lane, "Keep");
-  learner.CopyReplicaFrom(to, from.Solo(from_learner, lane));
-  episodes_[to]->CopyFrom(*from.episodes_[lane]);
-  if (hold_mu_ > 0) {
-    CopyBytes(held_actions_.data() + to * n_, device_, from.held_actions_.data() + lane * n_, device_,
-              n_ * sizeof(int32_t));
-    CopyBytes(hold_left_.data() + to * n_, device_, from.hold_left_.data() + lane * n_, device_, n_ * sizeof(int32_t));
+std::vector<uint64_t> AgentLanes::SeedsOf(const std::vector<int>& keep, const char* agent_op) const {
+  std::vector<uint64_t> seeds;
+  for (int lane : keep) {
+    Check(lane, agent_op);
+    seeds.push_back(seeds_[lane]);
+  }
+  return seeds;
+}
+
+bool AgentLanes::KeepEnvs(const VectorEnv& from_env, const std::vector<int>& keep, VectorEnv& env) {
+  VectorEnvSnapshot envs;
+  if (!from_env.SaveSnapshot(&envs)) return false;
+  env.LoadSnapshot(LanesOf(envs, std::vector<int64_t>(keep.begin(), keep.end()), from_env.spec().state_dim));
+  return true;
+}
+
+void AgentLanes::TakeLanes(const AgentLanes& from, const std::vector<int>& keep, QLearner& from_learner,
+                           QLearner& learner) {
+  for (std::size_t to = 0; to < keep.size(); ++to) {
+    const int lane = keep[to];
+    const auto i = static_cast<int64_t>(to);
+    learner.CopyReplicaFrom(static_cast<int>(to), from.Solo(from_learner, lane));
+    episodes_[to]->CopyFrom(*from.episodes_[lane]);
+    if (hold_mu_ > 0) {
+      CopyBytes(held_actions_.data() + i * n_, device_, from.held_actions_.data() + lane * n_, device_,
+                n_ * sizeof(int32_t));
+      CopyBytes(hold_left_.data() + i * n_, device_, from.hold_left_.data() + lane * n_, device_, n_ * sizeof(int32_t));
+    }
   }
 }
 

@@ -25,6 +25,11 @@
 
 namespace cugym::agent {
 
+// The K x n training envs of a lane per seed (config.num_envs each) on `stream`, lane k's n envs
+// reset as the solo run's of seed k (ResetInLanes).
+std::unique_ptr<VectorEnv> MakeLaneEnvs(const Registry& registry, const TrainConfig& config,
+                                        const std::vector<uint64_t>& seeds, Device device, void* stream);
+
 class AgentLanes {
  public:
   // A lane per seed, n envs each (config.num_envs), eval envs when config.eval_episodes > 0, all on
@@ -67,9 +72,12 @@ class AgentLanes {
   // Forgets the reads shared at a step (after a load, which changes what they read).
   void Forget();
 
-  // Lane `lane` of `from` (its episodes and holds) into lane `to` of these lanes, and replica
-  // `lane` of `from_learner` into replica `to` of `learner`: Agent::Keep.
-  void TakeLane(int to, const AgentLanes& from, int lane, QLearner& from_learner, QLearner& learner);
+  // Agent::Keep: the seeds of lanes `keep` (checked, in that order), for the new agent's lanes;
+  // then, once it is made, its envs from `from_env`'s lanes `keep` (false when the env cannot save
+  // its state) and each of its lanes i from lane keep[i] (episodes, holds, network replica).
+  std::vector<uint64_t> SeedsOf(const std::vector<int>& keep, const char* agent_op) const;
+  static bool KeepEnvs(const VectorEnv& from_env, const std::vector<int>& keep, VectorEnv& env);
+  void TakeLanes(const AgentLanes& from, const std::vector<int>& keep, QLearner& from_learner, QLearner& learner);
 
  private:
   const Registry* registry_;

@@ -56,9 +56,7 @@ DqnAgent::DqnAgent(const Registry& registry, const TrainConfig& config, std::vec
   learner_ = std::make_unique<QLearner>(std::move(backend), ForLanes(options, seeds));
   void* stream = learner_->backend().native_stream();
   ops_ = MakeAgentOps(device_, stream);
-  env_ = MakeVectorEnv(registry, config_.env_id, k * n_, device_);
-  env_->set_stream(stream);        // one stream for the env, the agent and the network
-  ResetInLanes(*env_, seeds, n_);  // lane k's n envs start as the solo run's of seed k
+  env_ = MakeLaneEnvs(registry, config_, seeds, device_, stream);
   lanes_ = std::make_unique<AgentLanes>(registry, config_, device_, stream, std::move(seeds));
   AllocateBuffers();
   // One graph per iteration needs the same work in every iteration once learning runs: a whole

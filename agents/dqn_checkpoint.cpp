@@ -190,21 +190,12 @@ std::vector<LoopState> DqnAgent::LoadCheckpoints(const std::vector<std::unique_p
 }
 
 std::unique_ptr<Agent> DqnAgent::Keep(const std::vector<int>& keep) const {
-  std::vector<uint64_t> seeds;
-  std::vector<int64_t> kept;
-  for (int a : keep) {
-    lanes_->Check(a, "DqnAgent::Keep");
-    seeds.push_back(this->seeds()[a]);
-    kept.push_back(a);
-  }
-  VectorEnvSnapshot envs;
-  if (!env_->SaveSnapshot(&envs)) return nullptr;
-  std::unique_ptr<DqnAgent> next(
-      new DqnAgent(*registry_, config_, LaneSeeds(config_, seeds), learner_->online().shared_backend()));
-  next->env_->LoadSnapshot(LanesOf(envs, kept, env_->spec().state_dim));
-  for (std::size_t i = 0; i < keep.size(); ++i)
-    next->lanes_->TakeLane(static_cast<int>(i), *lanes_, keep[i], *learner_, *next->learner_);
-  next->replay_->TakeLanes(*replay_, kept);
+  std::unique_ptr<DqnAgent> next(new DqnAgent(*registry_, config_,
+                                              LaneSeeds(config_, lanes_->SeedsOf(keep, "DqnAgent::Keep")),
+                                              learner_->online().shared_backend()));
+  if (!AgentLanes::KeepEnvs(*env_, keep, *next->env_)) return nullptr;
+  next->lanes_->TakeLanes(*lanes_, keep, *learner_, *next->learner_);
+  next->replay_->TakeLanes(*replay_, std::vector<int64_t>(keep.begin(), keep.end()));
   CopyBytes(next->counters_dev_.data(), device_, counters_dev_.data(), device_, sizeof(StepCounters));
   next->global_step_ = global_step_;
   next->update_debt_ = update_debt_;

@@ -42,14 +42,12 @@ PqnAgent::PqnAgent(const Registry& registry, const TrainConfig& config, std::vec
   if (!refused.empty()) throw std::invalid_argument(refused);
   obs_dim_ = static_cast<int>(spec_.obs_dim());
   num_actions_ = static_cast<int>(spec_.action_space.n);
-  const int64_t n = config_.num_envs, rows = k * config_.rollout_size(), b = config_.minibatch_size();
+  const int64_t rows = k * config_.rollout_size(), b = config_.minibatch_size();
   learner_ = std::make_unique<QLearner>(std::move(backend), ForLanes(LearnerOptions(config_, spec_), seeds));
   value_rows_ = learner_->online().max_batch();
   void* stream = learner_->backend().native_stream();
   ops_ = MakeAgentOps(device_, stream);
-  env_ = MakeVectorEnv(registry, config_.env_id, k * n, device_);
-  env_->set_stream(stream);       // one stream for the env, the agent and the network
-  ResetInLanes(*env_, seeds, n);  // lane k's n envs start as the solo run's of seed k
+  env_ = MakeLaneEnvs(registry, config_, seeds, device_, stream);
   lanes_ = std::make_unique<AgentLanes>(registry, config_, device_, stream, std::move(seeds));
   obs_ = Buffer<float>(device_, rows * obs_dim_);
   next_obs_ = Buffer<float>(device_, rows * obs_dim_);
@@ -241,20 +239,11 @@ std::vector<LoopState> PqnAgent::LoadCheckpoints(const std::vector<std::unique_p
 }
 
 std::unique_ptr<Agent> PqnAgent::Keep(const std::vector<int>& keep) const {
-  std::vector<uint64_t> seeds;
-  std::vector<int64_t> kept;
-  for (int a : keep) {
-    lanes_->Check(a, "PqnAgent::Keep");
-    seeds.push_back(this->seeds()[a]);
-    kept.push_back(a);
-  }
-  VectorEnvSnapshot envs;
-  if (!env_->SaveSnapshot(&envs)) return nullptr;
-  std::unique_ptr<PqnAgent> next(
-      new PqnAgent(*registry_, config_, LaneSeeds(config_, seeds), learner_->online().shared_backend()));
-  next->env_->LoadSnapshot(LanesOf(envs, kept, spec_.state_dim));
-  for (std::size_t i = 0; i < keep.size(); ++i)
-    next->lanes_->TakeLane(static_cast<int>(i), *lanes_, keep[i], *learner_, *next->learner_);
+  std::unique_ptr<PqnAgent> next(new PqnAgent(*registry_, config_,
+                                              LaneSeeds(config_, lanes_->SeedsOf(keep, "PqnAgent::Keep")),
+                                              learner_->online().shared_backend()));
+  if (!AgentLanes::KeepEnvs(*env_, keep, *next->env_)) return nullptr;
+  next->lanes_->TakeLanes(*lanes_, keep, *learner_, *next->learner_);
   CopyBytes(next->counters_dev_.data(), device_, counters_dev_.data(), device_, sizeof(StepCounters));
   next->global_step_ = global_step_;
   next->vector_steps_ = vector_steps_;
