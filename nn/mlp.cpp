@@ -1,7 +1,9 @@
-// MLP: parameter packing, PyTorch-default initialization, forward and backward through the layers.
+// MLP: parameter packing, initialization (PyTorch's default or orthogonal), forward and backward
+// through the layers.
 #include "nn/mlp.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -23,8 +25,15 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
       replicas_(options.replicas),
       trainable_(options.trainable),
       conv_(options.conv),
-      layer_norm_(options.layer_norm) {
+      layer_norm_(options.layer_norm),
+      init_(options.init),
+      hidden_gain_(options.hidden_gain),
+      output_gain_(options.output_gain) {
   if (backend_ == nullptr) throw std::invalid_argument("Mlp: no back end");
+  if (!std::isfinite(hidden_gain_) || !std::isfinite(output_gain_)) {
+    throw std::invalid_argument("Mlp: gains " + std::to_string(hidden_gain_) + " (hidden) and " +
+                                std::to_string(output_gain_) + " (output), expected finite values");
+  }
   if (sizes_.size() < 2) {
     throw std::invalid_argument("Mlp: layer sizes need at least an input and an output size, got " +
                                 std::to_string(sizes_.size()) + " entries");
@@ -264,12 +273,25 @@ void Mlp::Initialize(uint64_t seed) {
 void Mlp::Initialize(int replica, uint64_t seed) {
   CheckReplica(replica);
   std::vector<float> host(static_cast<std::size_t>(replica_stride_), 0.0f);
+  const bool orthogonal = init_ == MlpInit::kOrthogonal;
   if (has_conv()) {
-    InitConv2d(seed, conv_.out_channels, conv_.in_channels, conv_.kernel, host.data() + conv_offsets_.weight,
-               host.data() + conv_offsets_.bias);
+    float* weight = host.data() + conv_offsets_.weight;
+    float* bias = host.data() + conv_offsets_.bias;
+    if (orthogonal) {
+      InitConv2dOrthogonal(seed, conv_.out_channels, conv_.in_channels, conv_.kernel, hidden_gain_, weight, bias);
+    } else {
+      InitConv2d(seed, conv_.out_channels, conv_.in_channels, conv_.kernel, weight, bias);
+    }
   }
   for (int l = 0; l < num_layers(); ++l) {
-    InitLinear(seed, l, sizes_[l + 1], linear_in(l), host.data() + offsets_[l].weight, host.data() + offsets_[l].bias);
+    float* weight = host.data() + offsets_[l].weight;
+    float* bias = host.data() + offsets_[l].bias;
+    if (orthogonal) {
+      const double gain = l + 1 < num_layers() ? hidden_gain_ : output_gain_;
+      InitOrthogonal(seed, l, sizes_[l + 1], linear_in(l), gain, weight, bias);
+    } else {
+      InitLinear(seed, l, sizes_[l + 1], linear_in(l), weight, bias);
+    }
   }
   // LayerNorm starts as the identity: scale 1, shift 0 (PyTorch's and flax's defaults).
   if (layer_norm_) {
