@@ -1,7 +1,7 @@
-// A multilayer perceptron: Linear -> ReLU -> ... -> Linear, optionally behind a Conv2d -> ReLU
-// front for image observations and optionally with a LayerNorm before each ReLU (PQN's network), with all parameters in
-// one flat buffer (so Adam, clipping, hard copies and Polyak averaging are one pass each) and every activation buffer
-// allocated at construction.
+// A multilayer perceptron: Linear -> ReLU (or tanh, PPO's) -> ... -> Linear, optionally behind a Conv2d -> ReLU
+// front for image observations and optionally with a LayerNorm before each activation (PQN's network), with all
+// parameters in one flat buffer (so Adam, clipping, hard copies and Polyak averaging are one pass each) and every
+// activation buffer allocated at construction.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +47,11 @@ struct MlpOptions {
   /// replica r's outputs and gradients are the bits a network of one with its parameters gives.
   /// max_batch counts rows per replica.
   int replicas = 1;
+  /// The hidden layers' activation, after each hidden Linear layer (after its LayerNorm with
+  /// layer_norm): kRelu (DQN's and PQN's networks) or kTanh (PPO's, as CleanRL's ppo.py builds its
+  /// actor and critic: Linear -> Tanh -> Linear -> Tanh -> Linear). The convolution's stays ReLU
+  /// (CleanRL's image networks use ReLU throughout). Model files record it (cugym.activation).
+  Activation activation = Activation::kRelu;
   /// The initial weights: kTorchDefault (PyTorch's defaults, as every network before PPO's), or
   /// kOrthogonal: every weight a matrix with orthonormal rows or columns (whichever are fewer)
   /// times a gain, every bias 0, as CleanRL's layer_init (torch.nn.init.orthogonal_; the
@@ -72,10 +77,11 @@ struct NormGrads {
 
 class Mlp {
  public:
-  // layer_sizes = {in, hidden..., out}: at least 2 entries, each >= 1. ReLU after every Linear
-  // but the last (and after the convolution). With options.conv, the first Linear layer takes the
-  // convolution's conv.out_features() outputs, not `in`. Throws std::invalid_argument naming a bad size
-  // or a gain that is not finite.
+  // layer_sizes = {in, hidden..., out}: at least 2 entries, each >= 1. options.activation after
+  // every Linear but the last (ReLU after the convolution). With options.conv, the first Linear
+  // layer takes the convolution's conv.out_features() outputs, not `in`. Throws
+  // std::invalid_argument naming a bad size, a hidden activation other than ReLU or tanh, or a
+  // gain that is not finite.
   Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const MlpOptions& options = {});
   Mlp(const Mlp&) = delete;
   Mlp& operator=(const Mlp&) = delete;
@@ -90,7 +96,8 @@ class Mlp {
   const ConvSpec& conv() const { return conv_; }
   bool has_conv() const { return conv_.enabled(); }
   bool layer_norm() const { return layer_norm_; }
-  // How Initialize draws (MlpOptions::init).
+  // The hidden layers' activation (MlpOptions::activation) and how Initialize draws (MlpOptions::init).
+  Activation activation() const { return activation_; }
   MlpInit init() const { return init_; }
   int out_features() const { return sizes_.back(); }
   int max_batch() const { return max_batch_; }
@@ -133,7 +140,8 @@ class Mlp {
   void Initialize(int replica, uint64_t seed);
 
   // One replica's parameters from or into `solo`, a network of one replica with the same layers
-  // on the same back end (to save, load or evaluate one replica as an ordinary network).
+  // and activation on the same back end (to save, load or evaluate one replica as an ordinary
+  // network).
   void CopyReplicaFrom(int replica, const Mlp& solo);
   void CopyReplicaTo(int replica, Mlp& solo) const;
 
@@ -154,7 +162,7 @@ class Mlp {
   void Backward(BatchView dy, bool last_bias_grad_ready = false);
 
   // Hard update (this = other) and Polyak averaging (this = tau * other + (1 - tau) * this) of
-  // all parameters in one pass; other must have the same layer sizes and back end.
+  // all parameters in one pass; other must have the same layers, activation and back end.
   void CopyParametersFrom(const Mlp& other);
   void PolyakFrom(const Mlp& other, float tau);
 
@@ -192,6 +200,7 @@ class Mlp {
   bool trainable_;
   ConvSpec conv_;
   bool layer_norm_;
+  Activation activation_;
   MlpInit init_;
   double hidden_gain_, output_gain_;
   Offsets conv_offsets_{0, 0};

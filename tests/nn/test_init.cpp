@@ -148,6 +148,7 @@ TEST(Init, MlpOrthogonalGainsPerLayer) {
   MlpOptions o;
   o.seed = 5;
   o.init = MlpInit::kOrthogonal;
+  o.activation = Activation::kTanh;
   o.output_gain = 0.01;  // CleanRL's actor
   o.conv = ConvSpec{5, 4, 2, 3, 3};
   o.layer_norm = true;
