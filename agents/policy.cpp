@@ -37,6 +37,7 @@ GreedyPolicy::GreedyPolicy(const Registry& registry, const std::string& model_pa
   options.trainable = false;
   options.conv = nn::ReadMlpConv(file, model_path);
   options.layer_norm = nn::ReadMlpLayerNorm(file, model_path);
+  options.activation = nn::ReadMlpActivation(file, model_path);
   backend_ = nn::MakeBackend(device);
   net_ = std::make_unique<nn::Mlp>(backend_, sizes, options);
   nn::LoadMlp(file, model_path, *net_);  // the file read once, above

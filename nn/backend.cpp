@@ -40,6 +40,16 @@ LossKind ParseLoss(const std::string& name) {
   throw std::invalid_argument("unknown loss '" + name + "' (expected mse or huber)");
 }
 
+const char* ActivationName(Activation act) {
+  return act == Activation::kRelu ? "relu" : act == Activation::kTanh ? "tanh" : "none";
+}
+
+Activation ParseHiddenActivation(const std::string& name) {
+  if (name == "relu") return Activation::kRelu;
+  if (name == "tanh") return Activation::kTanh;
+  throw std::invalid_argument("unknown activation '" + name + "' (expected relu or tanh)");
+}
+
 namespace {
 
 // Gemm's and GemmBatched's checks; false when there is nothing to compute (an empty c).
@@ -125,7 +135,7 @@ void Backend::BiasActivation(BatchView y, VectorView<const float> bias, Activati
 
 void Backend::ActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act,
                                  int64_t groups, int64_t dbias_stride) {
-  if (act == Activation::kRelu && (y.rows() != dy.rows() || y.cols() != dy.cols())) {
+  if (act != Activation::kNone && (y.rows() != dy.rows() || y.cols() != dy.cols())) {
     Bad("ActivationBackward", "dy is " + Dims(dy.rows(), dy.cols()) + ", y " + Dims(y.rows(), y.cols()));
   }
   CheckSize("ActivationBackward", "dbias", dbias, dy.cols());
@@ -162,7 +172,7 @@ void Backend::LayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<co
   CheckGroups(op, dy.rows(), groups, param_stride, dy.cols(), true);
   if (xhat.rows() != dy.rows() || xhat.cols() != dy.cols())
     Bad(op, "dy is " + Dims(dy.rows(), dy.cols()) + ", xhat " + Dims(xhat.rows(), xhat.cols()));
-  if (act == Activation::kRelu && (y.rows() != dy.rows() || y.cols() != dy.cols()))
+  if (act != Activation::kNone && (y.rows() != dy.rows() || y.cols() != dy.cols()))
     Bad(op, "dy is " + Dims(dy.rows(), dy.cols()) + ", y " + Dims(y.rows(), y.cols()));
   CheckSize(op, "rstd", rstd, dy.rows());
   CheckSize(op, "gamma", gamma, dy.cols());

@@ -21,7 +21,10 @@ namespace cugym::nn {
 
 // How a GEMM operand is used: as stored (kN) or transposed (kT), as in BLAS.
 enum class Op { kN, kT };
-enum class Activation { kNone, kRelu };
+// The activation after a Linear layer (or a LayerNorm): none, ReLU max(z, 0), or tanh (PPO's
+// hidden layers, as CleanRL's ppo.py). Backward takes each from its output y: [y > 0] for ReLU,
+// 1 - y^2 for tanh (PyTorch's tanh_backward), so no pre-activation is kept.
+enum class Activation { kNone, kRelu, kTanh };
 // Losses on a selected output, averaged over the batch. kHuber is PyTorch's smooth_l1_loss with
 // beta = 1 (Huber with delta = 1): 0.5 d^2 for |d| < 1, |d| - 0.5 beyond.
 enum class LossKind { kMse, kHuber };
@@ -71,6 +74,11 @@ void CheckConvSpec(const ConvSpec& conv, const std::string& where);
 const char* LossName(LossKind loss);  // "mse", "huber"
 // Parses "mse" or "huber"; throws std::invalid_argument naming the value.
 LossKind ParseLoss(const std::string& name);
+
+const char* ActivationName(Activation act);  // "none", "relu", "tanh"
+// Parses a hidden layer's activation, "relu" or "tanh" (model files' cugym.activation); throws
+// std::invalid_argument naming the value.
+Activation ParseHiddenActivation(const std::string& name);
 
 /// Adam with PyTorch's semantics (torch.optim.Adam, no weight decay, no amsgrad), plus PyTorch's
 /// clip_grad_norm_ applied to the gradients first when max_grad_norm > 0; with `rectified`, RAdam
@@ -165,7 +173,8 @@ class Backend {
   void BiasActivation(BatchView y, VectorView<const float> bias, Activation act, int64_t groups, int64_t bias_stride);
 
   // Backward of BiasActivation. dy [n x f] holds dL/dy on entry and dL/dz on return (z the
-  // pre-activation: dy * [y > 0] for ReLU, unchanged for kNone); y is BiasActivation's output.
+  // pre-activation: dy * [y > 0] for ReLU, dy * (1 - y^2) for tanh, unchanged for kNone); y is
+  // BiasActivation's output (unused for kNone).
   // dbias [f] = sum over rows of dL/dz (overwritten).
   void ActivationBackward(BatchView dy, ConstBatchView y, VectorView<float> dbias, Activation act) {
     ActivationBackward(dy, y, dbias, act, 1, 0);
@@ -185,10 +194,10 @@ class Backend {
   void LayerNorm(BatchView x, VectorView<const float> gamma, VectorView<const float> beta, VectorView<float> rstd,
                  BatchView y, Activation act, int64_t groups = 1, int64_t param_stride = 0);
   // Backward of LayerNorm: dy [n x f] holds dL/dy on entry and dL/dx on return; xhat, rstd and y
-  // are the forward's (y's sign is the ReLU mask). dgamma and dbeta [f] are overwritten with the
-  // column sums of dh * xhat and dh, where dh = dL/d(gamma * xhat + beta). Grouped: block g's
-  // sums (over its rows only) into dgamma and dbeta moved g * param_stride floats, the bits a call
-  // on that block alone gives.
+  // are the forward's (y gives the activation's derivative, as in ActivationBackward). dgamma and
+  // dbeta [f] are overwritten with the column sums of dh * xhat and dh, where
+  // dh = dL/d(gamma * xhat + beta). Grouped: block g's sums (over its rows only) into dgamma and
+  // dbeta moved g * param_stride floats, the bits a call on that block alone gives.
   void LayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<const float> rstd, ConstBatchView y,
                          VectorView<const float> gamma, VectorView<float> dgamma, VectorView<float> dbeta,
                          Activation act, int64_t groups = 1, int64_t param_stride = 0);

@@ -99,6 +99,9 @@ class CpuBackend final : public Backend {
       float* row = y.data() + r * f;
       if (act == Activation::kRelu) {
         for (int64_t j = 0; j < f; ++j) row[j] = std::max(row[j] + b[j], 0.0f);
+      } else if (act == Activation::kTanh) {
+        // A tanhf call per element (glibc's vector forms need -ffast-math): PPO's layers are small.
+        for (int64_t j = 0; j < f; ++j) row[j] = std::tanh(row[j] + b[j]);
       } else {
         for (int64_t j = 0; j < f; ++j) row[j] += b[j];
       }
@@ -120,6 +123,12 @@ class CpuBackend final : public Backend {
           g[j] = out[j] > 0.0f ? g[j] : 0.0f;
           db[j] += g[j];
         }
+      } else if (act == Activation::kTanh) {
+        const float* out = y.data() + r * f;
+        for (int64_t j = 0; j < f; ++j) {
+          g[j] = internal::TanhGrad(g[j], out[j]);
+          db[j] += g[j];
+        }
       } else {
         for (int64_t j = 0; j < f; ++j) db[j] += g[j];
       }
@@ -131,8 +140,8 @@ class CpuBackend final : public Backend {
     const int64_t f = x.cols(), rows = x.rows() / groups;
     for (int64_t r = 0; r < x.rows(); ++r) {
       const int64_t shift = r / rows * param_stride;
-      rstd.data()[r] = internal::LayerNormRow(x.data() + r * f, gamma.data() + shift, beta.data() + shift,
-                                              y.data() + r * f, f, act == Activation::kRelu);
+      rstd.data()[r] =
+          internal::LayerNormRow(x.data() + r * f, gamma.data() + shift, beta.data() + shift, y.data() + r * f, f, act);
     }
   }
 
@@ -140,21 +149,21 @@ class CpuBackend final : public Backend {
                            VectorView<const float> gamma, VectorView<float> dgamma, VectorView<float> dbeta,
                            Activation act, int64_t groups, int64_t param_stride) override {
     const int64_t n = dy.rows() / groups, f = dy.cols();
-    const bool relu = act == Activation::kRelu;
+    const bool masked = act != Activation::kNone;
     for (int64_t group = 0; group < groups; ++group) {
       const int64_t first = group * n, shift = group * param_stride;
       float* dg = dgamma.data() + shift;
       float* db = dbeta.data() + shift;
       std::fill(dg, dg + f, 0.0f);
       std::fill(db, db + f, 0.0f);
-      // dh (through the ReLU's mask) in place and the column sums row by row: each column's terms
-      // are added in row order, as CUDA's column loop adds them.
+      // dh (through the activation: ReLU's mask, tanh's 1 - y^2) in place and the column sums row
+      // by row: each column's terms are added in row order, as CUDA's column loop adds them.
       for (int64_t r = first; r < first + n; ++r) {
         float* g = dy.data() + r * f;
-        const float* out = relu ? y.data() + r * f : nullptr;
+        const float* out = masked ? y.data() + r * f : nullptr;
         const float* xh = xhat.data() + r * f;
         for (int64_t j = 0; j < f; ++j) {
-          const float dh = relu ? internal::ReluGrad(g[j], out[j]) : g[j];
+          const float dh = masked ? internal::ActivationGrad(act, g[j], out[j]) : g[j];
           g[j] = dh;
           dg[j] += dh * xh[j];
           db[j] += dh;

@@ -51,13 +51,14 @@ __device__ float BlockSum(float value, float* shared) {
 
 // group_size: elements per group of rows (each group's bias bias_stride floats after the one
 // before's).
-__global__ void BiasActivationKernel(float* y, const float* bias, int64_t count, int f, bool relu, int64_t group_size,
-                                     int64_t bias_stride) {
+__global__ void BiasActivationKernel(float* y, const float* bias, int64_t count, int f, Activation act,
+                                     int64_t group_size, int64_t bias_stride) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const float* b = bias_stride == 0 ? bias : bias + (i / group_size) * bias_stride;  // no division ungrouped
     float v = y[i] + b[i % f];
-    if (relu) v = v < 0.0f ? 0.0f : v;  // as std::max(v, 0.0f) on the CPU (NaN stays NaN)
+    if (act == Activation::kRelu) v = v < 0.0f ? 0.0f : v;  // as std::max(v, 0.0f) on the CPU (NaN stays NaN)
+    if (act == Activation::kTanh) v = tanhf(v);             // CUDA's tanhf: within 2 ulp of the CPU's
     y[i] = v;
   }
 }
@@ -70,11 +71,12 @@ __global__ void BiasActivationKernel(float* y, const float* bias, int64_t count,
 // over one row at a time. Grouped (blockIdx.y = group g): rows [g n, (g + 1) n) into dbias + g *
 // dbias_stride, the same sums as a call on that group alone.
 __global__ void ActivationBackwardKernel(float* __restrict__ dy, const float* __restrict__ y, float* dbias, int64_t n,
-                                         int f, bool relu, int64_t dbias_stride) {
+                                         int f, Activation act, int64_t dbias_stride) {
   constexpr int kPhases = 8, kUnroll = 4;
   __shared__ float partial[kPhases][33];
+  const bool masked = act != Activation::kNone;  // dz differs from dy: ReLU's mask, tanh's 1 - y^2
   dy += blockIdx.y * n * f;
-  if (relu) y += blockIdx.y * n * f;
+  if (masked) y += blockIdx.y * n * f;
   dbias += blockIdx.y * dbias_stride;
   const int j = blockIdx.x * 32 + threadIdx.x;
   float sum = 0.0f;
@@ -85,14 +87,14 @@ __global__ void ActivationBackwardKernel(float* __restrict__ dy, const float* __
       for (int u = 0; u < kUnroll; ++u) {
         const int64_t r = r0 + u * kPhases;
         g[u] = r < n ? dy[r * f + j] : 0.0f;
-        out[u] = relu && r < n ? y[r * f + j] : 0.0f;
+        out[u] = masked && r < n ? y[r * f + j] : 0.0f;
       }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const int64_t r = r0 + u * kPhases;
         if (r >= n) break;
-        if (relu) {
-          g[u] = out[u] > 0.0f ? g[u] : 0.0f;
+        if (masked) {
+          g[u] = internal::ActivationGrad(act, g[u], out[u]);
           dy[r * f + j] = g[u];
         }
         sum += g[u];
@@ -273,19 +275,20 @@ __global__ void AdamKernel(AdamArgs o, float* p, const float* g, float* m, float
 // LayerNorm: one thread per row (LayerNormRow), so the sums run in the CPU's order.
 // Grouped: row r takes the parameters of its block, r / group_rows, param_stride floats apart.
 __global__ void LayerNormKernel(float* x, const float* gamma, const float* beta, float* rstd, float* y, int64_t n,
-                                int64_t f, bool relu, int64_t group_rows, int64_t param_stride) {
+                                int64_t f, Activation act, int64_t group_rows, int64_t param_stride) {
   for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; r < n;
        r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t shift = r / group_rows * param_stride;
-    rstd[r] = internal::LayerNormRow(x + r * f, gamma + shift, beta + shift, y + r * f, f, relu);
+    rstd[r] = internal::LayerNormRow(x + r * f, gamma + shift, beta + shift, y + r * f, f, act);
   }
 }
 
-// dy becomes dh, the ReLU's mask applied: every element at once.
-__global__ void ReluMaskKernel(float* dy, const float* y, int64_t count) {
+// dy becomes dh, taken back through the activation (ReLU's mask, tanh's 1 - y^2): every element
+// at once.
+__global__ void ActivationGradKernel(float* dy, const float* y, int64_t count, Activation act) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    dy[i] = internal::ReluGrad(dy[i], y[i]);
+    dy[i] = internal::ActivationGrad(act, dy[i], y[i]);
 }
 
 // LayerNorm's parameter gradients from dh: the column sums of dh * xhat and of dh. A block takes
@@ -522,8 +525,7 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
   void DoBiasActivation(BatchView y, VectorView<const float> bias, Activation act, int64_t groups,
                         int64_t bias_stride) override {
     BiasActivationKernel<<<Blocks(y.size()), kThreads, 0, stream_>>>(
-        y.data(), bias.data(), y.size(), static_cast<int>(y.cols()), act == Activation::kRelu, y.size() / groups,
-        bias_stride);
+        y.data(), bias.data(), y.size(), static_cast<int>(y.cols()), act, y.size() / groups, bias_stride);
     CUGYM_CUDA_CHECK_LAST();
   }
 
@@ -533,7 +535,7 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
     CheckGroupCount(Device::kCuda, groups, "ActivationBackward");  // Mlp checked its replicas at construction
     const dim3 grid((f + 31) / 32, static_cast<unsigned>(groups));
     ActivationBackwardKernel<<<grid, dim3(32, 8), 0, stream_>>>(dy.data(), y.data(), dbias.data(), dy.rows() / groups,
-                                                                f, act == Activation::kRelu, dbias_stride);
+                                                                f, act, dbias_stride);
     CUGYM_CUDA_CHECK_LAST();
   }
 
@@ -588,16 +590,16 @@ class CudaBackend final : public Backend, public std::enable_shared_from_this<Cu
   void DoLayerNorm(BatchView x, VectorView<const float> gamma, VectorView<const float> beta, VectorView<float> rstd,
                    BatchView y, Activation act, int64_t groups, int64_t param_stride) override {
     LayerNormKernel<<<Blocks(x.rows()), kThreads, 0, stream_>>>(x.data(), gamma.data(), beta.data(), rstd.data(),
-                                                                y.data(), x.rows(), x.cols(), act == Activation::kRelu,
-                                                                x.rows() / groups, param_stride);
+                                                                y.data(), x.rows(), x.cols(), act, x.rows() / groups,
+                                                                param_stride);
     CUGYM_CUDA_CHECK_LAST();
   }
 
   void DoLayerNormBackward(BatchView dy, ConstBatchView xhat, VectorView<const float> rstd, ConstBatchView y,
                            VectorView<const float> gamma, VectorView<float> dgamma, VectorView<float> dbeta,
                            Activation act, int64_t groups, int64_t param_stride) override {
-    if (act == Activation::kRelu && dy.size() > 0) {
-      ReluMaskKernel<<<Blocks(dy.size()), kThreads, 0, stream_>>>(dy.data(), y.data(), dy.size());
+    if (act != Activation::kNone && dy.size() > 0) {
+      ActivationGradKernel<<<Blocks(dy.size()), kThreads, 0, stream_>>>(dy.data(), y.data(), dy.size(), act);
       CUGYM_CUDA_CHECK_LAST();
     }
     const int64_t group_rows = dy.rows() / groups;

@@ -55,29 +55,55 @@ CUGYM_HD inline float LaneSum(int64_t f, const Term& term) {
   return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
 }
 
+// LayerNormRow's last pass with the activation `activate` applied to each output: one loop per
+// activation, so ReLU's stays a plain loop the compiler vectorizes (a tanhf call in it would not).
+template <class Activate>
+CUGYM_HD inline void NormalizeRow(float* x, float mean, float rstd, const float* gamma, const float* beta, float* y,
+                                  int64_t f, const Activate& activate) {
+  for (int64_t j = 0; j < f; ++j) {
+    const float xhat = (x[j] - mean) * rstd;
+    const float h = gamma[j] * xhat + beta[j];
+    x[j] = xhat;
+    y[j] = activate(h);
+  }
+}
+
 // One row of Backend::LayerNorm: x [f] becomes xhat, y [f] = act(gamma * xhat + beta); returns
-// rstd. Two passes over x (the mean, then the variance of the centred values), in float.
-CUGYM_HD inline float LayerNormRow(float* x, const float* gamma, const float* beta, float* y, int64_t f, bool relu) {
+// rstd. Two passes over x (the mean, then the variance of the centred values), in float. tanh is
+// the C library's tanhf on the CPU and CUDA's on the GPU: within 2 ulp of each other, not the same
+// bits.
+CUGYM_HD inline float LayerNormRow(float* x, const float* gamma, const float* beta, float* y, int64_t f,
+                                   Activation act) {
   const float mean = LaneSum(f, [&](int64_t j) { return x[j]; }) / static_cast<float>(f);
   const float sq = LaneSum(f, [&](int64_t j) {
     const float d = x[j] - mean;
     return d * d;
   });
   const float rstd = 1.0f / sqrtf(sq / static_cast<float>(f) + kLayerNormEps);
-  for (int64_t j = 0; j < f; ++j) {
-    const float xhat = (x[j] - mean) * rstd;
-    const float h = gamma[j] * xhat + beta[j];
-    x[j] = xhat;
-    y[j] = relu && h < 0.0f ? 0.0f : h;  // NaN stays NaN, as BiasActivation's ReLU
+  if (act == Activation::kRelu) {
+    // NaN stays NaN, as BiasActivation's ReLU.
+    NormalizeRow(x, mean, rstd, gamma, beta, y, f, [](float h) { return h < 0.0f ? 0.0f : h; });
+  } else if (act == Activation::kTanh) {
+    NormalizeRow(x, mean, rstd, gamma, beta, y, f, [](float h) { return tanhf(h); });
+  } else {
+    NormalizeRow(x, mean, rstd, gamma, beta, y, f, [](float h) { return h; });
   }
   return rstd;
 }
 
 // dL/dz from dL/dy through a ReLU y = max(z, 0): the mask y > 0.
 CUGYM_HD inline float ReluGrad(float dy, float y) { return y > 0.0f ? dy : 0.0f; }
+// dL/dz from dL/dy through y = tanh(z): 1 - y^2, from the output as PyTorch's tanh_backward
+// (no pre-activation kept; the derivative's relative error grows as |y| nears 1, as PyTorch's does).
+CUGYM_HD inline float TanhGrad(float dy, float y) { return dy * (1.0f - y * y); }
+// Through `act` (kNone: dy itself). Both sides of each select are cheap, so a loop over it still
+// vectorizes.
+CUGYM_HD inline float ActivationGrad(Activation act, float dy, float y) {
+  return act == Activation::kRelu ? ReluGrad(dy, y) : act == Activation::kTanh ? TanhGrad(dy, y) : dy;
+}
 
 // One row of Backend::LayerNormBackward's input gradient, once dh = dL/d(gamma * xhat + beta) is
-// in dy (the ReLU's mask applied by the column pass): dy [f] becomes dL/dx =
+// in dy (the activation's derivative applied by the column pass): dy [f] becomes dL/dx =
 // rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = gamma * dh.
 CUGYM_HD inline void LayerNormBackwardRow(float* dy, const float* xhat, float rstd, const float* gamma, int64_t f) {
   const float m1 = LaneSum(f, [&](int64_t j) { return dy[j] * gamma[j]; }) / static_cast<float>(f);

@@ -91,12 +91,15 @@ ConvSpec ParseConv(const std::string& text) {
   return conv;
 }
 
-std::string DescribeNetwork(const std::vector<int>& layer_sizes, const ConvSpec& conv, bool layer_norm) {
-  const std::string norm = layer_norm ? " LayerNorm" : "";
-  if (!conv.enabled()) return FormatLayerSizes(layer_sizes) + norm;
+std::string DescribeNetwork(const std::vector<int>& layer_sizes, const ConvSpec& conv, bool layer_norm,
+                            Activation activation) {
+  const std::string suffix =
+      std::string(layer_norm ? " LayerNorm" : "") + (activation == Activation::kTanh ? " tanh" : "");
+  if (!conv.enabled()) return FormatLayerSizes(layer_sizes) + suffix;
   return "conv " + std::to_string(conv.height) + "x" + std::to_string(conv.width) + "x" +
          std::to_string(conv.in_channels) + "->" + std::to_string(conv.out_channels) + " " +
-         std::to_string(conv.kernel) + "x" + std::to_string(conv.kernel) + ", " + FormatLayerSizes(layer_sizes) + norm;
+         std::to_string(conv.kernel) + "x" + std::to_string(conv.kernel) + ", " + FormatLayerSizes(layer_sizes) +
+         suffix;
 }
 
 std::vector<ParameterTensor> MlpParameterTensors(const Mlp& net) {
@@ -155,9 +158,10 @@ std::vector<float> MlpParametersFrom(const SafetensorsFile& file, const Mlp& net
   return host;
 }
 
-SafetensorsMetadata MlpMetadata(const std::vector<int>& layer_sizes, const ConvSpec& conv, bool layer_norm) {
+SafetensorsMetadata MlpMetadata(const std::vector<int>& layer_sizes, const ConvSpec& conv, bool layer_norm,
+                                Activation activation) {
   SafetensorsMetadata metadata = {
-      {kKindKey, "mlp"}, {kLayersKey, FormatLayerSizes(layer_sizes)}, {kActivationKey, "relu"}};
+      {kKindKey, "mlp"}, {kLayersKey, FormatLayerSizes(layer_sizes)}, {kActivationKey, ActivationName(activation)}};
   if (conv.enabled()) metadata[kConvKey] = FormatConv(conv);
   if (layer_norm) metadata[kNormKey] = "layer_norm";
   return metadata;
@@ -166,12 +170,14 @@ SafetensorsMetadata MlpMetadata(const std::vector<int>& layer_sizes, const ConvS
 void EraseNetworkMetadata(SafetensorsMetadata& metadata) {
   metadata.erase(kConvKey);
   metadata.erase(kNormKey);
+  metadata.erase(kActivationKey);
 }
 
 void SaveMlp(const std::string& path, const Mlp& net, const SafetensorsMetadata& extra) {
   SafetensorsMetadata metadata = extra;
-  EraseNetworkMetadata(metadata);  // only the network says whether it has a convolution or LayerNorm
-  for (const auto& [key, value] : MlpMetadata(net.layer_sizes(), net.conv(), net.layer_norm())) metadata[key] = value;
+  EraseNetworkMetadata(metadata);  // only the network says what its layers and activation are
+  for (const auto& [key, value] : MlpMetadata(net.layer_sizes(), net.conv(), net.layer_norm(), net.activation()))
+    metadata[key] = value;
   WriteSafetensors(path, MlpTensors(net), metadata);
 }
 
@@ -181,14 +187,12 @@ SafetensorsMetadata LoadMlp(const SafetensorsFile& file, const std::string& path
   std::vector<int> sizes = LayersOf(file, path);
   const ConvSpec conv = ReadMlpConv(file, path);
   const bool layer_norm = ReadMlpLayerNorm(file, path);
-  if (sizes != net.layer_sizes() || conv != net.conv() || layer_norm != net.layer_norm()) {
-    throw std::invalid_argument(path + ": the file holds a " + DescribeNetwork(sizes, conv, layer_norm) +
+  const Activation activation = ReadMlpActivation(file, path);
+  if (sizes != net.layer_sizes() || conv != net.conv() || layer_norm != net.layer_norm() ||
+      activation != net.activation()) {
+    throw std::invalid_argument(path + ": the file holds a " + DescribeNetwork(sizes, conv, layer_norm, activation) +
                                 " network, this one is " +
-                                DescribeNetwork(net.layer_sizes(), net.conv(), net.layer_norm()));
-  }
-  auto act = file.metadata.find(kActivationKey);
-  if (act != file.metadata.end() && act->second != "relu") {
-    throw std::invalid_argument(path + ": activation '" + act->second + "' (cugym's MLP uses relu)");
+                                DescribeNetwork(net.layer_sizes(), net.conv(), net.layer_norm(), net.activation()));
   }
   CopyFromHost(net.parameters(), MlpParametersFrom(file, net, "", path));
   return file.metadata;
@@ -216,6 +220,16 @@ bool ReadMlpLayerNorm(const SafetensorsFile& file, const std::string& path) {
   if (it->second != "layer_norm")
     throw std::invalid_argument(path + ": metadata " + kNormKey + " '" + it->second + "' (expected layer_norm)");
   return true;
+}
+
+Activation ReadMlpActivation(const SafetensorsFile& file, const std::string& path) {
+  auto it = file.metadata.find(kActivationKey);
+  if (it == file.metadata.end()) return Activation::kRelu;  // files from other tools: cugym's networks were ReLU
+  try {
+    return ParseHiddenActivation(it->second);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(path + ": metadata " + kActivationKey + ": " + e.what());
+  }
 }
 
 }  // namespace cugym::nn

@@ -3,8 +3,10 @@
 // Tensor names follow nn.Sequential(Linear, ReLU, Linear, ...): layer l's weight is
 // "<2l>.weight" [out x in] and its bias "<2l>.bias" [out], F32, so
 // `seq.load_state_dict(safetensors.torch.load_file(path))` loads them. The metadata holds
-// "cugym.kind" ("mlp"), "cugym.layers" ("4,120,84,2") and "cugym.activation" ("relu"), plus
-// whatever the caller adds (env id, training step, ...).
+// "cugym.kind" ("mlp"), "cugym.layers" ("4,120,84,2") and "cugym.activation" (the hidden layers'
+// activation, MlpOptions::activation: "relu", or "tanh" for nn.Sequential(Linear, Tanh, ...)),
+// plus whatever the caller adds (env id, training step, ...). A file without "cugym.activation"
+// is a ReLU network; any other value is refused.
 //
 // A network with a convolution in front adds "conv.weight" [out, in, k, k] (PyTorch's Conv2d
 // layout) and "conv.bias" [out], and the metadata "cugym.conv"
@@ -40,8 +42,10 @@ std::string LinearTensorName(const std::string& prefix, int layer, const char* w
 // metadata). Parsing throws std::invalid_argument naming the text.
 std::string FormatConv(const ConvSpec& conv);
 ConvSpec ParseConv(const std::string& text);
-// "4,120,84,2", or with a convolution "conv 10x10x4->16 3x3, 400,128,6": for error messages.
-std::string DescribeNetwork(const std::vector<int>& layer_sizes, const ConvSpec& conv, bool layer_norm = false);
+// "4,120,84,2", or with a convolution "conv 10x10x4->16 3x3, 400,128,6", then " LayerNorm" and
+// " tanh" where they apply: for error messages.
+std::string DescribeNetwork(const std::vector<int>& layer_sizes, const ConvSpec& conv, bool layer_norm = false,
+                            Activation activation = Activation::kRelu);
 
 // One tensor of a network's parameters: its name (without prefix), shape and offset in the flat
 // buffer, in the buffer's order (the convolution's first). Checkpoints of anything laid out like
@@ -61,16 +65,17 @@ std::vector<NamedTensor> MlpTensors(const Mlp& net, const std::string& prefix = 
 std::vector<float> MlpParametersFrom(const SafetensorsFile& file, const Mlp& net, const std::string& prefix,
                                      const std::string& where);
 
-// Metadata every model file carries, for a network of these sizes (and convolution, if enabled).
-SafetensorsMetadata MlpMetadata(const std::vector<int>& layer_sizes, const ConvSpec& conv = {},
-                                bool layer_norm = false);
+// Metadata every model file carries, for a network of these sizes (and convolution, if enabled,
+// LayerNorm and hidden activation).
+SafetensorsMetadata MlpMetadata(const std::vector<int>& layer_sizes, const ConvSpec& conv = {}, bool layer_norm = false,
+                                Activation activation = Activation::kRelu);
 
 // Writes net's parameters to `path` (atomically); `extra` adds metadata keys (it may not
 // override the cugym.* ones).
 void SaveMlp(const std::string& path, const Mlp& net, const SafetensorsMetadata& extra = {});
 // Loads `path` into net and returns the file's metadata. Throws std::invalid_argument naming the
-// file when it is damaged, is not an MLP file, or holds a network of other layer sizes or
-// another convolution (or none where net has one).
+// file when it is damaged, is not an MLP file, or holds a network of other layer sizes, another
+// convolution (or none where net has one), or another or an unknown activation.
 SafetensorsMetadata LoadMlp(const std::string& path, Mlp& net);
 // The same for a file already read (ReadSafetensors(path)); `path` names it in the errors.
 SafetensorsMetadata LoadMlp(const SafetensorsFile& file, const std::string& path, Mlp& net);
@@ -82,7 +87,11 @@ ConvSpec ReadMlpConv(const SafetensorsFile& file, const std::string& path);
 // Whether a model file's network has LayerNorm (MlpOptions::layer_norm); throws
 // std::invalid_argument naming the file for a "cugym.norm" other than "layer_norm".
 bool ReadMlpLayerNorm(const SafetensorsFile& file, const std::string& path);
-// The keys SaveMlp and checkpoints write for the network's shape, which only the network sets.
+// A model file's hidden activation (MlpOptions::activation): ReLU without "cugym.activation";
+// throws std::invalid_argument naming the file and the value for one other than relu or tanh.
+Activation ReadMlpActivation(const SafetensorsFile& file, const std::string& path);
+// The keys SaveMlp and checkpoints write for the network's shape and activation, which only the
+// network sets.
 void EraseNetworkMetadata(SafetensorsMetadata& metadata);
 
 }  // namespace cugym::nn

@@ -1,4 +1,4 @@
-// Linear (+ ReLU) and Conv2d (+ ReLU) layers, forward and backward written out on the back end's
+// Linear (+ ReLU or tanh) and Conv2d (+ ReLU) layers, forward and backward written out on the back end's
 // primitives.
 //
 // Shapes (row-major, docs/nn.md): x [n x in], weight [out x in] (PyTorch's layout), bias [out],
@@ -43,7 +43,7 @@ void LinearForward(Backend& backend, const LinearParams& params, ConstBatchView 
 
 // Backward of LinearForward. On entry dy holds dL/dy; on return it holds dL/dz (z = x W^T + b).
 // Writes grads (dW = dz^T x, db = column sums of dz) and, when dx is not empty, dx = dz W.
-// y is the forward output (its sign is the ReLU mask; unused for kNone). With bias_grad_ready
+// y is the forward output (ReLU's mask, tanh's 1 - y^2; unused for kNone). With bias_grad_ready
 // (only for kNone) grads.bias already holds the column sums of dy (the fused loss kernel wrote
 // them) and the reduction pass is skipped. 4 * n * in * out flops with dx, half without.
 void LinearBackward(Backend& backend, const LinearParams& params, ConstBatchView x, ConstBatchView y, BatchView dy,

@@ -1,7 +1,9 @@
-// MLP: parameter packing, PyTorch-default initialization, forward and backward through the layers.
+// MLP: parameter packing, initialization (PyTorch's default or orthogonal), forward and backward
+// through the layers.
 #include "nn/mlp.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -23,8 +25,20 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
       replicas_(options.replicas),
       trainable_(options.trainable),
       conv_(options.conv),
-      layer_norm_(options.layer_norm) {
+      layer_norm_(options.layer_norm),
+      activation_(options.activation),
+      init_(options.init),
+      hidden_gain_(options.hidden_gain),
+      output_gain_(options.output_gain) {
   if (backend_ == nullptr) throw std::invalid_argument("Mlp: no back end");
+  if (activation_ != Activation::kRelu && activation_ != Activation::kTanh) {
+    throw std::invalid_argument(std::string("Mlp: hidden activation ") + ActivationName(activation_) +
+                                " (expected relu or tanh)");
+  }
+  if (!std::isfinite(hidden_gain_) || !std::isfinite(output_gain_)) {
+    throw std::invalid_argument("Mlp: gains " + std::to_string(hidden_gain_) + " (hidden) and " +
+                                std::to_string(output_gain_) + " (output), expected finite values");
+  }
   if (sizes_.size() < 2) {
     throw std::invalid_argument("Mlp: layer sizes need at least an input and an output size, got " +
                                 std::to_string(sizes_.size()) + " entries");
@@ -264,12 +278,25 @@ void Mlp::Initialize(uint64_t seed) {
 void Mlp::Initialize(int replica, uint64_t seed) {
   CheckReplica(replica);
   std::vector<float> host(static_cast<std::size_t>(replica_stride_), 0.0f);
+  const bool orthogonal = init_ == MlpInit::kOrthogonal;
   if (has_conv()) {
-    InitConv2d(seed, conv_.out_channels, conv_.in_channels, conv_.kernel, host.data() + conv_offsets_.weight,
-               host.data() + conv_offsets_.bias);
+    float* weight = host.data() + conv_offsets_.weight;
+    float* bias = host.data() + conv_offsets_.bias;
+    if (orthogonal) {
+      InitConv2dOrthogonal(seed, conv_.out_channels, conv_.in_channels, conv_.kernel, hidden_gain_, weight, bias);
+    } else {
+      InitConv2d(seed, conv_.out_channels, conv_.in_channels, conv_.kernel, weight, bias);
+    }
   }
   for (int l = 0; l < num_layers(); ++l) {
-    InitLinear(seed, l, sizes_[l + 1], linear_in(l), host.data() + offsets_[l].weight, host.data() + offsets_[l].bias);
+    float* weight = host.data() + offsets_[l].weight;
+    float* bias = host.data() + offsets_[l].bias;
+    if (orthogonal) {
+      const double gain = l + 1 < num_layers() ? hidden_gain_ : output_gain_;
+      InitOrthogonal(seed, l, sizes_[l + 1], linear_in(l), gain, weight, bias);
+    } else {
+      InitLinear(seed, l, sizes_[l + 1], linear_in(l), weight, bias);
+    }
   }
   // LayerNorm starts as the identity: scale 1, shift 0 (PyTorch's and flax's defaults).
   if (layer_norm_) {
@@ -280,7 +307,8 @@ void Mlp::Initialize(int replica, uint64_t seed) {
 }
 
 void Mlp::CheckSolo(const Mlp& solo, const char* op) const {
-  if (solo.replicas_ != 1 || solo.sizes_ != sizes_ || solo.conv_ != conv_ || solo.layer_norm_ != layer_norm_) {
+  if (solo.replicas_ != 1 || solo.sizes_ != sizes_ || solo.conv_ != conv_ || solo.layer_norm_ != layer_norm_ ||
+      solo.activation_ != activation_) {
     throw std::invalid_argument(std::string("Mlp::") + op +
                                 ": the other network must be one replica of the same layers");
   }
@@ -319,6 +347,7 @@ ConstBatchView Mlp::RunForward(ConstBatchView x, const char* op) {
   const int64_t n = x.rows();
   ConstBatchView input = x;
   if (has_conv()) {
+    // The convolution's activation is ReLU whatever the hidden layers' is (MlpOptions::activation).
     const int64_t positions = static_cast<int64_t>(conv_.out_height()) * conv_.out_width();
     const BatchView patches(patches_, n * positions, conv_.patch_size(), device());
     BatchView y(conv_out_, n, conv_.out_features(), device());
@@ -340,14 +369,14 @@ ConstBatchView Mlp::RunForward(ConstBatchView x, const char* op) {
     BatchView y(activations_[l], n, sizes_[l + 1], device());
     const bool hidden = l + 1 < num_layers();
     if (hidden && layer_norm_) {
-      // Linear -> LayerNorm -> ReLU: the Linear's output goes to xhat, normalized there in place.
+      // Linear -> LayerNorm -> activation: the Linear's output goes to xhat, normalized there in place.
       BatchView z(xhat_[l], n, sizes_[l + 1], device());
       LinearForward(*backend_, linear(l), input, z, Activation::kNone, layer_replicas());
       const NormParams p = norm(l);
-      backend_->LayerNorm(z, p.gamma, p.beta, VectorView<float>(rstd_[l], n, device()), y, Activation::kRelu, replicas_,
+      backend_->LayerNorm(z, p.gamma, p.beta, VectorView<float>(rstd_[l], n, device()), y, activation_, replicas_,
                           replica_stride_);
     } else {
-      LinearForward(*backend_, linear(l), input, y, hidden ? Activation::kRelu : Activation::kNone, layer_replicas());
+      LinearForward(*backend_, linear(l), input, y, hidden ? activation_ : Activation::kNone, layer_replicas());
     }
     input = y;
   }
@@ -393,13 +422,13 @@ void Mlp::Backward(BatchView dy, bool last_bias_grad_ready) {
     ConstBatchView y(activations_[l], n, sizes_[l + 1], device());
     BatchView dx = l > 0 || has_conv() ? BatchView(ping_[next], n, linear_in(l), device()) : BatchView();
     const bool last = l == num_layers() - 1;
-    Activation act = last ? Activation::kNone : Activation::kRelu;
+    Activation act = last ? Activation::kNone : activation_;
     if (!last && layer_norm_) {
-      // Back through ReLU and LayerNorm to the Linear's output.
+      // Back through the activation and LayerNorm to the Linear's output.
       const NormGrads g = norm_grads(l);
       backend_->LayerNormBackward(dz, ConstBatchView(xhat_[l], n, sizes_[l + 1], device()),
                                   VectorView<const float>(rstd_[l], n, device()), y, norm(l).gamma, g.gamma, g.beta,
-                                  Activation::kRelu, replicas_, replica_stride_);
+                                  activation_, replicas_, replica_stride_);
       act = Activation::kNone;
     }
     LinearBackward(*backend_, linear(l), x, y, dz, act, linear_grads(l), dx, last && last_bias_grad_ready,
@@ -430,8 +459,9 @@ void Mlp::CopyParametersFrom(const Mlp& other) { PolyakFrom(other, 1.0f); }
 
 void Mlp::PolyakFrom(const Mlp& other, float tau) {
   if (other.sizes_ != sizes_ || other.conv_ != conv_ || other.layer_norm_ != layer_norm_ ||
-      other.replicas_ != replicas_)
-    throw std::invalid_argument("Mlp: copying parameters between networks of different layer sizes or replicas");
+      other.replicas_ != replicas_ || other.activation_ != activation_)
+    throw std::invalid_argument(
+        "Mlp: copying parameters between networks of different layer sizes, activations or replicas");
   if (other.backend_ != backend_)
     throw std::invalid_argument("Mlp: copying parameters between networks on different back ends");
   backend_->Polyak(parameters(), other.parameters(), tau);

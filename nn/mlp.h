@@ -1,7 +1,7 @@
-// A multilayer perceptron: Linear -> ReLU -> ... -> Linear, optionally behind a Conv2d -> ReLU
-// front for image observations and optionally with a LayerNorm before each ReLU (PQN's network), with all parameters in
-// one flat buffer (so Adam, clipping, hard copies and Polyak averaging are one pass each) and every activation buffer
-// allocated at construction.
+// A multilayer perceptron: Linear -> ReLU (or tanh, PPO's) -> ... -> Linear, optionally behind a Conv2d -> ReLU
+// front for image observations and optionally with a LayerNorm before each activation (PQN's network), with all
+// parameters in one flat buffer (so Adam, clipping, hard copies and Polyak averaging are one pass each) and every
+// activation buffer allocated at construction.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,12 @@
 
 namespace cugym::nn {
 
+/// How an Mlp's weights start (MlpOptions::init).
+enum class MlpInit {
+  kTorchDefault,  ///< PyTorch's nn.Linear and nn.Conv2d defaults, U(+-1/sqrt(fan_in)) for weights and biases
+  kOrthogonal,    ///< torch.nn.init.orthogonal_ times a gain, biases 0 (CleanRL's layer_init: PPO's networks)
+};
+
 struct MlpOptions {
   /// Most rows one Forward, ForwardTrain or Backward takes (the minibatch, or the number of envs
   /// acted for). The workspace is sized for it: about max_batch * (sum of layer widths) floats,
@@ -22,7 +28,7 @@ struct MlpOptions {
   int max_batch = 256;
   /// Allocate gradients and backward scratch. A network that is only evaluated needs neither.
   bool trainable = true;
-  /// Seed of the initial weights (PyTorch's nn.Linear and nn.Conv2d defaults, nn/init.h).
+  /// Seed of the initial weights (`init`, nn/init.h).
   uint64_t seed = 0;
   /// An optional convolution in front (out_channels 0: none): Conv2d -> ReLU on the input read as
   /// NHWC images, its output [Ho][Wo][out] flattened into the first Linear layer. The input size
@@ -41,6 +47,22 @@ struct MlpOptions {
   /// replica r's outputs and gradients are the bits a network of one with its parameters gives.
   /// max_batch counts rows per replica.
   int replicas = 1;
+  /// The hidden layers' activation, after each hidden Linear layer (after its LayerNorm with
+  /// layer_norm): kRelu (DQN's and PQN's networks) or kTanh (PPO's, as CleanRL's ppo.py builds its
+  /// actor and critic: Linear -> Tanh -> Linear -> Tanh -> Linear). The convolution's stays ReLU
+  /// (CleanRL's image networks use ReLU throughout). Model files record it (cugym.activation).
+  Activation activation = Activation::kRelu;
+  /// The initial weights: kTorchDefault (PyTorch's defaults, as every network before PPO's), or
+  /// kOrthogonal: every weight a matrix with orthonormal rows or columns (whichever are fewer)
+  /// times a gain, every bias 0, as CleanRL's layer_init (torch.nn.init.orthogonal_; the
+  /// convolution's weight as [out x in * k * k]). Both are drawn on the host from `seed`, the same
+  /// on every device. LayerNorm scales start at 1 and shifts at 0 either way.
+  MlpInit init = MlpInit::kTorchDefault;
+  /// kOrthogonal's gain for the hidden layers and the convolution: sqrt(2), CleanRL's.
+  double hidden_gain = 1.4142135623730951;
+  /// kOrthogonal's gain for the last layer: CleanRL's ppo.py uses 0.01 for the actor (a nearly
+  /// uniform first policy) and 1 for the critic.
+  double output_gain = 1.0;
 };
 
 // A LayerNorm's scale (gamma, "weight" in PyTorch) and shift (beta, "bias").
@@ -55,9 +77,11 @@ struct NormGrads {
 
 class Mlp {
  public:
-  // layer_sizes = {in, hidden..., out}: at least 2 entries, each >= 1. ReLU after every Linear
-  // but the last (and after the convolution). With options.conv, the first Linear layer takes the
-  // convolution's conv.out_features() outputs, not `in`. Throws std::invalid_argument naming a bad size.
+  // layer_sizes = {in, hidden..., out}: at least 2 entries, each >= 1. options.activation after
+  // every Linear but the last (ReLU after the convolution). With options.conv, the first Linear
+  // layer takes the convolution's conv.out_features() outputs, not `in`. Throws
+  // std::invalid_argument naming a bad size, a hidden activation other than ReLU or tanh, or a
+  // gain that is not finite.
   Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const MlpOptions& options = {});
   Mlp(const Mlp&) = delete;
   Mlp& operator=(const Mlp&) = delete;
@@ -72,6 +96,9 @@ class Mlp {
   const ConvSpec& conv() const { return conv_; }
   bool has_conv() const { return conv_.enabled(); }
   bool layer_norm() const { return layer_norm_; }
+  // The hidden layers' activation (MlpOptions::activation) and how Initialize draws (MlpOptions::init).
+  Activation activation() const { return activation_; }
+  MlpInit init() const { return init_; }
   int out_features() const { return sizes_.back(); }
   int max_batch() const { return max_batch_; }
   bool trainable() const { return trainable_; }
@@ -106,13 +133,15 @@ class Mlp {
   NormParams conv_norm() const;
   NormGrads conv_norm_grads();
 
-  // Redraws every weight and bias (PyTorch's default, nn/init.h): host draws, one copy. Every
-  // replica gets the weights of `seed`; the second form redraws one replica only.
+  // Redraws every weight and bias (MlpOptions::init, nn/init.h): host draws, one copy. Every
+  // replica gets the weights of `seed`; the second form redraws one replica only, as a network of
+  // one with that seed draws.
   void Initialize(uint64_t seed);
   void Initialize(int replica, uint64_t seed);
 
   // One replica's parameters from or into `solo`, a network of one replica with the same layers
-  // on the same back end (to save, load or evaluate one replica as an ordinary network).
+  // and activation on the same back end (to save, load or evaluate one replica as an ordinary
+  // network).
   void CopyReplicaFrom(int replica, const Mlp& solo);
   void CopyReplicaTo(int replica, Mlp& solo) const;
 
@@ -133,7 +162,7 @@ class Mlp {
   void Backward(BatchView dy, bool last_bias_grad_ready = false);
 
   // Hard update (this = other) and Polyak averaging (this = tau * other + (1 - tau) * this) of
-  // all parameters in one pass; other must have the same layer sizes and back end.
+  // all parameters in one pass; other must have the same layers, activation and back end.
   void CopyParametersFrom(const Mlp& other);
   void PolyakFrom(const Mlp& other, float tau);
 
@@ -171,6 +200,9 @@ class Mlp {
   bool trainable_;
   ConvSpec conv_;
   bool layer_norm_;
+  Activation activation_;
+  MlpInit init_;
+  double hidden_gain_, output_gain_;
   Offsets conv_offsets_{0, 0};
   std::vector<Offsets> offsets_;
   // LayerNorm scale (weight) and shift (bias) offsets, per hidden layer and for the convolution.

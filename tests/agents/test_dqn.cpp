@@ -2,6 +2,7 @@
 // evaluation errors; and (label slow) learning with the shipped configs.
 #include "agents/dqn.h"
 #include "agents/dqn_config.h"  // the earlier header name: TheEarlierNamesStillCompile
+#include "agents/policy.h"
 #include "agents/trainer.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 #include "core/build_info.h"
 #include "core/safetensors.h"
 #include "envs/builtin.h"
+#include "nn/checkpoint.h"
 #include "tests/agents/agent_test_util.h"
 #include "tests/gpu_skip.h"
 
@@ -441,6 +443,27 @@ TEST(Evaluate, RefusesMissingDamagedAndMismatchedModels) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("does not fit Acrobot-v1"), std::string::npos) << e.what();
   }
+}
+
+// A model file's network is rebuilt with the file's hidden activation: a tanh network (PPO's)
+// acts as that network does.
+TEST(GreedyPolicy, BuildsTheModelFilesActivation) {
+  const ScratchDir dir("cugym_policy_tanh");
+  nn::MlpOptions o;
+  o.max_batch = 8;
+  o.seed = 12;
+  o.activation = nn::Activation::kTanh;
+  o.init = nn::MlpInit::kOrthogonal;
+  nn::Mlp net(nn::MakeBackend(Device::kCpu), {4, 16, 2}, o);
+  const std::string model = (dir / "tanh.safetensors").string();
+  nn::SaveMlp(model, net, {{"cugym.env_id", "CartPole-v1"}});
+  GreedyPolicy policy(Builtins(), model, "", 8, Device::kCpu);
+  std::vector<float> obs(8 * 4);
+  for (std::size_t i = 0; i < obs.size(); ++i) obs[i] = std::sin(1.7f * static_cast<float>(i));
+  std::vector<int32_t> actions(8, -1);
+  policy.Act(obs.data(), actions.data(), 8);
+  const std::vector<float> q = nn::ToHost(net.Forward(nn::ConstBatchView(obs.data(), 8, 4, Device::kCpu)));
+  for (int r = 0; r < 8; ++r) EXPECT_EQ(actions[r], q[2 * r + 1] > q[2 * r] ? 1 : 0) << "row " << r;
 }
 
 // On every back end: the sampling counter advances once per gradient step, through checkpoints.

@@ -1,4 +1,5 @@
-// MLP model files: round trip, metadata, and the errors for files that do not fit the network.
+// MLP model files: round trip, metadata (the hidden activation too), and the errors for files that
+// do not fit the network.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -99,6 +100,59 @@ TEST_F(Checkpoint, RefusesFilesThatDoNotFit) {
   EXPECT_EQ(ErrorOf([&] { LoadMlp(dtype_path, net); }), dtype_path + ": tensor '0.bias' is I64, expected F32");
 
   EXPECT_THROW(LoadMlp(Path("does_not_exist.safetensors"), net), std::runtime_error);
+}
+
+// PPO's networks: tanh hidden layers, recorded as cugym.activation = "tanh" and read back into a
+// tanh network; a ReLU network refuses the file, and ReLU networks' files still say "relu".
+TEST_F(Checkpoint, TanhNetworkRoundTrip) {
+  MlpOptions o;
+  o.seed = 3;
+  o.max_batch = 4;
+  o.activation = Activation::kTanh;
+  o.init = MlpInit::kOrthogonal;
+  o.output_gain = 0.01;
+  Mlp net(cpu_, {4, 64, 64, 2}, o);
+  const std::string path = Path("tanh.safetensors");
+  SaveMlp(path, net, {{"cugym.activation", "relu"}});  // the caller cannot override it
+  const SafetensorsFile file = ReadSafetensors(path);
+  EXPECT_EQ(file.metadata.at("cugym.activation"), "tanh");
+  EXPECT_EQ(ReadMlpActivation(file, path), Activation::kTanh);
+
+  o.seed = 4;
+  Mlp other(cpu_, {4, 64, 64, 2}, o);
+  LoadMlp(path, other);
+  EXPECT_EQ(ToHost(other.parameters()), ToHost(net.parameters()));
+  const std::vector<float> x = testing::RandomFloats(4 * 4, 9);
+  const ConstBatchView xv(x.data(), 4, 4, Device::kCpu);
+  const std::vector<float> want = ToHost(net.Forward(xv));
+  EXPECT_EQ(ToHost(other.Forward(xv)), want);
+
+  Mlp relu(cpu_, {4, 64, 64, 2});
+  EXPECT_EQ(ErrorOf([&] { LoadMlp(path, relu); }),
+            path + ": the file holds a 4,64,64,2 tanh network, this one is 4,64,64,2");
+  const std::string relu_path = Path("relu.safetensors");
+  SaveMlp(relu_path, relu);
+  EXPECT_EQ(ReadSafetensors(relu_path).metadata.at("cugym.activation"), "relu");
+  EXPECT_EQ(ErrorOf([&] { LoadMlp(relu_path, other); }),
+            relu_path + ": the file holds a 4,64,64,2 network, this one is 4,64,64,2 tanh");
+}
+
+TEST_F(Checkpoint, RefusesAnUnknownActivationByName) {
+  Mlp net(cpu_, {2, 3, 1});
+  SafetensorsMetadata meta = MlpMetadata(net.layer_sizes());
+  meta["cugym.activation"] = "gelu";
+  const std::string path = Path("gelu.safetensors");
+  WriteSafetensors(path, MlpTensors(net), meta);
+  const std::string error = path + ": metadata cugym.activation: unknown activation 'gelu' (expected relu or tanh)";
+  EXPECT_EQ(ErrorOf([&] { LoadMlp(path, net); }), error);
+  EXPECT_EQ(ErrorOf([&] { ReadMlpActivation(ReadSafetensors(path), path); }), error);
+
+  // Without the key (a file from another tool): a ReLU network, as before.
+  meta.erase("cugym.activation");
+  const std::string bare = Path("bare.safetensors");
+  WriteSafetensors(bare, MlpTensors(net), meta);
+  EXPECT_EQ(ReadMlpActivation(ReadSafetensors(bare), bare), Activation::kRelu);
+  EXPECT_EQ(ErrorOf([&] { LoadMlp(bare, net); }), "(no error)");
 }
 
 TEST(LayerSizes, ParseAndFormat) {

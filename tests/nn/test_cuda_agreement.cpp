@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "nn/mlp.h"
@@ -135,6 +137,60 @@ TEST(CudaAgreementConv, MinAtarNetwork) {
 TEST(CudaAgreementConv, MinAtarNetworkWithLayerNorm) {
   CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
   CheckMinAtarNetwork(true);
+}
+
+// PPO's networks (tanh hidden layers, orthogonal weights with the actor's output gain 0.01 or the
+// critic's 1), with and without LayerNorm, at a minibatch of 128: the same weights on both (host
+// draws), and forward, loss and every gradient within kTol (the two tanhf differ by an ulp or two).
+void CheckTanhNetwork(const std::vector<int>& sizes, double output_gain, bool layer_norm) {
+  SCOPED_TRACE(::testing::Message() << "output gain " << output_gain << (layer_norm ? ", LayerNorm" : ""));
+  auto cpu = MakeBackend(Device::kCpu), gpu = MakeBackend(Device::kCuda);
+  const int n = 128, in = sizes.front(), out = sizes.back();
+  MlpOptions o;
+  o.max_batch = n;
+  o.seed = 31;
+  o.activation = Activation::kTanh;
+  o.init = MlpInit::kOrthogonal;
+  o.output_gain = output_gain;
+  o.layer_norm = layer_norm;
+  Mlp c(cpu, sizes, o), g(gpu, sizes, o);
+  ASSERT_EQ(ToHost(c.parameters()), ToHost(g.parameters()));
+  const std::vector<float> x = RandomFloats(n * in, 41, -3.0f, 3.0f);
+  Buffer<float> xc = ToDevice(Device::kCpu, x), xg = ToDevice(Device::kCuda, x);
+  EXPECT_LT(NormwiseError(ToHost(g.Forward(ConstBatchView(xg.data(), n, in, Device::kCuda))),
+                          ToHost(c.Forward(ConstBatchView(xc.data(), n, in, Device::kCpu)))),
+            kTol);
+
+  const std::vector<int32_t> a = RandomActions(n, out, 42);
+  const std::vector<float> t = RandomFloats(n, 43);
+  Buffer<int32_t> ac = ToDevice(Device::kCpu, a), ag = ToDevice(Device::kCuda, a);
+  Buffer<float> tc = ToDevice(Device::kCpu, t), tg = ToDevice(Device::kCuda, t);
+  Buffer<float> sc(Device::kCpu, 2), sg(Device::kCuda, 2);
+  for (auto [net, xb, ab, tb, sb] : {std::tuple{&c, &xc, &ac, &tc, &sc}, std::tuple{&g, &xg, &ag, &tg, &sg}}) {
+    const Device d = net->device();
+    ConstBatchView q = net->ForwardTrain(ConstBatchView(xb->data(), n, in, d));
+    net->backend().GatherLoss(LossKind::kMse, q, AsVector(*ab), AsVector(*tb), net->OutputGrad(),
+                              net->linear_grads(net->num_layers() - 1).bias, AsVector(*sb));
+    net->Backward(net->OutputGrad(), true);
+  }
+  EXPECT_LT(NormwiseError(sg.ToHost(), sc.ToHost()), kTol);
+  for (int l = 0; l < c.num_layers(); ++l) {
+    SCOPED_TRACE("layer " + std::to_string(l));
+    EXPECT_LT(NormwiseError(ToHost(g.linear_grads(l).weight), ToHost(c.linear_grads(l).weight)), kTol);
+    EXPECT_LT(NormwiseError(ToHost(g.linear_grads(l).bias), ToHost(c.linear_grads(l).bias)), kTol);
+    if (layer_norm && l + 1 < c.num_layers()) {
+      EXPECT_LT(NormwiseError(ToHost(g.norm_grads(l).gamma), ToHost(c.norm_grads(l).gamma)), kTol);
+      EXPECT_LT(NormwiseError(ToHost(g.norm_grads(l).beta), ToHost(c.norm_grads(l).beta)), kTol);
+    }
+  }
+}
+
+TEST(CudaAgreementTanh, PpoActorAndCritic) {
+  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
+  for (bool layer_norm : {false, true}) {
+    CheckTanhNetwork({8, 64, 64, 4}, 0.01, layer_norm);
+    CheckTanhNetwork({8, 64, 64, 1}, 1.0, layer_norm);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Nets, CudaAgreement,

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -60,6 +61,26 @@ TEST(DocExample, RegressionLoop) {
   EXPECT_EQ(nn::ReadMlpLayerSizes(model_path), (std::vector<int>{4, 120, 84, 2}));
   EXPECT_EQ(best.ToHost().size(), 16u);
   std::remove(model_path.c_str());
+}
+
+// The PPO networks of docs/nn.md (CleanRL's ppo.py): the actor's logits start near 0, a nearly
+// uniform policy (output gain 0.01 on at most 64 tanh outputs: |logit| <= 0.01 * 8).
+TEST(DocExample, PpoActorAndCritic) {
+  std::shared_ptr<nn::Backend> backend = nn::MakeBackend(Device::kCpu);
+  const int obs_dim = 4, actions = 2;
+  // --8<-- [docs/nn.md ppo]
+  nn::MlpOptions actor;
+  actor.activation = nn::Activation::kTanh;
+  actor.init = nn::MlpInit::kOrthogonal;  // hidden_gain sqrt(2)
+  actor.output_gain = 0.01;               // a nearly uniform first policy
+  nn::MlpOptions critic = actor;
+  critic.output_gain = 1.0;
+  nn::Mlp policy(backend, {obs_dim, 64, 64, actions}, actor), value(backend, {obs_dim, 64, 64, 1}, critic);
+  // --8<--
+  const std::vector<float> obs = {0.5f, -1.0f, 2.0f, 0.1f};
+  const std::vector<float> logits = nn::ToHost(policy.Forward(nn::ConstBatchView(obs.data(), 1, 4, Device::kCpu)));
+  for (float l : logits) EXPECT_LE(std::fabs(l), 0.08f);
+  EXPECT_EQ(value.activation(), nn::Activation::kTanh);
 }
 
 }  // namespace

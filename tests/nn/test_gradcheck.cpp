@@ -1,9 +1,12 @@
-// Finite-difference gradient checks: the fp32 backward passes of Linear, ReLU, the MLP, MSE, Huber
-// and gather against central differences of an independent float64 reference forward.
+// Finite-difference gradient checks: the fp32 backward passes of Linear, ReLU, tanh, the MLP (ReLU
+// and tanh), MSE, Huber and gather against central differences of an independent float64
+// reference forward.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "nn/backend.h"
@@ -17,21 +20,26 @@ namespace {
 using testing::AllDevices;
 using testing::DeviceParamName;
 using testing::ExpectGradientsNear;
+using testing::MaxRelError;
 using testing::NumericGradient;
 using testing::RandomActions;
 using testing::RandomFloats;
 using testing::ToDevice;
 using testing::ToDouble;
 
-// Reference Linear (+ReLU) in float64: y = act(x W^T + b), row-major everything.
+double ActivateRef(Activation act, double z) {
+  return act == Activation::kRelu ? std::max(z, 0.0) : act == Activation::kTanh ? std::tanh(z) : z;
+}
+
+// Reference Linear (+ReLU or tanh) in float64: y = act(x W^T + b), row-major everything.
 std::vector<double> LinearRef(const std::vector<double>& x, const std::vector<double>& w, const std::vector<double>& b,
-                              int n, int in, int out, bool relu) {
+                              int n, int in, int out, Activation act) {
   std::vector<double> y(static_cast<std::size_t>(n) * out);
   for (int r = 0; r < n; ++r) {
     for (int o = 0; o < out; ++o) {
       double z = b[o];
       for (int i = 0; i < in; ++i) z += x[r * in + i] * w[o * in + i];
-      y[r * out + o] = relu ? std::max(z, 0.0) : z;
+      y[r * out + o] = ActivateRef(act, z);
     }
   }
   return y;
@@ -45,22 +53,21 @@ double Dot(const std::vector<double>& a, const std::vector<double>& b) {
 
 class GradCheck : public testing::DeviceTest {};
 
-// L = sum(r * Linear(x)), for Linear alone and Linear + ReLU; checks dW, db, dx.
-void CheckLinear(Backend& backend, Device device, bool relu) {
+// L = sum(r * act(Linear(x))), for Linear alone, + ReLU and + tanh; checks y, dW, db, dx.
+void CheckLinear(Backend& backend, Device device, Activation act) {
   const int n = 5, in = 4, out = 3;
   const std::vector<float> x = RandomFloats(n * in, 1);
   const std::vector<float> w = RandomFloats(out * in, 2);
   std::vector<float> b = RandomFloats(out, 3, -0.3f, 0.3f);
   const std::vector<float> r = RandomFloats(n * out, 4);
   // Keep every pre-activation away from ReLU's kink, so the differences see one side of it.
-  const std::vector<double> z = LinearRef(ToDouble(x), ToDouble(w), ToDouble(b), n, in, out, false);
+  const std::vector<double> z = LinearRef(ToDouble(x), ToDouble(w), ToDouble(b), n, in, out, Activation::kNone);
   for (double v : z) ASSERT_GT(std::fabs(v), 1e-3) << "pick other seeds";
 
   Buffer<float> xd = ToDevice(device, x), wd = ToDevice(device, w), bd = ToDevice(device, b);
   Buffer<float> yd(device, n * out), dyd = ToDevice(device, r), dxd(device, n * in), dwd(device, out * in),
                                      dbd(device, out);
   LinearParams params{ConstWeightView(wd.data(), out, in, device), VectorView<const float>(bd.data(), out, device)};
-  const Activation act = relu ? Activation::kRelu : Activation::kNone;
   LinearForward(backend, params, ConstBatchView(xd.data(), n, in, device), BatchView(yd.data(), n, out, device), act);
   LinearBackward(backend, params, ConstBatchView(xd.data(), n, in, device), ConstBatchView(yd.data(), n, out, device),
                  BatchView(dyd.data(), n, out, device), act,
@@ -68,27 +75,29 @@ void CheckLinear(Backend& backend, Device device, bool relu) {
                  BatchView(dxd.data(), n, in, device));
 
   // The forward output itself.
-  const std::vector<double> y_ref = LinearRef(ToDouble(x), ToDouble(w), ToDouble(b), n, in, out, relu);
+  const std::vector<double> y_ref = LinearRef(ToDouble(x), ToDouble(w), ToDouble(b), n, in, out, act);
   ExpectGradientsNear(yd.ToHost(), y_ref, "y");
 
   const std::vector<double> rd = ToDouble(r);
   auto loss_w = [&](const std::vector<double>& wv) {
-    return Dot(rd, LinearRef(ToDouble(x), wv, ToDouble(b), n, in, out, relu));
+    return Dot(rd, LinearRef(ToDouble(x), wv, ToDouble(b), n, in, out, act));
   };
   auto loss_b = [&](const std::vector<double>& bv) {
-    return Dot(rd, LinearRef(ToDouble(x), ToDouble(w), bv, n, in, out, relu));
+    return Dot(rd, LinearRef(ToDouble(x), ToDouble(w), bv, n, in, out, act));
   };
   auto loss_x = [&](const std::vector<double>& xv) {
-    return Dot(rd, LinearRef(xv, ToDouble(w), ToDouble(b), n, in, out, relu));
+    return Dot(rd, LinearRef(xv, ToDouble(w), ToDouble(b), n, in, out, act));
   };
   ExpectGradientsNear(dwd.ToHost(), NumericGradient(loss_w, ToDouble(w)), "dW");
   ExpectGradientsNear(dbd.ToHost(), NumericGradient(loss_b, ToDouble(b)), "db");
   ExpectGradientsNear(dxd.ToHost(), NumericGradient(loss_x, ToDouble(x)), "dx");
 }
 
-TEST_P(GradCheck, Linear) { CheckLinear(*backend_, device(), false); }
+TEST_P(GradCheck, Linear) { CheckLinear(*backend_, device(), Activation::kNone); }
 
-TEST_P(GradCheck, LinearRelu) { CheckLinear(*backend_, device(), true); }
+TEST_P(GradCheck, LinearRelu) { CheckLinear(*backend_, device(), Activation::kRelu); }
+
+TEST_P(GradCheck, LinearTanh) { CheckLinear(*backend_, device(), Activation::kTanh); }
 
 TEST_P(GradCheck, ReluBackwardMasksAndSumsBias) {
   // ActivationBackward alone: dz = dy * [y > 0], db = column sums; y = 0 counts as inactive.
@@ -101,7 +110,7 @@ TEST_P(GradCheck, ReluBackwardMasksAndSumsBias) {
   EXPECT_EQ(db.ToHost(), (std::vector<float>{5, 0, 6}));
 }
 
-// Reference MLP forward in float64 over the flat parameter vector of an Mlp.
+// Reference MLP forward in float64 over the flat parameter vector of an Mlp (its hidden activation).
 std::vector<double> MlpRef(const Mlp& net, const std::vector<double>& params, const std::vector<double>& x, int n) {
   std::vector<double> a = x;
   const std::vector<int>& s = net.layer_sizes();
@@ -109,25 +118,27 @@ std::vector<double> MlpRef(const Mlp& net, const std::vector<double>& params, co
     std::vector<double> w(params.begin() + net.weight_offset(l),
                           params.begin() + net.weight_offset(l) + s[l + 1] * s[l]);
     std::vector<double> b(params.begin() + net.bias_offset(l), params.begin() + net.bias_offset(l) + s[l + 1]);
-    a = LinearRef(a, w, b, n, s[l], s[l + 1], l + 1 < net.num_layers());
+    a = LinearRef(a, w, b, n, s[l], s[l + 1], l + 1 < net.num_layers() ? net.activation() : Activation::kNone);
   }
   return a;
 }
 
-TEST_P(GradCheck, Mlp) {
+// A 3-6-5-2 MLP built with `options`: its output against the float64 reference, every parameter's
+// gradient against finite differences of it, and the padding's gradient zero.
+void CheckMlp(const std::shared_ptr<Backend>& backend, Device device, const MlpOptions& options) {
   const int n = 4;
-  MlpOptions options;
-  options.max_batch = 8;
-  options.seed = 11;
-  Mlp net(backend_, {3, 6, 5, 2}, options);
+  Mlp net(backend, {3, 6, 5, 2}, options);
   const std::vector<float> x = RandomFloats(n * 3, 5, -2.0f, 2.0f);
   const std::vector<float> r = RandomFloats(n * 2, 6);
-  Buffer<float> xd = ToDevice(device(), x), rd = ToDevice(device(), r);
+  Buffer<float> xd = ToDevice(device, x), rd = ToDevice(device, r);
 
-  ConstBatchView y = net.ForwardTrain(ConstBatchView(xd.data(), n, 3, device()));
+  ConstBatchView y = net.ForwardTrain(ConstBatchView(xd.data(), n, 3, device));
   const std::vector<double> params = ToDouble(ToHost(net.parameters()));
-  ExpectGradientsNear(ToHost(y), MlpRef(net, params, ToDouble(x), n), "output");
-  net.Backward(BatchView(rd.data(), n, 2, device()));
+  const std::vector<double> y_ref = MlpRef(net, params, ToDouble(x), n);
+  ExpectGradientsNear(ToHost(y), y_ref, "output");
+  // fp32 against float64 through three layers: a few float roundings of the outputs' scale.
+  EXPECT_LT(MaxRelError(ToHost(y), std::vector<float>(y_ref.begin(), y_ref.end())), 1e-5) << "output";
+  net.Backward(BatchView(rd.data(), n, 2, device));
   const std::vector<float> analytic = ToHost(net.gradients());
 
   // Every hidden pre-activation must sit away from ReLU's kink for the differences to be clean.
@@ -147,6 +158,102 @@ TEST_P(GradCheck, Mlp) {
       EXPECT_EQ(analytic[i], 0.0f) << "padding element " << i;
     }
   }
+}
+
+TEST_P(GradCheck, Mlp) {
+  MlpOptions options;
+  options.max_batch = 8;
+  options.seed = 11;
+  CheckMlp(backend_, device(), options);
+}
+
+// PPO's network (CleanRL's ppo.py): tanh hidden layers, orthogonal weights. The output gain is 1
+// here, not the actor's 0.01, so the last layer's input gradients are not all tiny.
+TEST_P(GradCheck, TanhMlp) {
+  MlpOptions options;
+  options.max_batch = 8;
+  options.seed = 11;
+  options.activation = Activation::kTanh;
+  options.init = MlpInit::kOrthogonal;
+  CheckMlp(backend_, device(), options);
+}
+
+// BiasActivation's tanh against float64's: within float rounding (both libraries' tanhf are within
+// 2 ulp), exactly 0 at 0, saturated at +-1, odd, and NaN stays NaN.
+TEST_P(GradCheck, TanhForwardIsTanhWithinRounding) {
+  std::vector<float> z = {0.0f, -0.0f, 1e-30f, -1e-7f, 1e-3f, 0.25f, -0.5f,
+                          0.9f, 1.0f,  -2.0f,  3.5f,   -9.0f, 20.0f, -100.0f};
+  const std::vector<float> more = RandomFloats(64, 31, -6.0f, 6.0f);
+  z.insert(z.end(), more.begin(), more.end());
+  z.push_back(std::numeric_limits<float>::quiet_NaN());
+  const int64_t f = static_cast<int64_t>(z.size());
+  Buffer<float> y = ToDevice(device(), z), bias = ToDevice(device(), std::vector<float>(f, 0.0f));
+  backend_->BiasActivation(BatchView(y.data(), 1, f, device()), AsVector(bias), Activation::kTanh);
+  const std::vector<float> got = y.ToHost();
+  for (int64_t j = 0; j + 1 < f; ++j) {
+    const double want = std::tanh(static_cast<double>(z[j]));
+    EXPECT_NEAR(got[j], want, 3e-7 * std::fabs(want)) << "tanh(" << z[j] << ")";
+    EXPECT_LE(std::fabs(got[j]), 1.0f);
+  }
+  EXPECT_EQ(got[0], 0.0f);
+  EXPECT_EQ(got[12], 1.0f);
+  EXPECT_EQ(got[13], -1.0f);
+  EXPECT_TRUE(std::isnan(got[f - 1])) << "a NaN pre-activation must stay NaN";
+
+  // With a bias (per column), on a batch of rows: tanh(z + b).
+  const int64_t n = 3, k = 5;
+  const std::vector<float> zs = RandomFloats(n * k, 32, -3.0f, 3.0f), b = RandomFloats(k, 33);
+  Buffer<float> ys = ToDevice(device(), zs), bs = ToDevice(device(), b);
+  backend_->BiasActivation(BatchView(ys.data(), n, k, device()), AsVector(bs), Activation::kTanh);
+  const std::vector<float> out = ys.ToHost();
+  for (int64_t i = 0; i < n * k; ++i) {
+    const double want = std::tanh(static_cast<double>(zs[i] + b[i % k]));
+    EXPECT_NEAR(out[i], want, 3e-7 * std::fabs(want) + 1e-12) << i;
+  }
+}
+
+TEST_P(GradCheck, TanhBackwardScalesByOneMinusYSquaredAndSumsBias) {
+  // ActivationBackward alone: dz = dy * (1 - y^2) from the output y, db = column sums.
+  const std::vector<float> y = {0.5f, 0.0f, -0.9f, 1.0f, -0.25f, 0.99f};
+  const std::vector<float> dy = {1, 2, 3, 4, 5, 6};
+  Buffer<float> yd = ToDevice(device(), y), dyd = ToDevice(device(), dy), db(device(), 3);
+  backend_->ActivationBackward(BatchView(dyd.data(), 2, 3, device()), ConstBatchView(yd.data(), 2, 3, device()),
+                               AsVector(db), Activation::kTanh);
+  const std::vector<float> dz = dyd.ToHost(), sums = db.ToHost();
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_NEAR(dz[i], dy[i] * (1.0 - static_cast<double>(y[i]) * y[i]), 1e-6) << i;
+  }
+  EXPECT_EQ(dz[1], 2.0f) << "the slope at 0 is 1";
+  EXPECT_EQ(dz[3], 0.0f) << "saturated: no gradient";
+  for (int j = 0; j < 3; ++j) EXPECT_NEAR(sums[j], dz[j] + dz[3 + j], 1e-6) << j;
+}
+
+TEST(HiddenActivation, ReluOrTanhOnly) {
+  EXPECT_STREQ(ActivationName(Activation::kTanh), "tanh");
+  EXPECT_STREQ(ActivationName(Activation::kRelu), "relu");
+  EXPECT_EQ(ParseHiddenActivation("tanh"), Activation::kTanh);
+  EXPECT_EQ(ParseHiddenActivation("relu"), Activation::kRelu);
+  for (const char* bad : {"none", "gelu", "Tanh", ""}) {
+    try {
+      ParseHiddenActivation(bad);
+      FAIL() << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), "unknown activation '" + std::string(bad) + "' (expected relu or tanh)");
+    }
+  }
+  MlpOptions options;
+  options.activation = Activation::kNone;
+  try {
+    Mlp(MakeBackend(Device::kCpu), {3, 4, 2}, options);
+    FAIL() << "a network without a hidden activation";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "Mlp: hidden activation none (expected relu or tanh)");
+  }
+  // A tanh network and a ReLU one are different networks: no parameter copies between them.
+  MlpOptions tanh_options;
+  tanh_options.activation = Activation::kTanh;
+  Mlp relu_net(MakeBackend(Device::kCpu), {3, 4, 2}), tanh_net(relu_net.shared_backend(), {3, 4, 2}, tanh_options);
+  EXPECT_THROW(tanh_net.CopyParametersFrom(relu_net), std::invalid_argument);
 }
 
 // Loss reference: mean over rows of L(q[r, a_r] - t_r).

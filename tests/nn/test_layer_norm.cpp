@@ -1,6 +1,6 @@
 // LayerNorm (Backend::LayerNorm and its backward, and the Mlp with layer_norm): PyTorch's forward
-// values, gradients against float64 finite differences, model files in PyTorch's
-// nn.Sequential(Linear, LayerNorm, ReLU, ...) layout, and learning.
+// values, gradients (through no activation, ReLU or tanh) against float64 finite differences,
+// model files in PyTorch's nn.Sequential(Linear, LayerNorm, ReLU, ...) layout, and learning.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -34,7 +34,7 @@ double Dot(const std::vector<double>& a, const std::vector<double>& b) {
 
 // act(LayerNorm(x) * gamma + beta) row by row in float64, PyTorch's definition (biased variance).
 std::vector<double> LayerNormRef(const std::vector<double>& x, const std::vector<double>& gamma,
-                                 const std::vector<double>& beta, int64_t n, int64_t f, bool relu) {
+                                 const std::vector<double>& beta, int64_t n, int64_t f, Activation act) {
   std::vector<double> y(x.size());
   for (int64_t r = 0; r < n; ++r) {
     double mean = 0, var = 0;
@@ -42,7 +42,7 @@ std::vector<double> LayerNormRef(const std::vector<double>& x, const std::vector
     for (int64_t j = 0; j < f; ++j) var += (x[r * f + j] - mean) * (x[r * f + j] - mean) / f;
     for (int64_t j = 0; j < f; ++j) {
       const double h = (x[r * f + j] - mean) / std::sqrt(var + kLayerNormEps) * gamma[j] + beta[j];
-      y[r * f + j] = relu ? std::max(h, 0.0) : h;
+      y[r * f + j] = act == Activation::kRelu ? std::max(h, 0.0) : act == Activation::kTanh ? std::tanh(h) : h;
     }
   }
   return y;
@@ -68,38 +68,44 @@ TEST_P(LayerNormTest, MatchesTorch) {
 }
 
 // L = sum(r * act(LayerNorm(x))): dx, dgamma and dbeta against float64 differences.
-void CheckLayerNormGradients(Backend& backend, Device device, bool relu) {
+void CheckLayerNormGradients(Backend& backend, Device device, Activation act) {
   const int64_t n = 3, f = 7;
   const std::vector<float> x = RandomFloats(n * f, 61, -2.0f, 2.0f), gamma = RandomFloats(f, 62, 0.5f, 1.5f),
                            beta = RandomFloats(f, 63, -0.3f, 0.3f), r = RandomFloats(n * f, 64);
   const std::vector<double> xv = ToDouble(x), gv = ToDouble(gamma), bv = ToDouble(beta), rv = ToDouble(r);
-  for (double v : LayerNormRef(xv, gv, bv, n, f, false))
+  for (double v : LayerNormRef(xv, gv, bv, n, f, Activation::kNone))
     ASSERT_GT(std::fabs(v), 1e-3) << "pick other seeds: an output sits on ReLU's kink";
   Buffer<float> xd = ToDevice(device, x), gd = ToDevice(device, gamma), bd = ToDevice(device, beta),
                 dy = ToDevice(device, r), y(device, n * f), rstd(device, n), dgamma(device, f), dbeta(device, f);
-  const Activation act = relu ? Activation::kRelu : Activation::kNone;
   backend.LayerNorm(BatchView(xd.data(), n, f, device), AsVector(gd), AsVector(bd), AsVector(rstd),
                     BatchView(y.data(), n, f, device), act);
-  ExpectGradientsNear(y.ToHost(), LayerNormRef(xv, gv, bv, n, f, relu), "y");
+  ExpectGradientsNear(y.ToHost(), LayerNormRef(xv, gv, bv, n, f, act), "y");
   backend.LayerNormBackward(BatchView(dy.data(), n, f, device), ConstBatchView(xd.data(), n, f, device), AsVector(rstd),
                             ConstBatchView(y.data(), n, f, device), AsVector(gd), AsVector(dgamma), AsVector(dbeta),
                             act);
   ExpectGradientsNear(
       dy.ToHost(),
-      NumericGradient([&](const std::vector<double>& v) { return Dot(rv, LayerNormRef(v, gv, bv, n, f, relu)); }, xv),
+      NumericGradient([&](const std::vector<double>& v) { return Dot(rv, LayerNormRef(v, gv, bv, n, f, act)); }, xv),
       "dx");
   ExpectGradientsNear(
       dgamma.ToHost(),
-      NumericGradient([&](const std::vector<double>& v) { return Dot(rv, LayerNormRef(xv, v, bv, n, f, relu)); }, gv),
+      NumericGradient([&](const std::vector<double>& v) { return Dot(rv, LayerNormRef(xv, v, bv, n, f, act)); }, gv),
       "dgamma");
   ExpectGradientsNear(
       dbeta.ToHost(),
-      NumericGradient([&](const std::vector<double>& v) { return Dot(rv, LayerNormRef(xv, gv, v, n, f, relu)); }, bv),
+      NumericGradient([&](const std::vector<double>& v) { return Dot(rv, LayerNormRef(xv, gv, v, n, f, act)); }, bv),
       "dbeta");
 }
 
-TEST_P(LayerNormTest, GradientsMatchFiniteDifferences) { CheckLayerNormGradients(*backend_, device(), false); }
-TEST_P(LayerNormTest, GradientsWithReluMatchFiniteDifferences) { CheckLayerNormGradients(*backend_, device(), true); }
+TEST_P(LayerNormTest, GradientsMatchFiniteDifferences) {
+  CheckLayerNormGradients(*backend_, device(), Activation::kNone);
+}
+TEST_P(LayerNormTest, GradientsWithReluMatchFiniteDifferences) {
+  CheckLayerNormGradients(*backend_, device(), Activation::kRelu);
+}
+TEST_P(LayerNormTest, GradientsWithTanhMatchFiniteDifferences) {
+  CheckLayerNormGradients(*backend_, device(), Activation::kTanh);
+}
 
 // dgamma and dbeta are column sums over the rows: few long columns (MinAtar's convolution: 16
 // channels at 8,192 positions per minibatch), many short ones and odd sizes between, against
@@ -152,7 +158,7 @@ TEST_P(LayerNormTest, ShapeErrorsNameTheSizes) {
                std::invalid_argument);
 }
 
-// The network in float64 from its flat parameters: Linear -> LayerNorm -> ReLU ... -> Linear.
+// The network in float64 from its flat parameters: Linear -> LayerNorm -> activation ... -> Linear.
 std::vector<double> NetRef(const Mlp& net, const std::vector<double>& p, std::vector<double> a, int n) {
   auto slice = [&](int64_t offset, int64_t count) {
     return std::vector<double>(p.begin() + offset, p.begin() + offset + count);
@@ -167,9 +173,9 @@ std::vector<double> NetRef(const Mlp& net, const std::vector<double>& p, std::ve
         z[r * out + o] = b[o];
         for (int64_t i = 0; i < in; ++i) z[r * out + o] += a[r * in + i] * w[o * in + i];
       }
-    a = l + 1 < net.num_layers()
-            ? LayerNormRef(z, slice(net.norm_weight_offset(l), out), slice(net.norm_bias_offset(l), out), n, out, true)
-            : z;
+    a = l + 1 < net.num_layers() ? LayerNormRef(z, slice(net.norm_weight_offset(l), out),
+                                                slice(net.norm_bias_offset(l), out), n, out, net.activation())
+                                 : z;
   }
   return a;
 }
@@ -182,9 +188,13 @@ MlpOptions NormOptions(uint64_t seed, int max_batch) {
   return o;
 }
 
-TEST_P(LayerNormTest, MlpGradientsMatchFiniteDifferences) {
+// A 5-9-6-3 network with LayerNorm and `activation`: output and every parameter's gradient against
+// the float64 reference and its finite differences.
+void CheckNormMlpGradients(const std::shared_ptr<Backend>& backend, Device device, Activation activation) {
   const int n = 4;
-  Mlp net(backend_, {5, 9, 6, 3}, NormOptions(17, n));
+  MlpOptions options = NormOptions(17, n);
+  options.activation = activation;
+  Mlp net(backend, {5, 9, 6, 3}, options);
   EXPECT_EQ(net.num_parameters(), 9 * 6 + 2 * 9 + 6 * 10 + 2 * 6 + 3 * 7);
   // Scales away from 1 and shifts away from 0, so their gradients are checked in general position.
   std::vector<float> host = ToHost(net.parameters());
@@ -198,17 +208,24 @@ TEST_P(LayerNormTest, MlpGradientsMatchFiniteDifferences) {
     }
   CopyFromHost(net.parameters(), host);
   const std::vector<float> x = RandomFloats(n * 5, 73, -2.0f, 2.0f), r = RandomFloats(n * 3, 74);
-  Buffer<float> xd = ToDevice(device(), x), rd = ToDevice(device(), r);
-  const ConstBatchView y = net.ForwardTrain(ConstBatchView(xd.data(), n, 5, device()));
+  Buffer<float> xd = ToDevice(device, x), rd = ToDevice(device, r);
+  const ConstBatchView y = net.ForwardTrain(ConstBatchView(xd.data(), n, 5, device));
   const std::vector<double> params = ToDouble(host), rv = ToDouble(r);
   ExpectGradientsNear(ToHost(y), NetRef(net, params, ToDouble(x), n), "output");
   const std::vector<float> out = ToHost(y);
-  net.Backward(BatchView(rd.data(), n, 3, device()));
+  net.Backward(BatchView(rd.data(), n, 3, device));
   ExpectGradientsNear(
       ToHost(net.gradients()),
       NumericGradient([&](const std::vector<double>& p) { return Dot(rv, NetRef(net, p, ToDouble(x), n)); }, params),
       "parameters");
-  EXPECT_EQ(ToHost(net.Forward(ConstBatchView(xd.data(), n, 5, device()))), out) << "inference = training forward";
+  EXPECT_EQ(ToHost(net.Forward(ConstBatchView(xd.data(), n, 5, device))), out) << "inference = training forward";
+}
+
+TEST_P(LayerNormTest, MlpGradientsMatchFiniteDifferences) {
+  CheckNormMlpGradients(backend_, device(), Activation::kRelu);
+}
+TEST_P(LayerNormTest, TanhMlpGradientsMatchFiniteDifferences) {
+  CheckNormMlpGradients(backend_, device(), Activation::kTanh);
 }
 
 TEST_P(LayerNormTest, MlpLearnsAFixedMinibatchInACapturedStep) {

@@ -99,8 +99,8 @@ TEST_P(Replicas, GroupedBiasPassesAreEachGroupsOwn) {
   constexpr int64_t kGroups = 3, rows = 6, f = 37, kStride = 48;  // > 32 features: two blocks on CUDA
   const std::vector<float> y0 = RandomFloats(kGroups * rows * f, 4), bias = RandomFloats(kGroups * kStride, 5);
   const std::vector<float> dy0 = RandomFloats(kGroups * rows * f, 6);
-  for (Activation act : {Activation::kNone, Activation::kRelu}) {
-    SCOPED_TRACE(act == Activation::kRelu ? "relu" : "none");
+  for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kTanh}) {
+    SCOPED_TRACE(ActivationName(act));
     Buffer<float> bias_d = ToDevice(device, bias);
     Buffer<float> grouped = ToDevice(device, y0), each = ToDevice(device, y0);
     backend->BiasActivation(BatchView(grouped.data(), kGroups * rows, f, device),
@@ -111,7 +111,7 @@ TEST_P(Replicas, GroupedBiasPassesAreEachGroupsOwn) {
     }
     ExpectSame(grouped.ToHost(), each.ToHost(), Device::kCpu, "y");  // elementwise: the same bits everywhere
 
-    // Backward, on the forward's output (the ReLU's mask).
+    // Backward, on the forward's output (the ReLU's mask, tanh's 1 - y^2).
     Buffer<float> dy_grouped = ToDevice(device, dy0), dy_each = ToDevice(device, dy0);
     Buffer<float> db_grouped = ToDevice(device, std::vector<float>(kGroups * kStride, 7.0f));
     Buffer<float> db_each = ToDevice(device, std::vector<float>(kGroups * kStride, 7.0f));
@@ -128,18 +128,22 @@ TEST_P(Replicas, GroupedBiasPassesAreEachGroupsOwn) {
   }
 }
 
-// What a replicated network is checked with: its layers, and Adam's clipping.
+// What a replicated network is checked with: its layers, Adam's clipping, the hidden activation
+// and the initialization.
 struct NetworkKind {
   const char* name;
   std::vector<int> sizes;
   ConvSpec conv;
   bool layer_norm = false;
   double max_grad_norm = 0.0;
+  Activation activation = Activation::kRelu;
+  MlpInit init = MlpInit::kTorchDefault;
 };
 
 // Three replicas against three networks of one with the same weights: forward, backward and three
-// Adam steps on the whole parameter buffer, for a plain MLP and for a convolution with LayerNorms
-// whose gradients Adam clips (each replica by its own norm).
+// Adam steps on the whole parameter buffer, for a plain MLP, for a convolution with LayerNorms
+// whose gradients Adam clips (each replica by its own norm), and for both with tanh hidden layers
+// and orthogonal weights (PPO's), each replica drawn from its own seed.
 TEST_P(Replicas, ReplicatedMlpIsKNetworksOfOne) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
   const Device device = GetParam();
@@ -148,7 +152,15 @@ TEST_P(Replicas, ReplicatedMlpIsKNetworksOfOne) {
   constexpr int64_t kRows = 7;  // per replica, under max_batch
   const std::vector<NetworkKind> kinds = {
       {"mlp", {5, 16, 12, 3}, ConvSpec(), false, 0.0},
-      {"conv + layer_norm + clipping", {5 * 5 * 2, 16, 12, 3}, ConvSpec{5, 5, 2, 4, 3}, true, 0.05}};
+      {"conv + layer_norm + clipping", {5 * 5 * 2, 16, 12, 3}, ConvSpec{5, 5, 2, 4, 3}, true, 0.05},
+      {"tanh + orthogonal", {5, 16, 12, 3}, ConvSpec(), false, 0.0, Activation::kTanh, MlpInit::kOrthogonal},
+      {"conv + layer_norm + clipping, tanh + orthogonal",
+       {5 * 5 * 2, 16, 12, 3},
+       ConvSpec{5, 5, 2, 4, 3},
+       true,
+       0.05,
+       Activation::kTanh,
+       MlpInit::kOrthogonal}};
   for (const NetworkKind& kind : kinds) {
     SCOPED_TRACE(kind.name);
     const std::vector<int>& sizes = kind.sizes;
@@ -157,6 +169,9 @@ TEST_P(Replicas, ReplicatedMlpIsKNetworksOfOne) {
     options.replicas = kReplicas;
     options.conv = kind.conv;
     options.layer_norm = kind.layer_norm;
+    options.activation = kind.activation;
+    options.init = kind.init;
+    options.output_gain = 0.5;  // orthogonal: another gain than the hidden layers'
     Mlp batch(backend, sizes, options);
     std::vector<std::unique_ptr<Mlp>> solo;
     for (int r = 0; r < kReplicas; ++r) {
