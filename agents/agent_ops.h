@@ -1,12 +1,13 @@
-// The agents' own device work (agent_kernels.h for DQN, pqn_kernels.h for PQN) on one device: the CPU runs plain loops,
-// CUDA Thrust launches on the nn back end's stream (queued in order with the network's work and capturable into its
-// CUDA graphs; no host synchronisation). No CUDA types here.
+// The agents' own device work (agent_kernels.h for DQN, pqn_kernels.h for PQN, ppo_kernels.h for PPO) on one device:
+// the CPU runs plain loops, CUDA Thrust launches on the nn back end's stream (queued in order with the network's work
+// and capturable into its CUDA graphs; no host synchronisation). No CUDA types here.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
 #include "agents/agent_kernels.h"
+#include "agents/ppo_kernels.h"
 #include "agents/pqn_kernels.h"
 #include "core/device.h"
 
@@ -84,6 +85,30 @@ class AgentOps {
   // (StageNextObsRow), and back, their values into r.next_values (UnstageValue).
   virtual void StageNextObs(const RolloutArrays& r, int64_t first, int64_t count, float* staged) = 0;
   virtual void UnstageValues(const RolloutArrays& r, int64_t first, int64_t count, const float* values) = 0;
+
+  // PPO: the GAE(lambda) advantages and returns of the whole rollout, one env's column each (GaeColumn).
+  virtual void GaeAdvantages(const GaeArrays& r, double gamma, double lambda) = 0;
+  // PPO: the actions of `lanes` lanes of n rows from the actor's outputs [lanes n][head.out] and
+  // their log-probabilities (SamplePolicyRow), each lane's drawn as its solo run draws them, with
+  // seeds[l] (a device array) at the vector step the device's counters hold; deterministic: the
+  // argmax or the mean (evaluation; counters and seeds may be null).
+  virtual void SamplePolicy(const PolicyHead& head, const float* outputs, int64_t lanes, int64_t n,
+                            const StepCounters* counters, const uint64_t* seeds, bool deterministic,
+                            const PolicySample& out) = 0;
+  // PPO: the loss of every lane's minibatch, its gradients and statistics (PpoBatch): the
+  // advantages' moments per lane (PpoAdvantageMoments), each row's terms and gradients
+  // (PpoRowLoss), then the per-lane sums in row order (PpoLaneReduce).
+  virtual void PpoLoss(const PolicyHead& head, const PpoBatch& batch, const PpoLossConfig& config) = 0;
+  // PPO: observations [lanes n][m.dim] normalized with their lane's running statistics into `out`
+  // (NormalizeObservation; in place is fine), the statistics first updated with them
+  // (UpdateMomentsFeature, AdvanceCount) unless frozen: frozen for evaluation, and for a step's
+  // final observations, which are normalized with the statistics of the step's new ones.
+  virtual void NormalizeObservations(const RunningMoments& m, const float* obs, float* out, int64_t n, bool frozen,
+                                     double clip) = 0;
+  // PPO: the rewards of `s.moments.lanes` lanes of n envs scaled (AccumulateLaneReturns unless
+  // frozen also updates the statistics, then ScaleReward; in place is fine).
+  virtual void ScaleRewards(const RewardScaler& s, const float* rewards, const uint8_t* terminated,
+                            const uint8_t* truncated, float* scaled, int64_t n, bool frozen, double clip) = 0;
 
  private:
   virtual void DoWriteTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,

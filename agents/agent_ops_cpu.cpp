@@ -1,4 +1,4 @@
-// The CPU implementation of AgentOps: loops over agent_kernels.h.
+// The CPU implementation of AgentOps: loops over agent_kernels.h, pqn_kernels.h and ppo_kernels.h.
 #include <stdexcept>
 #include <string>
 
@@ -105,6 +105,33 @@ class CpuAgentOps final : public AgentOps {
   }
   void UnstageValues(const RolloutArrays& r, int64_t first, int64_t count, const float* values) override {
     for (int64_t e = 0; e < r.lanes * count; ++e) UnstageValue(r, first, count, values, e);
+  }
+  void GaeAdvantages(const GaeArrays& r, double gamma, double lambda) override {
+    for (int64_t e = 0; e < r.envs; ++e) GaeColumn(r, gamma, lambda, e);
+  }
+  void SamplePolicy(const PolicyHead& head, const float* outputs, int64_t lanes, int64_t n,
+                    const StepCounters* counters, const uint64_t* seeds, bool deterministic,
+                    const PolicySample& out) override {
+    for (int64_t e = 0; e < lanes * n; ++e) SamplePolicyRow(head, outputs, n, counters, seeds, deterministic, out, e);
+  }
+  void PpoLoss(const PolicyHead& head, const PpoBatch& batch, const PpoLossConfig& config) override {
+    for (int64_t l = 0; l < batch.lanes; ++l) PpoAdvantageMoments(batch, l);
+    for (int64_t row = 0; row < batch.lanes * batch.rows; ++row) PpoRowLoss(head, batch, config, row);
+    for (int64_t j = 0; j < batch.lanes * PpoReduceThreads(head); ++j) PpoLaneReduce(head, batch, config, j);
+  }
+  void NormalizeObservations(const RunningMoments& m, const float* obs, float* out, int64_t n, bool frozen,
+                             double clip) override {
+    if (!frozen) {
+      for (int64_t j = 0; j < m.lanes * m.dim; ++j) UpdateMomentsFeature(m, obs, n, j);
+      for (int64_t l = 0; l < m.lanes; ++l) AdvanceCount(m, n, l);
+    }
+    for (int64_t j = 0; j < m.lanes * n * m.dim; ++j) NormalizeObservation(m, obs, out, n, clip, j);
+  }
+  void ScaleRewards(const RewardScaler& s, const float* rewards, const uint8_t* terminated, const uint8_t* truncated,
+                    float* scaled, int64_t n, bool frozen, double clip) override {
+    for (int64_t l = 0; l < s.moments.lanes; ++l) AccumulateLaneReturns(s, rewards, n, frozen, l);
+    for (int64_t i = 0; i < s.moments.lanes * n; ++i)
+      ScaleReward(s, rewards, terminated, truncated, scaled, n, clip, i);
   }
 };
 

@@ -1,7 +1,7 @@
 // The CUDA implementation of AgentOps: one Thrust for_each per call on the nn back end's stream
 // (AddTransitions and Sample: one more for the head or counter; CollectEpisodes: a CUB scan and
-// three more), no host synchronisation or allocation, so the iteration's kernels can be captured
-// into a CUDA graph with the network's.
+// three more; PpoLoss, NormalizeObservations and ScaleRewards: one per pass), no host synchronisation or allocation, so
+// the iteration's kernels can be captured into a CUDA graph with the network's.
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/system/cuda/execution_policy.h>
@@ -257,6 +257,87 @@ struct UnstageValueFunctor {
   __device__ void operator()(int64_t e) const { UnstageValue(r, first, count, values, e); }
 };
 
+struct GaeFunctor {
+  GaeArrays r;
+  double gamma, lambda;
+  __device__ void operator()(int64_t e) const { GaeColumn(r, gamma, lambda, e); }
+};
+
+struct SamplePolicyFunctor {
+  PolicyHead head;
+  const float* outputs;
+  int64_t n;
+  const StepCounters* counters;
+  const uint64_t* seeds;
+  bool deterministic;
+  PolicySample out;
+  __device__ void operator()(int64_t e) const {
+    SamplePolicyRow(head, outputs, n, counters, seeds, deterministic, out, e);
+  }
+};
+
+// The PPO loss in three launches: the lanes' advantage moments (a thread per lane), the rows
+// (a thread per row), then the per-lane sums, each a thread looping over its lane's rows in
+// order, as the CPU does.
+struct AdvantageMomentsFunctor {
+  PpoBatch batch;
+  __device__ void operator()(int64_t lane) const { PpoAdvantageMoments(batch, lane); }
+};
+
+struct PpoRowFunctor {
+  PolicyHead head;
+  PpoBatch batch;
+  PpoLossConfig config;
+  __device__ void operator()(int64_t row) const { PpoRowLoss(head, batch, config, row); }
+};
+
+struct PpoReduceFunctor {
+  PolicyHead head;
+  PpoBatch batch;
+  PpoLossConfig config;
+  __device__ void operator()(int64_t j) const { PpoLaneReduce(head, batch, config, j); }
+};
+
+struct UpdateMomentsFunctor {
+  RunningMoments m;
+  const float* x;
+  int64_t n;
+  __device__ void operator()(int64_t j) const { UpdateMomentsFeature(m, x, n, j); }
+};
+
+struct AdvanceMomentsCountFunctor {
+  RunningMoments m;
+  int64_t n;
+  __device__ void operator()(int64_t lane) const { AdvanceCount(m, n, lane); }
+};
+
+struct NormalizeObsFunctor {
+  RunningMoments m;
+  const float* obs;
+  float* out;
+  int64_t n;
+  double clip;
+  __device__ void operator()(int64_t j) const { NormalizeObservation(m, obs, out, n, clip, j); }
+};
+
+struct LaneReturnsFunctor {
+  RewardScaler s;
+  const float* rewards;
+  int64_t n;
+  bool frozen;
+  __device__ void operator()(int64_t lane) const { AccumulateLaneReturns(s, rewards, n, frozen, lane); }
+};
+
+struct ScaleRewardFunctor {
+  RewardScaler s;
+  const float* rewards;
+  const uint8_t *terminated, *truncated;
+  float* scaled;
+  int64_t n;
+  double clip;
+  __device__ void operator()(int64_t i) const { ScaleReward(s, rewards, terminated, truncated, scaled, n, clip, i); }
+};
+
 class CudaAgentOps final : public AgentOps {
  public:
   explicit CudaAgentOps(void* stream) : stream_(static_cast<cudaStream_t>(stream)) {}
@@ -340,6 +421,32 @@ class CudaAgentOps final : public AgentOps {
   }
   void UnstageValues(const RolloutArrays& r, int64_t first, int64_t count, const float* values) override {
     ForEach(stream_, r.lanes * count, UnstageValueFunctor{r, first, count, values});
+  }
+  void GaeAdvantages(const GaeArrays& r, double gamma, double lambda) override {
+    ForEach(stream_, r.envs, GaeFunctor{r, gamma, lambda});
+  }
+  void SamplePolicy(const PolicyHead& head, const float* outputs, int64_t lanes, int64_t n,
+                    const StepCounters* counters, const uint64_t* seeds, bool deterministic,
+                    const PolicySample& out) override {
+    ForEach(stream_, lanes * n, SamplePolicyFunctor{head, outputs, n, counters, seeds, deterministic, out});
+  }
+  void PpoLoss(const PolicyHead& head, const PpoBatch& batch, const PpoLossConfig& config) override {
+    ForEach(stream_, batch.lanes, AdvantageMomentsFunctor{batch});
+    ForEach(stream_, batch.lanes * batch.rows, PpoRowFunctor{head, batch, config});
+    ForEach(stream_, batch.lanes * PpoReduceThreads(head), PpoReduceFunctor{head, batch, config});
+  }
+  void NormalizeObservations(const RunningMoments& m, const float* obs, float* out, int64_t n, bool frozen,
+                             double clip) override {
+    if (!frozen) {
+      ForEach(stream_, m.lanes * m.dim, UpdateMomentsFunctor{m, obs, n});
+      ForEach(stream_, m.lanes, AdvanceMomentsCountFunctor{m, n});
+    }
+    ForEach(stream_, m.lanes * n * m.dim, NormalizeObsFunctor{m, obs, out, n, clip});
+  }
+  void ScaleRewards(const RewardScaler& s, const float* rewards, const uint8_t* terminated, const uint8_t* truncated,
+                    float* scaled, int64_t n, bool frozen, double clip) override {
+    ForEach(stream_, s.moments.lanes, LaneReturnsFunctor{s, rewards, n, frozen});
+    ForEach(stream_, s.moments.lanes * n, ScaleRewardFunctor{s, rewards, terminated, truncated, scaled, n, clip});
   }
 
  private:

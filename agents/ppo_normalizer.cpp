@@ -1,0 +1,110 @@
+// PPO's normalizer state and its checkpoint part (ppo_normalizer.h).
+#include "agents/ppo_normalizer.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "agents/dqn_checkpoint.h"
+
+namespace cugym::agent {
+namespace {
+
+Buffer<double> Filled(Device device, int64_t size, double value) {
+  const std::vector<double> host(size, value);
+  Buffer<double> buffer(device, host.size());
+  if (!host.empty()) buffer.FromHost(host.data(), host.size());
+  return buffer;
+}
+
+std::vector<int64_t> Bits(const std::vector<double>& values) {
+  std::vector<int64_t> bits(values.size());
+  if (!values.empty()) std::memcpy(bits.data(), values.data(), values.size() * sizeof(double));
+  return bits;
+}
+
+std::vector<double> FromBits(const std::vector<int64_t>& bits) {
+  std::vector<double> values(bits.size());
+  if (!bits.empty()) std::memcpy(values.data(), bits.data(), bits.size() * sizeof(double));
+  return values;
+}
+
+double At(const Buffer<double>& buffer, int64_t i) { return buffer.ToHost(i, 1).front(); }
+
+void Set(Buffer<double>& buffer, int64_t i, double value) { buffer.FromHost(&value, 1, i); }
+
+}  // namespace
+
+PpoNormalizers::PpoNormalizers(Device device, int64_t lanes, int64_t n, int64_t obs_dim, bool observations,
+                               bool rewards, double gamma)
+    : lanes_(lanes), n_(n), obs_dim_(obs_dim), observations_(observations), rewards_(rewards), gamma_(gamma) {
+  if (lanes < 1 || n < 1 || obs_dim < 1)
+    throw std::invalid_argument("PpoNormalizers: lanes, n and obs_dim must be >= 1, got " + std::to_string(lanes) +
+                                ", " + std::to_string(n) + " and " + std::to_string(obs_dim));
+  if (observations) {
+    obs_mean_ = Filled(device, lanes * obs_dim, 0.0);
+    obs_var_ = Filled(device, lanes * obs_dim, 1.0);
+    obs_count_ = Filled(device, lanes, kRunningCountPrior);
+  }
+  if (rewards) {
+    returns_ = Filled(device, lanes * n, 0.0);
+    return_mean_ = Filled(device, lanes, 0.0);
+    return_var_ = Filled(device, lanes, 1.0);
+    return_count_ = Filled(device, lanes, kRunningCountPrior);
+  }
+}
+
+RunningMoments PpoNormalizers::observation_moments() {
+  if (!observations_) return RunningMoments{};
+  return RunningMoments{obs_mean_.data(), obs_var_.data(), obs_count_.data(), lanes_, obs_dim_};
+}
+
+RewardScaler PpoNormalizers::reward_scaler() {
+  if (!rewards_) return RewardScaler{};
+  return RewardScaler{returns_.data(),
+                      RunningMoments{return_mean_.data(), return_var_.data(), return_count_.data(), lanes_, 1}, gamma_};
+}
+
+void PpoNormalizers::CheckLane(int64_t lane) const {
+  if (lane < 0 || lane >= lanes_)
+    throw std::out_of_range("PpoNormalizers: lane " + std::to_string(lane) + " of " + std::to_string(lanes_));
+}
+
+void PpoNormalizers::Save(int64_t lane, CheckpointWriter& out) const {
+  CheckLane(lane);
+  if (observations_) {
+    out.Ints("norm.obs_mean", Bits(obs_mean_.ToHost(lane * obs_dim_, obs_dim_)));
+    out.Ints("norm.obs_var", Bits(obs_var_.ToHost(lane * obs_dim_, obs_dim_)));
+    out.Real("cugym.norm.obs_count", At(obs_count_, lane));
+  }
+  if (rewards_) {
+    out.Ints("norm.returns", Bits(returns_.ToHost(lane * n_, n_)));
+    out.Real("cugym.norm.return_mean", At(return_mean_, lane));
+    out.Real("cugym.norm.return_var", At(return_var_, lane));
+    out.Real("cugym.norm.return_count", At(return_count_, lane));
+  }
+}
+
+void PpoNormalizers::Load(int64_t lane, const CheckpointReader& in) {
+  CheckLane(lane);
+  if (observations_) {
+    const std::vector<double> mean = FromBits(in.Int64s("norm.obs_mean", obs_dim_));
+    const std::vector<double> var = FromBits(in.Int64s("norm.obs_var", obs_dim_));
+    const double count = in.Real("cugym.norm.obs_count");
+    obs_mean_.FromHost(mean.data(), mean.size(), lane * obs_dim_);
+    obs_var_.FromHost(var.data(), var.size(), lane * obs_dim_);
+    Set(obs_count_, lane, count);
+  }
+  if (rewards_) {
+    const std::vector<double> returns = FromBits(in.Int64s("norm.returns", n_));
+    const double mean = in.Real("cugym.norm.return_mean"), var = in.Real("cugym.norm.return_var");
+    const double count = in.Real("cugym.norm.return_count");
+    returns_.FromHost(returns.data(), returns.size(), lane * n_);
+    Set(return_mean_, lane, mean);
+    Set(return_var_, lane, var);
+    Set(return_count_, lane, count);
+  }
+}
+
+}  // namespace cugym::agent
