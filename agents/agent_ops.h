@@ -7,7 +7,9 @@
 #include <memory>
 
 #include "agents/agent_kernels.h"
+#include "agents/normalizer_kernels.h"
 #include "agents/ppo_kernels.h"
+#include "agents/ppo_loss_kernels.h"
 #include "agents/pqn_kernels.h"
 #include "core/device.h"
 

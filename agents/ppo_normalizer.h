@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "agents/ppo_kernels.h"
+#include "agents/normalizer_kernels.h"
 #include "core/device.h"
 #include "core/memory.h"
 

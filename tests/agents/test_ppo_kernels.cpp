@@ -4,7 +4,9 @@
 // the loss; the normalizers against two-pass statistics of everything seen, frozen, and through a
 // checkpoint; K lanes, each the bits of its lane alone; and every op on each device the CPU's bits
 // (the CUDA cases skip without a GPU).
+#include "agents/normalizer_kernels.h"
 #include "agents/ppo_kernels.h"
+#include "agents/ppo_loss_kernels.h"
 
 #include <gtest/gtest.h>
 
