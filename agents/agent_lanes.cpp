@@ -22,6 +22,7 @@ AgentLanes::AgentLanes(const Registry& registry, const TrainConfig& config, Devi
     : registry_(&registry),
       env_id_(config.env_id),
       device_(device),
+      stream_(stream),
       n_(config.num_envs),
       seeds_(std::move(seeds)),
       hold_mu_(static_cast<float>(config.exploration_hold_mu)),
@@ -50,10 +51,9 @@ AgentLanes::AgentLanes(const Registry& registry, const TrainConfig& config, Devi
   rings_ = Buffer<EpisodeRing>(device, k);
   rings_.FromHost(rings.data(), k);
   if (config.eval_episodes > 0) {
-    // Every lane's eval envs as lanes of one batch, evaluated together (EvaluateLearnerLanes).
+    // Every lane's eval envs as lanes of one batch, evaluated together.
     eval_env_ = MakeVectorEnv(registry, config.env_id, k * config.eval_episodes, device);
     eval_env_->set_stream(stream);
-    eval_actions_ = Buffer<int32_t>(device, k * config.eval_episodes);
   }
 }
 
@@ -70,40 +70,81 @@ void AgentLanes::Check(int lane, const char* agent_op) const {
                             std::to_string(count()));
 }
 
-// The lanes log at the same steps (one schedule): the first to ask reads every lane's episodes
-// and statistics, a few copies for all.
-MetricsRow AgentLanes::Progress(int lane, int64_t step, double epsilon, double seconds, int64_t steps,
-                                const QLearner& learner, const LoopState& loop) {
+// The lanes log at the same steps (one schedule): the first to ask reads every lane's episodes,
+// a few copies for all.
+EpisodeStats::Interval AgentLanes::Ended(int lane, int64_t step) {
   Check(lane, "Progress");
   if (read_step_ != step) {
     read_returns_ = ring_returns_.ToHost();
     read_lengths_ = ring_lengths_.ToHost();
     read_counts_ = ring_counts_.ToHost();
-    read_stats_ = learner.ReadAllStats();
     read_step_ = step;
   }
   constexpr int64_t cap = EpisodeStats::kCapacity;
-  const EpisodeStats::Interval ended =
-      episodes_[lane]->Read(read_returns_.data() + lane * cap, read_lengths_.data() + lane * cap, read_counts_[lane]);
+  return episodes_[lane]->Read(read_returns_.data() + lane * cap, read_lengths_.data() + lane * cap,
+                               read_counts_[lane]);
+}
+
+MetricsRow AgentLanes::Progress(int lane, int64_t step, double epsilon, double seconds, int64_t steps,
+                                const QLearner& learner, const LoopState& loop) {
+  const EpisodeStats::Interval ended = Ended(lane, step);
+  if (stats_step_ != step) {
+    read_stats_ = learner.ReadAllStats();
+    stats_step_ = step;
+  }
   return MakeProgress(step, epsilon, seconds, steps, ended, read_stats_[lane], loop);
 }
 
 // The lanes evaluate at the same steps (one schedule): the first to ask evaluates all of them.
-EvalResult AgentLanes::Evaluate(int lane, int64_t index, int64_t step, QLearner& learner) {
+EvalResult AgentLanes::Evaluate(int lane, int64_t index, int64_t step, const Play& play) {
   if (!eval_env_) throw std::logic_error("Evaluate: eval_episodes is 0");
   Check(lane, "Evaluate");
   if (evaluated_index_ != index || evaluated_step_ != step) {
-    evaluations_ = EvaluateLearnerLanes(*eval_env_, learner, eval_actions_, seeds_, index);
+    evaluations_ = play(*eval_env_, TrainingEvalSeeds(seeds_, index), std::vector<bool>(seeds_.size(), true),
+                        eval_env_->num_envs() / count());
     evaluated_index_ = index;
     evaluated_step_ = step;
   }
   return evaluations_[lane];
 }
 
+AgentLanes::Play AgentLanes::ReplicasPlay(QLearner& learner) {
+  return [this, &learner](VectorEnv& env, const std::vector<uint64_t>& seeds, const std::vector<bool>& evaluate,
+                          int64_t episodes) {
+    if (static_cast<int64_t>(eval_actions_.size()) < env.num_envs())
+      eval_actions_ = Buffer<int32_t>(device_, env.num_envs());
+    return EvaluateReplicas(env, learner, eval_actions_, seeds, evaluate, episodes);
+  };
+}
+
+EvalResult AgentLanes::Evaluate(int lane, int64_t index, int64_t step, QLearner& learner) {
+  return Evaluate(lane, index, step, ReplicasPlay(learner));
+}
+
+std::vector<EvalResult> AgentLanes::EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
+                                                   uint64_t seed_offset, int64_t max_envs, const Play& play) {
+  if (listed.empty()) return {};
+  for (int a : listed) Check(a, "EvaluateModels");
+  const int64_t k = count(), m = std::min(num_envs, episodes);
+  if (m < 1 || m > max_envs) throw std::invalid_argument("EvaluateModels: " + std::to_string(m) + " envs per lane");
+  if (!model_env_ || model_env_->num_envs() != k * m) {
+    model_env_ = MakeVectorEnv(*registry_, env_id_, k * m, device_);
+    model_env_->set_stream(stream_);
+  }
+  std::vector<uint64_t> offset;
+  for (uint64_t seed : seeds_) offset.push_back(seed + seed_offset);
+  std::vector<bool> evaluate(seeds_.size(), false);
+  for (int a : listed) evaluate[a] = true;
+  const std::vector<EvalResult> all = play(*model_env_, offset, evaluate, episodes);
+  std::vector<EvalResult> results;
+  for (int a : listed) results.push_back(all[a]);
+  return results;
+}
+
 std::vector<EvalResult> AgentLanes::EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
                                                    uint64_t seed_offset, QLearner& learner) {
-  return EvaluateListedReplicas(*registry_, env_id_, model_env_, learner, eval_actions_, seeds_, listed, episodes,
-                                num_envs, seed_offset);
+  return EvaluateModels(listed, episodes, num_envs, seed_offset, learner.options().max_act_batch,
+                        ReplicasPlay(learner));
 }
 
 QLearner& AgentLanes::Solo(QLearner& learner, int lane) const {
@@ -150,6 +191,11 @@ void AgentLanes::Load(int lane, const CheckpointReader& in, QLearner& learner) {
     solo.Load(in.file(), in.path());
     learner.CopyReplicaFrom(lane, solo);
   }
+  Load(lane, in);
+}
+
+void AgentLanes::Load(int lane, const CheckpointReader& in) {
+  Check(lane, "LoadCheckpoints");
   episodes_[lane]->Load(in);
   if (hold_mu_ > 0) {
     held_actions_.FromHost(in.Ints("explore.held", n_).data(), n_, lane * n_);
@@ -186,7 +232,7 @@ bool AgentLanes::LoadEnvs(const std::vector<std::unique_ptr<CheckpointReader>>& 
   return true;
 }
 
-void AgentLanes::Forget() { read_step_ = evaluated_step_ = saved_envs_step_ = -1; }
+void AgentLanes::Forget() { read_step_ = stats_step_ = evaluated_step_ = saved_envs_step_ = -1; }
 
 std::vector<uint64_t> AgentLanes::SeedsOf(const std::vector<int>& keep, const char* agent_op) const {
   std::vector<uint64_t> seeds;
@@ -206,10 +252,15 @@ bool AgentLanes::KeepEnvs(const VectorEnv& from_env, const std::vector<int>& kee
 
 void AgentLanes::TakeLanes(const AgentLanes& from, const std::vector<int>& keep, QLearner& from_learner,
                            QLearner& learner) {
+  for (std::size_t to = 0; to < keep.size(); ++to)
+    learner.CopyReplicaFrom(static_cast<int>(to), from.Solo(from_learner, keep[to]));
+  TakeLanes(from, keep);
+}
+
+void AgentLanes::TakeLanes(const AgentLanes& from, const std::vector<int>& keep) {
   for (std::size_t to = 0; to < keep.size(); ++to) {
     const int lane = keep[to];
     const auto i = static_cast<int64_t>(to);
-    learner.CopyReplicaFrom(static_cast<int>(to), from.Solo(from_learner, lane));
     episodes_[to]->CopyFrom(*from.episodes_[lane]);
     if (hold_mu_ > 0) {
       CopyBytes(held_actions_.data() + i * n_, device_, from.held_actions_.data() + lane * n_, device_,

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,12 +48,27 @@ class AgentLanes {
   // Throws std::out_of_range "AGENT::OP: lane L of K" for a lane outside.
   void Check(int lane, const char* agent_op) const;
 
-  // Lane k's metrics row at `step` (MakeProgress).
+  // Lane k's episodes that ended since its last row, at `step`: the lanes log at the same steps, and
+  // the first to ask at a step copies every ring at once.
+  EpisodeStats::Interval Ended(int lane, int64_t step);
+  // Lane k's metrics row at `step` (MakeProgress), the learner's statistics read with the rings.
   MetricsRow Progress(int lane, int64_t step, double epsilon, double seconds, int64_t steps, const QLearner& learner,
                       const LoopState& loop);
-  // Lane k's `index`-th evaluation at `step` (EvaluateLearnerLanes over every lane's eval envs).
+
+  // How an agent plays its evaluations: EvaluateLanes on `env` (K lanes, reset with `seeds`) with
+  // the lanes' networks acting deterministically, `episodes` episodes in each lane `evaluate` lists.
+  using Play = std::function<std::vector<EvalResult>(VectorEnv& env, const std::vector<uint64_t>& seeds,
+                                                     const std::vector<bool>& evaluate, int64_t episodes)>;
+  // Lane k's `index`-th evaluation at `step`: every lane's eval envs (one episode each, reset with
+  // TrainingEvalSeeds), played by the first lane to ask at a step.
+  EvalResult Evaluate(int lane, int64_t index, int64_t step, const Play& play);
   EvalResult Evaluate(int lane, int64_t index, int64_t step, QLearner& learner);
-  // Agent::EvaluateModels (EvaluateListedReplicas).
+  // Agent::EvaluateModels: the listed lanes played on K lanes of min(num_envs, episodes) envs (made
+  // at the first call or when that size changes, at most `max_envs` per lane), lane a reset with
+  // seeds[a] + seed_offset; results in the order of `listed`. Throws std::invalid_argument for more
+  // envs than max_envs and std::out_of_range for a lane outside.
+  std::vector<EvalResult> EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
+                                         uint64_t seed_offset, int64_t max_envs, const Play& play);
   std::vector<EvalResult> EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
                                          uint64_t seed_offset, QLearner& learner);
   // Lane k's replica as a learner of one (the learner itself when K = 1): model files and
@@ -62,7 +78,8 @@ class AgentLanes {
   // Lane k's checkpoint parts at `step`: its episodes, its envs (of `env`, K lanes of n) as the
   // snapshot of a batch of n of its own, its holds.
   void Save(int lane, const VectorEnv& env, int64_t step, CheckpointWriter& out) const;
-  // Lane k's episodes and holds, and its network into replica k of `learner`.
+  // Lane k's episodes and holds, and (the second form) its network into replica k of `learner`.
+  void Load(int lane, const CheckpointReader& in);
   void Load(int lane, const CheckpointReader& in, QLearner& learner);
   // The lanes' envs from their checkpoints, as one snapshot in lanes (each lane seeded as its solo
   // run's envs were), into `env`; false, changing nothing, when the (one) checkpoint holds none.
@@ -74,15 +91,21 @@ class AgentLanes {
 
   // Agent::Keep: the seeds of lanes `keep` (checked, in that order), for the new agent's lanes;
   // then, once it is made, its envs from `from_env`'s lanes `keep` (false when the env cannot save
-  // its state) and each of its lanes i from lane keep[i] (episodes, holds, network replica).
+  // its state) and each of its lanes i from lane keep[i] (episodes, holds, and with learners its
+  // network replica).
   std::vector<uint64_t> SeedsOf(const std::vector<int>& keep, const char* agent_op) const;
   static bool KeepEnvs(const VectorEnv& from_env, const std::vector<int>& keep, VectorEnv& env);
+  void TakeLanes(const AgentLanes& from, const std::vector<int>& keep);
   void TakeLanes(const AgentLanes& from, const std::vector<int>& keep, QLearner& from_learner, QLearner& learner);
 
  private:
+  // Play by replica a of the learner's online network on lane a, greedily (EvaluateReplicas).
+  Play ReplicasPlay(QLearner& learner);
+
   const Registry* registry_;
   std::string env_id_;
   Device device_;
+  void* stream_;
   int64_t n_;
   std::vector<uint64_t> seeds_;
   Buffer<uint64_t> seeds_dev_;
@@ -100,7 +123,7 @@ class AgentLanes {
   std::vector<int32_t> read_lengths_;
   std::vector<unsigned long long> read_counts_;
   std::vector<QLearner::Stats> read_stats_;
-  int64_t read_step_ = -1;
+  int64_t read_step_ = -1, stats_step_ = -1;
   std::unique_ptr<VectorEnv> eval_env_;   // K lanes of eval_episodes envs, when evaluating
   std::unique_ptr<VectorEnv> model_env_;  // K lanes of EvaluateModels' envs, made at its first use
   Buffer<int32_t> eval_actions_;

@@ -28,7 +28,7 @@ struct Played {
 constexpr int64_t kCheckEvery = 8;
 
 Played PlayLanes(VectorEnv& env, AgentOps& ops, int64_t lanes, const std::vector<int64_t>& quota,
-                 const std::function<void(uint64_t step, int32_t* actions)>& act, Buffer<int32_t>& actions) {
+                 const std::function<void(uint64_t step)>& act) {
   const int64_t n = env.num_envs(), lane = n / lanes;
   const Device device = env.device();
   std::vector<int64_t> first(n);
@@ -49,8 +49,7 @@ Played PlayLanes(VectorEnv& env, AgentOps& ops, int64_t lanes, const std::vector
                           returns.data(),   lengths.data(),   steps.data()};
   const int64_t check_every = device == Device::kCpu ? 1 : kCheckEvery;
   for (int64_t step = 0; episodes > 0; ++step) {
-    act(static_cast<uint64_t>(step), actions.data());
-    env.Step(actions.data());
+    act(static_cast<uint64_t>(step));
     ops.RecordEvalEpisodes(record, env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(), n,
                            step, recorded.data());
     if ((step + 1) % check_every == 0 && recorded.ToHost()[0] == static_cast<unsigned long long>(episodes)) break;
@@ -93,8 +92,7 @@ EvalResult Summarize(const std::string& env_id, const std::vector<double>& retur
 
 std::vector<EvalResult> EvaluateLanes(VectorEnv& env, AgentOps& ops, const std::vector<uint64_t>& seeds,
                                       const std::vector<bool>& evaluate, int64_t episodes,
-                                      const std::function<void(uint64_t step, int32_t* actions)>& act,
-                                      Buffer<int32_t>& actions) {
+                                      const std::function<void(uint64_t step)>& act) {
   const int64_t lanes = static_cast<int64_t>(seeds.size()), n = env.num_envs();
   if (lanes < 1 || n % lanes != 0 || static_cast<int64_t>(evaluate.size()) != lanes || episodes < 1)
     throw std::invalid_argument("EvaluateLanes: " + std::to_string(lanes) + " lanes of " + std::to_string(n) +
@@ -104,7 +102,7 @@ std::vector<EvalResult> EvaluateLanes(VectorEnv& env, AgentOps& ops, const std::
   std::vector<int64_t> quota(n, 0);
   for (int64_t a = 0; a < lanes; ++a)
     for (int64_t j = 0; evaluate[a] && j < m; ++j) quota[a * m + j] = episodes / m + (j < episodes % m ? 1 : 0);
-  const Played played = PlayLanes(env, ops, lanes, quota, act, actions);
+  const Played played = PlayLanes(env, ops, lanes, quota, act);
   std::vector<EvalResult> results(lanes);
   for (int64_t a = 0; a < lanes; ++a)
     if (evaluate[a]) results[a] = Summarize(env.spec().id, played.returns[a], played.lengths[a]);
@@ -124,15 +122,15 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
   env->set_stream(policy.native_stream());
   auto ops = MakeAgentOps(device, policy.native_stream());
   Buffer<int32_t> actions(device, n);
-  return EvaluateLanes(
-             *env, *ops, {seed}, {true}, episodes,
-             [&](uint64_t step, int32_t* a) {
-               policy.Act(env->obs(), a, n);
-               if (epsilon > 0)
-                 ops->EpsilonGreedy(a, n, static_cast<float>(epsilon), static_cast<int>(spec.action_space.n),
-                                    StepKey(seed, RngStream::kExploration, step), ExploreHold{});
-             },
-             actions)
+  return EvaluateLanes(*env, *ops, {seed}, {true}, episodes,
+                       [&](uint64_t step) {
+                         policy.Act(env->obs(), actions.data(), n);
+                         if (epsilon > 0)
+                           ops->EpsilonGreedy(actions.data(), n, static_cast<float>(epsilon),
+                                              static_cast<int>(spec.action_space.n),
+                                              StepKey(seed, RngStream::kExploration, step), ExploreHold{});
+                         env->Step(actions.data());
+                       })
       .front();
 }
 
@@ -155,45 +153,16 @@ std::vector<EvalResult> EvaluateReplicas(VectorEnv& env, QLearner& learner, Buff
                                 std::to_string(learner.online().replicas()) + " replicas");
   const nn::ConstBatchView obs(env.obs(), n, learner.online().in_features(), device);
   const std::unique_ptr<AgentOps> ops = MakeAgentOps(device, learner.backend().native_stream());
-  return EvaluateLanes(
-      env, *ops, seeds, evaluate, episodes,
-      [&](uint64_t, int32_t* out) { learner.Act(obs, nn::VectorView<int32_t>(out, n, device)); }, actions);
+  return EvaluateLanes(env, *ops, seeds, evaluate, episodes, [&](uint64_t) {
+    learner.Act(obs, nn::VectorView<int32_t>(actions.data(), n, device));
+    env.Step(actions.data());
+  });
 }
 
-std::vector<EvalResult> EvaluateListedReplicas(const Registry& registry, const std::string& env_id,
-                                               std::unique_ptr<VectorEnv>& model_env, QLearner& learner,
-                                               Buffer<int32_t>& actions, const std::vector<uint64_t>& seeds,
-                                               const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
-                                               uint64_t seed_offset) {
-  if (listed.empty()) return {};
-  const auto lanes = static_cast<int64_t>(seeds.size());
-  const int64_t m = std::min(num_envs, episodes);
-  if (m < 1 || m > learner.options().max_act_batch)
-    throw std::invalid_argument("EvaluateModels: " + std::to_string(m) + " envs per lane");
-  const Device device = learner.backend().device();
-  if (!model_env || model_env->num_envs() != lanes * m) {
-    model_env = MakeVectorEnv(registry, env_id, lanes * m, device);
-    model_env->set_stream(learner.backend().native_stream());
-  }
-  if (static_cast<int64_t>(actions.size()) < lanes * m) actions = Buffer<int32_t>(device, lanes * m);
-  std::vector<uint64_t> offset;
-  for (uint64_t seed : seeds) offset.push_back(seed + seed_offset);
-  std::vector<bool> evaluate(seeds.size(), false);
-  for (int a : listed) evaluate.at(a) = true;
-  const std::vector<EvalResult> all = EvaluateReplicas(*model_env, learner, actions, offset, evaluate, episodes);
-  std::vector<EvalResult> results;
-  for (int a : listed) results.push_back(all[a]);
-  return results;
-}
-
-// Every env of a lane plays one episode: EvaluateReplicas with each run's k-th evaluation seed.
-std::vector<EvalResult> EvaluateLearnerLanes(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
-                                             const std::vector<uint64_t>& run_seeds, int64_t k) {
-  const auto lanes = static_cast<int64_t>(run_seeds.size());
+std::vector<uint64_t> TrainingEvalSeeds(const std::vector<uint64_t>& run_seeds, int64_t k) {
   std::vector<uint64_t> seeds;
   for (uint64_t run_seed : run_seeds) seeds.push_back(EvalSeed(run_seed, k));
-  return EvaluateReplicas(env, learner, actions, seeds, std::vector<bool>(lanes, true),
-                          lanes > 0 ? env.num_envs() / lanes : 0);
+  return seeds;
 }
 
 }  // namespace cugym::agent

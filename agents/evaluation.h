@@ -27,15 +27,14 @@ struct EvalResult {
 // (ResetInLanes: one lane is Reset(seeds[0])), and each lane where evaluate[a] is set plays exactly
 // `episodes` finished episodes spread evenly over its m envs (env j runs episodes / m, one more for
 // j < episodes % m; episodes an env finishes beyond its share are ignored, so short episodes are
-// not over-counted). `act(step, actions)` writes the K m actions (device memory) for the current
-// observations. The episodes are recorded on the device by `ops` (on env's stream) and summed in
-// the order they ended (by step, then env); on CUDA the host reads their count every few steps,
-// not the done flags of every step. One result per lane, a default one where not evaluated.
-// Model files (EvaluateModel) and learners (EvaluateReplicas) are evaluated through it.
+// not over-counted). `act(step)` steps `env` once: it computes the K m actions for the current
+// observations (int32 for a Discrete action space, floats for a Box) and calls env.Step with them. The episodes are
+// recorded on the device by `ops` (on env's stream) and summed in the order they ended (by step, then env); on CUDA the
+// host reads their count every few steps, not the done flags of every step. One result per lane, a default one where
+// not evaluated. Model files (EvaluateModel) and learners (EvaluateReplicas) are evaluated through it.
 std::vector<EvalResult> EvaluateLanes(VectorEnv& env, AgentOps& ops, const std::vector<uint64_t>& seeds,
                                       const std::vector<bool>& evaluate, int64_t episodes,
-                                      const std::function<void(uint64_t step, int32_t* actions)>& act,
-                                      Buffer<int32_t>& actions);
+                                      const std::function<void(uint64_t step)>& act);
 
 // Greedy (or epsilon-greedy) evaluation of a model file over exactly `episodes` finished
 // episodes, spread evenly over num_envs envs (env i runs its share). The env comes from the
@@ -44,29 +43,15 @@ std::vector<EvalResult> EvaluateLanes(VectorEnv& env, AgentOps& ops, const std::
 EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes, int64_t num_envs,
                          uint64_t seed, Device device, double epsilon, const std::string& env_id = "");
 
-// An agent's k-th evaluation during training, for the K lanes of a replicated learner at once:
-// `env` holds K lanes of num_envs / K envs, lane a reset as its own eval envs from a seed derived
-// from run_seeds[a] and k (the training envs use the run's seed itself), one greedy episode per env,
-// replica a acting on lane a; one greedy forward and one env step per step for all. Result a is the
-// solo run's (K = 1) of seed run_seeds[a], with the same bits on the CPU.
-std::vector<EvalResult> EvaluateLearnerLanes(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
-                                             const std::vector<uint64_t>& run_seeds, int64_t k);
+// The env seeds of an agent's k-th evaluation during training, one per run seed (the training envs
+// use the run's seed itself).
+std::vector<uint64_t> TrainingEvalSeeds(const std::vector<uint64_t>& run_seeds, int64_t k);
+
 // EvaluateLanes with replica a of the learner's online network acting greedily on lane a (one
 // forward for all lanes per step): lane a's result is EvaluateModel's for a model file of replica
 // a with seed seeds[a] and m envs, the same bits on the CPU.
 std::vector<EvalResult> EvaluateReplicas(VectorEnv& env, QLearner& learner, Buffer<int32_t>& actions,
                                          const std::vector<uint64_t>& seeds, const std::vector<bool>& evaluate,
                                          int64_t episodes);
-
-// An agent's EvaluateModels (agent.h) of the listed lanes of a replicated learner: EvaluateReplicas
-// on `model_env`, K lanes of min(num_envs, episodes) envs of `env_id` (made at the first call or
-// when that size changes), each lane reset with seeds[a] + seed_offset; results in the order of
-// `listed`. `actions` grows to the envs it needs. Throws std::invalid_argument for an env count the
-// learner cannot act on and std::out_of_range for a lane it does not have.
-std::vector<EvalResult> EvaluateListedReplicas(const Registry& registry, const std::string& env_id,
-                                               std::unique_ptr<VectorEnv>& model_env, QLearner& learner,
-                                               Buffer<int32_t>& actions, const std::vector<uint64_t>& seeds,
-                                               const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
-                                               uint64_t seed_offset);
 
 }  // namespace cugym::agent

@@ -78,19 +78,24 @@ const Key kKeys[] = {
     {"batch_size", &TrainConfig::batch_size},
     {"buffer_size", &TrainConfig::buffer_size},
     {"checkpoint_interval", &TrainConfig::checkpoint_interval},
+    {"clip_coef", &TrainConfig::clip_coef},
+    {"clip_vloss", &TrainConfig::clip_vloss},
     {"conv_channels", &TrainConfig::conv_channels},
     {"cuda_graph", &TrainConfig::cuda_graph},
     {"double_dqn", &TrainConfig::double_dqn},
     {"dueling", &TrainConfig::dueling},
     {"end_e", &TrainConfig::end_e},
+    {"ent_coef", &TrainConfig::ent_coef},
     {"env_id", &TrainConfig::env_id},
     {"eval_episodes", &TrainConfig::eval_episodes},
     {"eval_interval", &TrainConfig::eval_interval},
     {"exploration_fraction", &TrainConfig::exploration_fraction},
     {"exploration_hold_mu", &TrainConfig::exploration_hold_mu},
     {"exploration_max_hold", &TrainConfig::exploration_max_hold},
+    {"gae_lambda", &TrainConfig::gae_lambda},
     {"gamma", &TrainConfig::gamma},
     {"hidden_sizes", &TrainConfig::hidden_sizes},
+    {"init_log_std", &TrainConfig::init_log_std},
     {"keep_checkpoints", &TrainConfig::keep_checkpoints},
     {"layer_norm", &TrainConfig::layer_norm},
     {"learning_rate", &TrainConfig::learning_rate},
@@ -99,6 +104,9 @@ const Key kKeys[] = {
     {"loss", &TrainConfig::loss},
     {"max_grad_norm", &TrainConfig::max_grad_norm},
     {"n_step", &TrainConfig::n_step},
+    {"norm_adv", &TrainConfig::norm_adv},
+    {"normalize_obs", &TrainConfig::normalize_obs},
+    {"normalize_reward", &TrainConfig::normalize_reward},
     {"num_envs", &TrainConfig::num_envs},
     {"num_epochs", &TrainConfig::num_epochs},
     {"num_minibatches", &TrainConfig::num_minibatches},
@@ -107,12 +115,14 @@ const Key kKeys[] = {
     {"per_alpha", &TrainConfig::per_alpha},
     {"per_beta", &TrainConfig::per_beta},
     {"per_eps", &TrainConfig::per_eps},
+    {"policy", &TrainConfig::policy},
     {"prioritized_replay", &TrainConfig::prioritized_replay},
     {"q_lambda", &TrainConfig::q_lambda},
     {"replay_ratio", &TrainConfig::replay_ratio},
     {"reward_scale", &TrainConfig::reward_scale},
     {"save_replay", &TrainConfig::save_replay},
     {"seed", &TrainConfig::seed},
+    {"squash", &TrainConfig::squash},
     {"start_e", &TrainConfig::start_e},
     {"stop_at_threshold", &TrainConfig::stop_at_threshold},
     {"stop_margin", &TrainConfig::stop_margin},
@@ -120,6 +130,7 @@ const Key kKeys[] = {
     {"tau", &TrainConfig::tau},
     {"tensorboard", &TrainConfig::tensorboard},
     {"total_steps", &TrainConfig::total_steps},
+    {"vf_coef", &TrainConfig::vf_coef},
 };
 
 const Key* FindKey(const std::string& name) {
@@ -184,6 +195,55 @@ void Require(bool ok, const std::string& key, const std::string& rule, const std
   if (!ok) throw std::invalid_argument(key + " " + rule + ", got " + value);
 }
 
+// Keys that only one family of agents reads, refused (when set away from their defaults) for the
+// others: a key that would do nothing is a mistake the user should hear of.
+constexpr const char* kPpoKeys[] = {"gae_lambda",   "clip_coef",     "clip_vloss",      "ent_coef",
+                                    "vf_coef",      "norm_adv",      "policy",          "squash",
+                                    "init_log_std", "normalize_obs", "normalize_reward"};
+constexpr const char* kQKeys[] = {"buffer_size",
+                                  "batch_size",
+                                  "n_step",
+                                  "tau",
+                                  "target_update_interval",
+                                  "start_e",
+                                  "end_e",
+                                  "exploration_fraction",
+                                  "exploration_hold_mu",
+                                  "exploration_max_hold",
+                                  "learning_starts",
+                                  "replay_ratio",
+                                  "loss",
+                                  "double_dqn",
+                                  "dueling",
+                                  "prioritized_replay",
+                                  "per_alpha",
+                                  "per_beta",
+                                  "per_eps",
+                                  "save_replay",
+                                  "q_lambda",
+                                  "reward_scale"};
+
+void RequireOwnKeys(const TrainConfig& config) {
+  static const TrainConfig defaults;
+  const auto refuse_set = [&](const char* key, const std::string& why) {
+    const Key* k = FindKey(key);
+    const TomlValue value = Get(config, k->member);
+    if (value.ToToml() == Get(defaults, k->member).ToToml()) return;
+    std::ostringstream shown;  // as Validate shows numbers
+    if (value.kind == TomlValue::Kind::kFloat)
+      shown << value.number;
+    else
+      shown << value.ToToml();
+    throw std::invalid_argument(std::string(key) + " " + why + " (algo is \"" + config.algo + "\"), got " +
+                                shown.str());
+  };
+  if (config.ppo()) {
+    for (const char* key : kQKeys) refuse_set(key, "is a DQN or PQN key, which PPO does not read");
+  } else {
+    for (const char* key : kPpoKeys) refuse_set(key, "is a PPO key (algo = \"ppo\")");
+  }
+}
+
 }  // namespace
 
 void TrainConfig::Apply(const TomlTable& table) {
@@ -219,7 +279,7 @@ void TrainConfig::Validate() const {
   Require(adam_eps > 0, "adam_eps", "must be > 0", s(adam_eps));
   Require(buffer_size > 0, "buffer_size", "must be > 0", s(buffer_size));
   Require(batch_size > 0, "batch_size", "must be > 0", s(batch_size));
-  if (!pqn()) {  // PQN has no replay memory
+  if (!pqn() && !ppo()) {  // PQN and PPO have no replay memory
     Require(
         num_envs <= buffer_size, "num_envs",
         "must not exceed buffer_size (" + s(buffer_size) + "): one vector step writes num_envs rows of the replay ring",
@@ -252,7 +312,7 @@ void TrainConfig::Validate() const {
   Require(eval_episodes >= 0 && eval_episodes <= 100000, "eval_episodes", "must be in 0..100000", s(eval_episodes));
   Require(eval_interval > 0, "eval_interval", "must be > 0 (eval_episodes = 0 turns evaluation off)", s(eval_interval));
   Require(stop_margin >= 0 && stop_margin <= 10, "stop_margin", "must be in [0, 10] standard errors", s(stop_margin));
-  Require(algo == "dqn" || algo == "pqn", "algo", "must be \"dqn\" or \"pqn\"", "\"" + algo + "\"");
+  Require(algo == "dqn" || algo == "pqn" || ppo(), "algo", "must be \"dqn\", \"pqn\" or \"ppo\"", "\"" + algo + "\"");
   Require(optimizer == "adam" || optimizer == "radam", "optimizer", "must be \"adam\" or \"radam\"",
           "\"" + optimizer + "\"");
   Require(num_steps >= 1 && num_steps <= 100000, "num_steps", "must be in 1..100000", s(num_steps));
@@ -260,11 +320,20 @@ void TrainConfig::Validate() const {
   Require(num_minibatches >= 1, "num_minibatches", "must be >= 1", s(num_minibatches));
   Require(q_lambda >= 0 && q_lambda <= 1, "q_lambda", "must be in [0, 1]", s(q_lambda));
   Require(std::isfinite(reward_scale) && reward_scale > 0, "reward_scale", "must be > 0", s(reward_scale));
-  if (!pqn()) return;
+  Require(gae_lambda >= 0 && gae_lambda <= 1, "gae_lambda", "must be in [0, 1]", s(gae_lambda));
+  Require(clip_coef > 0 && clip_coef <= 10, "clip_coef", "must be in (0, 10]", s(clip_coef));
+  Require(ent_coef >= 0 && ent_coef <= 10, "ent_coef", "must be in [0, 10]", s(ent_coef));
+  Require(vf_coef >= 0 && vf_coef <= 100, "vf_coef", "must be in [0, 100]", s(vf_coef));
+  Require(policy == "auto" || policy == "categorical" || policy == "gaussian", "policy",
+          "must be \"auto\", \"categorical\" or \"gaussian\"", "\"" + policy + "\"");
+  Require(init_log_std >= -20 && init_log_std <= 2, "init_log_std", "must be in [-20, 2]", s(init_log_std));
+  RequireOwnKeys(*this);
+  if (!pqn() && !ppo()) return;
   Require(rollout_size() <= (int64_t{1} << 30), "num_steps",
           "times num_envs (" + s(num_envs) + ") must be at most 2^30 transitions per rollout", s(num_steps));
   Require(rollout_size() % num_minibatches == 0 && num_minibatches <= rollout_size(), "num_minibatches",
           "must divide num_envs * num_steps (" + s(rollout_size()) + ")", s(num_minibatches));
+  if (ppo()) return;  // RequireOwnKeys refused the others' keys
   // Keys that only mean something with a replay memory and a target network.
   Require(!prioritized_replay, "prioritized_replay", "needs a replay memory (algo = \"dqn\")", "true");
   Require(!double_dqn, "double_dqn", "needs a target network (algo = \"dqn\")", "true");
@@ -272,6 +341,11 @@ void TrainConfig::Validate() const {
 }
 
 const ShippedConfig* FindShippedConfig(const std::string& env_id, const std::string& algo) {
+  if (algo.empty()) {
+    for (const char* preferred : {"dqn", "ppo", "pqn"})
+      if (const ShippedConfig* found = FindShippedConfig(env_id, preferred)) return found;
+    return nullptr;
+  }
   for (int i = 0; i < kNumShippedConfigs; ++i) {
     TrainConfig config;
     config.Apply(ParseToml(kShippedConfigs[i].toml, kShippedConfigs[i].path));
@@ -281,7 +355,7 @@ const ShippedConfig* FindShippedConfig(const std::string& env_id, const std::str
 }
 
 int64_t TrainConfig::PlannedUpdates() const {
-  if (pqn()) {
+  if (pqn() || ppo()) {
     // Rollouts until total_steps is reached, each with num_epochs * num_minibatches updates.
     const int64_t rollouts = (total_steps + rollout_size() - 1) / rollout_size();
     return rollouts * num_epochs * num_minibatches;
@@ -316,19 +390,20 @@ TrainConfig ResolveTrainConfig(const Registry& registry, const TrainConfigSource
     // No config file: the tuned one shipped for the env when there is one, else the defaults.
     const std::string env = !source.env_id.empty() ? source.env_id : config.env_id;
     registry.Get(env);  // an unknown id is the only thing said
-    // An algorithm asked for among the overrides picks its own tuned config (--set algo=pqn).
+    // An algorithm asked for among the overrides picks its own tuned config (--set algo=pqn);
+    // otherwise the env's default (FindShippedConfig): DQN's where one ships, else PPO's.
     auto algo = source.overrides.find("algo");
-    const std::string wanted = algo != source.overrides.end() && algo->second.kind == TomlValue::Kind::kString
-                                   ? algo->second.text
-                                   : config.algo;
+    const std::string wanted =
+        algo != source.overrides.end() && algo->second.kind == TomlValue::Kind::kString ? algo->second.text : "";
     if (const ShippedConfig* shipped = FindShippedConfig(env, wanted)) {
       config.Apply(ParseToml(shipped->toml, shipped->path));
       notes << "cugym train: " << env << " with the hyperparameters of " << shipped->path
             << " (built in; pass a config file for others)\n";
     } else {
-      notes << "cugym train: no tuned config ships for " << env << (wanted == "dqn" ? "" : " with algo = " + wanted)
+      const bool dqn = wanted.empty() || wanted == "dqn";
+      notes << "cugym train: no tuned config ships for " << env << (dqn ? "" : " with algo = " + wanted)
             << "; using the defaults (configs/cartpole.toml's values, docs/dqn.md"
-            << (wanted == "dqn" ? "" : ", docs/pqn.md") << ")\n";
+            << (dqn ? "" : ", docs/" + wanted + ".md") << ")\n";
     }
   }
   if (!source.env_id.empty()) config.env_id = source.env_id;

@@ -19,7 +19,9 @@ namespace cugym::agent {
 
 // Defaults are configs/cartpole.toml's: CartPole-v1 solved in seconds on a CPU.
 struct TrainConfig {
-  std::string algo = "dqn";  // "dqn" (replay memory, target network) or "pqn" (rollouts, Q(lambda))
+  // "dqn" (replay memory, target network), "pqn" (rollouts, Q(lambda)) or "ppo" (rollouts, an actor
+  // and a critic)
+  std::string algo = "dqn";
   std::string env_id = "CartPole-v1";
   uint64_t seed = 1;
   int64_t num_envs = 8;         // envs stepped together
@@ -75,7 +77,23 @@ struct TrainConfig {
   int64_t num_minibatches = 16;    // per pass; num_envs * num_steps must be a multiple
   double q_lambda = 0.65;          // 0: one-step Q-learning targets, 1: Monte Carlo returns
   double reward_scale = 1.0;       // rewards are multiplied by this in the targets (purejaxql's REW_SCALE)
-  std::string optimizer = "adam";  // "adam" or "radam" (PQN's); both agents read it
+  std::string optimizer = "adam";  // "adam" or "radam" (PQN's); every agent reads it
+
+  // PPO (algo = "ppo", docs/ppo.md): rollouts of num_envs x num_steps, GAE(gae_lambda) advantages,
+  // num_epochs passes of num_minibatches minibatches of the clipped objective; num_envs, num_steps,
+  // num_epochs, num_minibatches, learning_rate, anneal_lr, gamma and max_grad_norm (the joint norm
+  // of the actor's, the critic's and log_std's gradients) as above. CleanRL's ppo.py's defaults.
+  double gae_lambda = 0.95;
+  double clip_coef = 0.2;         // the ratio's clip, and the value's with clip_vloss
+  bool clip_vloss = true;         // clip the value loss around the rollout's values
+  double ent_coef = 0.01;         // entropy bonus
+  double vf_coef = 0.5;           // value loss weight
+  bool norm_adv = true;           // advantages normalized per minibatch
+  std::string policy = "auto";    // "categorical" (Discrete), "gaussian" (Box); auto: the action space's
+  bool squash = false;            // gaussian: the env gets tanh(u) rescaled to the Box, not u clipped
+  double init_log_std = 0.0;      // gaussian: the log standard deviation's start
+  bool normalize_obs = false;     // running mean and variance of the observations (clipped at +-10)
+  bool normalize_reward = false;  // rewards scaled by the discounted return's running std (clipped at +-10)
 
   // Applies every key of `table`; throws std::invalid_argument naming an unknown key or a value
   // of the wrong type.
@@ -89,7 +107,8 @@ struct TrainConfig {
   // Learning-rate annealing and prioritized replay's beta schedule span them.
   int64_t PlannedUpdates() const;
   bool pqn() const { return algo == "pqn"; }
-  // PQN: transitions per rollout (num_envs * num_steps) and rows per minibatch.
+  bool ppo() const { return algo == "ppo"; }
+  // PQN and PPO: transitions per rollout (num_envs * num_steps) and rows per minibatch.
   int64_t rollout_size() const { return num_envs * num_steps; }
   int64_t minibatch_size() const { return rollout_size() / num_minibatches; }
 };
@@ -102,7 +121,8 @@ struct ShippedConfig {
 extern const ShippedConfig kShippedConfigs[];
 extern const int kNumShippedConfigs;
 
-// The shipped config of `algo` whose env_id is `env_id`, or nullptr when none is.
+// The shipped config of `algo` whose env_id is `env_id`, or nullptr when none is; `algo` empty:
+// the env's default, the first of DQN's, PPO's and PQN's that ships.
 const ShippedConfig* FindShippedConfig(const std::string& env_id, const std::string& algo = "dqn");
 
 // TrainConfig's earlier name (and agents/dqn_config.h its header), so that code written against

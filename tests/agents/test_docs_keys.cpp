@@ -1,6 +1,6 @@
 // The docs against the code's own lists, so that neither drifts from the other: the sweepable keys
 // in docs/sweeps.md against agent::SweepableKeys(), and the config keys in the key tables of
-// docs/dqn.md and docs/pqn.md against TrainConfig's keys (the lines TrainConfig::ToToml writes).
+// docs/dqn.md, docs/pqn.md and docs/ppo.md against TrainConfig's keys (the lines TrainConfig::ToToml writes).
 // The CLI flags are checked against `cugym CMD --help` by tests/cli/test_docs_flags.sh.
 #include <gtest/gtest.h>
 
@@ -79,7 +79,7 @@ TEST(DocsKeys, SweepableKeysMatchSweepsPage) {
     EXPECT_TRUE(code.count(key) > 0) << key << " is in docs/sweeps.md's sweepable keys but the code refuses it";
 }
 
-TEST(DocsKeys, ConfigKeysMatchDqnAndPqnPages) {
+TEST(DocsKeys, ConfigKeysMatchTheAgentsPages) {
   std::set<std::string> code;
   std::istringstream toml(agent::TrainConfig().ToToml());
   std::string line;
@@ -89,12 +89,14 @@ TEST(DocsKeys, ConfigKeysMatchDqnAndPqnPages) {
 
   const std::set<std::string> dqn = KeyTableNames(ReadDoc("dqn.md"));
   const std::set<std::string> pqn = KeyTableNames(ReadDoc("pqn.md"));
+  const std::set<std::string> ppo = KeyTableNames(ReadDoc("ppo.md"));
   ASSERT_FALSE(dqn.empty()) << "no | key | default | meaning | table in docs/dqn.md";
   ASSERT_FALSE(pqn.empty()) << "no | key | default | meaning | table in docs/pqn.md";
+  ASSERT_FALSE(ppo.empty()) << "no | key | default | meaning | table in docs/ppo.md";
   for (const std::string& key : code)
-    EXPECT_TRUE(Covers(dqn, key) || Covers(pqn, key))
-        << key << " is a config key but neither docs/dqn.md nor docs/pqn.md's key table has it";
-  for (const std::set<std::string>* page : {&dqn, &pqn})
+    EXPECT_TRUE(Covers(dqn, key) || Covers(pqn, key) || Covers(ppo, key))
+        << key << " is a config key but none of docs/dqn.md, pqn.md and ppo.md's key tables has it";
+  for (const std::set<std::string>* page : {&dqn, &pqn, &ppo})
     for (const std::string& key : *page) {
       bool known = code.count(key) > 0;
       if (!key.empty() && key.back() == '*')
