@@ -118,9 +118,21 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
   const int64_t n = std::min(num_envs, episodes);
   GreedyPolicy policy(registry, model_path, env_id, n, device);
   const EnvSpec& spec = registry.Get(policy.env_id()).spec;
+  if (epsilon > 0 && policy.continuous())
+    throw std::invalid_argument("epsilon-greedy needs discrete actions, but " + policy.env_id() + " has " +
+                                spec.action_space.ToString() + " actions: evaluate it with epsilon 0");
   std::unique_ptr<VectorEnv> env = MakeVectorEnv(registry, policy.env_id(), n, device);
   env->set_stream(policy.native_stream());
   auto ops = MakeAgentOps(device, policy.native_stream());
+  if (policy.continuous()) {
+    Buffer<float> actions(device, n * policy.action_dim());
+    return EvaluateLanes(*env, *ops, {seed}, {true}, episodes,
+                         [&](uint64_t) {
+                           policy.Act(env->obs(), actions.data(), n);
+                           env->Step(actions.data());
+                         })
+        .front();
+  }
   Buffer<int32_t> actions(device, n);
   return EvaluateLanes(*env, *ops, {seed}, {true}, episodes,
                        [&](uint64_t step) {

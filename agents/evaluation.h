@@ -37,9 +37,12 @@ std::vector<EvalResult> EvaluateLanes(VectorEnv& env, AgentOps& ops, const std::
                                       const std::function<void(uint64_t step)>& act);
 
 // Greedy (or epsilon-greedy) evaluation of a model file over exactly `episodes` finished
-// episodes, spread evenly over num_envs envs (env i runs its share). The env comes from the
-// model's metadata unless `env_id` is given. Throws std::invalid_argument for a missing or
-// damaged model or one whose sizes do not fit the env.
+// episodes, spread evenly over num_envs envs (env i runs its share): a Q model or a PPO policy
+// file (GreedyPolicy: a categorical one on a Discrete env, a gaussian one on a Box env, acting
+// deterministically). The env comes from the model's metadata unless `env_id` is given.
+// Epsilon-greedy replaces discrete actions only (Q models and categorical policies); epsilon > 0
+// on a Box env is refused. Throws std::invalid_argument for a missing or damaged model or one
+// whose sizes or action space do not fit the env.
 EvalResult EvaluateModel(const Registry& registry, const std::string& model_path, int64_t episodes, int64_t num_envs,
                          uint64_t seed, Device device, double epsilon, const std::string& env_id = "");
 

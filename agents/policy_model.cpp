@@ -1,0 +1,136 @@
+// PPO policy model files (SavePolicyModel, LoadPolicyModel in policy.h; docs/ppo.md, "Model files").
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "agents/policy.h"
+#include "agents/policy_model_file.h"
+#include "core/build_info.h"
+#include "core/safetensors.h"
+#include "nn/checkpoint.h"
+
+namespace cugym::agent {
+namespace {
+
+constexpr const char* kKindKey = "cugym.kind";
+
+std::vector<int64_t> Bits(const std::vector<double>& values) {
+  std::vector<int64_t> bits(values.size());
+  if (!values.empty()) std::memcpy(bits.data(), values.data(), values.size() * sizeof(double));
+  return bits;
+}
+
+std::vector<double> FromBits(const std::vector<int64_t>& bits) {
+  std::vector<double> values(bits.size());
+  if (!bits.empty()) std::memcpy(values.data(), bits.data(), bits.size() * sizeof(double));
+  return values;
+}
+
+// The info's sizes against the actor's: log_std [out] for a Gaussian, the statistics [in] or none.
+void CheckInfo(const nn::Mlp& actor, const PolicyModelInfo& info, const std::string& where) {
+  const auto out = static_cast<std::size_t>(actor.out_features()), in = static_cast<std::size_t>(actor.in_features());
+  if (info.gaussian && info.log_std.size() != out)
+    throw std::invalid_argument(where + ": log_std has " + std::to_string(info.log_std.size()) +
+                                " entries, the actor has " + std::to_string(out) + " outputs");
+  if (info.obs_mean.size() != info.obs_var.size() || (!info.obs_mean.empty() && info.obs_mean.size() != in))
+    throw std::invalid_argument(where + ": the normalizer's statistics have " + std::to_string(info.obs_mean.size()) +
+                                " and " + std::to_string(info.obs_var.size()) + " entries, the actor has " +
+                                std::to_string(in) + " inputs");
+  if (!(info.obs_clip > 0) || !std::isfinite(info.obs_clip))
+    throw std::invalid_argument(where + ": obs_clip must be positive and finite, got " + std::to_string(info.obs_clip));
+}
+
+std::string Meta(const SafetensorsFile& file, const std::string& key, const std::string& otherwise) {
+  auto it = file.metadata.find(key);
+  return it == file.metadata.end() ? otherwise : it->second;
+}
+
+// Tensor `name`: of `dtype` and shape [size], else std::invalid_argument naming the file.
+const NamedTensor& VectorTensor(const SafetensorsFile& file, const std::string& path, const std::string& name,
+                                DType dtype, int64_t size) {
+  const NamedTensor* t = file.Find(name);
+  if (t == nullptr) throw std::invalid_argument(path + ": no tensor '" + name + "'");
+  if (t->dtype != dtype || t->shape != std::vector<int64_t>{size})
+    throw std::invalid_argument(path + ": tensor '" + name + "' must be " + DTypeName(dtype) + " [" +
+                                std::to_string(size) + "]");
+  return *t;
+}
+
+bool ParseBool(const SafetensorsFile& file, const std::string& path, const std::string& key) {
+  const std::string value = Meta(file, key, "false");
+  if (value != "true" && value != "false")
+    throw std::invalid_argument(path + ": metadata " + key + " '" + value + "' (expected true or false)");
+  return value == "true";
+}
+
+}  // namespace
+
+void CheckPolicyModelKind(const SafetensorsFile& file, const std::string& path) {
+  const std::string kind = Meta(file, kKindKey, "");
+  if (kind == "mlp")
+    throw std::invalid_argument(path + " is a Q-network model (cugym.kind mlp), not a PPO policy file");
+  if (kind != kPolicyModelKind || Meta(file, "cugym.algo", "") != "ppo")
+    throw std::invalid_argument(path + " is not a PPO policy file (cugym.kind '" + kind + "', cugym.algo '" +
+                                Meta(file, "cugym.algo", "") + "')");
+}
+
+bool IsPolicyModel(const SafetensorsFile& file) { return Meta(file, kKindKey, "") == kPolicyModelKind; }
+
+bool PolicyModelIsGaussian(const SafetensorsFile& file, const std::string& path) {
+  const std::string policy = Meta(file, "cugym.policy", "");
+  if (policy != "categorical" && policy != "gaussian")
+    throw std::invalid_argument(path + ": metadata cugym.policy '" + policy + "' (expected categorical or gaussian)");
+  return policy == "gaussian";
+}
+
+PolicyModelInfo ReadPolicyModelInfo(const SafetensorsFile& file, const std::string& path, const nn::Mlp& actor) {
+  CheckPolicyModelKind(file, path);
+  PolicyModelInfo info;
+  info.env_id = Meta(file, "cugym.env_id", "");
+  info.global_step = static_cast<int64_t>(ParseMetadataNumber(Meta(file, "cugym.global_step", "0"),
+                                                              path + ": metadata cugym.global_step"));
+  info.gaussian = PolicyModelIsGaussian(file, path);
+  info.squash = ParseBool(file, path, "cugym.squash");
+  info.obs_clip = ParseMetadataNumber(Meta(file, "cugym.norm.obs_clip", "10"), path + ": metadata cugym.norm.obs_clip");
+  if (info.gaussian) info.log_std = VectorTensor(file, path, "log_std", DType::kF32, actor.out_features()).ToF32();
+  const bool mean = file.Find("norm.obs_mean") != nullptr, var = file.Find("norm.obs_var") != nullptr;
+  if (mean != var) throw std::invalid_argument(path + ": norm.obs_mean and norm.obs_var go together");
+  if (mean) {
+    info.obs_mean = FromBits(VectorTensor(file, path, "norm.obs_mean", DType::kI64, actor.in_features()).ToI64());
+    info.obs_var = FromBits(VectorTensor(file, path, "norm.obs_var", DType::kI64, actor.in_features()).ToI64());
+  }
+  CheckInfo(actor, info, path);
+  return info;
+}
+
+void SavePolicyModel(const std::string& path, const nn::Mlp& actor, const PolicyModelInfo& info) {
+  CheckInfo(actor, info, "SavePolicyModel(" + path + ")");
+  SafetensorsMetadata metadata = nn::MlpMetadata(actor.layer_sizes(), actor.conv(), actor.layer_norm(),
+                                                 actor.activation());
+  metadata[kKindKey] = kPolicyModelKind;
+  metadata["cugym.algo"] = "ppo";
+  metadata["cugym.policy"] = info.gaussian ? "gaussian" : "categorical";
+  metadata["cugym.squash"] = info.squash ? "true" : "false";
+  metadata["cugym.norm.obs_clip"] = MetadataNumber(info.obs_clip);
+  metadata["cugym.env_id"] = info.env_id;
+  metadata["cugym.global_step"] = std::to_string(info.global_step);
+  metadata["cugym.version"] = VersionString();
+  std::vector<NamedTensor> tensors = nn::MlpTensors(actor);
+  if (info.gaussian)
+    tensors.push_back(NamedTensor::FromF32("log_std", {actor.out_features()}, info.log_std.data()));
+  if (!info.obs_mean.empty()) {
+    const int64_t dim = actor.in_features();
+    tensors.push_back(NamedTensor::FromI64("norm.obs_mean", {dim}, Bits(info.obs_mean).data()));
+    tensors.push_back(NamedTensor::FromI64("norm.obs_var", {dim}, Bits(info.obs_var).data()));
+  }
+  WriteSafetensors(path, tensors, metadata);
+}
+
+PolicyModelInfo LoadPolicyModel(const std::string& path, nn::Mlp& actor) {
+  const SafetensorsFile file = ReadSafetensors(path);
+  CheckPolicyModelKind(file, path);
+  nn::LoadMlp(file, path, actor);
+  return ReadPolicyModelInfo(file, path, actor);
+}
+
+}  // namespace cugym::agent
