@@ -1,4 +1,4 @@
-// The agent factory and what both agents share (agent.h).
+// The agent factory and what the agents share (agent.h).
 #include "agents/agent.h"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 
 #include "agents/dqn.h"
 #include "agents/dqn_checkpoint.h"
+#include "agents/ppo.h"
 #include "agents/pqn.h"
 #include "nn/adam.h"
 
@@ -17,6 +18,7 @@ namespace cugym::agent {
 std::unique_ptr<Agent> MakeAgent(const Registry& registry, const TrainConfig& config, Device device,
                                  std::vector<uint64_t> seeds) {
   if (config.pqn()) return std::make_unique<PqnAgent>(registry, config, device, std::move(seeds));
+  if (config.ppo()) return std::make_unique<PpoAgent>(registry, config, device, std::move(seeds));
   return std::make_unique<DqnAgent>(registry, config, device, std::move(seeds));
 }
 
@@ -30,7 +32,7 @@ std::string Unbatchable(const Registry& registry, const TrainConfig& config, int
   if (lanes <= 1) return "";
   if (!MakeVectorEnv(registry, config.env_id, 1, Device::kCpu)->supports_lanes())
     return config.env_id + " cannot step its envs in lanes (VectorEnv::ResetLanes); train the seeds apart";
-  DiscreteSpec(registry, config.env_id, config.pqn() ? "PQN" : "DQN");
+  if (!config.ppo()) DiscreteSpec(registry, config.env_id, config.pqn() ? "PQN" : "DQN");
   return "";
 }
 

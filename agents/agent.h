@@ -1,4 +1,4 @@
-// What `cugym train` trains: an agent chosen by the config's `algo` (DQN, dqn.h, or PQN, pqn.h),
+// What `cugym train` trains: an agent chosen by the config's `algo` (DQN, dqn.h, PQN, pqn.h, or PPO, ppo.h),
 // each written once for K >= 1 lanes. K seeds of one config step, learn and are evaluated
 // together, each lane with its own envs, memory, exploration and statistics, the K networks as one
 // replicated network; lane k is the solo run of seed k (the same bits on the CPU), and K = 1 is the
@@ -35,6 +35,12 @@ struct MetricsRow {
   double mean_return_100 = 0;  // over the last 100 finished episodes (NaN before any)
   int64_t episodes = 0;        // finished so far
   double eval_return = 0;      // mean return of the latest evaluation (NaN before any)
+  // PPO's (CleanRL's ppo.py's losses/ tags), of the last minibatch of the last update (NaN before
+  // any update, and for the other agents); explained_variance over the last rollout.
+  double policy_loss = kNaN, value_loss = kNaN, entropy = kNaN, approx_kl = kNaN, clipfrac = kNaN,
+         explained_variance = kNaN, learning_rate = kNaN;
+
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 };
 
 // One greedy evaluation during training: eval_episodes episodes on envs of their own (own seeds,

@@ -10,6 +10,7 @@
 #include "agents/normalizer_kernels.h"
 #include "agents/ppo_kernels.h"
 #include "agents/ppo_loss_kernels.h"
+#include "agents/ppo_rollout_kernels.h"
 #include "agents/pqn_kernels.h"
 #include "core/device.h"
 
@@ -97,6 +98,14 @@ class AgentOps {
   virtual void SamplePolicy(const PolicyHead& head, const float* outputs, int64_t lanes, int64_t n,
                             const StepCounters* counters, const uint64_t* seeds, bool deterministic,
                             const PolicySample& out) = 0;
+  // PPO: every lane's `size` rows of the minibatch at position `first` of epoch `epoch`'s
+  // permutation of its own rollout (GatherPpoRow), keyed as GatherMinibatch's.
+  virtual void GatherPpoMinibatch(const PpoRollout& r, const PpoMinibatch& batch, int64_t first, int64_t size,
+                                  const StepCounters* counters, const uint64_t* seeds, int64_t epoch) = 0;
+  // PPO: each of `replicas` replicas' gradients in `spans` clipped by their joint norm
+  // (JointGradNorm into norms [replicas], then ScaleGradElement); `scale` is scratch [replicas].
+  virtual void ClipJointGradNorm(const GradSpans& spans, int64_t replicas, double max_norm, float* norms,
+                                 float* scale) = 0;
   // PPO: the loss of every lane's minibatch, its gradients and statistics (PpoBatch): the
   // advantages' moments per lane (PpoAdvantageMoments), each row's terms and gradients
   // (PpoRowLoss), then the per-lane sums in row order (PpoLaneReduce).

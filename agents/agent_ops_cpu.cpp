@@ -114,6 +114,16 @@ class CpuAgentOps final : public AgentOps {
                     const PolicySample& out) override {
     for (int64_t e = 0; e < lanes * n; ++e) SamplePolicyRow(head, outputs, n, counters, seeds, deterministic, out, e);
   }
+  void GatherPpoMinibatch(const PpoRollout& r, const PpoMinibatch& batch, int64_t first, int64_t size,
+                          const StepCounters* counters, const uint64_t* seeds, int64_t epoch) override {
+    for (int64_t e = 0; e < r.lanes * size; ++e) GatherPpoRow(r, batch, first, size, counters, seeds, epoch, e);
+  }
+  void ClipJointGradNorm(const GradSpans& spans, int64_t replicas, double max_norm, float* norms,
+                         float* scale) override {
+    for (int64_t r = 0; r < replicas; ++r) JointGradNorm(spans, max_norm, norms, scale, r);
+    for (int k = 0; k < spans.num; ++k)
+      for (int64_t e = 0; e < replicas * spans.count[k]; ++e) ScaleGradElement(spans, k, scale, e);
+  }
   void PpoLoss(const PolicyHead& head, const PpoBatch& batch, const PpoLossConfig& config) override {
     for (int64_t l = 0; l < batch.lanes; ++l) PpoAdvantageMoments(batch, l);
     for (int64_t row = 0; row < batch.lanes * batch.rows; ++row) PpoRowLoss(head, batch, config, row);

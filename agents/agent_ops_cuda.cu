@@ -351,6 +351,15 @@ class CudaAgentOps final : public AgentOps {
                     const PolicySample& out) override {
     ForEach(stream_, lanes * n, SamplePolicyFunctor{head, outputs, n, counters, seeds, deterministic, out});
   }
+  void GatherPpoMinibatch(const PpoRollout& r, const PpoMinibatch& batch, int64_t first, int64_t size,
+                          const StepCounters* counters, const uint64_t* seeds, int64_t epoch) override {
+    ForEach(stream_, r.lanes * size, GatherPpoFunctor{r, batch, first, size, counters, seeds, epoch});
+  }
+  void ClipJointGradNorm(const GradSpans& spans, int64_t replicas, double max_norm, float* norms,
+                         float* scale) override {
+    ForEach(stream_, replicas, JointGradNormFunctor{spans, max_norm, norms, scale});
+    for (int k = 0; k < spans.num; ++k) ForEach(stream_, replicas * spans.count[k], ScaleGradFunctor{spans, k, scale});
+  }
   void PpoLoss(const PolicyHead& head, const PpoBatch& batch, const PpoLossConfig& config) override {
     ForEach(stream_, batch.lanes, AdvantageMomentsFunctor{batch});
     ForEach(stream_, batch.lanes * batch.rows, PpoRowFunctor{head, batch, config});

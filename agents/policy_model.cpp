@@ -87,8 +87,8 @@ PolicyModelInfo ReadPolicyModelInfo(const SafetensorsFile& file, const std::stri
   CheckPolicyModelKind(file, path);
   PolicyModelInfo info;
   info.env_id = Meta(file, "cugym.env_id", "");
-  info.global_step = static_cast<int64_t>(ParseMetadataNumber(Meta(file, "cugym.global_step", "0"),
-                                                              path + ": metadata cugym.global_step"));
+  info.global_step = static_cast<int64_t>(
+      ParseMetadataNumber(Meta(file, "cugym.global_step", "0"), path + ": metadata cugym.global_step"));
   info.gaussian = PolicyModelIsGaussian(file, path);
   info.squash = ParseBool(file, path, "cugym.squash");
   info.obs_clip = ParseMetadataNumber(Meta(file, "cugym.norm.obs_clip", "10"), path + ": metadata cugym.norm.obs_clip");
@@ -105,8 +105,8 @@ PolicyModelInfo ReadPolicyModelInfo(const SafetensorsFile& file, const std::stri
 
 void SavePolicyModel(const std::string& path, const nn::Mlp& actor, const PolicyModelInfo& info) {
   CheckInfo(actor, info, "SavePolicyModel(" + path + ")");
-  SafetensorsMetadata metadata = nn::MlpMetadata(actor.layer_sizes(), actor.conv(), actor.layer_norm(),
-                                                 actor.activation());
+  SafetensorsMetadata metadata =
+      nn::MlpMetadata(actor.layer_sizes(), actor.conv(), actor.layer_norm(), actor.activation());
   metadata[kKindKey] = kPolicyModelKind;
   metadata["cugym.algo"] = "ppo";
   metadata["cugym.policy"] = info.gaussian ? "gaussian" : "categorical";
@@ -116,8 +116,7 @@ void SavePolicyModel(const std::string& path, const nn::Mlp& actor, const Policy
   metadata["cugym.global_step"] = std::to_string(info.global_step);
   metadata["cugym.version"] = VersionString();
   std::vector<NamedTensor> tensors = nn::MlpTensors(actor);
-  if (info.gaussian)
-    tensors.push_back(NamedTensor::FromF32("log_std", {actor.out_features()}, info.log_std.data()));
+  if (info.gaussian) tensors.push_back(NamedTensor::FromF32("log_std", {actor.out_features()}, info.log_std.data()));
   if (!info.obs_mean.empty()) {
     const int64_t dim = actor.in_features();
     tensors.push_back(NamedTensor::FromI64("norm.obs_mean", {dim}, Bits(info.obs_mean).data()));

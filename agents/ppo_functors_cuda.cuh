@@ -83,3 +83,29 @@ struct ScaleRewardFunctor {
   double clip;
   __device__ void operator()(int64_t i) const { ScaleReward(s, rewards, terminated, truncated, scaled, n, clip, i); }
 };
+
+struct GatherPpoFunctor {
+  PpoRollout r;
+  PpoMinibatch batch;
+  int64_t first, size;
+  const StepCounters* counters;
+  const uint64_t* seeds;
+  int64_t epoch;
+  __device__ void operator()(int64_t e) const { GatherPpoRow(r, batch, first, size, counters, seeds, epoch, e); }
+};
+
+// A thread per replica sums its squares in order, as the CPU does.
+struct JointGradNormFunctor {
+  GradSpans spans;
+  double max_norm;
+  float* norms;
+  float* scale;
+  __device__ void operator()(int64_t r) const { JointGradNorm(spans, max_norm, norms, scale, r); }
+};
+
+struct ScaleGradFunctor {
+  GradSpans spans;
+  int k;
+  const float* scale;
+  __device__ void operator()(int64_t e) const { ScaleGradElement(spans, k, scale, e); }
+};

@@ -107,4 +107,42 @@ void PpoNormalizers::Load(int64_t lane, const CheckpointReader& in) {
   }
 }
 
+void PpoNormalizers::ReadObservationMoments(int64_t lane, std::vector<double>* mean, std::vector<double>* var) const {
+  CheckLane(lane);
+  if (!observations_) throw std::logic_error("PpoNormalizers: the observation normalizer is off");
+  *mean = obs_mean_.ToHost(lane * obs_dim_, obs_dim_);
+  *var = obs_var_.ToHost(lane * obs_dim_, obs_dim_);
+}
+
+void PpoNormalizers::WriteObservationMoments(int64_t lane, const std::vector<double>& mean,
+                                             const std::vector<double>& var) {
+  CheckLane(lane);
+  if (!observations_) throw std::logic_error("PpoNormalizers: the observation normalizer is off");
+  if (static_cast<int64_t>(mean.size()) != obs_dim_ || static_cast<int64_t>(var.size()) != obs_dim_)
+    throw std::invalid_argument("PpoNormalizers: " + std::to_string(mean.size()) + " means and " +
+                                std::to_string(var.size()) + " variances for " + std::to_string(obs_dim_) +
+                                " observation features");
+  obs_mean_.FromHost(mean.data(), mean.size(), lane * obs_dim_);
+  obs_var_.FromHost(var.data(), var.size(), lane * obs_dim_);
+}
+
+void PpoNormalizers::CopyLane(int64_t to, const PpoNormalizers& from, int64_t lane) {
+  CheckLane(to);
+  from.CheckLane(lane);
+  const auto copy = [](Buffer<double>& dst, int64_t dst_at, const Buffer<double>& src, int64_t src_at, int64_t count) {
+    CopyBytes(dst.data() + dst_at, dst.device(), src.data() + src_at, src.device(), count * sizeof(double));
+  };
+  if (observations_) {
+    copy(obs_mean_, to * obs_dim_, from.obs_mean_, lane * obs_dim_, obs_dim_);
+    copy(obs_var_, to * obs_dim_, from.obs_var_, lane * obs_dim_, obs_dim_);
+    copy(obs_count_, to, from.obs_count_, lane, 1);
+  }
+  if (rewards_) {
+    copy(returns_, to * n_, from.returns_, lane * n_, n_);
+    copy(return_mean_, to, from.return_mean_, lane, 1);
+    copy(return_var_, to, from.return_var_, lane, 1);
+    copy(return_count_, to, from.return_count_, lane, 1);
+  }
+}
+
 }  // namespace cugym::agent

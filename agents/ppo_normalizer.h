@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "agents/normalizer_kernels.h"
 #include "core/device.h"
@@ -40,6 +41,12 @@ class PpoNormalizers {
   // a lane past the last).
   void Save(int64_t lane, CheckpointWriter& out) const;
   void Load(int64_t lane, const CheckpointReader& in);
+  // Lane `lane`'s observation statistics (a model file's), read and written: obs_dim doubles each;
+  // std::invalid_argument for another size, std::logic_error when that normalizer is off.
+  void ReadObservationMoments(int64_t lane, std::vector<double>* mean, std::vector<double>* var) const;
+  void WriteObservationMoments(int64_t lane, const std::vector<double>& mean, const std::vector<double>& var);
+  // Lane `lane` of `from` (the same normalizers and sizes) into lane `to`, on the device.
+  void CopyLane(int64_t to, const PpoNormalizers& from, int64_t lane);
 
  private:
   void CheckLane(int64_t lane) const;

@@ -195,9 +195,12 @@ RunRecord::RunRecord(const Registry& registry, const TrainConfig& config, const 
   WriteFileAtomically((run_dir / "config.toml").string(), config.ToToml());
   // metrics.csv is a log, appended and flushed row by row (a resumed run continues it), so it is
   // the one file not rewritten through WriteFileAtomically.
+  ppo_ = config.ppo();
   metrics_ = OpenLog(run_dir / "metrics.csv",
-                     "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps,"
-                     "eval_return");
+                     ppo_ ? "global_step,wall_time,episodic_return,episodic_length,policy_loss,value_loss,entropy,"
+                            "approx_kl,clipfrac,explained_variance,learning_rate,sps,eval_return"
+                          : "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps,"
+                            "eval_return");
   evals_ = OpenLog(run_dir / "evals.csv",
                    "global_step,wall_time,mean_return,std_return,min_return,max_return,episodes,eval_seconds");
   // The evaluations so far (a resumed run reads them back): the best and the first to reach the
@@ -209,15 +212,30 @@ RunRecord::RunRecord(const Registry& registry, const TrainConfig& config, const 
 
 void RunRecord::Log(const MetricsRow& p) {
   metrics_ << p.global_step << "," << Number(p.wall_time) << "," << Number(p.episodic_return) << ","
-           << Number(p.episodic_length) << "," << Number(p.td_loss) << "," << Number(p.q_values) << ","
-           << Number(p.epsilon) << "," << Number(p.sps) << "," << Number(p.eval_return) << "\n";
+           << Number(p.episodic_length) << ",";
+  if (ppo_) {
+    metrics_ << Number(p.policy_loss) << "," << Number(p.value_loss) << "," << Number(p.entropy) << ","
+             << Number(p.approx_kl) << "," << Number(p.clipfrac) << "," << Number(p.explained_variance) << ","
+             << Number(p.learning_rate) << ",";
+  } else {
+    metrics_ << Number(p.td_loss) << "," << Number(p.q_values) << "," << Number(p.epsilon) << ",";
+  }
+  metrics_ << Number(p.sps) << "," << Number(p.eval_return) << "\n";
   metrics_.flush();
   AddScalars(p.global_step, {{"charts/episodic_return", p.episodic_return},
                              {"charts/episodic_length", p.episodic_length},
-                             {"losses/td_loss", p.td_loss},
-                             {"losses/q_values", p.q_values},
-                             {"charts/epsilon", p.epsilon},
                              {"charts/SPS", p.sps}});
+  if (ppo_)  // CleanRL ppo.py's tags
+    AddScalars(p.global_step, {{"losses/policy_loss", p.policy_loss},
+                               {"losses/value_loss", p.value_loss},
+                               {"losses/entropy", p.entropy},
+                               {"losses/approx_kl", p.approx_kl},
+                               {"losses/clipfrac", p.clipfrac},
+                               {"losses/explained_variance", p.explained_variance},
+                               {"charts/learning_rate", p.learning_rate}});
+  else
+    AddScalars(p.global_step,
+               {{"losses/td_loss", p.td_loss}, {"losses/q_values", p.q_values}, {"charts/epsilon", p.epsilon}});
   if (options_.on_log) options_.on_log(p);
 }
 
@@ -315,10 +333,16 @@ void RunRecord::AddScalars(int64_t step, std::initializer_list<std::pair<const c
 std::string ProgressLine(const MetricsRow& p, int64_t total_steps) {
   const double eta = p.sps > 0 ? static_cast<double>(total_steps - p.global_step) / p.sps : 0;
   char line[240];
-  std::snprintf(line, sizeof(line), "step %lld/%lld  %.0f steps/s  return(100) %s  eval %s  epsilon %.3f  ETA %.0fs",
+  // The Q-learners' exploration, or PPO's entropy (NaN before its first update).
+  char extra[48];
+  if (std::isnan(p.epsilon))
+    std::snprintf(extra, sizeof(extra), "entropy %s", std::isnan(p.entropy) ? "-" : Number(p.entropy).c_str());
+  else
+    std::snprintf(extra, sizeof(extra), "epsilon %.3f", p.epsilon);
+  std::snprintf(line, sizeof(line), "step %lld/%lld  %.0f steps/s  return(100) %s  eval %s  %s  ETA %.0fs",
                 static_cast<long long>(p.global_step), static_cast<long long>(total_steps), p.sps,
                 std::isnan(p.mean_return_100) ? "-" : Number(p.mean_return_100).c_str(),
-                std::isnan(p.eval_return) ? "-" : Number(p.eval_return).c_str(), p.epsilon, eta);
+                std::isnan(p.eval_return) ? "-" : Number(p.eval_return).c_str(), extra, eta);
   return line;
 }
 

@@ -147,6 +147,7 @@ class RunRecord {
   const TrainRunOptions& options_;
   const RunLane& lane_;
   std::ofstream metrics_, evals_;
+  bool ppo_ = false;  // metrics.csv has PPO's columns (CleanRL ppo.py's), not the Q-learners'
   EvalTracker tracker_;
   std::optional<EventFileWriter> events_;
   bool stop_asked_ = false;

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <streambuf>
 #include <string>
+#include <utility>
 
 #include "agents/multi_run.h"
 #include "agents/policy.h"
@@ -107,6 +108,14 @@ nb::dict ProgressDict(const agent::MetricsRow& p, int64_t total_steps) {
   d["mean_return_100"] = p.mean_return_100;
   d["episodes"] = p.episodes;
   d["eval_return"] = p.eval_return;
+  for (const auto& [key, value] : {std::pair<const char*, double>{"policy_loss", p.policy_loss},
+                                   {"value_loss", p.value_loss},
+                                   {"entropy", p.entropy},
+                                   {"approx_kl", p.approx_kl},
+                                   {"clipfrac", p.clipfrac},
+                                   {"explained_variance", p.explained_variance},
+                                   {"learning_rate", p.learning_rate}})
+    d[key] = value;
   d["total_steps"] = total_steps;
   d["line"] = agent::ProgressLine(p, total_steps);
   return d;

@@ -167,12 +167,11 @@ TEST(PolicyModel, RoundTripsAGaussianActorWithItsNormalizerBitForBit) {
                                              "log_std", "norm.obs_mean", "norm.obs_var"}));
   EXPECT_EQ(file.Find("log_std")->dtype, DType::kF32);
   EXPECT_EQ(file.Find("norm.obs_mean")->dtype, DType::kI64);
-  const SafetensorsMetadata expected = {
-      {"cugym.kind", "policy"},         {"cugym.algo", "ppo"},
-      {"cugym.policy", "gaussian"},     {"cugym.squash", "true"},
-      {"cugym.norm.obs_clip", "1.5"},   {"cugym.env_id", "Pendulum-v1"},
-      {"cugym.global_step", "123456"},  {"cugym.version", VersionString()},
-      {"cugym.layers", "3,16,16,1"},    {"cugym.activation", "tanh"}};
+  const SafetensorsMetadata expected = {{"cugym.kind", "policy"},        {"cugym.algo", "ppo"},
+                                        {"cugym.policy", "gaussian"},    {"cugym.squash", "true"},
+                                        {"cugym.norm.obs_clip", "1.5"},  {"cugym.env_id", "Pendulum-v1"},
+                                        {"cugym.global_step", "123456"}, {"cugym.version", VersionString()},
+                                        {"cugym.layers", "3,16,16,1"},   {"cugym.activation", "tanh"}};
   EXPECT_EQ(file.metadata, expected);
   const auto plain = MakeActor({3, 16, 16, 1}, 5, 1.0);
   nn::LoadMlp(path, *plain);
@@ -278,9 +277,9 @@ TEST(GreedyPolicy, RefusesAPolicyFileOfTheOtherActionSpaceAndTheOtherActForm) {
   const std::string gaussian = (dir / "g.safetensors").string(), categorical = (dir / "c.safetensors").string();
   SavePolicyModel(gaussian, *MakeActor({3, 8, 1}, 1, 1.0), GaussianInfo(1, false, false, 3));
   SavePolicyModel(categorical, *MakeActor({3, 8, 3}, 1, 1.0), CategoricalInfo(false, 3));
-  EXPECT_EQ(ErrorOf([&] { GreedyPolicy(Builtins(), categorical, "Pendulum-v1", 4, Device::kCpu); }),
-            categorical +
-                " is a categorical PPO policy (discrete actions), but Pendulum-v1 has Box(1,) float32 actions");
+  EXPECT_EQ(
+      ErrorOf([&] { GreedyPolicy(Builtins(), categorical, "Pendulum-v1", 4, Device::kCpu); }),
+      categorical + " is a categorical PPO policy (discrete actions), but Pendulum-v1 has Box(1,) float32 actions");
   EXPECT_EQ(ErrorOf([&] { GreedyPolicy(Builtins(), gaussian, "CartPole-v1", 4, Device::kCpu); }),
             gaussian + " is a gaussian PPO policy (continuous actions), but CartPole-v1 has Discrete(2) actions");
   EXPECT_TRUE(Contains(ErrorOf([&] { GreedyPolicy(Builtins(), categorical, "CartPole-v1", 4, Device::kCpu); }),
@@ -293,8 +292,9 @@ TEST(GreedyPolicy, RefusesAPolicyFileOfTheOtherActionSpaceAndTheOtherActForm) {
   // A Q model: refused on a Box env (naming the file), and it cannot act with floats.
   const std::string q_model = (dir / "q.safetensors").string();
   nn::SaveMlp(q_model, *MakeActor({3, 8, 1}, 1, 1.0), {{"cugym.env_id", "Pendulum-v1"}});
-  EXPECT_EQ(ErrorOf([&] { GreedyPolicy(Builtins(), q_model, "", 4, Device::kCpu); }),
-            q_model + " is a Q-network model, which needs discrete actions, but Pendulum-v1 has Box(1,) float32 actions");
+  EXPECT_EQ(
+      ErrorOf([&] { GreedyPolicy(Builtins(), q_model, "", 4, Device::kCpu); }),
+      q_model + " is a Q-network model, which needs discrete actions, but Pendulum-v1 has Box(1,) float32 actions");
   nn::SaveMlp(q_model, *MakeActor({4, 8, 2}, 1, 1.0), {{"cugym.env_id", "CartPole-v1"}});
   GreedyPolicy discrete(Builtins(), q_model, "", 4, Device::kCpu);
   EXPECT_FALSE(discrete.is_policy_model());
@@ -349,20 +349,20 @@ TEST(EvaluateModel, PlaysAGaussianPolicyFileOnPendulumAsAHostLoopDoes) {
   EXPECT_EQ(r.mean_length, 200.0);
   // The same bits as a host loop stepping with the policy's actions.
   GreedyPolicy policy(Builtins(), path, "", n, Device::kCpu);
-  const EvalResult host = HostEvaluation("Pendulum-v1", episodes, n, seed,
-                                         [&](const float* obs, float* a) { policy.Act(obs, a, n); });
+  const EvalResult host =
+      HostEvaluation("Pendulum-v1", episodes, n, seed, [&](const float* obs, float* a) { policy.Act(obs, a, n); });
   EXPECT_EQ(r.mean_return, host.mean_return);
   EXPECT_EQ(r.min_return, host.min_return);
   EXPECT_EQ(r.max_return, host.max_return);
   // And near a host loop acting with the double reference (its actions differ in the last bits).
   const Space& box = Builtins().Get("Pendulum-v1").spec.action_space;
   const EvalResult ref = HostEvaluation("Pendulum-v1", episodes, n, seed, [&](const float* obs, float* a) {
-    const std::vector<double> act = ReferenceBoxActions(
-        ReferenceOutputs(path, std::vector<float>(obs, obs + 3 * n), n), box, false);
+    const std::vector<double> act =
+        ReferenceBoxActions(ReferenceOutputs(path, std::vector<float>(obs, obs + 3 * n), n), box, false);
     for (int64_t i = 0; i < n; ++i) a[i] = static_cast<float>(act[i]);
   });
   EXPECT_NEAR(r.mean_return, ref.mean_return, 1e-6 * std::fabs(ref.mean_return));  // 1.3e-8 seen
-  EXPECT_LT(r.max_return, 0.0);  // Pendulum's rewards are <= 0
+  EXPECT_LT(r.max_return, 0.0);                                                    // Pendulum's rewards are <= 0
   EXPECT_GT(r.min_return, -16.3 * 200);
 }
 

@@ -1,0 +1,266 @@
+// The PPO training loop (ppo.h): rollout, GAE, minibatch epochs of the clipped objective.
+#include "agents/ppo.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "agents/policy.h"
+
+namespace cugym::agent {
+namespace {
+
+
+const EnvSpec& PolicySpec(const Registry& registry, const TrainConfig& c) {
+  const EnvSpec& spec = registry.Get(c.env_id).spec;
+  const bool box = !spec.action_space.is_discrete();
+  if ((c.policy == "categorical" && box) || (c.policy == "gaussian" && !box))
+    throw std::invalid_argument("policy = \"" + c.policy + "\" does not fit " + c.env_id + "'s " +
+                                spec.action_space.ToString() + " actions (" + (box ? "gaussian" : "categorical") +
+                                " does)");
+  if (box && spec.action_space.shape.size() != 1)
+    throw std::invalid_argument("PPO needs a flat Box of actions, but " + c.env_id + " has " +
+                                spec.action_space.ToString());
+  return spec;
+}
+
+PpoLearnerOptions LearnerOptions(const TrainConfig& c, const EnvSpec& spec, const std::vector<uint64_t>& seeds) {
+  PpoLearnerOptions o;
+  const int obs = static_cast<int>(spec.obs_dim());
+  o.actor_sizes = {obs};
+  o.actor_sizes.insert(o.actor_sizes.end(), c.hidden_sizes.begin(), c.hidden_sizes.end());
+  o.critic_sizes = o.actor_sizes;
+  o.gaussian = !spec.action_space.is_discrete();
+  o.actor_sizes.push_back(static_cast<int>(o.gaussian ? spec.action_dim() : spec.action_space.n));
+  o.critic_sizes.push_back(1);
+  o.conv = ConvForObservations(c.conv_channels, spec.observation_space.shape, spec.id);
+  o.layer_norm = c.layer_norm;
+  o.max_batch = static_cast<int>(std::max({c.num_envs, c.minibatch_size(), c.eval_episodes}));
+  o.adam.lr = c.learning_rate;
+  o.adam.eps = c.adam_eps;
+  o.adam.max_grad_norm = c.max_grad_norm;
+  o.adam.rectified = c.optimizer == "radam";
+  if (c.anneal_lr) o.adam.lr_decay_updates = std::max<int64_t>(c.PlannedUpdates(), 1);
+  o.init_log_std = static_cast<float>(c.init_log_std);
+  o.seed = seeds.front();
+  o.replicas = static_cast<int>(seeds.size());
+  if (seeds.size() > 1) o.replica_seeds = seeds;
+  return o;
+}
+
+}  // namespace
+
+PpoAgent::PpoAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds)
+    : PpoAgent(registry, config, LaneSeeds(config, std::move(seeds)), nn::MakeBackend(device)) {}
+
+PpoAgent::PpoAgent(const Registry& registry, const TrainConfig& config, std::vector<uint64_t> seeds,
+                   std::shared_ptr<nn::Backend> backend)
+    : registry_(&registry), config_(config), device_(backend->device()), spec_(PolicySpec(registry, config)) {
+  config_.Validate();
+  config_.seed = seeds.front();
+  if (!config_.ppo()) throw std::invalid_argument("PpoAgent: the config's algo is \"" + config_.algo + "\"");
+  const auto k = static_cast<int64_t>(seeds.size());
+  const std::string refused = Unbatchable(registry, config_, static_cast<int>(k));
+  if (!refused.empty()) throw std::invalid_argument(refused);
+  learner_ = std::make_unique<PpoLearner>(std::move(backend), LearnerOptions(config_, spec_, seeds));
+  obs_dim_ = static_cast<int>(spec_.obs_dim());
+  outputs_ = learner_->action_outputs();
+  void* stream = learner_->backend().native_stream();
+  ops_ = MakeAgentOps(device_, stream);
+  env_ = MakeLaneEnvs(registry, config_, seeds, device_, stream);
+  lanes_ = std::make_unique<AgentLanes>(registry, config_, device_, stream, std::move(seeds));
+  norms_ = std::make_unique<PpoNormalizers>(device_, k, config_.num_envs, obs_dim_, config_.normalize_obs,
+                                            config_.normalize_reward, config_.gamma);
+  head_.out = outputs_;
+  head_.gaussian = learner_->options().gaussian;
+  head_.squash = config_.squash;
+  head_.log_std = learner_->log_std();
+  if (head_.gaussian) {
+    low_ = Buffer<float>(device_, outputs_);
+    high_ = Buffer<float>(device_, outputs_);
+    low_.FromHost(spec_.action_space.low.data(), outputs_);
+    high_.FromHost(spec_.action_space.high.data(), outputs_);
+    head_.low = low_.data();
+    head_.high = high_.data();
+  }
+  loss_ = PpoLossConfig{config_.clip_coef, config_.clip_vloss, config_.clip_coef, config_.norm_adv, config_.ent_coef,
+                        config_.vf_coef};
+  const int64_t envs = k * config_.num_envs, rows = envs * config_.num_steps, b = k * config_.minibatch_size();
+  const int64_t a = head_.gaussian ? outputs_ : 0;
+  current_obs_ = Buffer<float>(device_, envs * obs_dim_);
+  obs_ = Buffer<float>(device_, rows * obs_dim_);
+  next_obs_ = Buffer<float>(device_, rows * obs_dim_);
+  samples_ = Buffer<float>(device_, std::max<int64_t>(rows * a, 1));
+  env_actions_ = Buffer<float>(device_, std::max<int64_t>(envs * a, 1));
+  actions_ = Buffer<int32_t>(device_, rows);
+  for (Buffer<float>* buffer : {&log_probs_, &values_, &next_values_, &rewards_, &advantages_, &returns_})
+    *buffer = Buffer<float>(device_, rows);
+  terminated_ = Buffer<uint8_t>(device_, rows);
+  truncated_ = Buffer<uint8_t>(device_, rows);
+  batch_obs_ = Buffer<float>(device_, b * obs_dim_);
+  batch_samples_ = Buffer<float>(device_, std::max<int64_t>(b * a, 1));
+  batch_actions_ = Buffer<int32_t>(device_, b);
+  for (Buffer<float>* buffer : {&batch_log_probs_, &batch_values_, &batch_advantages_, &batch_returns_})
+    *buffer = Buffer<float>(device_, b);
+  stats_ = Buffer<float>(device_, k * kPpoStats);
+  stats_.Zero();
+  moments_ = Buffer<double>(device_, k * 2);
+  row_terms_ = Buffer<double>(device_, b * kPpoRowTerms);
+  counters_dev_ = Buffer<StepCounters>(device_, 1);
+  const StepCounters zero{0, 0};
+  counters_dev_.FromHost(&zero, 1);
+  ObserveCurrent(env_->obs(), current_obs_.data(), config_.num_envs, false);
+  use_graph_ = device_ == Device::kCuda && config_.cuda_graph && env_->step_capturable();
+}
+
+PpoAgent::~PpoAgent() = default;
+
+PpoRollout PpoAgent::rollout() const {
+  PpoRollout r;
+  r.obs = obs_.data();
+  r.actions = actions_.data();
+  r.samples = samples_.data();
+  r.log_probs = log_probs_.data();
+  r.values = values_.data();
+  r.advantages = advantages_.data();
+  r.returns = returns_.data();
+  r.steps = config_.num_steps;
+  r.envs = lanes() * config_.num_envs;
+  r.obs_dim = obs_dim_;
+  r.action_dim = head_.gaussian ? outputs_ : 0;
+  r.lanes = lanes();
+  return r;
+}
+
+int64_t PpoAgent::updates_done() const {
+  return vector_steps_ / config_.num_steps * config_.num_epochs * config_.num_minibatches;
+}
+
+void PpoAgent::ObserveCurrent(const float* obs, float* out, int64_t m, bool frozen) {
+  if (norms_->observations()) {
+    ops_->NormalizeObservations(norms_->observation_moments(), obs, out, m, frozen, kPpoObsClip);
+  } else if (obs != out) {
+    CopyBytesAsync(out, obs, lanes() * m * obs_dim_ * sizeof(float), device_, learner_->backend().native_stream());
+  }
+}
+
+// On CUDA with cuda_graph and a capturable env every iteration queues the same work (the step
+// counters, hence the policy's draws and the shuffles, and Adam's step counts, hence the learning
+// rate, live on the device): the first runs eagerly, the second is captured, the rest replay it.
+void PpoAgent::Iterate() {
+  if ((use_graph_ || iteration_graph_on_cpu_) && !iteration_graph_.failed()) {
+    iteration_graph_.Run(learner_->backend(), [this] { IterationKernels(); });
+  } else {
+    IterationKernels();
+  }
+  vector_steps_ += config_.num_steps;
+  global_step_ += config_.num_steps * config_.num_envs;
+}
+
+void PpoAgent::IterationKernels() {
+  for (int64_t t = 0; t < config_.num_steps; ++t) CollectStep(t);
+  LearnKernels();
+}
+
+// The policy's draw for every env, the critic's value of what it acted on, one step of the K x n
+// envs, their rewards (scaled), next observations (normalized with the statistics the step's new
+// observations updated) and values, each lane's finished episodes, the step counters.
+void PpoAgent::CollectStep(int64_t t) {
+  const int64_t n = config_.num_envs, envs = lanes() * n;
+  void* stream = learner_->backend().native_stream();
+  float* obs = obs_.data() + t * envs * obs_dim_;
+  float* next_obs = next_obs_.data() + t * envs * obs_dim_;
+  CopyBytesAsync(obs, current_obs_.data(), envs * obs_dim_ * sizeof(float), device_, stream);
+  const nn::ConstBatchView obs_view(obs, envs, obs_dim_, device_);
+  const nn::ConstBatchView logits = learner_->actor().Forward(obs_view);
+  PolicySample sample;
+  sample.actions = actions_.data() + t * envs;
+  sample.samples = head_.gaussian ? samples_.data() + t * envs * outputs_ : nullptr;
+  sample.env_actions = head_.gaussian ? env_actions_.data() : nullptr;
+  sample.log_probs = log_probs_.data() + t * envs;
+  ops_->SamplePolicy(head_, logits.data(), lanes(), n, counters_dev_.data(), lanes_->seeds_dev(), false, sample);
+  const nn::ConstBatchView values = learner_->critic().Forward(obs_view);
+  CopyBytesAsync(values_.data() + t * envs, values.data(), envs * sizeof(float), device_, stream);
+  if (head_.gaussian)
+    env_->Step(env_actions_.data());
+  else
+    env_->Step(sample.actions);
+  RolloutArrays r;
+  r.next_obs = next_obs;
+  r.rewards = rewards_.data() + t * envs;
+  r.terminated = terminated_.data() + t * envs;
+  r.truncated = truncated_.data() + t * envs;
+  r.steps = 1;
+  r.envs = envs;
+  r.obs_dim = obs_dim_;
+  r.lanes = lanes();
+  ops_->StoreRolloutStep(r, 0, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(),
+                         env_->truncated());
+  if (norms_->rewards())
+    ops_->ScaleRewards(norms_->reward_scaler(), r.rewards, r.terminated, r.truncated, r.rewards, n, false,
+                       kPpoRewardClip);
+  ObserveCurrent(env_->obs(), current_obs_.data(), n, false);
+  ObserveCurrent(next_obs, next_obs, n, true);
+  const nn::ConstBatchView next_values = learner_->critic().Forward(nn::ConstBatchView(next_obs, envs, obs_dim_, device_));
+  CopyBytesAsync(next_values_.data() + t * envs, next_values.data(), envs * sizeof(float), device_, stream);
+  ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(),
+                        lanes(), n, lanes_->rings());
+  ops_->AdvanceSteps(counters_dev_.data(), n);
+}
+
+// GAE over the whole rollout, then num_epochs passes over num_minibatches minibatches of every lane.
+void PpoAgent::LearnKernels() {
+  const int64_t envs = lanes() * config_.num_envs, b = config_.minibatch_size();
+  GaeArrays gae;
+  gae.rewards = rewards_.data();
+  gae.terminated = terminated_.data();
+  gae.truncated = truncated_.data();
+  gae.values = values_.data();
+  gae.next_values = next_values_.data();
+  gae.advantages = advantages_.data();
+  gae.returns = returns_.data();
+  gae.steps = config_.num_steps;
+  gae.envs = envs;
+  ops_->GaeAdvantages(gae, config_.gamma, config_.gae_lambda);
+  const PpoMinibatch batch{batch_obs_.data(),    batch_actions_.data(),    batch_samples_.data(),
+                           batch_log_probs_.data(), batch_values_.data(), batch_advantages_.data(),
+                           batch_returns_.data()};
+  for (int64_t epoch = 0; epoch < config_.num_epochs; ++epoch) {
+    for (int64_t m = 0; m < config_.num_minibatches; ++m) {
+      ops_->GatherPpoMinibatch(rollout(), batch, m * b, b, counters_dev_.data(), lanes_->seeds_dev(), epoch);
+      Update();
+    }
+  }
+}
+
+// One minibatch of every lane: both networks forward, the loss and its gradients, the step.
+void PpoAgent::Update() {
+  const int64_t rows = lanes() * config_.minibatch_size();
+  const nn::ConstBatchView obs(batch_obs_.data(), rows, obs_dim_, device_);
+  const nn::ConstBatchView outputs = learner_->actor().ForwardTrain(obs);
+  const nn::ConstBatchView values = learner_->critic().ForwardTrain(obs);
+  PpoBatch batch;
+  batch.outputs = outputs.data();
+  batch.actions = batch_actions_.data();
+  batch.samples = batch_samples_.data();
+  batch.old_log_probs = batch_log_probs_.data();
+  batch.advantages = batch_advantages_.data();
+  batch.returns = batch_returns_.data();
+  batch.old_values = batch_values_.data();
+  batch.values = values.data();
+  batch.grad_outputs = learner_->actor().OutputGrad().data();
+  batch.grad_log_std = learner_->log_std_grad();
+  batch.grad_values = learner_->critic().OutputGrad().data();
+  batch.stats = stats_.data();
+  batch.moments = moments_.data();
+  batch.row_terms = row_terms_.data();
+  batch.lanes = lanes();
+  batch.rows = config_.minibatch_size();
+  ops_->PpoLoss(head_, batch, loss_);
+  learner_->Step(*ops_);
+}
+
+}  // namespace cugym::agent

@@ -1,0 +1,129 @@
+// PPO (Schulman et al. 2017, as CleanRL's ppo.py and ppo_continuous_action.py train it; docs/ppo.md):
+// each iteration collects a rollout of num_envs x num_steps transitions with the current policy
+// (a categorical policy over the actor's logits for Discrete actions, a diagonal Gaussian over its
+// means with a state-independent log_std for a Box), values it with the critic, computes GAE(lambda)
+// advantages, then takes num_epochs passes of num_minibatches shuffled minibatches of the clipped
+// objective (ppo_loss_kernels.h), the three parameter sets clipped by their joint gradient norm,
+// Adam with the learning rate falling linearly with anneal_lr. Observations and rewards may be
+// normalized by running statistics (normalize_obs, normalize_reward), kept in checkpoints and model
+// files. Everything runs on the back end's stream; on CUDA with cuda_graph and an env stepped on
+// the device, a whole iteration is one graph. The host reads only scalars, at log steps.
+// K >= 1 lanes (agent.h): one replicated learner, K x n envs, one rollout over all of them; lane
+// k's network, files and rows are, on the CPU, bit for bit the solo run's of seed k.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agents/agent.h"
+#include "agents/agent_lanes.h"
+#include "agents/agent_ops.h"
+#include "agents/cuda_graph.h"
+#include "agents/ppo_learner.h"
+#include "agents/ppo_normalizer.h"
+#include "agents/train_config.h"
+#include "core/memory.h"
+#include "core/registry.h"
+
+namespace cugym::agent {
+
+// CleanRL's clips of the normalized observations and rewards (after Gymnasium's normalizers).
+inline constexpr double kPpoObsClip = 10.0, kPpoRewardClip = 10.0;
+
+class PpoAgent final : public Agent {
+ public:
+  // A lane per seed (`seeds` empty: one lane of config.seed). Throws std::invalid_argument for an
+  // unknown env, a policy that does not fit the env's actions, a bad config (config.algo must be
+  // "ppo"), a seed listed twice and what Unbatchable names.
+  PpoAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds = {});
+  ~PpoAgent() override;
+
+  const TrainConfig& config() const override { return config_; }
+  const std::vector<uint64_t>& seeds() const override { return lanes_->seeds(); }
+  int64_t global_step() const override { return global_step_; }
+
+  // One rollout (num_envs * num_steps env steps per lane) and its updates.
+  void Iterate() override;
+  MetricsRow Progress(int lane, double seconds, int64_t steps, const LoopState& loop) override;
+  EvalResult Evaluate(int lane, int64_t index) override;
+  std::vector<EvalResult> EvaluateModels(const std::vector<int>& lanes, int64_t episodes, int64_t num_envs,
+                                         uint64_t seed_offset) override;
+  // Lane k's actor as a policy model file (SavePolicyModel: the actor, log_std, the observation
+  // normalizer), and back.
+  void SaveModel(int lane, const std::string& path) const override;
+  void LoadModel(int lane, const std::string& path) override;
+  // Lane k's networks, log_std, optimizers, normalizers, envs and episodes, and the counters
+  // (cugym.algo "ppo", cugym.global_step, .vector_steps, .wall_time, .last_eval_return): the solo
+  // run's file.
+  void SaveCheckpoint(int lane, const std::string& path, const LoopState& loop) const override;
+  std::vector<LoopState> LoadCheckpoints(const std::vector<std::unique_ptr<CheckpointReader>>& in) override;
+  using Agent::LoadCheckpoints;
+  std::unique_ptr<Agent> Keep(const std::vector<int>& keep) const override;
+
+  bool replays_iteration_graph() const override { return iteration_graph_.replaying(); }
+  void set_iteration_graph_on_cpu(bool on) override { iteration_graph_on_cpu_ = on; }
+
+  // Gymnasium's Box bounds of the env's actions, and whether the policy is a Gaussian.
+  bool gaussian() const { return head_.gaussian; }
+
+ private:
+  PpoAgent(const Registry& registry, const TrainConfig& config, std::vector<uint64_t> seeds,
+           std::shared_ptr<nn::Backend> backend);
+  void IterationKernels();
+  void CollectStep(int64_t t);
+  void LearnKernels();
+  void Update();
+  // The normalized (or copied) current observations of `env` into `out`, for lanes of m envs.
+  void ObserveCurrent(const float* obs, float* out, int64_t m, bool frozen);
+  // EvaluateLanes' play with the actor acting deterministically on every lane.
+  AgentLanes::Play DeterministicPlay();
+  PpoRollout rollout() const;
+  PpoLearner& Solo(int lane) const;
+  int64_t updates_done() const;
+
+  const Registry* registry_;
+  TrainConfig config_;
+  Device device_;
+  EnvSpec spec_;
+  std::unique_ptr<VectorEnv> env_;  // K x n envs in lanes
+  std::unique_ptr<PpoLearner> learner_;
+  std::unique_ptr<AgentOps> ops_;
+  std::unique_ptr<AgentLanes> lanes_;
+  std::unique_ptr<PpoNormalizers> norms_;
+  mutable std::unique_ptr<PpoLearner> solo_;  // K > 1: a lane's state as a learner of one
+  int obs_dim_;
+  int outputs_;  // the actor's: actions (categorical) or action dimensions (Gaussian)
+  PolicyHead head_;
+  PpoLossConfig loss_;
+  Buffer<float> low_, high_;  // Gaussian: the Box's bounds
+
+  // The rollout of all lanes, step-major over K x n envs (ppo_rollout_kernels.h), and the
+  // observations the next step acts on.
+  Buffer<float> current_obs_, obs_, next_obs_, samples_, env_actions_, log_probs_, values_, next_values_, rewards_,
+      advantages_, returns_;
+  Buffer<int32_t> actions_;
+  Buffer<uint8_t> terminated_, truncated_;
+  // One minibatch per lane, and the loss's outputs and scratch.
+  Buffer<float> batch_obs_, batch_samples_, batch_log_probs_, batch_values_, batch_advantages_, batch_returns_;
+  Buffer<int32_t> batch_actions_;
+  Buffer<float> stats_;  // [K][kPpoStats] of the last minibatch
+  Buffer<double> moments_, row_terms_;
+  // Evaluation: observations, actions and samples of the eval envs.
+  Buffer<float> eval_obs_, eval_samples_, eval_env_actions_;
+  Buffer<int32_t> eval_actions_;
+  Buffer<StepCounters> counters_dev_;
+  // Host reads at a log step: the stats of every lane and their rollouts' values and returns.
+  std::vector<float> read_stats_, read_values_, read_returns_;
+  int64_t read_step_ = -1;
+
+  CudaGraph iteration_graph_;
+  bool use_graph_ = false;
+  bool iteration_graph_on_cpu_ = false;
+
+  int64_t global_step_ = 0;
+  int64_t vector_steps_ = 0;
+};
+
+}  // namespace cugym::agent
