@@ -1,4 +1,5 @@
-// `cugym eval`: the greedy policy of a trained model over exactly E finished episodes.
+// `cugym eval`: the greedy policy of a trained model (a PPO policy's deterministic one) over exactly E
+// finished episodes.
 #include <cstdio>
 #include <iostream>
 #include <stdexcept>
@@ -19,13 +20,15 @@ int RunEval(const Registry& registry, int argc, char** argv) {
              {"--num-envs", "N", "envs stepped together", "10"},
              {"--seed", "S", "seed of the evaluation episodes", "12345"},
              {"--device", "D", kDeviceHelp, "auto"},
-             {"--epsilon", "X", "probability of a random action", "0"},
+             {"--epsilon", "X", "probability of a random action (discrete actions only)", "0"},
              {"--json", "", "print one JSON object", ""}},
             argc, argv, 2);
   if (args.help()) {
     std::cout << args.Usage(
         "Runs the model's greedy policy for exactly E finished episodes (spread evenly over\n"
-        "the N envs) and prints the mean and spread of the return.");
+        "the N envs) and prints the mean and spread of the return. A PPO model acts\n"
+        "deterministically: its most likely action, or on a Box env its mean clipped (or squashed)\n"
+        "into the Box.");
     return 0;
   }
   const std::string model = args.Required("--model");

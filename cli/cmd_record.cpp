@@ -16,7 +16,8 @@ int RunRecord(const Registry& registry, int argc, char** argv) {
   Args args(
       "cugym record",
       {{"--env", "ID", "env id (default: the model's env, else CartPole-v1)", ""},
-       {"--model", "FILE", "act greedily with this model (cugym train's model.safetensors); else at random", ""},
+       {"--model", "FILE",
+        "act greedily with this model (cugym train's model.safetensors, DQN, PQN or PPO); else at random", ""},
        {"--out", "PATH", "a folder (frame_00000.png ...), a .png (one frame), a .gif or an .mp4", ""},
        {"--episodes", "E", "stop after E finished episodes (default 1, or no limit when --max-frames is given)", ""},
        {"--max-frames", "M", "stop after M frames", "1000"},

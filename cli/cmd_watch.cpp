@@ -15,7 +15,8 @@ namespace cugym::cli {
 int RunWatch(const Registry& registry, int argc, char** argv) {
   Args args("cugym watch",
             {{"--env", "ID", "env id (default: the model's env, else CartPole-v1)", ""},
-             {"--model", "FILE", "act greedily with this model (cugym train's model.safetensors); else at random", ""},
+             {"--model", "FILE",
+              "act greedily with this model (cugym train's model.safetensors, DQN, PQN or PPO); else at random", ""},
              {"--num-envs", "K", "envs tiled in the window (1..64)", "1"},
              {"--fps", "F", "frames per second (default: the env's render fps)", ""},
              {"--episodes", "E", "quit after E finished episodes (0: until closed)", "0"},

@@ -34,7 +34,10 @@ Viewer::Viewer(const Registry& registry, const std::string& id, const std::strin
     throw std::invalid_argument("--num-envs must be in 1..64 for watching and recording, got " +
                                 std::to_string(num_envs));
   env_ = MakeVectorEnv(registry, env_id, num_envs, device);
-  actions_ = Buffer<int32_t>(device, num_envs);
+  if (policy_ && policy_->continuous())
+    box_actions_ = Buffer<float>(device, num_envs * policy_->action_dim());
+  else
+    actions_ = Buffer<int32_t>(device, num_envs);
   env_->set_autoreset(false);
   columns_ = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(num_envs))));
   rows_ = static_cast<int>((num_envs + columns_ - 1) / columns_);
@@ -63,7 +66,10 @@ void Viewer::Step() {
       return_[i] = 0.0;
     }
   }
-  if (policy_) {
+  if (policy_ && policy_->continuous()) {
+    policy_->Act(env_->obs(), box_actions_.data(), n);
+    env_->Step(box_actions_.data());
+  } else if (policy_) {
     policy_->Act(env_->obs(), actions_.data(), n);
     env_->Step(actions_.data());
   } else {

@@ -1,5 +1,6 @@
 // The rollout behind `cugym watch` and `cugym record`: K envs of one batch, acting greedily from a
-// trained model (--model) or uniformly at random, with autoreset off, so
+// trained model (--model: a Q model, or a PPO policy file acting deterministically, with float
+// actions on a Box env) or uniformly at random, with autoreset off, so
 // an episode's last state is shown before the env starts over; the episode number, step and
 // return of each env are tracked on the host from the K rewards and flags copied per step (only
 // the shown envs exist, and only their states are copied for drawing).
@@ -45,7 +46,8 @@ class Viewer {
   std::unique_ptr<agent::GreedyPolicy> policy_;
   const EnvEntry& entry_;
   std::unique_ptr<VectorEnv> env_;
-  Buffer<int32_t> actions_;
+  Buffer<int32_t> actions_;    // a Discrete env's actions from the model
+  Buffer<float> box_actions_;  // a Box env's (num_envs x action_dim) from a PPO gaussian policy
   uint64_t seed_;
   int columns_, rows_;
   std::vector<int64_t> episode_, step_;

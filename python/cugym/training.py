@@ -211,9 +211,14 @@ def _sweep_values(values):
 
 
 class Policy:
-    """A trained Q network acting greedily: ``policy(obs)`` gives ``argmax_a Q(obs, a)`` for a batch
-    of observations (NumPy float32 ``(n, *shape)`` as the env gives them, or ``(n, obs_dim)``, on
-    the CPU; a device array of either shape on CUDA), or for one observation on the CPU."""
+    """A trained model acting greedily: ``policy(obs)`` gives the actions for a batch of observations
+    (NumPy float32 ``(n, *shape)`` as the env gives them, or ``(n, obs_dim)``, on the CPU; a device
+    array of either shape on CUDA), or for one observation on the CPU. A Q model (DQN, PQN) gives
+    ``argmax_a Q(obs, a)``; a PPO policy file acts deterministically: the most likely action of a
+    categorical policy, the mean of a Gaussian one clipped to the env's Box (or with ``squash``
+    tanh rescaled to it), after the file's observation normalizer. Actions are int32 ``(n,)`` for a
+    Discrete env and float32 ``(n, action_dim)`` for a Box env (``continuous`` is True), which the
+    env's ``step`` takes as they are."""
 
     def __init__(self, path, env_id=None, device="cpu"):
         if not os.path.isfile(path):
@@ -221,6 +226,7 @@ class Policy:
         self._policy = _cugym._Policy(os.fspath(path), env_id or "", device)
         self.env_id = self._policy.env_id
         self.device = self._policy.device
+        self.continuous = self._policy.continuous
         self._obs_shape = tuple(_cugym.env_spec(self.env_id)["observation_space"]["shape"])
 
     def __call__(self, obs):
@@ -235,9 +241,12 @@ class Policy:
 
 
 def load_policy(path, env_id=None, device="cpu"):
-    """The greedy policy of a model file (``model.safetensors`` of a run, or a checkpoint); the env
-    comes from the file unless ``env_id`` is given. Raises FileNotFoundError for a missing file,
-    ValueError for a damaged one or one that does not fit the env."""
+    """The greedy policy of a model file (``model.safetensors`` of a run, or a checkpoint): a DQN or
+    PQN Q model, or a PPO policy file (docs/ppo.md, "Model files"), whose ``act(obs)`` gives int32
+    actions ``(n,)`` for a Discrete env and float32 actions ``(n, action_dim)`` within the Box for a
+    Box env (see Policy). The env comes from the file unless ``env_id`` is given. Raises
+    FileNotFoundError for a missing file, ValueError for a damaged one or one that does not fit the
+    env (its sizes, or its kind of action space)."""
     return Policy(path, env_id, device)
 
 

@@ -288,7 +288,8 @@ nb::dict TrainMany(const std::string& resume_dir, const std::string& config_path
   return d;
 }
 
-// A greedy policy that takes any batch size (the network is rebuilt for a larger batch).
+// A greedy policy that takes any batch size (the network is rebuilt for a larger batch): int32
+// actions (n,) for a Discrete env, float32 (n, action_dim) for a Box env (a PPO gaussian policy).
 class PyPolicy {
  public:
   PyPolicy(const std::string& path, const std::string& env_id, const std::string& device)
@@ -299,6 +300,7 @@ class PyPolicy {
   const std::string& env_id() const { return policy_->env_id(); }
   std::string device() const { return DeviceName(device_); }
   int64_t obs_dim() const { return obs_dim_; }
+  bool continuous() const { return policy_->continuous(); }
 
   // obs: (n, obs_dim), or (n, *shape) as the env hands them out (the same C-contiguous rows).
   nb::object Act(nb::ndarray<const float, nb::c_contig> obs) {
@@ -308,23 +310,34 @@ class PyPolicy {
     const int64_t n = static_cast<int64_t>(obs.shape(0));
     ScopedCudaDevice on_device(device_, cuda_device_);
     if (n > max_batch_) Build(std::max<int64_t>(n, 2 * max_batch_), env_id());
-    void* block = AllocateBytes(device_, sizeof(int32_t) * std::max<int64_t>(n, 1));
+    const bool box = policy_->continuous();
+    const int64_t width = policy_->action_dim();
+    void* block = AllocateBytes(device_, (box ? sizeof(float) : sizeof(int32_t)) * std::max<int64_t>(n * width, 1));
     nb::capsule owner = device_ == Device::kCuda
                             ? nb::capsule(block, [](void* p) noexcept { FreeBytes(Device::kCuda, p); })
                             : nb::capsule(block, [](void* p) noexcept { FreeBytes(Device::kCpu, p); });
     if (n > 0) {
       nb::gil_scoped_release release;
-      policy_->Act(obs.data(), static_cast<int32_t*>(block), n);
+      if (box)
+        policy_->Act(obs.data(), static_cast<float*>(block), n);
+      else
+        policy_->Act(obs.data(), static_cast<int32_t*>(block), n);
       // All of Act is on the network's stream: the device's other streams are not waited for.
       SynchronizeStream(device_, policy_->native_stream());
     }
-    if (device_ == Device::kCpu) return nb::ndarray<nb::numpy, int32_t>(block, {static_cast<size_t>(n)}, owner).cast();
-    return nb::ndarray<nb::array_api, int32_t>(block, {static_cast<size_t>(n)}, owner, {}, nb::dtype<int32_t>(),
-                                               nb::device::cuda::value, cuda_device_)
-        .cast();
+    return box ? Wrap<float>(block, {static_cast<size_t>(n), static_cast<size_t>(width)}, owner)
+               : Wrap<int32_t>(block, {static_cast<size_t>(n)}, owner);
   }
 
  private:
+  // The actions as a NumPy array on the CPU, else an array-API (DLPack) one on the GPU.
+  template <class T>
+  nb::object Wrap(void* block, std::initializer_list<size_t> shape, nb::capsule owner) const {
+    if (device_ == Device::kCpu) return nb::ndarray<nb::numpy, T>(block, shape, owner).cast();
+    return nb::ndarray<nb::array_api, T>(block, shape, owner, {}, nb::dtype<T>(), nb::device::cuda::value, cuda_device_)
+        .cast();
+  }
+
   void Build(int64_t max_batch, const std::string& env_id) {
     policy_ = std::make_unique<agent::GreedyPolicy>(GlobalRegistry(), path_, env_id, max_batch, device_);
     const EnvSpec& spec = GlobalRegistry().Get(policy_->env_id()).spec;
@@ -374,6 +387,7 @@ void BindTraining(nb::module_& m) {
       .def_prop_ro("env_id", &PyPolicy::env_id)
       .def_prop_ro("device", &PyPolicy::device)
       .def_prop_ro("obs_dim", &PyPolicy::obs_dim)
+      .def_prop_ro("continuous", &PyPolicy::continuous)
       .def("act", &PyPolicy::Act, nb::arg("obs"));
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Command-line checks: exit codes and the one-line errors of `cugym` on good and bad input.
-# usage: test_cli.sh CUGYM_BINARY FIXTURES_DIR [CUGYM_BENCH_NN_BINARY]
+# usage: test_cli.sh CUGYM_BINARY FIXTURES_DIR [CUGYM_BENCH_NN_BINARY [CUGYM_WRITE_POLICY_MODEL_BINARY]]
 set -u
 cugym=$1
 fixtures=$2
@@ -110,6 +110,41 @@ if [ $# -ge 3 ]; then
     --device cpu --nets 6x6x2c4-8-3 --layer-norm on --batch 4 --losses mse --parts train --seconds 0.01 --json
   expect 2 "^cugym_bench_nn: error: --layer-norm takes off and on, got 'yes'$" -- --layer-norm yes --device cpu
   cugym=$cugym_main
+fi
+
+# PPO policy model files (a hand-made actor written by cugym_write_policy_model): eval on a Box env
+# and a Discrete one, record with float actions, and the refusals of the other action space.
+if [ $# -ge 4 ]; then
+  writer=$4
+  "$writer" "$tmp/pendulum.safetensors" Pendulum-v1 --normalize && "$writer" "$tmp/squash.safetensors" Pendulum-v1 \
+    --squash && "$writer" "$tmp/cartpole.safetensors" CartPole-v1 || fail "cugym_write_policy_model failed"
+  expect 0 '^Pendulum-v1, 10 episodes: mean return -[0-9.]+ \+- [0-9.]+, min -[0-9.]+, max -[0-9.]+, mean length 200\.0$' \
+    -- eval --model "$tmp/pendulum.safetensors" --episodes 10 --num-envs 4 --device cpu
+  expect 0 '"env": "Pendulum-v1", "model": ".*squash.safetensors", "device": "cpu", "episodes": 6, "mean_return": -' \
+    -- eval --model "$tmp/squash.safetensors" --episodes 6 --num-envs 3 --device cpu --json
+  expect 0 '^CartPole-v1, 5 episodes: mean return [0-9.]+' -- eval --model "$tmp/cartpole.safetensors" --episodes 5 \
+    --device cpu
+  expect 0 '^CartPole-v1, 5 episodes: ' -- eval --model "$tmp/cartpole.safetensors" --episodes 5 --epsilon 0.5 --device cpu
+  expect 2 '^cugym eval: error: epsilon-greedy needs discrete actions, but Pendulum-v1 has Box\(1,\) float32 actions' -- \
+    eval --model "$tmp/pendulum.safetensors" --epsilon 0.1 --device cpu
+  expect 2 "^cugym eval: error: .*pendulum.safetensors is a gaussian PPO policy \(continuous actions\), but CartPole-v1 has Discrete\(2\) actions$" \
+    -- eval --model "$tmp/pendulum.safetensors" --env CartPole-v1 --device cpu
+  expect 2 "^cugym record: error: .*cartpole.safetensors is a categorical PPO policy \(discrete actions\), but Pendulum-v1 has Box\(1,\) float32 actions$" \
+    -- record --model "$tmp/cartpole.safetensors" --env Pendulum-v1 --out "$tmp/no.png" --device cpu
+  # record: the policy's frames (float actions), not the random ones of the same seed.
+  run record --model "$tmp/pendulum.safetensors" --out "$tmp/ppo-frames" --max-frames 6 --num-envs 2 --device cpu ||
+    fail "record --model (PPO, Pendulum-v1): $(cat "$tmp/err")"
+  [ "$(ls "$tmp/ppo-frames" | grep -c '^frame_[0-9]\{5\}\.png$')" -eq 6 ] ||
+    fail "record --model (PPO) wrote $(ls "$tmp/ppo-frames" | wc -l) frames, not 6"
+  run record --env Pendulum-v1 --out "$tmp/random-frames" --max-frames 6 --num-envs 2 --device cpu ||
+    fail "record Pendulum-v1 at random: $(cat "$tmp/err")"
+  checks=$((checks + 1))
+  cmp -s "$tmp/ppo-frames/frame_00005.png" "$tmp/random-frames/frame_00005.png" &&
+    fail "record --model (PPO) drew the random actions' frame"
+  run record --model "$tmp/squash.safetensors" --out "$tmp/ppo-squash.png" --device cpu &&
+    [ "$(head -c 4 "$tmp/ppo-squash.png" | tail -c 3)" = PNG ] || fail "record --model (PPO, squash): $(cat "$tmp/err")"
+  run record --model "$tmp/cartpole.safetensors" --out "$tmp/ppo-cartpole.png" --device cpu &&
+    [ -s "$tmp/ppo-cartpole.png" ] || fail "record --model (PPO, CartPole-v1): $(cat "$tmp/err")"
 fi
 
 # Box2D envs (built when Box2D is found): listed with where they step, benchmarked, and bad
