@@ -20,6 +20,7 @@
 #include "core/safetensors.h"
 #include "nn/checkpoint.h"
 #include "tests/agents/agent_test_util.h"
+#include "tests/gpu_skip.h"
 
 namespace cugym::agent {
 namespace {
@@ -244,8 +245,10 @@ TEST(GreedyPolicy, ActsOnAGaussianFileAsTheHostReferenceDoes) {
         EXPECT_NEAR(actions[r], ref[r], 1e-5) << "row " << r << " squash " << squash << " normalize " << normalize;
         clipped += std::fabs(actions[r]) == 2.0f;
       }
-      if (!squash) EXPECT_GT(clipped, 0) << "no mean fell outside the Box: the clip went untested";
-      if (!squash) EXPECT_LT(clipped, n) << "every mean outside the Box: the means went untested";
+      if (!squash) {
+        EXPECT_GT(clipped, 0) << "no mean fell outside the Box: the clip went untested";
+        EXPECT_LT(clipped, n) << "every mean outside the Box: the means went untested";
+      }
     }
   }
 }
@@ -381,6 +384,51 @@ TEST(EvaluateModel, EpsilonIsForDiscreteActionsOnly) {
   EXPECT_EQ(noisy.episodes, 12);
   EXPECT_NE(greedy.mean_return, noisy.mean_return);
 }
+
+// On every back end: the device ops act as the CPU's (to within cuBLAS's sum order on CUDA), and
+// EvaluateModel plays its episodes there.
+class PolicyOnDevice : public ::testing::TestWithParam<Device> {
+ protected:
+  void SetUp() override { CUGYM_SKIP_WITHOUT_GPU(GetParam()); }
+};
+
+TEST_P(PolicyOnDevice, ActsAsOnTheCpu) {
+  const Device device = GetParam();
+  const ScratchDir dir(std::string("cugym_policy_device_") + DeviceName(device));
+  const std::string gaussian = (dir / "g.safetensors").string(), categorical = (dir / "c.safetensors").string();
+  SavePolicyModel(gaussian, *MakeActor({3, 16, 16, 1}, 11, 4.0), GaussianInfo(1, false, true, 3));
+  SavePolicyModel(categorical, *MakeActor({4, 16, 2}, 21, 1.0), CategoricalInfo(true, 4));
+  const int64_t n = 16;
+  const std::vector<float> box_obs = Observations(n, 3, 3.0f), discrete_obs = Observations(n, 4, 2.5f);
+  Buffer<float> obs(device, n * 4), floats(device, n);
+  Buffer<int32_t> ints(device, n);
+  std::vector<float> cpu_floats(n);
+  std::vector<int32_t> cpu_ints(n);
+  GreedyPolicy(Builtins(), gaussian, "", n, Device::kCpu).Act(box_obs.data(), cpu_floats.data(), n);
+  GreedyPolicy(Builtins(), categorical, "", n, Device::kCpu).Act(discrete_obs.data(), cpu_ints.data(), n);
+  obs.FromHost(box_obs.data(), box_obs.size());
+  GreedyPolicy box(Builtins(), gaussian, "", n, device);
+  box.Act(obs.data(), floats.data(), n);
+  obs.FromHost(discrete_obs.data(), discrete_obs.size());
+  GreedyPolicy discrete(Builtins(), categorical, "", n, device);
+  discrete.Act(obs.data(), ints.data(), n);
+  const std::vector<float> got_floats = floats.ToHost();
+  const std::vector<int32_t> got_ints = ints.ToHost();
+  const std::vector<double> logits = ReferenceOutputs(categorical, discrete_obs, n);
+  for (int64_t r = 0; r < n; ++r) {
+    EXPECT_NEAR(got_floats[r], cpu_floats[r], 1e-5) << "row " << r;
+    if (std::fabs(logits[2 * r + 1] - logits[2 * r]) > 1e-5) {
+      EXPECT_EQ(got_ints[r], cpu_ints[r]) << "row " << r;
+    }
+  }
+  const EvalResult r = EvaluateModel(Builtins(), gaussian, 20, 10, 3, device, 0.0);
+  EXPECT_EQ(r.episodes, 20);
+  EXPECT_EQ(r.mean_length, 200.0);
+  EXPECT_TRUE(std::isfinite(r.mean_return));
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, PolicyOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),
+                         [](const ::testing::TestParamInfo<Device>& info) { return DeviceName(info.param); });
 
 }  // namespace
 }  // namespace cugym::agent
