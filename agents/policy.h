@@ -42,9 +42,9 @@ PolicyModelInfo LoadPolicyModel(const std::string& path, nn::Mlp& actor);
 
 // The one deterministic action of a PPO actor, shared by GreedyPolicy (model files) and the PPO
 // agent's evaluation, so that both queue exactly these device ops on `ops`'s stream (the actor's):
-//   1. with a normalizer (moments.mean set, moments.lanes = lanes): ops.NormalizeObservations(moments, obs, normalized,
-//   n,
-//      frozen = true, clip), the lanes' observations into `normalized` ([lanes n][obs_dim]);
+//   1. with a normalizer (moments.mean set, moments.lanes = lanes): ops.NormalizeObservations(
+//      moments, obs, normalized, n, frozen = true, clip), the lanes' observations into
+//      `normalized` ([lanes n][obs_dim]);
 //   2. actor.Forward of the (normalized) observations, lanes x n rows (one replica per lane);
 //   3. ops.SamplePolicy(head, outputs, lanes, n, nullptr, nullptr, deterministic = true, out):
 //      categorical: out.actions = the first largest logit; gaussian: out.samples = the means and
