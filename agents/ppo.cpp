@@ -13,7 +13,6 @@
 namespace cugym::agent {
 namespace {
 
-
 const EnvSpec& PolicySpec(const Registry& registry, const TrainConfig& c) {
   const EnvSpec& spec = registry.Get(c.env_id).spec;
   const bool box = !spec.action_space.is_discrete();
@@ -86,8 +85,8 @@ PpoAgent::PpoAgent(const Registry& registry, const TrainConfig& config, std::vec
     head_.low = low_.data();
     head_.high = high_.data();
   }
-  loss_ = PpoLossConfig{config_.clip_coef, config_.clip_vloss, config_.clip_coef, config_.norm_adv, config_.ent_coef,
-                        config_.vf_coef};
+  loss_ = PpoLossConfig{config_.clip_coef, config_.clip_vloss, config_.clip_coef,
+                        config_.norm_adv,  config_.ent_coef,   config_.vf_coef};
   const int64_t envs = k * config_.num_envs, rows = envs * config_.num_steps, b = k * config_.minibatch_size();
   const int64_t a = head_.gaussian ? outputs_ : 0;
   current_obs_ = Buffer<float>(device_, envs * obs_dim_);
@@ -197,14 +196,14 @@ void PpoAgent::CollectStep(int64_t t) {
   r.envs = envs;
   r.obs_dim = obs_dim_;
   r.lanes = lanes();
-  ops_->StoreRolloutStep(r, 0, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(),
-                         env_->truncated());
+  ops_->StoreRolloutStep(r, 0, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(), env_->truncated());
   if (norms_->rewards())
     ops_->ScaleRewards(norms_->reward_scaler(), r.rewards, r.terminated, r.truncated, r.rewards, n, false,
                        kPpoRewardClip);
   ObserveCurrent(env_->obs(), current_obs_.data(), n, false);
   ObserveCurrent(next_obs, next_obs, n, true);
-  const nn::ConstBatchView next_values = learner_->critic().Forward(nn::ConstBatchView(next_obs, envs, obs_dim_, device_));
+  const nn::ConstBatchView next_values =
+      learner_->critic().Forward(nn::ConstBatchView(next_obs, envs, obs_dim_, device_));
   CopyBytesAsync(next_values_.data() + t * envs, next_values.data(), envs * sizeof(float), device_, stream);
   ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(),
                         lanes(), n, lanes_->rings());
@@ -225,8 +224,8 @@ void PpoAgent::LearnKernels() {
   gae.steps = config_.num_steps;
   gae.envs = envs;
   ops_->GaeAdvantages(gae, config_.gamma, config_.gae_lambda);
-  const PpoMinibatch batch{batch_obs_.data(),    batch_actions_.data(),    batch_samples_.data(),
-                           batch_log_probs_.data(), batch_values_.data(), batch_advantages_.data(),
+  const PpoMinibatch batch{batch_obs_.data(),       batch_actions_.data(), batch_samples_.data(),
+                           batch_log_probs_.data(), batch_values_.data(),  batch_advantages_.data(),
                            batch_returns_.data()};
   for (int64_t epoch = 0; epoch < config_.num_epochs; ++epoch) {
     for (int64_t m = 0; m < config_.num_minibatches; ++m) {

@@ -76,8 +76,7 @@ std::vector<PpoLearner::Part> PpoLearner::Parts() {
     const int64_t dims = static_cast<int64_t>(k) * action_outputs();
     const Device device = backend_->device();
     parts.push_back({nn::VectorView<float>(log_std_.data(), dims, device),
-                     nn::VectorView<float>(log_std_grad_.data(), dims, device), log_std_adam_.get(),
-                     action_outputs()});
+                     nn::VectorView<float>(log_std_grad_.data(), dims, device), log_std_adam_.get(), action_outputs()});
   }
   return parts;
 }

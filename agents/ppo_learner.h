@@ -27,8 +27,8 @@ struct PpoLearnerOptions {
   std::vector<int> critic_sizes;  // {observation size, hidden sizes..., 1}
   nn::ConvSpec conv;              // both networks' convolution in front (out_channels 0: none)
   bool layer_norm = false;
-  int max_batch = 1;              // most rows per replica one call takes (minibatch, envs, eval envs)
-  nn::AdamOptions adam;           // its max_grad_norm is the joint norm's limit (0: none)
+  int max_batch = 1;     // most rows per replica one call takes (minibatch, envs, eval envs)
+  nn::AdamOptions adam;  // its max_grad_norm is the joint norm's limit (0: none)
   bool gaussian = false;
   float init_log_std = 0.0f;
   uint64_t seed = 0;

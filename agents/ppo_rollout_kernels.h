@@ -27,7 +27,7 @@ struct PpoRollout {
 
 // One minibatch of every lane, gathered contiguous for the networks and the loss (PpoBatch).
 struct PpoMinibatch {
-  float* obs = nullptr;      // [lanes b][obs_dim]
+  float* obs = nullptr;        // [lanes b][obs_dim]
   int32_t* actions = nullptr;  // categorical: [lanes b]
   float* samples = nullptr;    // Gaussian: [lanes b][action_dim]
   float* log_probs = nullptr;  // [lanes b]
