@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/build_info.h"
+
 namespace cugym::agent {
 
 std::unique_ptr<VectorEnv> MakeLaneEnvs(const Registry& registry, const TrainConfig& config,
@@ -15,6 +17,42 @@ std::unique_ptr<VectorEnv> MakeLaneEnvs(const Registry& registry, const TrainCon
   env->set_stream(stream);  // one stream for the env, the agent and the network
   ResetInLanes(*env, seeds, n);
   return env;
+}
+
+void WriteRolloutCounters(const std::string& algo, TrainConfig config, uint64_t seed, int64_t global_step,
+                          int64_t vector_steps, const LoopState& loop, CheckpointWriter& out) {
+  config.seed = seed;
+  out.Text("cugym.algo", algo);
+  out.Text("cugym.env_id", config.env_id);
+  out.Text("cugym.version", VersionString());
+  out.Text("cugym.config", config.ToToml());
+  out.Int("cugym.global_step", global_step);
+  out.Int("cugym.vector_steps", vector_steps);
+  out.Real("cugym.wall_time", loop.wall_time);
+  out.Real("cugym.last_eval_return", loop.last_eval_return);
+}
+
+std::vector<LoopState> ReadRolloutCounters(const std::vector<std::unique_ptr<CheckpointReader>>& in,
+                                           const std::string& algo, const std::string& env_id, int lanes,
+                                           int64_t* global_step, int64_t* vector_steps) {
+  if (static_cast<int>(in.size()) != lanes)
+    throw std::invalid_argument("LoadCheckpoints: " + std::to_string(in.size()) + " checkpoints for " +
+                                std::to_string(lanes) + " lanes");
+  const CheckpointReader& first = *in.front();
+  std::vector<LoopState> loops;
+  for (const auto& r : in) {
+    CheckCheckpointHeader(*r, algo, env_id);
+    if (r->Int("cugym.global_step") != first.Int("cugym.global_step") ||
+        r->Int("cugym.vector_steps") != first.Int("cugym.vector_steps"))
+      throw std::invalid_argument(r->path() + ": not of the same step as " + first.path() + " (step " +
+                                  std::to_string(r->Int("cugym.global_step")) + " against " +
+                                  std::to_string(first.Int("cugym.global_step")) +
+                                  "): a batch's agents go on together");
+    loops.push_back(LoopState{r->Real("cugym.wall_time"), r->Real("cugym.last_eval_return")});
+  }
+  *global_step = first.Int("cugym.global_step");
+  *vector_steps = first.Int("cugym.vector_steps");
+  return loops;
 }
 
 AgentLanes::AgentLanes(const Registry& registry, const TrainConfig& config, Device device, void* stream,

@@ -31,6 +31,19 @@ namespace cugym::agent {
 std::unique_ptr<VectorEnv> MakeLaneEnvs(const Registry& registry, const TrainConfig& config,
                                         const std::vector<uint64_t>& seeds, Device device, void* stream);
 
+// The loop's part of a rollout agent's checkpoint (PQN's, PPO's, one lane's): the header (cugym.algo,
+// .env_id, .version, .config with the lane's seed) and the counters (cugym.global_step,
+// .vector_steps, .wall_time, .last_eval_return).
+void WriteRolloutCounters(const std::string& algo, TrainConfig config, uint64_t seed, int64_t global_step,
+                          int64_t vector_steps, const LoopState& loop, CheckpointWriter& out);
+// The lanes' checkpoints of such an agent, checked before anything is restored: one per lane, each
+// of `algo` and the env (CheckCheckpointHeader), all of the same step; throws
+// std::invalid_argument naming the file otherwise. Returns each lane's loop values, and the
+// counters into *global_step and *vector_steps.
+std::vector<LoopState> ReadRolloutCounters(const std::vector<std::unique_ptr<CheckpointReader>>& in,
+                                           const std::string& algo, const std::string& env_id, int lanes,
+                                           int64_t* global_step, int64_t* vector_steps);
+
 class AgentLanes {
  public:
   // A lane per seed, n envs each (config.num_envs), eval envs when config.eval_episodes > 0, all on

@@ -151,17 +151,8 @@ void PpoAgent::LoadModel(int lane, const std::string& path) {
 }
 
 void PpoAgent::SaveCheckpoint(int lane, const std::string& path, const LoopState& loop) const {
-  TrainConfig config = config_;
-  config.seed = seeds().at(lane);
   CheckpointWriter out;
-  out.Text("cugym.algo", "ppo");
-  out.Text("cugym.env_id", config.env_id);
-  out.Text("cugym.version", VersionString());
-  out.Text("cugym.config", config.ToToml());
-  out.Int("cugym.global_step", global_step_);
-  out.Int("cugym.vector_steps", vector_steps_);
-  out.Real("cugym.wall_time", loop.wall_time);
-  out.Real("cugym.last_eval_return", loop.last_eval_return);
+  WriteRolloutCounters("ppo", config_, seeds().at(lane), global_step_, vector_steps_, loop, out);
   lanes_->Save(lane, *env_, global_step_, out);
   norms_->Save(lane, out);
   Solo(lane).Save(out);
@@ -169,30 +160,19 @@ void PpoAgent::SaveCheckpoint(int lane, const std::string& path, const LoopState
 }
 
 std::vector<LoopState> PpoAgent::LoadCheckpoints(const std::vector<std::unique_ptr<CheckpointReader>>& in) {
-  if (static_cast<int>(in.size()) != lanes())
-    throw std::invalid_argument("PpoAgent::LoadCheckpoints: " + std::to_string(in.size()) + " checkpoints for " +
-                                std::to_string(lanes()) + " lanes");
-  const CheckpointReader& first = *in.front();
-  for (const auto& r : in) {
-    CheckCheckpointHeader(*r, "ppo", config_.env_id);
-    if (r->Int("cugym.global_step") != first.Int("cugym.global_step") ||
-        r->Int("cugym.vector_steps") != first.Int("cugym.vector_steps"))
-      throw std::invalid_argument(r->path() + ": not of the same step as " + first.path() +
-                                  ": a batch's agents go on together");
-  }
+  int64_t step = 0, vector_steps = 0;
+  const std::vector<LoopState> loops = ReadRolloutCounters(in, "ppo", config_.env_id, lanes(), &step, &vector_steps);
+  global_step_ = step;
+  vector_steps_ = vector_steps;
   iteration_graph_.Drop();
   lanes_->Forget();
   read_step_ = -1;
-  global_step_ = first.Int("cugym.global_step");
-  vector_steps_ = first.Int("cugym.vector_steps");
-  std::vector<LoopState> loops;
   for (int a = 0; a < lanes(); ++a) {
     PpoLearner& solo = Solo(a);
     solo.Load(*in[a]);
     if (lanes() > 1) learner_->CopyReplicaFrom(a, solo);
     norms_->Load(a, *in[a]);
     lanes_->Load(a, *in[a]);
-    loops.push_back(LoopState{in[a]->Real("cugym.wall_time"), in[a]->Real("cugym.last_eval_return")});
   }
   if (!lanes_->LoadEnvs(in, *env_))
     env_->Reset(config_.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(global_step_)));

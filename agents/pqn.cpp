@@ -192,47 +192,23 @@ std::vector<EvalResult> PqnAgent::EvaluateModels(const std::vector<int>& listed,
 }
 
 void PqnAgent::SaveCheckpoint(int lane, const std::string& path, const LoopState& loop) const {
-  TrainConfig config = config_;
-  config.seed = seeds().at(lane);
   CheckpointWriter out;
-  out.Text("cugym.algo", "pqn");
-  out.Text("cugym.env_id", config.env_id);
-  out.Text("cugym.version", VersionString());
-  out.Text("cugym.config", config.ToToml());
-  out.Int("cugym.global_step", global_step_);
-  out.Int("cugym.vector_steps", vector_steps_);
-  out.Real("cugym.wall_time", loop.wall_time);
-  out.Real("cugym.last_eval_return", loop.last_eval_return);
+  WriteRolloutCounters("pqn", config_, seeds().at(lane), global_step_, vector_steps_, loop, out);
   lanes_->Save(lane, *env_, global_step_, out);
   lanes_->Solo(*learner_, lane).Save(path, out.metadata(), std::move(out.tensors()));
 }
 
 std::vector<LoopState> PqnAgent::LoadCheckpoints(const std::vector<std::unique_ptr<CheckpointReader>>& in) {
-  if (static_cast<int>(in.size()) != lanes())
-    throw std::invalid_argument("PqnAgent::LoadCheckpoints: " + std::to_string(in.size()) + " checkpoints for " +
-                                std::to_string(lanes()) + " lanes");
-  const CheckpointReader& first = *in.front();
-  for (const auto& r : in) {
-    CheckCheckpointHeader(*r, "pqn", config_.env_id);
-    if (r->Int("cugym.global_step") != first.Int("cugym.global_step") ||
-        r->Int("cugym.vector_steps") != first.Int("cugym.vector_steps"))
-      throw std::invalid_argument(r->path() + ": not of the same step as " + first.path() + " (step " +
-                                  std::to_string(r->Int("cugym.global_step")) + " against " +
-                                  std::to_string(first.Int("cugym.global_step")) +
-                                  "): a batch's agents go on together");
-  }
+  int64_t step = 0, vector_steps = 0;
+  const std::vector<LoopState> loops = ReadRolloutCounters(in, "pqn", config_.env_id, lanes(), &step, &vector_steps);
+  global_step_ = step;
+  vector_steps_ = vector_steps;
   iteration_graph_.Drop();  // it replays host values of its capture that are replaced here
   lanes_->Forget();
-  global_step_ = first.Int("cugym.global_step");
-  vector_steps_ = first.Int("cugym.vector_steps");
   // No envs' state in the checkpoint (an env that cannot save it): new episodes from a seed of their own.
   if (!lanes_->LoadEnvs(in, *env_))
     env_->Reset(config_.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(global_step_)));
-  std::vector<LoopState> loops;
-  for (int a = 0; a < lanes(); ++a) {
-    lanes_->Load(a, *in[a], *learner_);
-    loops.push_back(LoopState{in[a]->Real("cugym.wall_time"), in[a]->Real("cugym.last_eval_return")});
-  }
+  for (int a = 0; a < lanes(); ++a) lanes_->Load(a, *in[a], *learner_);
   const StepCounters counters{vector_steps_, global_step_};
   counters_dev_.FromHost(&counters, 1);
   return loops;
