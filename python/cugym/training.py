@@ -32,14 +32,16 @@ def train(
     lockstep=None,
     **overrides,
 ):
-    """Trains DQN as ``cugym train`` does and returns the run's summary (a dict: run_dir, model,
-    checkpoint, global_step, interrupted, eval with the greedy evaluation, metrics, config, and
-    from the evaluations during training best_model, best_step, best_mean_return,
-    threshold_step and threshold_seconds, None where there were none).
+    """Trains DQN, PQN or PPO (the config's ``algo``, or ``algo="ppo"``) as ``cugym train`` does
+    and returns the run's summary (a dict: run_dir, model, checkpoint, global_step, interrupted,
+    eval with the greedy evaluation, metrics, config, and from the evaluations during training
+    best_model, best_step, best_mean_return, threshold_step and threshold_seconds, None where
+    there were none).
 
     Args:
         config: a TOML file (``configs/cartpole.toml``), a dict of config keys over the defaults,
-            or None for the config shipped for ``env_id`` (or the defaults). Keys: docs/dqn.md.
+            or None for the config shipped for ``env_id`` (or the defaults). Keys: docs/dqn.md,
+            docs/pqn.md, docs/ppo.md.
         out: the run folder (new or empty); default ``runs/<env>_<seed>_<time>``.
         env_id: overrides the config's env_id.
         device: ``"auto"``, ``"cpu"`` or ``"cuda"``.

@@ -213,6 +213,53 @@ def test_pqn_trains_resumes_and_its_model_loads(tmp_path):
     assert resumed["resumed"] and resumed["global_step"] == 4096
 
 
+def test_ppo_trains_on_a_box_env_logs_its_losses_and_resumes(tmp_path):
+    # algo="ppo" on Pendulum (a Box of actions): the Gaussian policy, both normalizers.
+    keys = dict(
+        env_id="Pendulum-v1",
+        algo="ppo",
+        num_envs=4,
+        num_steps=64,
+        num_minibatches=4,
+        num_epochs=2,
+        hidden_sizes=[16, 16],
+        normalize_obs=True,
+        normalize_reward=True,
+        eval_episodes=2,
+        eval_interval=512,
+        device="cpu",
+        progress=False,
+    )
+    rows = []
+    s = cugym.train(out=tmp_path / "ppo", total_steps=1024, on_log=rows.append, log_interval=512, **keys)
+    assert s["global_step"] == 1024 and rows
+    assert all(k in rows[-1] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac"))
+    assert np.isfinite(rows[-1]["value_loss"]) and rows[-1]["learning_rate"] > 0
+    header = open(tmp_path / "ppo" / "metrics.csv").readline().strip().split(",")
+    assert header[4:11] == [
+        "policy_loss",
+        "value_loss",
+        "entropy",
+        "approx_kl",
+        "clipfrac",
+        "explained_variance",
+        "learning_rate",
+    ]
+    policy = cugym.load_policy(s["model"])
+    actions = policy(np.zeros((3, 3), np.float32))
+    assert actions.shape == (3, 1) and actions.dtype == np.float32 and np.all(np.abs(actions) <= 2.0)
+    # Resumed to 2048 steps, it gives the model of a run that went to 2048 at once.
+    cugym.train(resume=tmp_path / "ppo", total_steps=2048, device="cpu", progress=False)
+    whole = cugym.train(out=tmp_path / "whole", total_steps=2048, log_interval=512, **keys)
+    assert open(whole["model"], "rb").read() == (tmp_path / "ppo" / "model.safetensors").read_bytes()
+    # Its seeds in lockstep give each its solo run's model.
+    cugym.train(out=tmp_path / "lockstep", seeds=[2, 3], lockstep=True, jobs=1, total_steps=512, **keys)
+    alone = cugym.train(out=tmp_path / "solo", seed=3, total_steps=512, **keys)
+    assert open(alone["model"], "rb").read() == (tmp_path / "lockstep/seed_3/model.safetensors").read_bytes()
+    with pytest.raises(ValueError, match="clip_coef is a PPO key"):
+        cugym.train(out=tmp_path / "bad", env_id="CartPole-v1", clip_coef=0.1, progress=False)
+
+
 def test_load_policy_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="no model file"):
         cugym.load_policy(tmp_path / "missing.safetensors")
