@@ -29,6 +29,19 @@ METRIC_TAGS = {
     "sps": "charts/SPS",
 }
 EVAL_TAGS = {"mean_return": "eval/mean_return", "std_return": "eval/std_return"}
+# PPO's columns and CleanRL ppo.py's tags for them.
+PPO_TAGS = {
+    "episodic_return": "charts/episodic_return",
+    "episodic_length": "charts/episodic_length",
+    "policy_loss": "losses/policy_loss",
+    "value_loss": "losses/value_loss",
+    "entropy": "losses/entropy",
+    "approx_kl": "losses/approx_kl",
+    "clipfrac": "losses/clipfrac",
+    "explained_variance": "losses/explained_variance",
+    "learning_rate": "charts/learning_rate",
+    "sps": "charts/SPS",
+}
 
 
 def read_csv(path):
@@ -43,12 +56,12 @@ def scalars(run_dir):
     return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
 
 
-def expected(run_dir):
+def expected(run_dir, metric_tags=METRIC_TAGS):
     """What the event files must hold, from metrics.csv and evals.csv: the CSV logs' non-empty
     fields under their tags (metrics.csv has six significant digits, evals.csv exact text)."""
     want = {}
     for row in read_csv(os.path.join(run_dir, "metrics.csv")):
-        for column, tag in METRIC_TAGS.items():
+        for column, tag in metric_tags.items():
             if row[column] != "":
                 want.setdefault(tag, []).append((int(row["global_step"]), float(row[column])))
     for row in read_csv(os.path.join(run_dir, "evals.csv")):
@@ -94,6 +107,27 @@ def test_event_files_hold_the_csv_logs(tmp_path):
         ((step, seconds),) = got["eval/time_to_threshold"]
         assert step == summary["threshold_step"]
         assert seconds == pytest.approx(summary["threshold_seconds"], rel=1e-6)
+
+
+def test_ppo_event_files_hold_its_csv_columns_under_cleanrls_tags(tmp_path):
+    run = tmp_path / "ppo"
+    cugym.train(
+        env_id="CartPole-v1",
+        algo="ppo",
+        out=run,
+        total_steps=8192,
+        log_interval=1024,
+        eval_interval=4096,
+        eval_episodes=5,
+        stop_at_threshold=False,
+        device="cpu",
+        progress=False,
+    )
+    got = scalars(run)
+    want = expected(run, PPO_TAGS)
+    assert set(PPO_TAGS.values()) | set(EVAL_TAGS.values()) <= set(got)
+    assert not {"losses/td_loss", "charts/epsilon"} & set(got)
+    assert_same(got, want, list(PPO_TAGS.values()) + list(EVAL_TAGS.values()))
 
 
 def test_tensorboard_off_writes_no_event_file(tmp_path):

@@ -64,16 +64,19 @@ TEST(PpoConfig, EachAgentRefusesTheOthersKeys) {
 }
 
 TEST(PpoConfig, ShippedConfigsAreTheFilesAndDqnStaysTheDefaultWhereItShips) {
-  const ShippedConfig* cartpole = FindShippedConfig("CartPole-v1", "ppo");
-  ASSERT_NE(cartpole, nullptr);
-  std::ifstream in(std::string(CUGYM_SOURCE_DIR) + "/" + cartpole->path, std::ios::binary);
-  EXPECT_EQ(std::string(cartpole->toml), std::string(std::istreambuf_iterator<char>(in), {}));
-  TrainConfig config;
-  config.Apply(ParseToml(cartpole->toml, cartpole->path));
-  EXPECT_NO_THROW(config.Validate());
-  EXPECT_TRUE(config.ppo());
+  for (const char* id : {"CartPole-v1", "Acrobot-v1", "Pendulum-v1"}) {
+    const ShippedConfig* shipped = FindShippedConfig(id, "ppo");
+    ASSERT_NE(shipped, nullptr) << id;
+    std::ifstream in(std::string(CUGYM_SOURCE_DIR) + "/" + shipped->path, std::ios::binary);
+    EXPECT_EQ(std::string(shipped->toml), std::string(std::istreambuf_iterator<char>(in), {})) << shipped->path;
+    TrainConfig config;
+    config.Apply(ParseToml(shipped->toml, shipped->path));
+    EXPECT_NO_THROW(config.Validate());
+    EXPECT_TRUE(config.ppo());
+  }
   // No algo asked for: DQN's where it ships, PPO's where only PPO's does, none for an unknown id.
   EXPECT_EQ(FindShippedConfig("CartPole-v1", ""), FindShippedConfig("CartPole-v1", "dqn"));
+  EXPECT_EQ(FindShippedConfig("Pendulum-v1", ""), FindShippedConfig("Pendulum-v1", "ppo"));
   EXPECT_EQ(FindShippedConfig("NoSuchEnv-v0", ""), nullptr);
 }
 
