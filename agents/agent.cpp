@@ -33,6 +33,8 @@ std::string Unbatchable(const Registry& registry, const TrainConfig& config, int
   if (!MakeVectorEnv(registry, config.env_id, 1, Device::kCpu)->supports_lanes())
     return config.env_id + " cannot step its envs in lanes (VectorEnv::ResetLanes); train the seeds apart";
   if (!config.ppo()) DiscreteSpec(registry, config.env_id, config.pqn() ? "PQN" : "DQN");
+  if (config.ppo() && config.target_kl > 0)
+    return "target_kl stops each seed's epochs at its own time; train the seeds apart (--lockstep off)";
   return "";
 }
 

@@ -134,10 +134,6 @@ PpoRollout PpoAgent::rollout() const {
   return r;
 }
 
-int64_t PpoAgent::updates_done() const {
-  return vector_steps_ / config_.num_steps * config_.num_epochs * config_.num_minibatches;
-}
-
 void PpoAgent::ObserveCurrent(const float* obs, float* out, int64_t m, bool frozen) {
   if (norms_->observations()) {
     ops_->NormalizeObservations(norms_->observation_moments(), obs, out, m, frozen, kPpoObsClip);
@@ -149,8 +145,9 @@ void PpoAgent::ObserveCurrent(const float* obs, float* out, int64_t m, bool froz
 // On CUDA with cuda_graph and a capturable env every iteration queues the same work (the step
 // counters, hence the policy's draws and the shuffles, and Adam's step counts, hence the learning
 // rate, live on the device): the first runs eagerly, the second is captured, the rest replay it.
+// With target_kl the host decides after each epoch whether to go on: every iteration is eager.
 void PpoAgent::Iterate() {
-  if ((use_graph_ || iteration_graph_on_cpu_) && !iteration_graph_.failed()) {
+  if ((use_graph_ || iteration_graph_on_cpu_) && !iteration_graph_.failed() && config_.target_kl <= 0) {
     iteration_graph_.Run(learner_->backend(), [this] { IterationKernels(); });
   } else {
     IterationKernels();
@@ -232,6 +229,9 @@ void PpoAgent::LearnKernels() {
       ops_->GatherPpoMinibatch(rollout(), batch, m * b, b, counters_dev_.data(), lanes_->seeds_dev(), epoch);
       Update();
     }
+    // CleanRL's target_kl: the epochs stop once the last minibatch's approx_kl exceeds it (a host
+    // read per epoch, so such iterations run eagerly; one lane: Unbatchable refuses more).
+    if (config_.target_kl > 0 && stats_.ToHost(kPpoApproxKl, 1).front() > config_.target_kl) break;
   }
 }
 

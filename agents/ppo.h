@@ -81,7 +81,6 @@ class PpoAgent final : public Agent {
   AgentLanes::Play DeterministicPlay();
   PpoRollout rollout() const;
   PpoLearner& Solo(int lane) const;
-  int64_t updates_done() const;
 
   const Registry* registry_;
   TrainConfig config_;
@@ -114,8 +113,10 @@ class PpoAgent final : public Agent {
   Buffer<float> eval_obs_, eval_samples_, eval_env_actions_;
   Buffer<int32_t> eval_actions_;
   Buffer<StepCounters> counters_dev_;
-  // Host reads at a log step: the stats of every lane and their rollouts' values and returns.
+  // Host reads at a log step: the stats of every lane, their rollouts' values and returns, the
+  // updates taken.
   std::vector<float> read_stats_, read_values_, read_returns_;
+  int64_t read_updates_ = 0;
   int64_t read_step_ = -1;
 
   CudaGraph iteration_graph_;

@@ -45,6 +45,7 @@ MetricsRow PpoAgent::Progress(int lane, double seconds, int64_t steps, const Loo
     read_stats_ = stats_.ToHost();
     read_values_ = values_.ToHost();
     read_returns_ = returns_.ToHost();
+    read_updates_ = learner_->ReadUpdates();
     read_step_ = global_step_;
   }
   MetricsRow p;
@@ -59,7 +60,7 @@ MetricsRow PpoAgent::Progress(int lane, double seconds, int64_t steps, const Loo
   p.mean_return_100 = ended.mean_return_100;
   p.episodes = ended.episodes;
   p.eval_return = loop.last_eval_return;
-  const int64_t updates = updates_done();
+  const int64_t updates = read_updates_;
   if (updates > 0) {
     const float* s = read_stats_.data() + lane * kPpoStats;
     p.policy_loss = s[kPpoPolicyLoss];

@@ -56,6 +56,8 @@ class PpoLearner {
   void Step(AgentOps& ops);
   // The learning rate of update `t` (1-based; Adam reads its step count on the device).
   double LearningRate(int64_t t) const;
+  // Updates taken so far (the actor's Adam's step count; a host read that waits for the device).
+  int64_t ReadUpdates() const { return actor_adam_.ReadStepCount(); }
   // Host copy of replica r's log_std (empty for a categorical policy).
   std::vector<float> ReadLogStd(int replica) const;
 

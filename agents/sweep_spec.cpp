@@ -66,7 +66,17 @@ const std::set<std::string>& SweepableKeys() {
                                              "stop_margin",
                                              "target_update_interval",
                                              "tau",
-                                             "exploration_max_hold"};
+                                             "exploration_max_hold",
+                                             "gae_lambda",
+                                             "clip_coef",
+                                             "clip_vloss",
+                                             "ent_coef",
+                                             "vf_coef",
+                                             "norm_adv",
+                                             "init_log_std",
+                                             "normalize_obs",
+                                             "normalize_reward",
+                                             "target_kl"};
   return keys;
 }
 

@@ -126,6 +126,7 @@ const Key kKeys[] = {
     {"start_e", &TrainConfig::start_e},
     {"stop_at_threshold", &TrainConfig::stop_at_threshold},
     {"stop_margin", &TrainConfig::stop_margin},
+    {"target_kl", &TrainConfig::target_kl},
     {"target_update_interval", &TrainConfig::target_update_interval},
     {"tau", &TrainConfig::tau},
     {"tensorboard", &TrainConfig::tensorboard},
@@ -197,9 +198,9 @@ void Require(bool ok, const std::string& key, const std::string& rule, const std
 
 // Keys that only one family of agents reads, refused (when set away from their defaults) for the
 // others: a key that would do nothing is a mistake the user should hear of.
-constexpr const char* kPpoKeys[] = {"gae_lambda",   "clip_coef",     "clip_vloss",      "ent_coef",
-                                    "vf_coef",      "norm_adv",      "policy",          "squash",
-                                    "init_log_std", "normalize_obs", "normalize_reward"};
+constexpr const char* kPpoKeys[] = {"gae_lambda",   "clip_coef",     "clip_vloss",       "ent_coef",
+                                    "vf_coef",      "norm_adv",      "policy",           "squash",
+                                    "init_log_std", "normalize_obs", "normalize_reward", "target_kl"};
 constexpr const char* kQKeys[] = {"buffer_size",
                                   "batch_size",
                                   "n_step",
@@ -327,6 +328,7 @@ void TrainConfig::Validate() const {
   Require(policy == "auto" || policy == "categorical" || policy == "gaussian", "policy",
           "must be \"auto\", \"categorical\" or \"gaussian\"", "\"" + policy + "\"");
   Require(init_log_std >= -20 && init_log_std <= 2, "init_log_std", "must be in [-20, 2]", s(init_log_std));
+  Require(target_kl >= 0 && target_kl <= 10, "target_kl", "must be in [0, 10] (0: off)", s(target_kl));
   RequireOwnKeys(*this);
   if (!pqn() && !ppo()) return;
   Require(rollout_size() <= (int64_t{1} << 30), "num_steps",

@@ -94,6 +94,7 @@ struct TrainConfig {
   double init_log_std = 0.0;      // gaussian: the log standard deviation's start
   bool normalize_obs = false;     // running mean and variance of the observations (clipped at +-10)
   bool normalize_reward = false;  // rewards scaled by the discounted return's running std (clipped at +-10)
+  double target_kl = 0.0;         // > 0: an iteration's epochs stop once approx_kl exceeds it; 0: off
 
   // Applies every key of `table`; throws std::invalid_argument naming an unknown key or a value
   // of the wrong type.

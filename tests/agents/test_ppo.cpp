@@ -214,6 +214,33 @@ TEST(PpoAgent, ItsModelFileActsAsItsEvaluation) {
   EXPECT_EQ(file.min_return, own.front().min_return);
 }
 
+// target_kl stops an iteration's epochs once approx_kl exceeds it: a tiny one leaves one epoch
+// (the run of num_epochs = 1), a large one all of them; a batch of seeds in lockstep refuses it.
+TEST(PpoAgent, TargetKlStopsTheEpochs) {
+  ScratchDir dir("ppo_target_kl");
+  const auto model_after_two = [&](TrainConfig c, const std::string& name) {
+    PpoAgent agent(Builtins(), c, Device::kCpu);
+    for (int i = 0; i < 2; ++i) agent.Iterate();
+    agent.SaveModel(0, (dir / name).string());
+    return FileBytes(dir / name);
+  };
+  TrainConfig c = SmallConfig("CartPole-v1", false);
+  c.num_epochs = 3;
+  c.anneal_lr = false;  // its schedule spans the planned updates, which num_epochs changes
+  const std::string all = model_after_two(c, "all.safetensors");
+  c.target_kl = 1e-12;
+  const std::string stopped = model_after_two(c, "stopped.safetensors");
+  c.target_kl = 10.0;
+  EXPECT_EQ(model_after_two(c, "loose.safetensors"), all);
+  c.target_kl = 0.0;
+  c.num_epochs = 1;
+  EXPECT_EQ(model_after_two(c, "one.safetensors"), stopped);
+  EXPECT_NE(stopped, all);
+  c.target_kl = 0.01;
+  EXPECT_EQ(Unbatchable(Builtins(), c, 2),
+            "target_kl stops each seed's epochs at its own time; train the seeds apart (--lockstep off)");
+}
+
 std::string MakeError(const TrainConfig& config) {
   try {
     MakeAgent(Builtins(), config, Device::kCpu);
