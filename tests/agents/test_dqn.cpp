@@ -122,7 +122,7 @@ std::string FileBytes(const fs::path& path) {
 }
 
 TEST(TrainConfig, ShippedConfigsAreTheFilesAndCartPolesAreTheDefaults) {
-  ASSERT_EQ(kNumShippedConfigs, 19);  // and 7 PQN configs (test_pqn.cpp), 3 PPO configs (test_ppo.cpp)
+  ASSERT_EQ(kNumShippedConfigs, 21);  // and 7 PQN configs (test_pqn.cpp), 5 PPO configs (test_ppo.cpp)
   for (const char* id :
        {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "LunarLander-v3", "MinAtar-Asterix-v1", "MinAtar-Breakout-v1",
         "MinAtar-Freeway-v1", "MinAtar-Seaquest-v1", "MinAtar-SpaceInvaders-v1"}) {
