@@ -1,16 +1,19 @@
-# peer_eval.py - what the peer scripts (bench/cleanrl_cartpole.py, bench/sb3_zoo.py) share: the
-# greedy evaluation and the per-seed report. Gymnasium only (0.29 or 1.x), so it runs in either
-# peer's venv.
+# peer_eval.py - what the peer scripts (bench/cleanrl_cartpole.py, bench/sb3_zoo.py,
+# bench/cleanrl_ppo_eval.py) share: the greedy evaluation and the per-seed report. Gymnasium only
+# (0.29 or 1.x), so it runs in either peer's venv.
 import json
 
 import gymnasium as gym
 
 
-def evaluate_greedy(env_id, act, episodes=100, seed=12345):
+def evaluate_greedy(env_id, act, episodes=100, seed=12345, wrap=None):
     """Returns of `episodes` episodes of act(observation) -> action. The first reset is seeded and
     the rest follow from it, as SB3's evaluate_policy on a DummyVecEnv seeded with `seed` does, so
-    every peer and every training seed meets the same start states."""
+    every peer and every training seed meets the same start states. wrap: an observation wrapper
+    (e.g. gym.wrappers.NormalizeObservation) that the env goes in, the rewards staying the env's."""
     env = gym.make(env_id)
+    if wrap is not None:
+        env = wrap(env)
     returns = []
     obs, _ = env.reset(seed=seed)
     for _ in range(episodes):

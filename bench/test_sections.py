@@ -109,6 +109,7 @@ class BenchmarksPageTest(unittest.TestCase):
             "compare_gymnasium.py",
             "compare_torch_nn.py",
             "pqn_vs_dqn.py",
+            "ppo_peers.py",
         ):
             with open(os.path.join(bench, script), encoding="utf-8") as f:
                 found = re.search(r'^SECTION = "([^"]+)"$', f.read(), re.M)
