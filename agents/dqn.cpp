@@ -32,7 +32,7 @@ DqnAgent::DqnAgent(const Registry& registry, const TrainConfig& config, std::vec
     : registry_(&registry), config_(config), device_(backend->device()) {
   config_.Validate();
   config_.seed = seeds.front();
-  if (config_.pqn()) throw std::invalid_argument("DqnAgent: the config's algo is \"" + config_.algo + "\"");
+  if (config_.algo != "dqn") throw std::invalid_argument("DqnAgent: the config's algo is \"" + config_.algo + "\"");
   const auto k = static_cast<int64_t>(seeds.size());
   const std::string refused = Unbatchable(registry, config_, static_cast<int>(k));
   if (!refused.empty()) throw std::invalid_argument(refused);

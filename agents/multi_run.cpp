@@ -36,7 +36,7 @@ void CheckBatchMemory(const Registry& registry, const std::vector<TrainConfig>& 
                       const std::string& hint) {
   std::vector<std::pair<int64_t, const TrainConfig*>> runs;  // replay bytes, config
   for (const TrainConfig& c : configs) {
-    if (c.pqn()) continue;
+    if (c.pqn() || c.ppo()) continue;  // no replay memory
     const int obs_dim = static_cast<int>(registry.Get(c.env_id).spec.obs_dim());
     runs.emplace_back(
         ReplayBytes(ReplayOptions{c.buffer_size, obs_dim, c.num_envs, c.batch_size, c.prioritized_replay, {}}), &c);

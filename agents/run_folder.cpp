@@ -185,7 +185,8 @@ RunRecord::RunRecord(const Registry& registry, const TrainConfig& config, const 
   const int64_t step = lane.agent->global_step();
   if (options.resume) {
     notes << "cugym train: resuming " << run_dir.string() << " at step " << step
-          << (config.save_replay || config.pqn() ? "" : " (refilling the replay memory first: save_replay is off)")
+          << (config.save_replay || config.algo != "dqn" ? ""
+                                                         : " (refilling the replay memory first: save_replay is off)")
           << "\n";
     TruncateLog(run_dir / "metrics.csv", step);
     TruncateLog(run_dir / "evals.csv", step);

@@ -258,6 +258,8 @@ TEST(PpoAgent, RefusesWhatDoesNotFit) {
   c = SmallConfig("CartPole-v1", false);
   c.policy = "gaussian";
   EXPECT_EQ(MakeError(c), "policy = \"gaussian\" does not fit CartPole-v1's Discrete(2) actions (categorical does)");
+  // Nor does another agent take a PPO config.
+  EXPECT_THROW(DqnAgent(Builtins(), SmallConfig("CartPole-v1", false), Device::kCpu), std::invalid_argument);
   // A PPO checkpoint is not resumed as DQN, nor a DQN one as PPO.
   ScratchDir dir("ppo_refuse");
   PpoAgent ppo(Builtins(), SmallConfig("CartPole-v1", false), Device::kCpu);
