@@ -7,12 +7,15 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "agents/agent.h"
+#include "agents/train_config.h"
 #include "agents/train_schedule.h"
 #include "core/registry.h"
+#include "core/toml.h"
 #include "envs/builtin.h"
 #include "tests/sanitizer.h"
 
@@ -25,6 +28,18 @@ inline const Registry& Builtins() {
     return r;
   }();
   return *registry;
+}
+
+// The one line a config in TOML is refused with, or "" when it is valid.
+inline std::string ConfigError(const std::string& toml) {
+  try {
+    agent::TrainConfig config;
+    config.Apply(ParseToml(toml, "c.toml"));
+    config.Validate();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
 }
 
 // A fresh folder under the temp directory, removed again when the test ends (also on failure).

@@ -30,19 +30,9 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing::Builtins;
+using testing::ConfigError;
 using testing::ScratchDir;
 using testing::SoloRun;
-
-std::string ConfigError(const std::string& toml) {
-  try {
-    TrainConfig config;
-    config.Apply(ParseToml(toml, "c.toml"));
-    config.Validate();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(TrainConfig, BadKeysAndValuesNameTheKey) {
   EXPECT_EQ(ConfigError("learning_rate = 1e-3\nbuffer_size = 500\n"), "");

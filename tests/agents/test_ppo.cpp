@@ -20,16 +20,7 @@
 namespace cugym::agent {
 namespace {
 
-std::string ConfigError(const std::string& toml) {
-  try {
-    TrainConfig config;
-    config.Apply(ParseToml(toml, "c.toml"));
-    config.Validate();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::ConfigError;
 
 TEST(PpoConfig, ItsKeysReadAndRangesAreChecked) {
   const std::string ppo = "algo = \"ppo\"\nnum_envs = 4\nnum_steps = 128\nnum_minibatches = 4\n";

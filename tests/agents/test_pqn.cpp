@@ -26,19 +26,9 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing::Builtins;
+using testing::ConfigError;
 using testing::ScratchDir;
 using testing::SoloRun;
-
-std::string ConfigError(const std::string& toml) {
-  try {
-    TrainConfig config;
-    config.Apply(ParseToml(toml, "c.toml"));
-    config.Validate();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
 
 std::string FileBytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
