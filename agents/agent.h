@@ -115,19 +115,20 @@ class Agent {
 };
 
 // The agent config.algo names, with a lane per seed (`seeds` empty: one lane of config.seed).
-// Throws std::invalid_argument for an unknown env, an env without discrete actions, a bad config,
-// a seed listed twice and what Unbatchable names.
+// Throws std::invalid_argument for an unknown env, actions the agent cannot take (DQN and PQN need
+// discrete ones; PPO's policy must fit them), a bad config, a seed listed twice and what
+// Unbatchable names.
 std::unique_ptr<Agent> MakeAgent(const Registry& registry, const TrainConfig& config, Device device,
                                  std::vector<uint64_t> seeds = {});
 // Why `lanes` lanes of `config` cannot train as one agent, "" when they can. One lane always can.
 std::string Unbatchable(const Registry& registry, const TrainConfig& config, int lanes);
 
-// A metrics row from what both agents keep: the episodes that ended since the last row and the
+// A metrics row from what the Q-learning agents (DQN, PQN) keep: the episodes that ended since the last row and the
 // learner's last update.
 MetricsRow MakeProgress(int64_t global_step, double epsilon, double interval_seconds, int64_t interval_steps,
                         const EpisodeStats::Interval& ended, const QLearner::Stats& stats, const LoopState& loop);
 
-// The Q network and optimizer options a config asks for on `spec`'s env, shared by both agents
+// The Q network and optimizer options a config asks for on `spec`'s env, shared by DQN and PQN
 // (each then sets its minibatch, its largest act batch and whether it keeps a target network).
 QLearnerOptions LearnerOptionsFor(const TrainConfig& config, const EnvSpec& spec);
 // `options` for a lane per seed: K replicas, replica k's initial weights those of seed k's solo run.

@@ -1,5 +1,5 @@
 // What every agent keeps per lane besides its algorithm (agent.h: lane k is the solo run of seed
-// k, K = 1 the solo run itself), written once for DqnAgent and PqnAgent:
+// k, K = 1 the solo run itself), written once for DqnAgent, PqnAgent and PpoAgent:
 //   - the seeds, on the host and on the device (exploration and shuffles read them there);
 //   - the lanes' episode rings side by side (CollectEpisodes appends to them), an EpisodeStats per
 //     lane, and the ez-greedy holds of every lane's n envs;

@@ -65,9 +65,6 @@ class PpoAgent final : public Agent {
   bool replays_iteration_graph() const override { return iteration_graph_.replaying(); }
   void set_iteration_graph_on_cpu(bool on) override { iteration_graph_on_cpu_ = on; }
 
-  // Gymnasium's Box bounds of the env's actions, and whether the policy is a Gaussian.
-  bool gaussian() const { return head_.gaussian; }
-
  private:
   PpoAgent(const Registry& registry, const TrainConfig& config, std::vector<uint64_t> seeds,
            std::shared_ptr<nn::Backend> backend);
