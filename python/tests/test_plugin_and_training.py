@@ -225,6 +225,7 @@ def test_ppo_trains_on_a_box_env_logs_its_losses_and_resumes(tmp_path):
         hidden_sizes=[16, 16],
         normalize_obs=True,
         normalize_reward=True,
+        anneal_lr=False,  # its schedule spans total_steps, which the resume below extends
         eval_episodes=2,
         eval_interval=512,
         device="cpu",
