@@ -11,6 +11,7 @@
 #include "agents/dqn_checkpoint.h"
 #include "agents/ppo.h"
 #include "agents/pqn.h"
+#include "agents/sac.h"
 #include "nn/adam.h"
 
 namespace cugym::agent {
@@ -19,6 +20,7 @@ std::unique_ptr<Agent> MakeAgent(const Registry& registry, const TrainConfig& co
                                  std::vector<uint64_t> seeds) {
   if (config.pqn()) return std::make_unique<PqnAgent>(registry, config, device, std::move(seeds));
   if (config.ppo()) return std::make_unique<PpoAgent>(registry, config, device, std::move(seeds));
+  if (config.sac()) return std::make_unique<SacAgent>(registry, config, device, std::move(seeds));
   return std::make_unique<DqnAgent>(registry, config, device, std::move(seeds));
 }
 
@@ -32,7 +34,7 @@ std::string Unbatchable(const Registry& registry, const TrainConfig& config, int
   if (lanes <= 1) return "";
   if (!MakeVectorEnv(registry, config.env_id, 1, Device::kCpu)->supports_lanes())
     return config.env_id + " cannot step its envs in lanes (VectorEnv::ResetLanes); train the seeds apart";
-  if (!config.ppo()) DiscreteSpec(registry, config.env_id, config.pqn() ? "PQN" : "DQN");
+  if (!config.ppo() && !config.sac()) DiscreteSpec(registry, config.env_id, config.pqn() ? "PQN" : "DQN");
   if (config.ppo() && config.target_kl > 0)
     return "target_kl stops each seed's epochs at its own time; train the seeds apart (--lockstep off)";
   return "";

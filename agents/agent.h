@@ -39,6 +39,9 @@ struct MetricsRow {
   // any update, and for the other agents); explained_variance over the last rollout.
   double policy_loss = kNaN, value_loss = kNaN, entropy = kNaN, approx_kl = kNaN, clipfrac = kNaN,
          explained_variance = kNaN, learning_rate = kNaN;
+  // SAC's (CleanRL's sac_continuous_action.py's losses/ tags), of the last update (NaN before any,
+  // and for the other agents); entropy above is SAC's estimate -mean log pi of its last actor step.
+  double qf1_loss = kNaN, qf2_loss = kNaN, qf1_values = kNaN, actor_loss = kNaN, alpha = kNaN, alpha_loss = kNaN;
 
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 };

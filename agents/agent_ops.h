@@ -1,4 +1,5 @@
-// The agents' own device work (agent_kernels.h for DQN, pqn_kernels.h for PQN, ppo_kernels.h for PPO) on one device:
+// The agents' own device work (agent_kernels.h for DQN, pqn_kernels.h for PQN, ppo_kernels.h for PPO, sac_kernels.h
+// for SAC) on one device:
 // the CPU runs plain loops, CUDA Thrust launches on the nn back end's stream (queued in order with the network's work
 // and capturable into its CUDA graphs; no host synchronisation). No CUDA types here.
 #pragma once
@@ -12,6 +13,7 @@
 #include "agents/ppo_loss_kernels.h"
 #include "agents/ppo_rollout_kernels.h"
 #include "agents/pqn_kernels.h"
+#include "agents/sac_kernels.h"
 #include "core/device.h"
 
 namespace cugym::agent {
@@ -23,14 +25,15 @@ class AgentOps {
   // at rows head.. of the ring (the device's head), then moves the head and grows the size
   // (AdvanceReplay; on CUDA a second launch). Throws std::invalid_argument when n exceeds the
   // capacity: two envs of one step would share a row.
+  // With continuous actions (replay.action_dim > 0) they come from action_values [lanes n][action_dim].
   void AddTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
                       const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
-                      const uint8_t* truncated);
+                      const uint8_t* truncated, const float* action_values = nullptr);
   // AddTransitions without moving the head: for one lane (a Lane view) of a step whose lanes'
   // transitions come from separate arrays, the head moved once for all by AdvanceReplay after.
   void WriteTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
                         const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
-                        const uint8_t* truncated);
+                        const uint8_t* truncated, const float* action_values = nullptr);
   virtual void AdvanceReplay(const ReplayArrays& replay, int64_t n) = 0;
   // A minibatch of n-step transitions (NStepTransition) from the stored ones (replay.size,
   // head and draws on the device), batch_size per lane, each lane's drawn as that lane alone
@@ -121,10 +124,25 @@ class AgentOps {
   virtual void ScaleRewards(const RewardScaler& s, const float* rewards, const uint8_t* terminated,
                             const uint8_t* truncated, float* scaled, int64_t n, bool frozen, double clip) = 0;
 
+  // SAC: a draw for every row of `lanes` lanes of `rows` rows from the actor's outputs
+  // (SacSampleRow; `random`: uniform in the Box).
+  virtual void SacSamplePolicy(const SacHead& head, const float* outputs, int64_t lanes, int64_t rows,
+                               const SacKey& key, bool random, const SacSample& out) = 0;
+  // SAC: the critics' input rows [observation, action] (SacJoinRow).
+  virtual void SacJoin(const float* obs, int obs_dim, const float* actions, int dims, int64_t rows, float* out) = 0;
+  // SAC: the twin critics' loss gradients and statistics (SacCriticRow, then SacCriticReduce per lane).
+  virtual void SacCriticLoss(const SacCriticBatch& batch) = 0;
+  // SAC: which critic each row's actor loss reads (SacActorPickRow), before the critics' backward.
+  virtual void SacActorPick(const SacActorBatch& batch) = 0;
+  // SAC: the actor's output gradients (SacActorGradRow), then each lane's statistics and the
+  // temperature's gradient (SacActorReduce), after the critics' backward.
+  virtual void SacActorGrads(const SacHead& head, const SacActorBatch& batch) = 0;
+
  private:
   virtual void DoWriteTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
                                   const float* rewards, const float* next_obs, const float* final_obs,
-                                  const uint8_t* terminated, const uint8_t* truncated) = 0;
+                                  const uint8_t* terminated, const uint8_t* truncated,
+                                  const float* action_values) = 0;
 };
 
 std::unique_ptr<AgentOps> MakeCpuAgentOps();

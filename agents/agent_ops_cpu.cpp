@@ -11,9 +11,9 @@ class CpuAgentOps final : public AgentOps {
  public:
   void DoWriteTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
                           const float* rewards, const float* next_obs, const float* final_obs,
-                          const uint8_t* terminated, const uint8_t* truncated) override {
+                          const uint8_t* terminated, const uint8_t* truncated, const float* action_values) override {
     for (int64_t i = 0; i < replay.lanes * n; ++i)
-      AddTransition(replay, i, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+      AddTransition(replay, i, obs, actions, rewards, next_obs, final_obs, terminated, truncated, action_values);
   }
   void AdvanceReplay(const ReplayArrays& replay, int64_t n) override { agent::AdvanceReplay(replay, n); }
   void Sample(const ReplayArrays& replay, const Minibatch& batch, int64_t batch_size, uint64_t seed, int n_step,
@@ -129,6 +129,24 @@ class CpuAgentOps final : public AgentOps {
     for (int64_t row = 0; row < batch.lanes * batch.rows; ++row) PpoRowLoss(head, batch, config, row);
     for (int64_t j = 0; j < batch.lanes * PpoReduceThreads(head); ++j) PpoLaneReduce(head, batch, config, j);
   }
+  void SacSamplePolicy(const SacHead& head, const float* outputs, int64_t lanes, int64_t rows, const SacKey& key,
+                       bool random, const SacSample& out) override {
+    for (int64_t e = 0; e < lanes * rows; ++e) SacSampleRow(head, outputs, rows, key, random, out, e);
+  }
+  void SacJoin(const float* obs, int obs_dim, const float* actions, int dims, int64_t rows, float* out) override {
+    for (int64_t r = 0; r < rows; ++r) SacJoinRow(obs, obs_dim, actions, dims, out, r);
+  }
+  void SacCriticLoss(const SacCriticBatch& b) override {
+    for (int64_t j = 0; j < b.lanes * b.rows; ++j) SacCriticRow(b, j);
+    for (int64_t l = 0; l < b.lanes; ++l) SacCriticReduce(b, l);
+  }
+  void SacActorPick(const SacActorBatch& b) override {
+    for (int64_t j = 0; j < b.lanes * b.rows; ++j) SacActorPickRow(b, j);
+  }
+  void SacActorGrads(const SacHead& head, const SacActorBatch& b) override {
+    for (int64_t j = 0; j < b.lanes * b.rows; ++j) SacActorGradRow(head, b, j);
+    for (int64_t l = 0; l < b.lanes; ++l) SacActorReduce(b, l);
+  }
   void NormalizeObservations(const RunningMoments& m, const float* obs, float* out, int64_t n, bool frozen,
                              double clip) override {
     if (!frozen) {
@@ -149,18 +167,18 @@ class CpuAgentOps final : public AgentOps {
 
 void AgentOps::WriteTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
                                 const float* rewards, const float* next_obs, const float* final_obs,
-                                const uint8_t* terminated, const uint8_t* truncated) {
+                                const uint8_t* terminated, const uint8_t* truncated, const float* action_values) {
   if (n > replay.capacity)
     throw std::invalid_argument("AddTransitions: " + std::to_string(n) +
                                 " transitions in one step exceed the replay capacity " +
                                 std::to_string(replay.capacity));
-  DoWriteTransitions(replay, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+  DoWriteTransitions(replay, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated, action_values);
 }
 
 void AgentOps::AddTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
                               const float* rewards, const float* next_obs, const float* final_obs,
-                              const uint8_t* terminated, const uint8_t* truncated) {
-  WriteTransitions(replay, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+                              const uint8_t* terminated, const uint8_t* truncated, const float* action_values) {
+  WriteTransitions(replay, n, obs, actions, rewards, next_obs, final_obs, terminated, truncated, action_values);
   AdvanceReplay(replay, n);
 }
 

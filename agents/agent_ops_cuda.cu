@@ -29,8 +29,9 @@ struct AddFunctor {
   const float *obs, *rewards, *next_obs, *final_obs;
   const int32_t* actions;
   const uint8_t *terminated, *truncated;
+  const float* action_values;
   __device__ void operator()(int64_t i) const {
-    AddTransition(replay, i, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+    AddTransition(replay, i, obs, actions, rewards, next_obs, final_obs, terminated, truncated, action_values);
   }
 };
 
@@ -258,6 +259,7 @@ struct UnstageValueFunctor {
 };
 
 #include "agents/ppo_functors_cuda.cuh"  // GaeFunctor .. ScaleRewardFunctor, in this namespace
+#include "agents/sac_functors_cuda.cuh"  // SacSampleFunctor .. SacActorReduceFunctor
 
 class CudaAgentOps final : public AgentOps {
  public:
@@ -265,9 +267,9 @@ class CudaAgentOps final : public AgentOps {
 
   void DoWriteTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
                           const float* rewards, const float* next_obs, const float* final_obs,
-                          const uint8_t* terminated, const uint8_t* truncated) override {
+                          const uint8_t* terminated, const uint8_t* truncated, const float* action_values) override {
     ForEach(stream_, replay.lanes * n,
-            AddFunctor{replay, obs, rewards, next_obs, final_obs, actions, terminated, truncated});
+            AddFunctor{replay, obs, rewards, next_obs, final_obs, actions, terminated, truncated, action_values});
   }
   void AdvanceReplay(const ReplayArrays& replay, int64_t n) override {
     ForEach(stream_, 1, AdvanceReplayFunctor{replay, n});
@@ -364,6 +366,22 @@ class CudaAgentOps final : public AgentOps {
     ForEach(stream_, batch.lanes, AdvantageMomentsFunctor{batch});
     ForEach(stream_, batch.lanes * batch.rows, PpoRowFunctor{head, batch, config});
     ForEach(stream_, batch.lanes * PpoReduceThreads(head), PpoReduceFunctor{head, batch, config});
+  }
+  void SacSamplePolicy(const SacHead& head, const float* outputs, int64_t lanes, int64_t rows, const SacKey& key,
+                       bool random, const SacSample& out) override {
+    ForEach(stream_, lanes * rows, SacSampleFunctor{head, outputs, rows, key, random, out});
+  }
+  void SacJoin(const float* obs, int obs_dim, const float* actions, int dims, int64_t rows, float* out) override {
+    ForEach(stream_, rows, SacJoinFunctor{obs, obs_dim, actions, dims, out});
+  }
+  void SacCriticLoss(const SacCriticBatch& b) override {
+    ForEach(stream_, b.lanes * b.rows, SacCriticRowFunctor{b});
+    ForEach(stream_, b.lanes, SacCriticReduceFunctor{b});
+  }
+  void SacActorPick(const SacActorBatch& b) override { ForEach(stream_, b.lanes * b.rows, SacActorPickFunctor{b}); }
+  void SacActorGrads(const SacHead& head, const SacActorBatch& b) override {
+    ForEach(stream_, b.lanes * b.rows, SacActorGradFunctor{head, b});
+    ForEach(stream_, b.lanes, SacActorReduceFunctor{b});
   }
   void NormalizeObservations(const RunningMoments& m, const float* obs, float* out, int64_t n, bool frozen,
                              double clip) override {

@@ -1,4 +1,4 @@
-// Greedy policies from model files: Q models and PPO policy files.
+// Greedy policies from model files: Q models and PPO and SAC policy files.
 #include "agents/policy.h"
 
 #include <stdexcept>
@@ -91,12 +91,13 @@ void GreedyPolicy::LoadPolicy(const SafetensorsFile& file, const std::string& pa
   CheckPolicyModelKind(file, path);
   const bool gaussian = PolicyModelIsGaussian(file, path);
   if (gaussian != continuous_)
-    throw std::invalid_argument(path + " is a " + (gaussian ? "gaussian" : "categorical") + " PPO policy (" +
+    throw std::invalid_argument(path + " is a " + (gaussian ? "gaussian" : "categorical") + " policy (" +
                                 (gaussian ? "continuous" : "discrete") + " actions), but " + env_id_ + " has " +
                                 spec.action_space.ToString() + " actions");
   const std::vector<int> sizes = nn::ReadMlpLayerSizes(file, path);
   const int64_t actions = continuous_ ? spec.action_dim() : spec.action_space.n;
-  if (sizes.front() != spec.obs_dim() || sizes.back() != actions)
+  const bool state_log_std = PolicyModelHasStateLogStd(file, path);  // SAC's: means, then log-stds
+  if (sizes.front() != spec.obs_dim() || sizes.back() != actions * (state_log_std ? 2 : 1))
     throw std::invalid_argument(path + " is a " + nn::FormatLayerSizes(sizes) + " actor, which does not fit " +
                                 env_id_ + " (" + std::to_string(spec.obs_dim()) + " observations, " +
                                 std::to_string(actions) + (continuous_ ? " action dimensions)" : " actions)"));
@@ -108,12 +109,13 @@ void GreedyPolicy::LoadPolicy(const SafetensorsFile& file, const std::string& pa
   head_.out = static_cast<int>(actions);
   head_.gaussian = gaussian;
   head_.squash = info.squash;
+  head_.stride = sizes.back();
   if (gaussian) {
-    log_std_ = DeviceCopy(device_, info.log_std);
+    if (!state_log_std) log_std_ = DeviceCopy(device_, info.log_std);
     low_ = DeviceCopy(device_, spec.action_space.low);
     high_ = DeviceCopy(device_, spec.action_space.high);
     samples_ = Buffer<float>(device_, max_batch * actions);
-    head_.log_std = log_std_.data();
+    head_.log_std = state_log_std ? nullptr : log_std_.data();
     head_.low = low_.data();
     head_.high = high_.data();
   }

@@ -1,5 +1,5 @@
 // A trained model acting greedily: the Q network of a DQN or PQN model file (cugym train's
-// model.safetensors or a checkpoint), or the actor of a PPO policy file (SavePolicyModel), checked
+// model.safetensors or a checkpoint), or the actor of a PPO or SAC policy file (SavePolicyModel), checked
 // against the env it is to act in.
 #pragma once
 
@@ -17,13 +17,17 @@
 
 namespace cugym::agent {
 
-// What a PPO model file holds besides the actor network.
+// What a PPO or SAC model file holds besides the actor network.
 struct PolicyModelInfo {
+  std::string algo = "ppo";  // "ppo" or "sac": who wrote it
   std::string env_id;
   int64_t global_step = 0;
   bool gaussian = false;                  // false: categorical over the logits; true: diagonal Gaussian over the means
   bool squash = false;                    // gaussian: tanh(mean) rescaled to the Box (else the mean clipped to the Box)
-  std::vector<float> log_std;             // gaussian: [action_dim], the state-independent log standard deviation
+  // gaussian: the actor's outputs are the means, then as many log standard deviations (SAC's
+  // state-dependent ones, metadata cugym.log_std = "state"); the action is the means' alone.
+  bool state_log_std = false;
+  std::vector<float> log_std;             // gaussian, not state_log_std: [action_dim], the state-independent log std
   std::vector<double> obs_mean, obs_var;  // [obs_dim] each, the observation normalizer's statistics; empty: none
   double obs_clip = 10.0;                 // the normalized observations' clip
 };
@@ -31,7 +35,8 @@ struct PolicyModelInfo {
 // Writes `actor` (a network of one replica) with `info` as a model file: the network's tensors under the names
 // SaveMlp gives them (so LoadMlp and PyTorch read it as a network), "log_std" F32 [A] for a Gaussian, and for a
 // normalizer "norm.obs_mean" / "norm.obs_var" as I64 tensors holding the doubles' bit patterns (as
-// ppo_normalizer.cpp writes them in checkpoints), with metadata cugym.kind = "policy", cugym.algo = "ppo",
+// ppo_normalizer.cpp writes them in checkpoints), with metadata cugym.kind = "policy", cugym.algo = info.algo,
+// cugym.log_std = "state" (SAC's actor: no log_std tensor, twice the outputs) or "parameter",
 // cugym.policy = "categorical" | "gaussian", cugym.squash ("true" | "false"), cugym.norm.obs_clip, cugym.env_id,
 // cugym.global_step, cugym.version and the network's keys (cugym.layers, cugym.activation, cugym.conv, cugym.norm).
 // Throws std::invalid_argument for a log_std or statistics of the wrong size (docs/ppo.md, "Model files").
@@ -70,7 +75,7 @@ class GreedyPolicy {
   const std::string& env_id() const { return env_id_; }
   // Whether the env's actions are a Box: Act with float actions; else with int32 ones.
   bool continuous() const { return continuous_; }
-  // Whether the file is a PPO policy file (else a Q model).
+  // Whether the file is a PPO or SAC policy file (else a Q model).
   bool is_policy_model() const { return policy_model_; }
   // Floats per action: the Box's size (continuous), else 1.
   int64_t action_dim() const { return action_dim_; }
@@ -97,7 +102,7 @@ class GreedyPolicy {
   std::unique_ptr<nn::Mlp> net_;
   bool dueling_ = false;  // a dueling head (model metadata cugym.head): Q from V and A
   Buffer<float> q_;       // dueling: the aggregated Q values
-  // A PPO policy file: its head, normalizer and clip, and their device arrays.
+  // A policy file: its head, normalizer and clip, and their device arrays.
   std::unique_ptr<AgentOps> ops_;
   PolicyHead head_;
   RunningMoments moments_;

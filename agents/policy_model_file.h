@@ -18,6 +18,9 @@ bool IsPolicyModel(const SafetensorsFile& file);
 void CheckPolicyModelKind(const SafetensorsFile& file, const std::string& path);
 // cugym.policy: true for "gaussian", false for "categorical"; refuses any other value.
 bool PolicyModelIsGaussian(const SafetensorsFile& file, const std::string& path);
+// Whether the actor's outputs carry a log standard deviation per dimension after the means
+// (metadata cugym.log_std "state": SAC's); std::invalid_argument for an unknown value.
+bool PolicyModelHasStateLogStd(const SafetensorsFile& file, const std::string& path);
 // Everything but the network, checked against the actor's sizes (which LoadMlp checks).
 PolicyModelInfo ReadPolicyModelInfo(const SafetensorsFile& file, const std::string& path, const nn::Mlp& actor);
 

@@ -141,6 +141,7 @@ struct PolicyHead {
   bool squash = false;             // Gaussian: a = tanh(u)
   const float* low = nullptr;      // Gaussian: [out] the Box's bounds, or nullptr for none
   const float* high = nullptr;
+  int stride = 0;                  // floats per row of the actor's outputs (0: out); SAC's actor has 2 out
 };
 
 // The log-partition of a row of logits, computed stably: log p_j = x_j - max - log_sum, with
@@ -308,7 +309,7 @@ CUGYM_HD inline void SamplePolicyRow(const PolicyHead& head, const float* output
                                      const StepCounters* counters, const uint64_t* seeds, bool deterministic,
                                      const PolicySample& out, int64_t e) {
   const int64_t lane = e / n, env = e - lane * n;
-  const float* row = outputs + e * head.out;
+  const float* row = outputs + e * (head.stride > 0 ? head.stride : head.out);
   if (!head.gaussian) {
     const int32_t a = deterministic
                           ? CategoricalArgmax(row, head.out)
@@ -317,19 +318,20 @@ CUGYM_HD inline void SamplePolicyRow(const PolicyHead& head, const float* output
     if (out.log_probs != nullptr) out.log_probs[e] = static_cast<float>(CategoricalLogProb(row, head.out, a));
     return;
   }
-  const float* log_std = head.log_std + lane * head.out;
+  // Deterministic: u is the mean itself, and log_std is not read (SAC's is an output, PPO's a parameter).
+  const float* log_std = deterministic ? nullptr : head.log_std + lane * head.out;
   float* u = out.samples + e * head.out;
   for (int k = 0; k < head.out; k += 2) {
     double z0 = 0.0, z1 = 0.0;
     if (!deterministic) NormalPair(seeds[lane], counters->vector_steps, env, static_cast<uint32_t>(k / 2), &z0, &z1);
     for (int m = k; m < k + 2 && m < head.out; ++m) {
       const double z = m == k ? z0 : z1;
-      u[m] = static_cast<float>(static_cast<double>(row[m]) + PpoExp(log_std[m]) * z);
+      u[m] = deterministic ? row[m] : static_cast<float>(static_cast<double>(row[m]) + PpoExp(log_std[m]) * z);
       if (out.env_actions != nullptr) out.env_actions[e * head.out + m] = GaussianEnvAction(head, u[m], m);
     }
   }
   // Of the stored float u, as the loss will take it: the first epoch's ratio is exactly 1.
-  if (out.log_probs != nullptr)
+  if (out.log_probs != nullptr && !deterministic)
     out.log_probs[e] = static_cast<float>(GaussianLogProb(row, log_std, u, head.out, head.squash));
 }
 

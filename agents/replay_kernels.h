@@ -32,6 +32,9 @@ struct ReplayArrays {
   // lane_seeds[l] (a device array; null: every lane the seed Sample is given).
   int64_t lanes = 1;
   const uint64_t* lane_seeds = nullptr;
+  // Continuous actions (SAC's): action_dim floats per row here, and actions unused; 0: int32 actions.
+  float* action_values = nullptr;  // [capacity, action_dim]
+  int action_dim = 0;
 };
 
 // Lane l of `r` as a replay memory of its own (its rows; head, size and counter shared).
@@ -44,6 +47,7 @@ CUGYM_HD inline ReplayArrays Lane(const ReplayArrays& r, int64_t lane) {
   l.rewards += rows;
   l.terminals += rows;
   l.ends += rows;
+  if (l.action_values != nullptr) l.action_values += rows * r.action_dim;
   l.lanes = 1;
   l.lane_seeds = nullptr;
   return l;
@@ -56,10 +60,12 @@ CUGYM_HD inline ReplayArrays Lane(const ReplayArrays& r, int64_t lane) {
 // Head and size change only in AdvanceReplay, a launch of its own after this one's: no thread
 // reads a head another thread has moved, and a CUDA graph replays the insertion without the host
 // passing a position.
-// With lanes, transition i is env i % stride's of lane i / stride.
+// With lanes, transition i is env i % stride's of lane i / stride. With continuous actions
+// (r.action_dim > 0) the action is action_values' row i, and `actions` is not read.
 CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t i, const float* obs, const int32_t* actions,
                                    const float* rewards, const float* next_obs, const float* final_obs,
-                                   const uint8_t* terminated, const uint8_t* truncated) {
+                                   const uint8_t* terminated, const uint8_t* truncated,
+                                   const float* action_values = nullptr) {
   const int64_t lane = r.lanes > 1 ? i / r.stride : 0;
   const int64_t row = lane * r.capacity + (*r.head + i - lane * r.stride) % r.capacity;
   const bool ended = (terminated[i] | truncated[i]) != 0;
@@ -68,7 +74,11 @@ CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t i, const float
     r.obs[row * r.obs_dim + k] = obs[i * r.obs_dim + k];
     r.next_obs[row * r.obs_dim + k] = next[i * r.obs_dim + k];
   }
-  r.actions[row] = actions[i];
+  if (r.action_dim > 0) {
+    for (int k = 0; k < r.action_dim; ++k) r.action_values[row * r.action_dim + k] = action_values[i * r.action_dim + k];
+  } else {
+    r.actions[row] = actions[i];
+  }
   r.rewards[row] = rewards[i];
   r.terminals[row] = terminated[i] ? 1.0f : 0.0f;
   r.ends[row] = ended ? 1 : 0;
@@ -91,10 +101,11 @@ struct Minibatch {
   // probability, turned into its importance weight by ImportanceWeight.
   int64_t* rows = nullptr;
   float* weights = nullptr;
+  float* action_values = nullptr;  // continuous actions: [batch, action_dim] (actions unused)
 };
 
 // Lane l's part of a minibatch of `batch_size` rows per lane.
-CUGYM_HD inline Minibatch Lane(const Minibatch& b, int64_t lane, int64_t batch_size, int obs_dim) {
+CUGYM_HD inline Minibatch Lane(const Minibatch& b, int64_t lane, int64_t batch_size, int obs_dim, int action_dim = 0) {
   const int64_t first = lane * batch_size;
   Minibatch l = b;
   l.obs += first * obs_dim;
@@ -104,6 +115,7 @@ CUGYM_HD inline Minibatch Lane(const Minibatch& b, int64_t lane, int64_t batch_s
   l.bootstrap += first;
   if (l.rows != nullptr) l.rows += first;
   if (l.weights != nullptr) l.weights += first;
+  if (l.action_values != nullptr) l.action_values += first * action_dim;
   return l;
 }
 
@@ -172,7 +184,11 @@ CUGYM_HD inline void SampleLaneTransition(const ReplayArrays& r, const Minibatch
     b.obs[j * r.obs_dim + k] = r.obs[row * r.obs_dim + k];
     b.next_obs[j * r.obs_dim + k] = r.next_obs[last * r.obs_dim + k];
   }
-  b.actions[j] = r.actions[row];
+  if (r.action_dim > 0) {
+    for (int k = 0; k < r.action_dim; ++k) b.action_values[j * r.action_dim + k] = r.action_values[row * r.action_dim + k];
+  } else {
+    b.actions[j] = r.actions[row];
+  }
 }
 
 // Sample j of a minibatch of batch_size rows per lane: row j % batch_size of lane j / batch_size,
@@ -184,7 +200,7 @@ CUGYM_HD inline void SampleTransition(const ReplayArrays& r, const Minibatch& b,
     return;
   }
   const int64_t lane = j / batch_size;
-  SampleLaneTransition(Lane(r, lane), Lane(b, lane, batch_size, r.obs_dim), Lane(tree, lane), batch_size,
+  SampleLaneTransition(Lane(r, lane), Lane(b, lane, batch_size, r.obs_dim, r.action_dim), Lane(tree, lane), batch_size,
                        r.lane_seeds != nullptr ? r.lane_seeds[lane] : seed, n_step, gamma, j - lane * batch_size);
 }
 

@@ -10,7 +10,8 @@ namespace cugym::agent {
 
 int64_t ReplayBytes(const ReplayOptions& options) {
   const int64_t cap = options.capacity, b = options.batch_size, dim = options.obs_dim;
-  int64_t bytes = cap * (8 * dim + 13) + b * (8 * dim + 12);
+  const int64_t a = options.action_dim;
+  int64_t bytes = cap * (8 * dim + 4 * a + 13) + b * (8 * dim + 4 * a + 12);
   if (options.prioritized) {
     PriorityTree tree;
     SizePriorityTree(tree, cap);
@@ -43,6 +44,11 @@ ReplayMemory::ReplayMemory(Device device, const ReplayOptions& options) : device
   batch_rewards_ = Buffer<float>(device, b);
   batch_bootstrap_ = Buffer<float>(device, b);
   batch_actions_ = Buffer<int32_t>(device, b);
+  if (options.action_dim > 0) {
+    action_values_ = Buffer<float>(device, cap * options.action_dim);
+    action_values_.Zero();
+    batch_action_values_ = Buffer<float>(device, b * options.action_dim);
+  }
   if (options.prioritized) {
     SizePriorityTree(tree_, options.capacity);
     tree_.lanes = lanes;
@@ -75,6 +81,8 @@ ReplayArrays ReplayMemory::arrays() {
                  draws_.data(),     options_.capacity, options_.obs_dim, options_.num_envs};
   r.lanes = options_.lanes;
   r.lane_seeds = lane_seeds_.size() > 0 ? lane_seeds_.data() : nullptr;
+  r.action_values = action_values_.size() > 0 ? action_values_.data() : nullptr;
+  r.action_dim = static_cast<int>(options_.action_dim);
   return r;
 }
 
@@ -94,8 +102,8 @@ void ReplayMemory::SetLaneSeeds(const std::vector<uint64_t>& seeds) {
 
 void ReplayMemory::Insert(AgentOps& ops, int64_t n, const float* obs, const int32_t* actions, const float* rewards,
                           const float* next_obs, const float* final_obs, const uint8_t* terminated,
-                          const uint8_t* truncated) {
-  ops.AddTransitions(arrays(), n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
+                          const uint8_t* truncated, const float* action_values) {
+  ops.AddTransitions(arrays(), n, obs, actions, rewards, next_obs, final_obs, terminated, truncated, action_values);
   if (prioritized()) ops.PrioritizeNewRows(arrays(), tree_, n);
 }
 
@@ -118,8 +126,9 @@ void ReplayMemory::Stored(int64_t n) {
 }
 
 void ReplayMemory::Sample(AgentOps& ops, uint64_t seed, int n_step, float gamma) {
-  const Minibatch batch{batch_obs_.data(),       batch_next_obs_.data(), batch_actions_.data(), batch_rewards_.data(),
-                        batch_bootstrap_.data(), batch_rows_.data(),     batch_weights_.data()};
+  Minibatch batch{batch_obs_.data(),       batch_next_obs_.data(), batch_actions_.data(), batch_rewards_.data(),
+                  batch_bootstrap_.data(), batch_rows_.data(),     batch_weights_.data()};
+  batch.action_values = batch_action_values_.size() > 0 ? batch_action_values_.data() : nullptr;
   ops.Sample(arrays(), batch, options_.batch_size, seed, n_step, gamma, tree_);
 }
 
@@ -146,6 +155,10 @@ void ReplayMemory::Save(CheckpointWriter& out, int64_t lane) const {
   out.Floats("replay.obs", obs_.ToHost(lane * cap * dim, cap * dim), {cap, dim});
   out.Floats("replay.next_obs", next_obs_.ToHost(lane * cap * dim, cap * dim), {cap, dim});
   out.Ints("replay.actions", actions_.ToHost(lane * cap, cap));
+  if (options_.action_dim > 0) {
+    const int64_t a = options_.action_dim;
+    out.Floats("replay.action_values", action_values_.ToHost(lane * cap * a, cap * a), {cap, a});
+  }
   out.Floats("replay.rewards", rewards_.ToHost(lane * cap, cap));
   out.Floats("replay.terminals", terminals_.ToHost(lane * cap, cap));
   out.Ints("replay.ends", ends_.ToHost(lane * cap, cap));
@@ -159,7 +172,8 @@ void ReplayMemory::Save(CheckpointWriter& out, int64_t lane) const {
 void ReplayMemory::TakeLanes(const ReplayMemory& from, const std::vector<int64_t>& lanes) {
   const int64_t cap = options_.capacity, dim = options_.obs_dim;
   if (from.device_ != device_ || from.options_.capacity != cap || from.options_.obs_dim != dim ||
-      from.prioritized() != prioritized() || static_cast<int64_t>(lanes.size()) != options_.lanes)
+      from.prioritized() != prioritized() || from.options_.action_dim != options_.action_dim ||
+      static_cast<int64_t>(lanes.size()) != options_.lanes)
     throw std::invalid_argument("replay memory: TakeLanes of " + std::to_string(lanes.size()) + " lanes for " +
                                 std::to_string(options_.lanes) + ", or from a memory of another shape or device");
   for (std::size_t to = 0; to < lanes.size(); ++to) {
@@ -177,6 +191,7 @@ void ReplayMemory::TakeLanes(const ReplayMemory& from, const std::vector<int64_t
     copy(terminals_, from.terminals_, cap);
     copy(ends_, from.ends_, cap);
     copy(actions_, from.actions_, cap);
+    if (options_.action_dim > 0) copy(action_values_, from.action_values_, cap * options_.action_dim);
     if (prioritized()) {
       copy(priority_nodes_, from.priority_nodes_, 2 * tree_.leaves);  // inner nodes too: the same sums
       copy(max_priority_, from.max_priority_, 1);
@@ -198,8 +213,11 @@ void ReplayMemory::Load(const CheckpointReader& in, int64_t lane) {
     throw std::invalid_argument(in.path() + ": replay position or size outside the buffer");
   if (lane > 0 && (head != head_ || size != size_))
     throw std::invalid_argument(in.path() + ": replay position or size other than the other lanes'");
+  const int64_t a = options_.action_dim;
+  const std::vector<float> action_values = a > 0 ? in.Floats("replay.action_values", cap * a) : std::vector<float>();
   head_ = head;
   size_ = size;
+  if (a > 0) action_values_.FromHost(action_values.data(), cap * a, lane * cap * a);
   obs_.FromHost(in.Floats("replay.obs", rows).data(), rows, lane * rows);
   next_obs_.FromHost(in.Floats("replay.next_obs", rows).data(), rows, lane * rows);
   actions_.FromHost(in.Ints("replay.actions", cap).data(), cap, lane * cap);

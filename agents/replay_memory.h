@@ -33,10 +33,12 @@ struct ReplayOptions {
   // counter (K lanes of an agent in lockstep, dqn.h): one launch inserts, samples or updates priorities
   // for all, and lane l holds, samples and checkpoints as a memory of its own would.
   int64_t lanes = 1;
+  // Continuous actions (SAC's): this many floats per action instead of an int32 (0).
+  int64_t action_dim = 0;
 };
 
 // The bytes a ReplayMemory of `options` allocates: per transition two observations, the reward,
-// terminal flag, action and end flag (8 obs_dim + 13 bytes), the priority tree (8 bytes per leaf,
+// terminal flag, action and end flag (8 obs_dim + 13 bytes, and 4 action_dim for continuous actions), the priority tree (8 bytes per leaf,
 // leaves the capacity rounded up to a power of two), and the minibatch buffers; all per lane.
 int64_t ReplayBytes(const ReplayOptions& options);
 
@@ -58,8 +60,10 @@ class ReplayMemory {
   // arrays hold lanes x n) and, with prioritized replay, gives the new rows the largest priority.
   // The host mirrors do not move: the loop calls Stored(n) once the step has been queued (a
   // captured insertion replays without the host).
+  // With continuous actions, they come from action_values [lanes n][action_dim] (actions unread).
   void Insert(AgentOps& ops, int64_t n, const float* obs, const int32_t* actions, const float* rewards,
-              const float* next_obs, const float* final_obs, const uint8_t* terminated, const uint8_t* truncated);
+              const float* next_obs, const float* final_obs, const uint8_t* terminated, const uint8_t* truncated,
+              const float* action_values = nullptr);
   // Insert in parts, for lanes whose transitions come from separate arrays: each lane's n with
   // InsertLane, then Inserted(n) once (the head moves, the new rows get their priorities).
   void InsertLane(AgentOps& ops, int64_t lane, int64_t n, const float* obs, const int32_t* actions,
@@ -79,6 +83,7 @@ class ReplayMemory {
   const float* batch_obs() const { return batch_obs_.data(); }
   const float* batch_next_obs() const { return batch_next_obs_.data(); }
   const int32_t* batch_actions() const { return batch_actions_.data(); }
+  const float* batch_action_values() const { return batch_action_values_.data(); }  // continuous actions
   const float* batch_rewards() const { return batch_rewards_.data(); }      // n-step returns
   const float* batch_bootstrap() const { return batch_bootstrap_.data(); }  // gamma^k or 0
   const float* batch_weights() const { return batch_weights_.data(); }      // prioritized: importance weights
@@ -87,6 +92,7 @@ class ReplayMemory {
   // The draw counter (minibatches sampled so far, keying the sampling RNG); a checkpoint holds it
   // with the loop's counters, replay memory or not.
   uint32_t draws() const;
+  const uint32_t* draws_dev() const { return draws_.data(); }  // [1], read by kernels keyed by it
   void set_draws(uint32_t draws);
 
   // Empties the memory: nothing stored, every priority as new.
@@ -113,6 +119,7 @@ class ReplayMemory {
   Buffer<float> obs_, next_obs_, rewards_, terminals_;
   Buffer<uint8_t> ends_;
   Buffer<int32_t> actions_;
+  Buffer<float> action_values_, batch_action_values_;  // continuous actions
   Buffer<int64_t> size_dev_;     // [1] transitions stored, kept by the insertion kernel
   Buffer<int64_t> head_dev_;     // [1] next row to write, kept by the insertion kernel
   Buffer<uint32_t> draws_;       // [1] minibatches sampled (keys the sampling RNG)

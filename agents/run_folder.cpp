@@ -197,11 +197,14 @@ RunRecord::RunRecord(const Registry& registry, const TrainConfig& config, const 
   // metrics.csv is a log, appended and flushed row by row (a resumed run continues it), so it is
   // the one file not rewritten through WriteFileAtomically.
   ppo_ = config.ppo();
+  sac_ = config.sac();
   metrics_ = OpenLog(run_dir / "metrics.csv",
-                     ppo_ ? "global_step,wall_time,episodic_return,episodic_length,policy_loss,value_loss,entropy,"
-                            "approx_kl,clipfrac,explained_variance,learning_rate,sps,eval_return"
-                          : "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps,"
-                            "eval_return");
+                     ppo_   ? "global_step,wall_time,episodic_return,episodic_length,policy_loss,value_loss,entropy,"
+                              "approx_kl,clipfrac,explained_variance,learning_rate,sps,eval_return"
+                     : sac_ ? "global_step,wall_time,episodic_return,episodic_length,qf1_loss,qf2_loss,qf1_values,"
+                              "actor_loss,alpha,alpha_loss,entropy,sps,eval_return"
+                            : "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps,"
+                              "eval_return");
   evals_ = OpenLog(run_dir / "evals.csv",
                    "global_step,wall_time,mean_return,std_return,min_return,max_return,episodes,eval_seconds");
   // The evaluations so far (a resumed run reads them back): the best and the first to reach the
@@ -218,6 +221,10 @@ void RunRecord::Log(const MetricsRow& p) {
     metrics_ << Number(p.policy_loss) << "," << Number(p.value_loss) << "," << Number(p.entropy) << ","
              << Number(p.approx_kl) << "," << Number(p.clipfrac) << "," << Number(p.explained_variance) << ","
              << Number(p.learning_rate) << ",";
+  } else if (sac_) {
+    metrics_ << Number(p.qf1_loss) << "," << Number(p.qf2_loss) << "," << Number(p.qf1_values) << ","
+             << Number(p.actor_loss) << "," << Number(p.alpha) << "," << Number(p.alpha_loss) << ","
+             << Number(p.entropy) << ",";
   } else {
     metrics_ << Number(p.td_loss) << "," << Number(p.q_values) << "," << Number(p.epsilon) << ",";
   }
@@ -234,6 +241,13 @@ void RunRecord::Log(const MetricsRow& p) {
                                {"losses/clipfrac", p.clipfrac},
                                {"losses/explained_variance", p.explained_variance},
                                {"charts/learning_rate", p.learning_rate}});
+  else if (sac_)  // CleanRL sac_continuous_action.py's tags
+    AddScalars(p.global_step, {{"losses/qf1_loss", p.qf1_loss},
+                               {"losses/qf2_loss", p.qf2_loss},
+                               {"losses/qf1_values", p.qf1_values},
+                               {"losses/actor_loss", p.actor_loss},
+                               {"losses/alpha", p.alpha},
+                               {"losses/alpha_loss", p.alpha_loss}});
   else
     AddScalars(p.global_step,
                {{"losses/td_loss", p.td_loss}, {"losses/q_values", p.q_values}, {"charts/epsilon", p.epsilon}});
@@ -334,9 +348,11 @@ void RunRecord::AddScalars(int64_t step, std::initializer_list<std::pair<const c
 std::string ProgressLine(const MetricsRow& p, int64_t total_steps) {
   const double eta = p.sps > 0 ? static_cast<double>(total_steps - p.global_step) / p.sps : 0;
   char line[240];
-  // The Q-learners' exploration, or PPO's entropy (NaN before its first update).
+  // The Q-learners' exploration, SAC's temperature, or PPO's entropy (NaN before its first update).
   char extra[48];
-  if (std::isnan(p.epsilon))
+  if (!std::isnan(p.alpha))
+    std::snprintf(extra, sizeof(extra), "alpha %s", Number(p.alpha).c_str());
+  else if (std::isnan(p.epsilon))
     std::snprintf(extra, sizeof(extra), "entropy %s", std::isnan(p.entropy) ? "-" : Number(p.entropy).c_str());
   else
     std::snprintf(extra, sizeof(extra), "epsilon %.3f", p.epsilon);

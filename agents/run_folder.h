@@ -148,6 +148,7 @@ class RunRecord {
   const RunLane& lane_;
   std::ofstream metrics_, evals_;
   bool ppo_ = false;  // metrics.csv has PPO's columns (CleanRL ppo.py's), not the Q-learners'
+  bool sac_ = false;  // metrics.csv has SAC's (CleanRL sac_continuous_action.py's)
   EvalTracker tracker_;
   std::optional<EventFileWriter> events_;
   bool stop_asked_ = false;

@@ -74,7 +74,9 @@ struct Key {
 const Key kKeys[] = {
     {"adam_eps", &TrainConfig::adam_eps},
     {"algo", &TrainConfig::algo},
+    {"alpha", &TrainConfig::alpha},
     {"anneal_lr", &TrainConfig::anneal_lr},
+    {"autotune", &TrainConfig::autotune},
     {"batch_size", &TrainConfig::batch_size},
     {"buffer_size", &TrainConfig::buffer_size},
     {"checkpoint_interval", &TrainConfig::checkpoint_interval},
@@ -116,6 +118,8 @@ const Key kKeys[] = {
     {"per_beta", &TrainConfig::per_beta},
     {"per_eps", &TrainConfig::per_eps},
     {"policy", &TrainConfig::policy},
+    {"policy_frequency", &TrainConfig::policy_frequency},
+    {"policy_lr", &TrainConfig::policy_lr},
     {"prioritized_replay", &TrainConfig::prioritized_replay},
     {"q_lambda", &TrainConfig::q_lambda},
     {"replay_ratio", &TrainConfig::replay_ratio},
@@ -126,6 +130,7 @@ const Key kKeys[] = {
     {"start_e", &TrainConfig::start_e},
     {"stop_at_threshold", &TrainConfig::stop_at_threshold},
     {"stop_margin", &TrainConfig::stop_margin},
+    {"target_entropy_per_dim", &TrainConfig::target_entropy_per_dim},
     {"target_kl", &TrainConfig::target_kl},
     {"target_update_interval", &TrainConfig::target_update_interval},
     {"tau", &TrainConfig::tau},
@@ -224,6 +229,11 @@ constexpr const char* kQKeys[] = {"buffer_size",
                                   "q_lambda",
                                   "reward_scale"};
 
+constexpr const char* kSacKeys[] = {"policy_lr", "policy_frequency", "alpha", "autotune", "target_entropy_per_dim"};
+// The Q-learners' keys that SAC's replay memory and critics read too.
+constexpr const char* kReplayKeys[] = {"buffer_size", "batch_size", "tau", "learning_starts", "replay_ratio",
+                                       "save_replay"};
+
 void RequireOwnKeys(const TrainConfig& config) {
   static const TrainConfig defaults;
   const auto refuse_set = [&](const char* key, const std::string& why) {
@@ -238,10 +248,21 @@ void RequireOwnKeys(const TrainConfig& config) {
     throw std::invalid_argument(std::string(key) + " " + why + " (algo is \"" + config.algo + "\"), got " +
                                 shown.str());
   };
+  const auto shared = [](const char* key) {
+    for (const char* k : kReplayKeys)
+      if (std::string(k) == key) return true;
+    return false;
+  };
   if (config.ppo()) {
     for (const char* key : kQKeys) refuse_set(key, "is a DQN or PQN key, which PPO does not read");
   } else {
     for (const char* key : kPpoKeys) refuse_set(key, "is a PPO key (algo = \"ppo\")");
+  }
+  if (config.sac()) {
+    for (const char* key : kQKeys)
+      if (!shared(key)) refuse_set(key, "is a DQN or PQN key, which SAC does not read");
+  } else {
+    for (const char* key : kSacKeys) refuse_set(key, "is a SAC key (algo = \"sac\")");
   }
 }
 
@@ -313,7 +334,8 @@ void TrainConfig::Validate() const {
   Require(eval_episodes >= 0 && eval_episodes <= 100000, "eval_episodes", "must be in 0..100000", s(eval_episodes));
   Require(eval_interval > 0, "eval_interval", "must be > 0 (eval_episodes = 0 turns evaluation off)", s(eval_interval));
   Require(stop_margin >= 0 && stop_margin <= 10, "stop_margin", "must be in [0, 10] standard errors", s(stop_margin));
-  Require(algo == "dqn" || algo == "pqn" || ppo(), "algo", "must be \"dqn\", \"pqn\" or \"ppo\"", "\"" + algo + "\"");
+  Require(algo == "dqn" || algo == "pqn" || ppo() || sac(), "algo", "must be \"dqn\", \"pqn\", \"ppo\" or \"sac\"",
+          "\"" + algo + "\"");
   Require(optimizer == "adam" || optimizer == "radam", "optimizer", "must be \"adam\" or \"radam\"",
           "\"" + optimizer + "\"");
   Require(num_steps >= 1 && num_steps <= 100000, "num_steps", "must be in 1..100000", s(num_steps));
@@ -329,6 +351,12 @@ void TrainConfig::Validate() const {
           "must be \"auto\", \"categorical\" or \"gaussian\"", "\"" + policy + "\"");
   Require(init_log_std >= -20 && init_log_std <= 2, "init_log_std", "must be in [-20, 2]", s(init_log_std));
   Require(target_kl >= 0 && target_kl <= 10, "target_kl", "must be in [0, 10] (0: off)", s(target_kl));
+  Require(policy_lr > 0 && policy_lr < 1, "policy_lr", "must be in (0, 1)", s(policy_lr));
+  Require(policy_frequency >= 1 && policy_frequency <= 1000, "policy_frequency", "must be in 1..1000",
+          s(policy_frequency));
+  Require(alpha > 0 && alpha <= 100, "alpha", "must be in (0, 100]", s(alpha));
+  Require(std::isfinite(target_entropy_per_dim) && target_entropy_per_dim >= -100 && target_entropy_per_dim <= 100,
+          "target_entropy_per_dim", "must be in [-100, 100]", s(target_entropy_per_dim));
   RequireOwnKeys(*this);
   if (!pqn() && !ppo()) return;
   Require(rollout_size() <= (int64_t{1} << 30), "num_steps",

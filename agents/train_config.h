@@ -19,8 +19,8 @@ namespace cugym::agent {
 
 // Defaults are configs/cartpole.toml's: CartPole-v1 solved in seconds on a CPU.
 struct TrainConfig {
-  // "dqn" (replay memory, target network), "pqn" (rollouts, Q(lambda)) or "ppo" (rollouts, an actor
-  // and a critic)
+  // "dqn" (replay memory, target network), "pqn" (rollouts, Q(lambda)), "ppo" (rollouts, an actor
+  // and a critic) or "sac" (replay memory, a squashed Gaussian actor, twin critics)
   std::string algo = "dqn";
   std::string env_id = "CartPole-v1";
   uint64_t seed = 1;
@@ -96,6 +96,16 @@ struct TrainConfig {
   bool normalize_reward = false;  // rewards scaled by the discounted return's running std (clipped at +-10)
   double target_kl = 0.0;         // > 0: an iteration's epochs stop once approx_kl exceeds it; 0: off
 
+  // SAC (algo = "sac", docs/sac.md): a replay memory as DQN's (buffer_size, batch_size,
+  // learning_starts with uniform random actions before it, replay_ratio gradient steps per env
+  // step, tau for both target critics after every critic update, gamma); learning_rate is the
+  // critics' and the temperature's, policy_lr the actor's. CleanRL's sac_continuous_action.py's defaults.
+  double policy_lr = 3e-4;
+  int64_t policy_frequency = 2;         // critic updates per actor update; each takes this many actor steps
+  double alpha = 0.2;                   // the entropy temperature's start (fixed without autotune)
+  bool autotune = true;                 // learn the temperature so that the entropy nears the target
+  double target_entropy_per_dim = -1.0;  // the target entropy, per action dimension (-|A| in all)
+
   // Applies every key of `table`; throws std::invalid_argument naming an unknown key or a value
   // of the wrong type.
   void Apply(const TomlTable& table);
@@ -109,6 +119,7 @@ struct TrainConfig {
   int64_t PlannedUpdates() const;
   bool pqn() const { return algo == "pqn"; }
   bool ppo() const { return algo == "ppo"; }
+  bool sac() const { return algo == "sac"; }
   // PQN and PPO: transitions per rollout (num_envs * num_steps) and rows per minibatch.
   int64_t rollout_size() const { return num_envs * num_steps; }
   int64_t minibatch_size() const { return rollout_size() / num_minibatches; }

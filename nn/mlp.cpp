@@ -119,6 +119,11 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
   const int64_t conv_floats = has_conv() ? rows * AlignUp(conv_.out_features()) : 0;
   int64_t floats = patch_floats + conv_floats + rows * widths;
   if (trainable_) floats += 2 * rows * AlignUp(widest_hidden) + rows * AlignUp(out_features());
+  if (options.input_gradient) {
+    if (!trainable_ || has_conv())
+      throw std::invalid_argument("Mlp: input_gradient needs a trainable network without a convolution");
+    floats += rows * AlignUp(sizes_.front());
+  }
   // LayerNorm keeps each normalized layer's xhat and 1/std for the backward.
   int64_t norm_floats = 0;
   if (layer_norm_) {
@@ -158,7 +163,9 @@ Mlp::Mlp(std::shared_ptr<Backend> backend, std::vector<int> layer_sizes, const M
     ping_[1] = cursor;
     cursor += rows * AlignUp(widest_hidden);
     output_grad_ = cursor;
+    cursor += rows * AlignUp(out_features());
   }
+  if (options.input_gradient) input_grad_ = cursor;
   Initialize(options.seed);
 }
 
@@ -420,7 +427,9 @@ void Mlp::Backward(BatchView dy, bool last_bias_grad_ready) {
                        : has_conv() ? conv_y
                                     : train_x_;
     ConstBatchView y(activations_[l], n, sizes_[l + 1], device());
-    BatchView dx = l > 0 || has_conv() ? BatchView(ping_[next], n, linear_in(l), device()) : BatchView();
+    BatchView dx = l > 0 || has_conv() ? BatchView(ping_[next], n, linear_in(l), device())
+                   : input_grad_ != nullptr ? BatchView(input_grad_, n, sizes_.front(), device())
+                                            : BatchView();
     const bool last = l == num_layers() - 1;
     Activation act = last ? Activation::kNone : activation_;
     if (!last && layer_norm_) {
@@ -453,6 +462,11 @@ void Mlp::Backward(BatchView dy, bool last_bias_grad_ready) {
                    ConstBatchView(patches_, n * positions, conv_.patch_size(), device()), conv_y, dz, act, conv_grads(),
                    BatchView(), BatchView(), layer_replicas());
   }
+}
+
+ConstBatchView Mlp::InputGrad() const {
+  if (input_grad_ == nullptr) throw std::invalid_argument("Mlp::InputGrad on a network built without input_gradient");
+  return ConstBatchView(input_grad_, train_rows_, sizes_.front(), device());
 }
 
 void Mlp::CopyParametersFrom(const Mlp& other) { PolyakFrom(other, 1.0f); }

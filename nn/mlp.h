@@ -63,6 +63,10 @@ struct MlpOptions {
   /// kOrthogonal's gain for the last layer: CleanRL's ppo.py uses 0.01 for the actor (a nearly
   /// uniform first policy) and 1 for the critic.
   double output_gain = 1.0;
+  /// Backward also writes dL/dx, the gradient with respect to the network's input (InputGrad()):
+  /// SAC's actor update differentiates the critics with respect to their action inputs. Needs
+  /// trainable and no convolution.
+  bool input_gradient = false;
 };
 
 // A LayerNorm's scale (gamma, "weight" in PyTorch) and shift (beta, "bias").
@@ -160,6 +164,9 @@ class Mlp {
   // layer's bias gradient is already in place (written by Backend::GatherLoss; with replicas, every
   // replica's: its grouped form).
   void Backward(BatchView dy, bool last_bias_grad_ready = false);
+  // With MlpOptions::input_gradient: dL/dx [n x in] of the last Backward (valid until the next
+  // Backward).
+  ConstBatchView InputGrad() const;
 
   // Hard update (this = other) and Polyak averaging (this = tau * other + (1 - tau) * this) of
   // all parameters in one pass; other must have the same layers, activation and back end.
@@ -225,6 +232,7 @@ class Mlp {
   float* conv_rstd_ = nullptr;
   float* ping_[2] = {nullptr, nullptr};
   float* output_grad_ = nullptr;
+  float* input_grad_ = nullptr;  // MlpOptions::input_gradient: [max_batch x in]
   // The last ForwardTrain: its input and row count (0: none, or overwritten since).
   ConstBatchView train_x_;
   int64_t train_rows_ = 0;

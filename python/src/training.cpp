@@ -114,7 +114,13 @@ nb::dict ProgressDict(const agent::MetricsRow& p, int64_t total_steps) {
                                    {"approx_kl", p.approx_kl},
                                    {"clipfrac", p.clipfrac},
                                    {"explained_variance", p.explained_variance},
-                                   {"learning_rate", p.learning_rate}})
+                                   {"learning_rate", p.learning_rate},
+                                   {"qf1_loss", p.qf1_loss},
+                                   {"qf2_loss", p.qf2_loss},
+                                   {"qf1_values", p.qf1_values},
+                                   {"actor_loss", p.actor_loss},
+                                   {"alpha", p.alpha},
+                                   {"alpha_loss", p.alpha_loss}})
     d[key] = value;
   d["total_steps"] = total_steps;
   d["line"] = agent::ProgressLine(p, total_steps);
