@@ -318,8 +318,9 @@ CUGYM_HD inline void SamplePolicyRow(const PolicyHead& head, const float* output
     if (out.log_probs != nullptr) out.log_probs[e] = static_cast<float>(CategoricalLogProb(row, head.out, a));
     return;
   }
-  // Deterministic: u is the mean itself, and log_std is not read (SAC's is an output, PPO's a parameter).
-  const float* log_std = deterministic ? nullptr : head.log_std + lane * head.out;
+  // Deterministic: u is the mean itself. SAC's log_std is an output, not a parameter: its head has
+  // none, which only deterministic draws allow (no log-probability is written then).
+  const float* log_std = head.log_std != nullptr ? head.log_std + lane * head.out : nullptr;
   float* u = out.samples + e * head.out;
   for (int k = 0; k < head.out; k += 2) {
     double z0 = 0.0, z1 = 0.0;
@@ -331,7 +332,7 @@ CUGYM_HD inline void SamplePolicyRow(const PolicyHead& head, const float* output
     }
   }
   // Of the stored float u, as the loss will take it: the first epoch's ratio is exactly 1.
-  if (out.log_probs != nullptr && !deterministic)
+  if (out.log_probs != nullptr && log_std != nullptr)
     out.log_probs[e] = static_cast<float>(GaussianLogProb(row, log_std, u, head.out, head.squash));
 }
 

@@ -76,7 +76,12 @@ const std::set<std::string>& SweepableKeys() {
                                              "init_log_std",
                                              "normalize_obs",
                                              "normalize_reward",
-                                             "target_kl"};
+                                             "target_kl",
+                                             "policy_lr",
+                                             "policy_frequency",
+                                             "alpha",
+                                             "autotune",
+                                             "target_entropy_per_dim"};
   return keys;
 }
 

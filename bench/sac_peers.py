@@ -4,22 +4,23 @@ sac_continuous_action.py with --env-id Pendulum-v1 --total-timesteps 20000 and i
 few seeds each, one run at a time, every process on one thread (OMP_NUM_THREADS=1 and
 OPENBLAS_NUM_THREADS=1; CleanRL on the CPU, as its benchmark scripts run it).
 
-Per seed: the final score, the seconds to the bar (-200) and the whole process's seconds.
+Per seed: the final score, the seconds to the bar (-200) and the whole process's seconds (wall
+time, with its CPU seconds beside it: on a busy machine the wall time is the larger).
 - cugym: the final model's greedy mean over 100 episodes (eval.json); the training seconds
   (evaluations not counted) to the first evaluation (100 greedy episodes every eval_interval steps)
   at or above the bar (evals.csv); the process's seconds for all the seeds, divided by their number.
 - CleanRL: sac_continuous_action.py has no --save-model, so bench/cleanrl_sac_eval.py runs it
   unchanged from its own file (runpy, as `python SCRIPT` would) and, once it has returned, saves the
   actor it trained; the final score is that actor's deterministic mean over 100 episodes (tanh of the
-  mean, scaled to the Box; the same seeded resets as cugym's evaluation), evaluated in a separate
-  process. Its time to the bar comes from its printed episodes (the stochastic policy's training
-  returns): the seconds from its first printed episode to the episode at which the mean of the last
-  10 episodes first reaches the bar. Not the 100-episode mean that bench/ppo_peers.py uses: 2e4
-  steps are only 100 Pendulum episodes, the first 25 of them random actions (learning_starts 5000),
-  so a 100-episode training mean cannot reach -200 within the budget; --cleanrl-window changes the
-  10. The mean of the last 10 training episodes is shown beside the final score. Its process
-  seconds run from the start of the process to its end (start-up, training, saving the actor; not
-  the evaluation).
+  mean, scaled to the Box; bench/peer_eval.py's seeded resets, as the other peers' evaluations),
+  evaluated in a separate process. Its time to the bar comes from its printed episodes (the
+  stochastic policy's training returns): the seconds from its first printed episode to the episode
+  at which the mean of the last 10 episodes first reaches the bar. Not the 100-episode mean that
+  bench/ppo_peers.py uses: 2e4 steps are only 100 Pendulum episodes, the first 25 of them random
+  actions (learning_starts 5000), so a 100-episode training mean cannot reach -200 within the
+  budget; --cleanrl-window changes the 10. The mean of the last 10 training episodes is shown beside
+  the final score. Its process seconds run from the start of the process to its end (start-up,
+  training, saving the actor; not the evaluation).
 
     python3 bench/sac_peers.py [--cugym build/cli/cugym] [--pendulum-config FILE.toml --pendulum-seeds 1-4]
         [--cleanrl-sac CLEANRL/cleanrl/sac_continuous_action.py --cleanrl-python PY --cleanrl-seeds 1 2
@@ -409,7 +410,7 @@ def main():
             print(json.dumps(ours), flush=True)
         if a.cleanrl_sac:
             script = os.path.abspath(a.cleanrl_sac)
-            meta = cleanrl_meta(a, script, load)
+            meta = cleanrl_meta(a, script, os.getloadavg()[0])
             theirs = cleanrl_runs(
                 a.cleanrl_python, script, a.cleanrl_seeds, a.total_timesteps, scratch, a.cleanrl_window, meta
             )
@@ -447,8 +448,8 @@ def section_body(ours, theirs, load, pendulum_toml, argv, device="cpu"):
         "evaluation (100 greedy episodes every eval_interval steps) at or above the bar (evals.csv). CleanRL: "
         "`sac_continuous_action.py` has no `--save-model`, so `bench/cleanrl_sac_eval.py` runs it unchanged "
         "from its own file and saves the actor it trained once it returns; the final score is that actor's "
-        "deterministic mean over 100 episodes (tanh of the mean, scaled to the Box; the same seeded resets "
-        f"as cugym's), with the mean of its last {window} training episodes (the stochastic policy's) in "
+        "deterministic mean over 100 episodes (tanh of the mean, scaled to the Box; `bench/peer_eval.py`'s "
+        f"seeded resets), with the mean of its last {window} training episodes (the stochastic policy's) in "
         f"brackets; its time to the bar is the seconds from its first printed episode to the episode at "
         f"which the mean of the last {window} training returns first reaches the bar ({window}, not 100: "
         "the budget holds only 100 episodes, the first learning_starts steps' random). Process: the whole "

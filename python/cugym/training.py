@@ -32,8 +32,8 @@ def train(
     lockstep=None,
     **overrides,
 ):
-    """Trains DQN, PQN or PPO (the config's ``algo``, or ``algo="ppo"``) as ``cugym train`` does
-    and returns the run's summary (a dict: run_dir, model, checkpoint, global_step, interrupted,
+    """Trains DQN, PQN, PPO or SAC (the config's ``algo``, or ``algo="ppo"`` or ``"sac"``) as ``cugym train``
+    does and returns the run's summary (a dict: run_dir, model, checkpoint, global_step, interrupted,
     eval with the greedy evaluation, metrics, config, and from the evaluations during training
     best_model, best_step, best_mean_return, threshold_step and threshold_seconds, None where
     there were none).
@@ -41,7 +41,7 @@ def train(
     Args:
         config: a TOML file (``configs/cartpole.toml``), a dict of config keys over the defaults,
             or None for the config shipped for ``env_id`` (or the defaults). Keys: docs/dqn.md,
-            docs/pqn.md, docs/ppo.md.
+            docs/pqn.md, docs/ppo.md, docs/sac.md.
         out: the run folder (new or empty); default ``runs/<env>_<seed>_<time>``.
         env_id: overrides the config's env_id.
         device: ``"auto"``, ``"cpu"`` or ``"cuda"``.
@@ -216,9 +216,9 @@ class Policy:
     """A trained model acting greedily: ``policy(obs)`` gives the actions for a batch of observations
     (NumPy float32 ``(n, *shape)`` as the env gives them, or ``(n, obs_dim)``, on the CPU; a device
     array of either shape on CUDA), or for one observation on the CPU. A Q model (DQN, PQN) gives
-    ``argmax_a Q(obs, a)``; a PPO policy file acts deterministically: the most likely action of a
-    categorical policy, the mean of a Gaussian one clipped to the env's Box (or with ``squash``
-    tanh rescaled to it), after the file's observation normalizer. Actions are int32 ``(n,)`` for a
+    ``argmax_a Q(obs, a)``; a PPO or SAC policy file acts deterministically: the most likely action
+    of a categorical policy, the mean of a Gaussian one clipped to the env's Box (or with ``squash``,
+    as SAC's always, tanh rescaled to it), after the file's observation normalizer. Actions are int32 ``(n,)`` for a
     Discrete env and float32 ``(n, action_dim)`` for a Box env (``continuous`` is True), which the
     env's ``step`` takes as they are."""
 
@@ -244,7 +244,7 @@ class Policy:
 
 def load_policy(path, env_id=None, device="cpu"):
     """The greedy policy of a model file (``model.safetensors`` of a run, or a checkpoint): a DQN or
-    PQN Q model, or a PPO policy file (docs/ppo.md, "Model files"), whose ``act(obs)`` gives int32
+    PQN Q model, or a PPO or SAC policy file (docs/ppo.md and docs/sac.md, "Model files"), whose ``act(obs)`` gives int32
     actions ``(n,)`` for a Discrete env and float32 actions ``(n, action_dim)`` within the Box for a
     Box env (see Policy). The env comes from the file unless ``env_id`` is given. Raises
     FileNotFoundError for a missing file, ValueError for a damaged one or one that does not fit the

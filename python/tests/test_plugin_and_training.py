@@ -261,6 +261,56 @@ def test_ppo_trains_on_a_box_env_logs_its_losses_and_resumes(tmp_path):
         cugym.train(out=tmp_path / "bad", env_id="CartPole-v1", clip_coef=0.1, progress=False)
 
 
+def test_sac_trains_logs_its_losses_resumes_and_its_model_rebuilds_in_numpy(tmp_path):
+    # algo="sac" on Pendulum: the squashed Gaussian actor, twin critics, the learned temperature.
+    keys = dict(
+        env_id="Pendulum-v1",
+        algo="sac",
+        num_envs=2,
+        hidden_sizes=[16, 16],
+        buffer_size=2000,
+        batch_size=32,
+        learning_starts=100,
+        eval_episodes=2,
+        eval_interval=200,
+        device="cpu",
+        progress=False,
+    )
+    rows = []
+    s = cugym.train(out=tmp_path / "sac", total_steps=400, on_log=rows.append, log_interval=200, **keys)
+    assert s["global_step"] == 400 and rows
+    assert all(np.isfinite(rows[-1][k]) for k in ("qf1_loss", "qf2_loss", "qf1_values", "actor_loss", "alpha"))
+    header = open(tmp_path / "sac" / "metrics.csv").readline().strip().split(",")
+    assert header[4:11] == ["qf1_loss", "qf2_loss", "qf1_values", "actor_loss", "alpha", "alpha_loss", "entropy"]
+    # The model file: the actor's means then raw log-stds; the action is tanh of the means,
+    # rescaled to the Box, which a NumPy rebuild (ReLU layers) gives too.
+    policy = cugym.load_policy(s["model"])
+    obs = np.random.default_rng(1).uniform(-3.0, 3.0, size=(50, 3)).astype(np.float32)
+    actions = policy(obs)
+    assert actions.shape == (50, 1) and actions.dtype == np.float32 and np.all(np.abs(actions) < 2.0)
+    from safetensors.numpy import load_file
+
+    t = load_file(s["model"])
+    x = obs.astype(np.float64)
+    for layer in range(3):
+        x = x @ t[f"{2 * layer}.weight"].astype(np.float64).T + t[f"{2 * layer}.bias"]
+        x = np.maximum(x, 0.0) if layer < 2 else x
+    assert x.shape == (50, 2)
+    np.testing.assert_allclose(actions, -2.0 + (np.tanh(x[:, :1]) + 1.0) * 2.0, rtol=0, atol=1e-5)
+    # Resumed to 800 steps, it gives the model of a run that went to 800 at once.
+    cugym.train(resume=tmp_path / "sac", total_steps=800, device="cpu", progress=False)
+    whole = cugym.train(out=tmp_path / "whole", total_steps=800, log_interval=200, **keys)
+    assert open(whole["model"], "rb").read() == (tmp_path / "sac" / "model.safetensors").read_bytes()
+    # Its seeds in lockstep give each its solo run's model.
+    cugym.train(out=tmp_path / "lockstep", seeds=[2, 3], lockstep=True, jobs=1, total_steps=300, **keys)
+    alone = cugym.train(out=tmp_path / "solo", seed=3, total_steps=300, **keys)
+    assert open(alone["model"], "rb").read() == (tmp_path / "lockstep/seed_3/model.safetensors").read_bytes()
+    with pytest.raises(ValueError, match="alpha is a SAC key"):
+        cugym.train(out=tmp_path / "bad", env_id="CartPole-v1", alpha=0.1, progress=False)
+    with pytest.raises(ValueError, match="SAC needs a flat Box of actions"):
+        cugym.train(out=tmp_path / "bad2", env_id="CartPole-v1", algo="sac", progress=False, device="cpu")
+
+
 def test_load_policy_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="no model file"):
         cugym.load_policy(tmp_path / "missing.safetensors")

@@ -157,8 +157,8 @@ def test_pytorch_rebuilt_actor_matches_load_policy(tmp_path):
 
 def test_load_policy_refuses_a_policy_of_the_other_action_space(tmp_path):
     categorical = write_policy_file(tmp_path / "c.safetensors", "CartPole-v1", [3, 8, 2], False)
-    with pytest.raises(ValueError, match=r"is a categorical PPO policy \(discrete actions\), but Pendulum-v1 has Box"):
+    with pytest.raises(ValueError, match=r"is a categorical policy \(discrete actions\), but Pendulum-v1 has Box"):
         cugym.load_policy(categorical, env_id="Pendulum-v1")
     gaussian = write_policy_file(tmp_path / "g.safetensors", "Pendulum-v1", [4, 8, 1], True)
-    with pytest.raises(ValueError, match=r"is a gaussian PPO policy \(continuous actions\), but CartPole-v1 has Disc"):
+    with pytest.raises(ValueError, match=r"is a gaussian policy \(continuous actions\), but CartPole-v1 has Disc"):
         cugym.load_policy(gaussian, env_id="CartPole-v1")

@@ -30,6 +30,17 @@ METRIC_TAGS = {
 }
 EVAL_TAGS = {"mean_return": "eval/mean_return", "std_return": "eval/std_return"}
 # PPO's columns and CleanRL ppo.py's tags for them.
+SAC_TAGS = {
+    "episodic_return": "charts/episodic_return",
+    "episodic_length": "charts/episodic_length",
+    "qf1_loss": "losses/qf1_loss",
+    "qf2_loss": "losses/qf2_loss",
+    "qf1_values": "losses/qf1_values",
+    "actor_loss": "losses/actor_loss",
+    "alpha": "losses/alpha",
+    "alpha_loss": "losses/alpha_loss",
+    "sps": "charts/SPS",
+}
 PPO_TAGS = {
     "episodic_return": "charts/episodic_return",
     "episodic_length": "charts/episodic_length",
@@ -128,6 +139,30 @@ def test_ppo_event_files_hold_its_csv_columns_under_cleanrls_tags(tmp_path):
     assert set(PPO_TAGS.values()) | set(EVAL_TAGS.values()) <= set(got)
     assert not {"losses/td_loss", "charts/epsilon"} & set(got)
     assert_same(got, want, list(PPO_TAGS.values()) + list(EVAL_TAGS.values()))
+
+
+def test_sac_event_files_hold_its_csv_columns_under_cleanrls_tags(tmp_path):
+    run = tmp_path / "sac"
+    cugym.train(
+        env_id="Pendulum-v1",
+        algo="sac",
+        out=run,
+        num_envs=4,
+        hidden_sizes=[16, 16],
+        batch_size=32,
+        learning_starts=200,
+        total_steps=1600,
+        log_interval=400,
+        eval_interval=800,
+        eval_episodes=2,
+        device="cpu",
+        progress=False,
+    )
+    got = scalars(run)
+    want = expected(run, SAC_TAGS)
+    assert set(SAC_TAGS.values()) | set(EVAL_TAGS.values()) <= set(got)
+    assert not {"losses/td_loss", "losses/policy_loss"} & set(got)
+    assert_same(got, want, list(SAC_TAGS.values()) + list(EVAL_TAGS.values()))
 
 
 def test_tensorboard_off_writes_no_event_file(tmp_path):

@@ -90,13 +90,15 @@ TEST(DocsKeys, ConfigKeysMatchTheAgentsPages) {
   const std::set<std::string> dqn = KeyTableNames(ReadDoc("dqn.md"));
   const std::set<std::string> pqn = KeyTableNames(ReadDoc("pqn.md"));
   const std::set<std::string> ppo = KeyTableNames(ReadDoc("ppo.md"));
+  const std::set<std::string> sac = KeyTableNames(ReadDoc("sac.md"));
   ASSERT_FALSE(dqn.empty()) << "no | key | default | meaning | table in docs/dqn.md";
   ASSERT_FALSE(pqn.empty()) << "no | key | default | meaning | table in docs/pqn.md";
   ASSERT_FALSE(ppo.empty()) << "no | key | default | meaning | table in docs/ppo.md";
+  ASSERT_FALSE(sac.empty()) << "no | key | default | meaning | table in docs/sac.md";
   for (const std::string& key : code)
-    EXPECT_TRUE(Covers(dqn, key) || Covers(pqn, key) || Covers(ppo, key))
-        << key << " is a config key but none of docs/dqn.md, pqn.md and ppo.md's key tables has it";
-  for (const std::set<std::string>* page : {&dqn, &pqn, &ppo})
+    EXPECT_TRUE(Covers(dqn, key) || Covers(pqn, key) || Covers(ppo, key) || Covers(sac, key))
+        << key << " is a config key but none of docs/dqn.md, pqn.md, ppo.md and sac.md's key tables has it";
+  for (const std::set<std::string>* page : {&dqn, &pqn, &ppo, &sac})
     for (const std::string& key : *page) {
       bool known = code.count(key) > 0;
       if (!key.empty() && key.back() == '*')

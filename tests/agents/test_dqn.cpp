@@ -87,7 +87,7 @@ TEST(TrainConfig, WrittenConfigReadsBackTheSame) {
     if (!line.empty() && line[0] != '#') names.push_back(line.substr(0, line.find(" = ")));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
-  EXPECT_EQ(names.size(), 60u);  // DQN's 40, PQN's algo, layer_norm, num_steps, num_epochs, ... and PPO's 12
+  EXPECT_EQ(names.size(), 65u);  // DQN's 40, PQN's algo, layer_norm, num_steps, num_epochs, ..., PPO's 12, SAC's 5
   EXPECT_EQ(again.conv_channels, 16);
   EXPECT_EQ(again.hidden_sizes, (std::vector<int>{64, 64}));
   EXPECT_TRUE(again.double_dqn);

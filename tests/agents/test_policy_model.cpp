@@ -170,6 +170,7 @@ TEST(PolicyModel, RoundTripsAGaussianActorWithItsNormalizerBitForBit) {
   EXPECT_EQ(file.Find("norm.obs_mean")->dtype, DType::kI64);
   const SafetensorsMetadata expected = {{"cugym.kind", "policy"},        {"cugym.algo", "ppo"},
                                         {"cugym.policy", "gaussian"},    {"cugym.squash", "true"},
+                                        {"cugym.log_std", "parameter"},
                                         {"cugym.norm.obs_clip", "1.5"},  {"cugym.env_id", "Pendulum-v1"},
                                         {"cugym.global_step", "123456"}, {"cugym.version", VersionString()},
                                         {"cugym.layers", "3,16,16,1"},   {"cugym.activation", "tanh"}};
@@ -206,7 +207,7 @@ TEST(PolicyModel, LoadRefusesQModelsOtherShapesAndDamagedFiles) {
   const std::string q_model = (dir / "q.safetensors").string(), path = (dir / "m.safetensors").string();
   nn::SaveMlp(q_model, *actor, {{"cugym.env_id", "CartPole-v1"}});
   EXPECT_EQ(ErrorOf([&] { LoadPolicyModel(q_model, *actor); }),
-            q_model + " is a Q-network model (cugym.kind mlp), not a PPO policy file");
+            q_model + " is a Q-network model (cugym.kind mlp), not a policy file");
   SavePolicyModel(path, *actor, CategoricalInfo(true, 4));
   const auto wider = MakeActor({4, 9, 2}, 3, 0.01);
   EXPECT_TRUE(Contains(ErrorOf([&] { LoadPolicyModel(path, *wider); }), path + ": the file holds a 4,8,2 tanh"));
@@ -282,9 +283,9 @@ TEST(GreedyPolicy, RefusesAPolicyFileOfTheOtherActionSpaceAndTheOtherActForm) {
   SavePolicyModel(categorical, *MakeActor({3, 8, 3}, 1, 1.0), CategoricalInfo(false, 3));
   EXPECT_EQ(
       ErrorOf([&] { GreedyPolicy(Builtins(), categorical, "Pendulum-v1", 4, Device::kCpu); }),
-      categorical + " is a categorical PPO policy (discrete actions), but Pendulum-v1 has Box(1,) float32 actions");
+      categorical + " is a categorical policy (discrete actions), but Pendulum-v1 has Box(1,) float32 actions");
   EXPECT_EQ(ErrorOf([&] { GreedyPolicy(Builtins(), gaussian, "CartPole-v1", 4, Device::kCpu); }),
-            gaussian + " is a gaussian PPO policy (continuous actions), but CartPole-v1 has Discrete(2) actions");
+            gaussian + " is a gaussian policy (continuous actions), but CartPole-v1 has Discrete(2) actions");
   EXPECT_TRUE(Contains(ErrorOf([&] { GreedyPolicy(Builtins(), categorical, "CartPole-v1", 4, Device::kCpu); }),
                        categorical + " is a 3,8,3 actor, which does not fit CartPole-v1"));
   GreedyPolicy box(Builtins(), gaussian, "", 4, Device::kCpu);

@@ -37,7 +37,7 @@ std::string FileBytes(const fs::path& path) {
 
 TEST(PqnConfig, BadKeysAndValuesNameTheKey) {
   EXPECT_EQ(ConfigError("algo = \"pqn\"\nnum_envs = 8\nnum_steps = 16\nnum_minibatches = 4"), "");
-  EXPECT_EQ(ConfigError("algo = \"sac\""), "algo must be \"dqn\", \"pqn\" or \"ppo\", got \"sac\"");
+  EXPECT_EQ(ConfigError("algo = \"td3\""), "algo must be \"dqn\", \"pqn\", \"ppo\" or \"sac\", got \"td3\"");
   EXPECT_EQ(ConfigError("optimizer = \"sgd\""), "optimizer must be \"adam\" or \"radam\", got \"sgd\"");
   EXPECT_EQ(ConfigError("algo = \"pqn\"\nnum_envs = 8\nnum_steps = 10\nnum_minibatches = 3"),
             "num_minibatches must divide num_envs * num_steps (80), got 3");

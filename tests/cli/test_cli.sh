@@ -127,9 +127,9 @@ if [ $# -ge 4 ]; then
   expect 0 '^CartPole-v1, 5 episodes: ' -- eval --model "$tmp/cartpole.safetensors" --episodes 5 --epsilon 0.5 --device cpu
   expect 2 '^cugym eval: error: epsilon-greedy needs discrete actions, but Pendulum-v1 has Box\(1,\) float32 actions' -- \
     eval --model "$tmp/pendulum.safetensors" --epsilon 0.1 --device cpu
-  expect 2 "^cugym eval: error: .*pendulum.safetensors is a gaussian PPO policy \(continuous actions\), but CartPole-v1 has Discrete\(2\) actions$" \
+  expect 2 "^cugym eval: error: .*pendulum.safetensors is a gaussian policy \(continuous actions\), but CartPole-v1 has Discrete\(2\) actions$" \
     -- eval --model "$tmp/pendulum.safetensors" --env CartPole-v1 --device cpu
-  expect 2 "^cugym record: error: .*cartpole.safetensors is a categorical PPO policy \(discrete actions\), but Pendulum-v1 has Box\(1,\) float32 actions$" \
+  expect 2 "^cugym record: error: .*cartpole.safetensors is a categorical policy \(discrete actions\), but Pendulum-v1 has Box\(1,\) float32 actions$" \
     -- record --model "$tmp/cartpole.safetensors" --env Pendulum-v1 --out "$tmp/no.png" --device cpu
   # record: the policy's frames (float actions), not the random ones of the same seed.
   run record --model "$tmp/pendulum.safetensors" --out "$tmp/ppo-frames" --max-frames 6 --num-envs 2 --device cpu ||
