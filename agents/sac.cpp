@@ -88,6 +88,8 @@ SacAgent::SacAgent(const Registry& registry, const TrainConfig& config, std::vec
   const int64_t rows = k * b, a = action_dim_;
   obs_ = Buffer<float>(device_, k * n_ * obs_dim_);
   actions_ = Buffer<float>(device_, k * n_ * a);
+  noise_state_ = Buffer<float>(device_, k * n_ * a);
+  noise_state_.Zero();
   counters_dev_ = Buffer<StepCounters>(device_, 1);
   const StepCounters zero{0, 0};
   counters_dev_.FromHost(&zero, 1);
@@ -172,6 +174,10 @@ void SacAgent::Collect(bool random) {
   if (!random) outputs = learner_->actor().Forward(Rows(obs_.data(), rows, obs_dim_, device_)).data();
   SacSample out;
   out.actions = actions_.data();
+  if (config_.noise_correlation > 0) {
+    out.noise_state = noise_state_.data();
+    out.rho = config_.noise_correlation;
+  }
   ops_->SacSamplePolicy(head(), outputs, lanes(), n_, SacKey{lanes_->seeds_dev(), counters_dev_.data(), nullptr, kActTag},
                         random, out);
   env.Step(actions_.data());

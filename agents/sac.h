@@ -101,6 +101,7 @@ class SacAgent final : public Agent {
 
   // Acting: the observations before the step and the actions [K n].
   Buffer<float> obs_, actions_;
+  Buffer<float> noise_state_;  // [K n][A] the acting noise's AR(1) state (noise_correlation > 0)
   Buffer<StepCounters> counters_dev_;
   // An update's rows [K b]: the critics' inputs, the next actions and their log-probabilities, the
   // target critics' values, the actor's draws; the losses' scratch and statistics.

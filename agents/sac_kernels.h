@@ -39,7 +39,22 @@ struct SacSample {
   float* actions = nullptr;    // [rows][dims] a, in the Box
   float* log_probs = nullptr;  // [rows] log pi(a); nullptr: not written
   float* noise = nullptr;      // [rows][dims] z, for the actor's backward; nullptr: not written
+  // Acting with temporally correlated noise (noise_correlation rho > 0): each env's z is an AR(1)
+  // process, z_t = rho z_{t-1} + sqrt(1 - rho^2) eps_t (an Ornstein-Uhlenbeck process sampled at
+  // unit steps, N(0, 1) at every step as white noise is), kept here between steps; the random
+  // actions before learning_starts are then scale tanh(z_t) + bias. nullptr: white noise.
+  float* noise_state = nullptr;  // [rows][dims]
+  double rho = 0.0;
 };
+
+// z_t of row e's dimension m from the white draw eps (SacSample::noise_state), or eps itself.
+CUGYM_HD inline double SacActingNoise(const SacSample& out, int dims, int64_t e, int m, double eps) {
+  if (out.noise_state == nullptr) return eps;
+  float* state = out.noise_state + e * dims + m;
+  const double z = out.rho * static_cast<double>(*state) + sqrt(1.0 - out.rho * out.rho) * eps;
+  *state = static_cast<float>(z);
+  return z;
+}
 
 // How a draw is keyed: Philox blocks (PolicyBlock's counter with SAC's own tag) of lane l's seed, at
 // a step read on the device (the vector step for acting, the replay memory's draw count for an
@@ -73,13 +88,27 @@ CUGYM_HD inline void SacNormalPair(uint64_t seed, int64_t step, int64_t row, uin
 }
 
 // Row e of `lanes` lanes of `rows` rows: a draw from the policy of the actor's outputs row e
-// (`random`: uniform in the Box, the actions before learning_starts, with log-probability 0).
+// (`random`: uniform in the Box, the actions before learning_starts, with log-probability 0; with
+// a noise state, scale tanh(z) + bias).
 CUGYM_HD inline void SacSampleRow(const SacHead& head, const float* outputs, int64_t rows, const SacKey& key,
                                   bool random, const SacSample& out, int64_t e) {
   const int64_t lane = e / rows, row = e - lane * rows;
   const uint64_t seed = key.seeds[lane];
   const int64_t step = SacStep(key);
   const int dims = head.dims;
+  if (random && out.noise_state != nullptr) {
+    for (int k = 0; k < dims; k += 2) {
+      double z[2] = {0.0, 0.0};
+      SacNormalPair(seed, step, row, static_cast<uint32_t>(k / 2), key.tag, &z[0], &z[1]);
+      for (int m = k; m < k + 2 && m < dims; ++m) {
+        const double low = head.low[m], high = head.high[m];
+        const double zm = SacActingNoise(out, dims, e, m, z[m - k]);
+        out.actions[e * dims + m] = static_cast<float>(0.5 * (high - low) * PpoTanh(zm) + 0.5 * (high + low));
+      }
+    }
+    if (out.log_probs != nullptr) out.log_probs[e] = 0.0f;
+    return;
+  }
   if (random) {
     for (int m = 0; m < dims; ++m) {
       const U32x4 bits = Philox4x32(U32x4{{static_cast<uint32_t>(m), static_cast<uint32_t>(row),
@@ -102,7 +131,7 @@ CUGYM_HD inline void SacSampleRow(const SacHead& head, const float* outputs, int
       const double low = head.low[m], high = head.high[m];
       const double scale = 0.5 * (high - low), bias = 0.5 * (high + low);
       // z as the noise array keeps it, so the actor's backward sees this very u.
-      const double zm = static_cast<float>(z[m - k]);
+      const double zm = static_cast<float>(SacActingNoise(out, dims, e, m, z[m - k]));
       const double log_std = SacLogStd(raw[m]);
       const double u = static_cast<double>(mean[m]) + PpoExp(log_std) * zm;
       const double t = PpoTanh(u);

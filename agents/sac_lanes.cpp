@@ -122,6 +122,8 @@ void SacAgent::SaveCheckpoint(int lane, const std::string& path, const LoopState
   out.Int("cugym.learning_resumes_at", learning_resumes_at_);
   out.Int("cugym.draws", replay_->draws());
   out.Text("cugym.with_replay", config_.save_replay ? "true" : "false");
+  const int64_t noise = n_ * action_dim_;
+  out.Floats("sac.noise_state", noise_state_.ToHost(lane * noise, noise));
   lanes_->Save(lane, *env_, global_step_, out);
   if (config_.save_replay) replay_->Save(out, lane);
   Solo(lane).Save(out);
@@ -145,7 +147,9 @@ std::vector<LoopState> SacAgent::LoadCheckpoints(const std::vector<std::unique_p
   actor_updates_ = first.Int("cugym.actor_updates");
   update_debt_ = first.Real("cugym.update_debt");
   learning_resumes_at_ = first.Int("cugym.learning_resumes_at");
+  const int64_t noise = n_ * action_dim_;
   for (int a = 0; a < lanes(); ++a) {
+    noise_state_.FromHost(in[a]->Floats("sac.noise_state", noise).data(), noise, a * noise);
     SacLearner& solo = Solo(a);
     solo.Load(*in[a]);
     if (lanes() > 1) learner_->CopyReplicaFrom(a, solo);
@@ -170,7 +174,12 @@ std::unique_ptr<Agent> SacAgent::Keep(const std::vector<int>& keep) const {
                                               learner_->actor().shared_backend()));
   if (!AgentLanes::KeepEnvs(*env_, keep, *next->env_)) return nullptr;
   next->lanes_->TakeLanes(*lanes_, keep);
-  for (std::size_t to = 0; to < keep.size(); ++to) next->learner_->CopyReplicaFrom(static_cast<int>(to), Solo(keep[to]));
+  const int64_t noise = n_ * action_dim_;
+  for (std::size_t to = 0; to < keep.size(); ++to) {
+    next->learner_->CopyReplicaFrom(static_cast<int>(to), Solo(keep[to]));
+    CopyBytes(next->noise_state_.data() + to * noise, device_, noise_state_.data() + keep[to] * noise, device_,
+              noise * sizeof(float));
+  }
   next->replay_->TakeLanes(*replay_, std::vector<int64_t>(keep.begin(), keep.end()));
   CopyBytes(next->counters_dev_.data(), device_, counters_dev_.data(), device_, sizeof(StepCounters));
   next->global_step_ = global_step_;

@@ -81,7 +81,8 @@ const std::set<std::string>& SweepableKeys() {
                                              "policy_frequency",
                                              "alpha",
                                              "autotune",
-                                             "target_entropy_per_dim"};
+                                             "target_entropy_per_dim",
+                                             "noise_correlation"};
   return keys;
 }
 

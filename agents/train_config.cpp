@@ -106,6 +106,7 @@ const Key kKeys[] = {
     {"loss", &TrainConfig::loss},
     {"max_grad_norm", &TrainConfig::max_grad_norm},
     {"n_step", &TrainConfig::n_step},
+    {"noise_correlation", &TrainConfig::noise_correlation},
     {"norm_adv", &TrainConfig::norm_adv},
     {"normalize_obs", &TrainConfig::normalize_obs},
     {"normalize_reward", &TrainConfig::normalize_reward},
@@ -229,7 +230,8 @@ constexpr const char* kQKeys[] = {"buffer_size",
                                   "q_lambda",
                                   "reward_scale"};
 
-constexpr const char* kSacKeys[] = {"policy_lr", "policy_frequency", "alpha", "autotune", "target_entropy_per_dim"};
+constexpr const char* kSacKeys[] = {"policy_lr", "policy_frequency", "alpha", "autotune", "target_entropy_per_dim",
+                                    "noise_correlation"};
 // The Q-learners' keys that SAC's replay memory and critics read too.
 constexpr const char* kReplayKeys[] = {"buffer_size", "batch_size", "tau", "learning_starts", "replay_ratio",
                                        "save_replay"};
@@ -357,6 +359,8 @@ void TrainConfig::Validate() const {
   Require(alpha > 0 && alpha <= 100, "alpha", "must be in (0, 100]", s(alpha));
   Require(std::isfinite(target_entropy_per_dim) && target_entropy_per_dim >= -100 && target_entropy_per_dim <= 100,
           "target_entropy_per_dim", "must be in [-100, 100]", s(target_entropy_per_dim));
+  Require(noise_correlation >= 0 && noise_correlation < 1, "noise_correlation", "must be in [0, 1) (0: white noise)",
+          s(noise_correlation));
   RequireOwnKeys(*this);
   if (!pqn() && !ppo()) return;
   Require(rollout_size() <= (int64_t{1} << 30), "num_steps",
@@ -372,7 +376,7 @@ void TrainConfig::Validate() const {
 
 const ShippedConfig* FindShippedConfig(const std::string& env_id, const std::string& algo) {
   if (algo.empty()) {
-    for (const char* preferred : {"dqn", "ppo", "pqn"})
+    for (const char* preferred : {"dqn", "sac", "ppo", "pqn"})
       if (const ShippedConfig* found = FindShippedConfig(env_id, preferred)) return found;
     return nullptr;
   }

@@ -105,6 +105,7 @@ struct TrainConfig {
   double alpha = 0.2;                   // the entropy temperature's start (fixed without autotune)
   bool autotune = true;                 // learn the temperature so that the entropy nears the target
   double target_entropy_per_dim = -1.0;  // the target entropy, per action dimension (-|A| in all)
+  double noise_correlation = 0.0;        // acting noise per env as AR(1) with this rho (0: white, CleanRL's)
 
   // Applies every key of `table`; throws std::invalid_argument naming an unknown key or a value
   // of the wrong type.
@@ -134,7 +135,8 @@ extern const ShippedConfig kShippedConfigs[];
 extern const int kNumShippedConfigs;
 
 // The shipped config of `algo` whose env_id is `env_id`, or nullptr when none is; `algo` empty:
-// the env's default, the first of DQN's, PPO's and PQN's that ships.
+// the env's default, the first of DQN's, SAC's, PPO's and PQN's that ships (docs/sac.md says why
+// SAC comes before PPO where both ship).
 const ShippedConfig* FindShippedConfig(const std::string& env_id, const std::string& algo = "dqn");
 
 // TrainConfig's earlier name (and agents/dqn_config.h its header), so that code written against

@@ -87,7 +87,7 @@ TEST(TrainConfig, WrittenConfigReadsBackTheSame) {
     if (!line.empty() && line[0] != '#') names.push_back(line.substr(0, line.find(" = ")));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
-  EXPECT_EQ(names.size(), 65u);  // DQN's 40, PQN's algo, layer_norm, num_steps, num_epochs, ..., PPO's 12, SAC's 5
+  EXPECT_EQ(names.size(), 66u);  // DQN's 40, PQN's algo, layer_norm, num_steps, num_epochs, ..., PPO's 12, SAC's 6
   EXPECT_EQ(again.conv_channels, 16);
   EXPECT_EQ(again.hidden_sizes, (std::vector<int>{64, 64}));
   EXPECT_TRUE(again.double_dqn);
@@ -112,7 +112,7 @@ std::string FileBytes(const fs::path& path) {
 }
 
 TEST(TrainConfig, ShippedConfigsAreTheFilesAndCartPolesAreTheDefaults) {
-  ASSERT_EQ(kNumShippedConfigs, 21);  // and 7 PQN configs (test_pqn.cpp), 5 PPO configs (test_ppo.cpp)
+  ASSERT_EQ(kNumShippedConfigs, 22);  // and 7 PQN configs (test_pqn.cpp), 5 PPO (test_ppo.cpp), 1 SAC (test_sac.cpp)
   for (const char* id :
        {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "LunarLander-v3", "MinAtar-Asterix-v1", "MinAtar-Breakout-v1",
         "MinAtar-Freeway-v1", "MinAtar-Seaquest-v1", "MinAtar-SpaceInvaders-v1"}) {

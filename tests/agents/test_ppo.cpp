@@ -65,9 +65,10 @@ TEST(PpoConfig, ShippedConfigsAreTheFilesAndDqnStaysTheDefaultWhereItShips) {
     EXPECT_NO_THROW(config.Validate());
     EXPECT_TRUE(config.ppo());
   }
-  // No algo asked for: DQN's where it ships, PPO's where only PPO's does, none for an unknown id.
+  // No algo asked for: DQN's where it ships, PPO's where neither DQN's nor SAC's does, none for an
+  // unknown id.
   EXPECT_EQ(FindShippedConfig("CartPole-v1", ""), FindShippedConfig("CartPole-v1", "dqn"));
-  EXPECT_EQ(FindShippedConfig("Pendulum-v1", ""), FindShippedConfig("Pendulum-v1", "ppo"));
+  EXPECT_EQ(FindShippedConfig("LunarLanderContinuous-v3", ""), FindShippedConfig("LunarLanderContinuous-v3", "ppo"));
   EXPECT_EQ(FindShippedConfig("NoSuchEnv-v0", ""), nullptr);
 }
 

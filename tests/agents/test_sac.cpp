@@ -100,6 +100,40 @@ TEST(SacKernels, TheSquashedGaussianLogProbabilityIsTheChangeOfVariables) {
   EXPECT_NEAR(sum / 2000, 1.5, 0.06);
 }
 
+// Correlated acting noise: an AR(1) process per env and dimension, N(0, 1) at every step, with
+// correlation rho from one step to the next; the random actions follow it inside the Box.
+TEST(SacKernels, CorrelatedActingNoiseIsAnAr1ProcessOfUnitVariance) {
+  const std::vector<float> low = {-1.0f, 0.0f}, high = {1.0f, 4.0f};
+  const SacHead head{2, low.data(), high.data()};
+  const std::vector<uint64_t> seeds = {4};
+  const std::vector<float> outputs = {0.0f, 0.0f, 0.0f, 0.0f};  // means 0, log_std -1.5
+  std::vector<float> state(2, 0.0f), actions(2);
+  SacSample out;
+  out.actions = actions.data();
+  out.noise_state = state.data();
+  out.rho = 0.9;
+  double sum_sq = 0.0, sum_lag = 0.0;
+  float previous = 0.0f;
+  const int steps = 20000;
+  for (int t = 0; t < steps; ++t) {
+    const StepCounters counters{t, 0};
+    SacSampleRow(head, outputs.data(), 1, SacKey{seeds.data(), &counters, nullptr, 0}, t < 100, out, 0);
+    EXPECT_GE(actions[1], 0.0f);
+    EXPECT_LE(actions[1], 4.0f);
+    if (t >= 100) {
+      sum_sq += static_cast<double>(state[0]) * state[0];
+      sum_lag += static_cast<double>(state[0]) * previous;
+    }
+    previous = state[0];
+  }
+  const double var = sum_sq / (steps - 100), corr = sum_lag / sum_sq;
+  EXPECT_NEAR(var, 1.0, 0.15);
+  EXPECT_NEAR(corr, 0.9, 0.02);
+  // The action of the last step is the squashed draw of that noise: tanh(0 + exp(-1.5) z).
+  const double expected = std::tanh(std::exp(-1.5) * static_cast<double>(state[0]));
+  EXPECT_NEAR(actions[0], expected, 1e-5);
+}
+
 TEST(SacKernels, TheCriticLossRegressesOntoTheSoftTwinMinimumTarget) {
   // Two lanes of three rows; lane 1's temperature differs.
   const std::vector<float> rewards = {1.0f, -0.5f, 0.0f, 2.0f, 0.25f, -1.0f};
@@ -277,6 +311,21 @@ TEST(SacLearner, PolyakAveragesBothTargets) {
   }
 }
 
+TEST(SacConfig, ShippedConfigsAreTheFilesAndSacIsTheDefaultWhereItShips) {
+  for (const char* id : {"Pendulum-v1"}) {
+    const ShippedConfig* shipped = FindShippedConfig(id, "sac");
+    ASSERT_NE(shipped, nullptr) << id;
+    std::ifstream in(std::string(CUGYM_SOURCE_DIR) + "/" + shipped->path, std::ios::binary);
+    EXPECT_EQ(std::string(shipped->toml), std::string(std::istreambuf_iterator<char>(in), {})) << shipped->path;
+    TrainConfig config;
+    config.Apply(ParseToml(shipped->toml, shipped->path));
+    EXPECT_NO_THROW(config.Validate());
+    EXPECT_TRUE(config.sac());
+    // SAC before PPO where both ship (docs/sac.md, "Which agent for which env").
+    EXPECT_EQ(FindShippedConfig(id, ""), shipped);
+  }
+}
+
 TEST(SacConfig, ItsKeysReadAndEachAgentRefusesTheOthers) {
   const std::string sac = "algo = \"sac\"\nenv_id = \"Pendulum-v1\"\n";
   EXPECT_EQ(ConfigError(sac + "policy_lr = 1e-3\npolicy_frequency = 1\nalpha = 0.1\nautotune = false\n"
@@ -331,7 +380,8 @@ class SacLanes : public ::testing::TestWithParam<bool> {};
 // evaluation, bit for bit, eager and through the graph path (which replays the learning iterations).
 TEST_P(SacLanes, EachLaneTrainsAsItsSoloRun) {
   const bool graph = GetParam();
-  const TrainConfig config = SmallConfig();
+  TrainConfig config = SmallConfig();
+  config.noise_correlation = graph ? 0.9 : 0.0;  // each lane's correlated acting noise, too
   const std::vector<uint64_t> seeds = {3, 5, 7};
   ScratchDir dir("sac_lanes");
   SacAgent batch(Builtins(), config, Device::kCpu, seeds);
@@ -375,7 +425,8 @@ INSTANTIATE_TEST_SUITE_P(Paths, SacLanes, ::testing::Values(false, true),
 // Adam, the replay memory and its draws, envs and the policy's draws.
 TEST(SacAgent, AResumedRunGoesOnExactly) {
   ScratchDir dir("sac_resume");
-  const TrainConfig config = SmallConfig();
+  TrainConfig config = SmallConfig();
+  config.noise_correlation = 0.8;  // its state is in the checkpoint
   SacAgent whole(Builtins(), config, Device::kCpu);
   for (int i = 0; i < 25; ++i) whole.Iterate();
   whole.SaveCheckpoint(0, (dir / "half.ckpt").string(), LoopState{2.0, -900.0});
@@ -408,7 +459,8 @@ TEST(SacAgent, AResumedRunGoesOnExactly) {
 // Lanes kept from a batch go on as they would have in it (as their solo runs).
 TEST(SacAgent, AShrunkBatchGoesOnAsItsSoloRuns) {
   ScratchDir dir("sac_keep");
-  const TrainConfig config = SmallConfig();
+  TrainConfig config = SmallConfig();
+  config.noise_correlation = 0.8;
   SacAgent batch(Builtins(), config, Device::kCpu, {3, 5, 7});
   for (int i = 0; i < 25; ++i) batch.Iterate();
   std::unique_ptr<Agent> kept = batch.Keep({2, 0});
