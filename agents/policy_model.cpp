@@ -5,6 +5,7 @@
 
 #include "agents/policy.h"
 #include "agents/policy_model_file.h"
+#include "agents/ppo_normalizer.h"
 #include "core/build_info.h"
 #include "core/safetensors.h"
 #include "nn/checkpoint.h"
@@ -13,18 +14,6 @@ namespace cugym::agent {
 namespace {
 
 constexpr const char* kKindKey = "cugym.kind";
-
-std::vector<int64_t> Bits(const std::vector<double>& values) {
-  std::vector<int64_t> bits(values.size());
-  if (!values.empty()) std::memcpy(bits.data(), values.data(), values.size() * sizeof(double));
-  return bits;
-}
-
-std::vector<double> FromBits(const std::vector<int64_t>& bits) {
-  std::vector<double> values(bits.size());
-  if (!bits.empty()) std::memcpy(values.data(), bits.data(), bits.size() * sizeof(double));
-  return values;
-}
 
 // The info's sizes against the actor's: log_std [out] for a Gaussian, the statistics [in] or none.
 void CheckInfo(const nn::Mlp& actor, const PolicyModelInfo& info, const std::string& where) {
@@ -113,8 +102,8 @@ PolicyModelInfo ReadPolicyModelInfo(const SafetensorsFile& file, const std::stri
   const bool mean = file.Find("norm.obs_mean") != nullptr, var = file.Find("norm.obs_var") != nullptr;
   if (mean != var) throw std::invalid_argument(path + ": norm.obs_mean and norm.obs_var go together");
   if (mean) {
-    info.obs_mean = FromBits(VectorTensor(file, path, "norm.obs_mean", DType::kI64, actor.in_features()).ToI64());
-    info.obs_var = FromBits(VectorTensor(file, path, "norm.obs_var", DType::kI64, actor.in_features()).ToI64());
+    info.obs_mean = DoublesFromBits(VectorTensor(file, path, "norm.obs_mean", DType::kI64, actor.in_features()).ToI64());
+    info.obs_var = DoublesFromBits(VectorTensor(file, path, "norm.obs_var", DType::kI64, actor.in_features()).ToI64());
   }
   CheckInfo(actor, info, path);
   return info;
@@ -138,8 +127,8 @@ void SavePolicyModel(const std::string& path, const nn::Mlp& actor, const Policy
     tensors.push_back(NamedTensor::FromF32("log_std", {actor.out_features()}, info.log_std.data()));
   if (!info.obs_mean.empty()) {
     const int64_t dim = actor.in_features();
-    tensors.push_back(NamedTensor::FromI64("norm.obs_mean", {dim}, Bits(info.obs_mean).data()));
-    tensors.push_back(NamedTensor::FromI64("norm.obs_var", {dim}, Bits(info.obs_var).data()));
+    tensors.push_back(NamedTensor::FromI64("norm.obs_mean", {dim}, DoubleBits(info.obs_mean).data()));
+    tensors.push_back(NamedTensor::FromI64("norm.obs_var", {dim}, DoubleBits(info.obs_var).data()));
   }
   WriteSafetensors(path, tensors, metadata);
 }

@@ -280,10 +280,9 @@ CUGYM_HD inline double PolicyUniform(uint64_t seed, int64_t step, int64_t env) {
   return UnitFromBits(PolicyBlock(seed, step, env, 0).v[0]);
 }
 
-// Standard normals 2 pair and 2 pair + 1 of (seed, step, env), by Box-Muller from block `pair`:
-// r = sqrt(-2 ln u1) with u1 in (0, 1] (so |z| <= 6.7), angle 2 pi u2 through core's SinCos.
-CUGYM_HD inline void NormalPair(uint64_t seed, int64_t step, int64_t env, uint32_t pair, double* z0, double* z1) {
-  const U32x4 bits = PolicyBlock(seed, step, env, pair);
+// Two standard normals from a block's first two words, by Box-Muller: r = sqrt(-2 ln u1) with u1
+// in (0, 1] (so |z| <= 6.7), angle 2 pi u2 through core's SinCos.
+CUGYM_HD inline void BoxMuller(const U32x4& bits, double* z0, double* z1) {
   const double u1 = (static_cast<double>(bits.v[0]) + 1.0) * (1.0 / 4294967296.0);
   const double radius = sqrt(-2.0 * PpoLog(u1));
   const float angle = static_cast<float>(6.283185307179586 * UnitFromBits(bits.v[1]));
@@ -291,6 +290,11 @@ CUGYM_HD inline void NormalPair(uint64_t seed, int64_t step, int64_t env, uint32
   SinCos(angle, &s, &c);
   *z0 = radius * static_cast<double>(c);
   *z1 = radius * static_cast<double>(s);
+}
+
+// Standard normals 2 pair and 2 pair + 1 of (seed, step, env), by Box-Muller from block `pair`.
+CUGYM_HD inline void NormalPair(uint64_t seed, int64_t step, int64_t env, uint32_t pair, double* z0, double* z1) {
+  BoxMuller(PolicyBlock(seed, step, env, pair), z0, z1);
 }
 
 // What a rollout step's sampling writes.

@@ -18,18 +18,6 @@ Buffer<double> Filled(Device device, int64_t size, double value) {
   return buffer;
 }
 
-std::vector<int64_t> Bits(const std::vector<double>& values) {
-  std::vector<int64_t> bits(values.size());
-  if (!values.empty()) std::memcpy(bits.data(), values.data(), values.size() * sizeof(double));
-  return bits;
-}
-
-std::vector<double> FromBits(const std::vector<int64_t>& bits) {
-  std::vector<double> values(bits.size());
-  if (!bits.empty()) std::memcpy(values.data(), bits.data(), bits.size() * sizeof(double));
-  return values;
-}
-
 double At(const Buffer<double>& buffer, int64_t i) { return buffer.ToHost(i, 1).front(); }
 
 void Set(Buffer<double>& buffer, int64_t i, double value) { buffer.FromHost(&value, 1, i); }
@@ -74,12 +62,12 @@ void PpoNormalizers::CheckLane(int64_t lane) const {
 void PpoNormalizers::Save(int64_t lane, CheckpointWriter& out) const {
   CheckLane(lane);
   if (observations_) {
-    out.Ints("norm.obs_mean", Bits(obs_mean_.ToHost(lane * obs_dim_, obs_dim_)));
-    out.Ints("norm.obs_var", Bits(obs_var_.ToHost(lane * obs_dim_, obs_dim_)));
+    out.Ints("norm.obs_mean", DoubleBits(obs_mean_.ToHost(lane * obs_dim_, obs_dim_)));
+    out.Ints("norm.obs_var", DoubleBits(obs_var_.ToHost(lane * obs_dim_, obs_dim_)));
     out.Real("cugym.norm.obs_count", At(obs_count_, lane));
   }
   if (rewards_) {
-    out.Ints("norm.returns", Bits(returns_.ToHost(lane * n_, n_)));
+    out.Ints("norm.returns", DoubleBits(returns_.ToHost(lane * n_, n_)));
     out.Real("cugym.norm.return_mean", At(return_mean_, lane));
     out.Real("cugym.norm.return_var", At(return_var_, lane));
     out.Real("cugym.norm.return_count", At(return_count_, lane));
@@ -89,15 +77,15 @@ void PpoNormalizers::Save(int64_t lane, CheckpointWriter& out) const {
 void PpoNormalizers::Load(int64_t lane, const CheckpointReader& in) {
   CheckLane(lane);
   if (observations_) {
-    const std::vector<double> mean = FromBits(in.Int64s("norm.obs_mean", obs_dim_));
-    const std::vector<double> var = FromBits(in.Int64s("norm.obs_var", obs_dim_));
+    const std::vector<double> mean = DoublesFromBits(in.Int64s("norm.obs_mean", obs_dim_));
+    const std::vector<double> var = DoublesFromBits(in.Int64s("norm.obs_var", obs_dim_));
     const double count = in.Real("cugym.norm.obs_count");
     obs_mean_.FromHost(mean.data(), mean.size(), lane * obs_dim_);
     obs_var_.FromHost(var.data(), var.size(), lane * obs_dim_);
     Set(obs_count_, lane, count);
   }
   if (rewards_) {
-    const std::vector<double> returns = FromBits(in.Int64s("norm.returns", n_));
+    const std::vector<double> returns = DoublesFromBits(in.Int64s("norm.returns", n_));
     const double mean = in.Real("cugym.norm.return_mean"), var = in.Real("cugym.norm.return_var");
     const double count = in.Real("cugym.norm.return_count");
     returns_.FromHost(returns.data(), returns.size(), lane * n_);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "agents/normalizer_kernels.h"
@@ -22,6 +23,19 @@ namespace cugym::agent {
 
 class CheckpointWriter;
 class CheckpointReader;
+
+// Doubles as the int64 bit patterns checkpoints and model files keep them in (safetensors has
+// F64, but I64 tensors read back bit for bit everywhere), and back.
+inline std::vector<int64_t> DoubleBits(const std::vector<double>& values) {
+  std::vector<int64_t> bits(values.size());
+  if (!values.empty()) std::memcpy(bits.data(), values.data(), values.size() * sizeof(double));
+  return bits;
+}
+inline std::vector<double> DoublesFromBits(const std::vector<int64_t>& bits) {
+  std::vector<double> values(bits.size());
+  if (!bits.empty()) std::memcpy(values.data(), bits.data(), bits.size() * sizeof(double));
+  return values;
+}
 
 class PpoNormalizers {
  public:

@@ -41,6 +41,8 @@ SacAgent::SacAgent(const Registry& registry, const TrainConfig& config, std::vec
   config_.seed = seeds.front();
   if (!config_.sac()) throw std::invalid_argument("SacAgent: the config's algo is \"" + config_.algo + "\"");
   const EnvSpec& spec = BoxSpec(registry, config_.env_id);
+  if (config_.conv_channels > 0)
+    throw std::invalid_argument("conv_channels: SAC's networks take flat observations (set it to 0)");
   const auto k = static_cast<int64_t>(seeds.size());
   const std::string refused = Unbatchable(registry, config_, static_cast<int>(k));
   if (!refused.empty()) throw std::invalid_argument(refused);
@@ -59,10 +61,17 @@ SacAgent::SacAgent(const Registry& registry, const TrainConfig& config, std::vec
   o.action_dim = action_dim_;
   o.hidden_sizes = config_.hidden_sizes;
   o.max_batch = static_cast<int>(std::max({n_, b, config_.eval_episodes}));
+  o.layer_norm = config_.layer_norm;
+  for (nn::AdamOptions* adam : {&o.actor_adam, &o.critic_adam}) {
+    adam->eps = config_.adam_eps;
+    adam->max_grad_norm = config_.max_grad_norm;
+    adam->rectified = config_.optimizer == "radam";
+    // Each optimizer's rate falls to 0 over its own updates: the planned critic updates, and the
+    // actor's as many (policy_frequency actor steps after every policy_frequency-th).
+    if (config_.anneal_lr) adam->lr_decay_updates = std::max<int64_t>(config_.PlannedUpdates(), 1);
+  }
   o.actor_adam.lr = config_.policy_lr;
-  o.actor_adam.eps = config_.adam_eps;
   o.critic_adam.lr = config_.learning_rate;
-  o.critic_adam.eps = config_.adam_eps;
   o.alpha = config_.alpha;
   o.autotune = config_.autotune;
   o.seed = seeds.front();

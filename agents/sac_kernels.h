@@ -77,14 +77,7 @@ CUGYM_HD inline void SacNormalPair(uint64_t seed, int64_t step, int64_t row, uin
   const uint64_t s = static_cast<uint64_t>(step);
   const U32x4 counter{{pair, static_cast<uint32_t>(row), static_cast<uint32_t>(s),
                        static_cast<uint32_t>(s >> 32) ^ (0x53414300u + tag) /* "SAC" and the tag */}};
-  const U32x4 bits = Philox4x32(counter, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
-  const double u1 = (static_cast<double>(bits.v[0]) + 1.0) * (1.0 / 4294967296.0);
-  const double radius = sqrt(-2.0 * PpoLog(u1));
-  const float angle = static_cast<float>(6.283185307179586 * UnitFromBits(bits.v[1]));
-  float s_angle, c_angle;
-  SinCos(angle, &s_angle, &c_angle);
-  *z0 = radius * static_cast<double>(c_angle);
-  *z1 = radius * static_cast<double>(s_angle);
+  BoxMuller(Philox4x32(counter, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)), z0, z1);
 }
 
 // Row e of `lanes` lanes of `rows` rows: a draw from the policy of the actor's outputs row e

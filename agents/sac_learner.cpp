@@ -19,6 +19,7 @@ nn::MlpOptions NetworkOptions(const SacLearnerOptions& o, uint64_t seed, bool tr
   m.replicas = o.replicas;
   m.trainable = trainable;
   m.input_gradient = input_gradient;
+  m.layer_norm = o.layer_norm;
   return m;
 }
 
@@ -27,6 +28,12 @@ std::vector<int> Sizes(int in, const std::vector<int>& hidden, int out) {
   sizes.insert(sizes.end(), hidden.begin(), hidden.end());
   sizes.push_back(out);
   return sizes;
+}
+
+// The temperature's Adam: the critics' settings without gradient clipping (one scalar per replica).
+nn::AdamOptions Unclipped(nn::AdamOptions adam) {
+  adam.max_grad_norm = 0.0;
+  return adam;
 }
 
 // Each network's weights from a seed of its own, drawn from the run's.
@@ -50,7 +57,7 @@ SacLearner::SacLearner(std::shared_ptr<nn::Backend> backend, const SacLearnerOpt
       actor_adam_(backend_, actor_.parameters().size(), options.actor_adam, options.replicas),
       q1_adam_(backend_, q1_.parameters().size(), options.critic_adam, options.replicas),
       q2_adam_(backend_, q2_.parameters().size(), options.critic_adam, options.replicas),
-      alpha_adam_(backend_, options.replicas, options.critic_adam, options.replicas) {
+      alpha_adam_(backend_, options.replicas, Unclipped(options.critic_adam), options.replicas) {
   const int k = options.replicas;
   if (options.obs_dim < 1 || options.action_dim < 1)
     throw std::invalid_argument("SacLearner: observation and action sizes must be >= 1");

@@ -456,6 +456,29 @@ TEST(SacAgent, AResumedRunGoesOnExactly) {
   EXPECT_NE(ToHost(refilled.learner().actor().parameters()), before);
 }
 
+// The shared optimizer keys reach SAC's three optimizers: anneal_lr, optimizer, max_grad_norm and
+// layer_norm each change the run.
+TEST(SacAgent, TheSharedOptimizerKeysChangeItsRun) {
+  ScratchDir dir("sac_optimizer_keys");
+  const auto model = [&](const TrainConfig& c, const std::string& name) {
+    SacAgent agent(Builtins(), c, Device::kCpu);
+    for (int i = 0; i < 30; ++i) agent.Iterate();
+    agent.SaveModel(0, (dir / name).string());
+    return FileBytes(dir / name);
+  };
+  TrainConfig c = SmallConfig();
+  c.total_steps = 100;
+  const std::string plain = model(c, "plain.safetensors");
+  for (int change = 0; change < 4; ++change) {
+    TrainConfig changed = c;
+    if (change == 0) changed.anneal_lr = true;
+    if (change == 1) changed.optimizer = "radam";
+    if (change == 2) changed.max_grad_norm = 0.01;
+    if (change == 3) changed.layer_norm = true;
+    EXPECT_NE(model(changed, "changed.safetensors"), plain) << "change " << change;
+  }
+}
+
 // Lanes kept from a batch go on as they would have in it (as their solo runs).
 TEST(SacAgent, AShrunkBatchGoesOnAsItsSoloRuns) {
   ScratchDir dir("sac_keep");
@@ -526,6 +549,9 @@ TEST(SacAgent, RefusesWhatDoesNotFit) {
   TrainConfig c = SmallConfig();
   c.env_id = "CartPole-v1";
   EXPECT_EQ(MakeError(c), "SAC needs a flat Box of actions, but CartPole-v1 has Discrete(2) actions");
+  c = SmallConfig();
+  c.conv_channels = 8;
+  EXPECT_EQ(MakeError(c), "conv_channels: SAC's networks take flat observations (set it to 0)");
   EXPECT_THROW(DqnAgent(Builtins(), SmallConfig(), Device::kCpu), std::invalid_argument);
   // A SAC checkpoint is not resumed as PPO, nor a PPO one as SAC.
   ScratchDir dir("sac_refuse");
