@@ -24,7 +24,9 @@
 #   racecheck  compute-sanitizer racecheck over the same cases (needs the build part's tests)
 #   speed-more every other env's speed, nn updates/s on both devices
 #   dqn-more   Acrobot (8 seeds, and 64 in lockstep), MountainCar (4), a CartPole run on the CPU,
-#              PQN's CartPole (8) and MinAtar Breakout (1) configs on cuda, judged
+#              PQN's CartPole (8) and MinAtar Breakout (1) configs on cuda, PPO's CartPole config
+#              over 1,024 seeds in lockstep (goal 30 s) and SAC's Pendulum over 1,024 (its time
+#              reported), judged
 # Options: --dry-run  print the probe and every command the parts would run, run none of them
 #          --rehearse no GPU needed: cpu wherever cuda, 1/64 of the env counts, fewer seeds; checks
 #                     the script itself (its parsing and judging) on a machine without a GPU
@@ -664,6 +666,14 @@ part_dqn_more() {
   train_seeds cartpole_pqn "$dev" "${seeds[@]}"
   if [ "$rehearse" -eq 0 ] && have_minatar; then train_seeds minatar_breakout_pqn "$dev" 1; fi
   wait_trainings
+  # PPO's CartPole (issue 41's goal: 1,024 seeds in lockstep in 30 s, 95% solved) and SAC's
+  # Pendulum (issue 42: 1,024 seeds in lockstep, the time reported), each alone on the GPU.
+  local ppo_batch=1024
+  [ "$rehearse" -eq 0 ] || ppo_batch=2
+  train_batch cartpole_ppo "$dev" "1-$ppo_batch" 90
+  wait_trainings
+  train_batch pendulum_sac "$dev" "1-$ppo_batch" "$train_limit"
+  wait_trainings
   local dqn_s=$((SECONDS - t0))
   [ "$dry" -eq 0 ] || return 0
   [ -z "${OUT:-}" ] || tar -czf "$OUT/dqn-more-runs.tgz" -C "$build_dir" --exclude='*.safetensors' dqn 2>/dev/null || true
@@ -678,7 +688,11 @@ part_dqn_more() {
   # (Breakout's run is started only where the plugin was built, and never in a rehearsal.)
   [ ! -f "$dqn_dir/minatar_breakout_pqn-$dev-1.log" ] || bars+=(--bar "minatar_breakout_pqn-$dev:10:0")
   [ "$rehearse" -eq 1 ] || bars+=(--bar "cartpole-cpu:475:0")
-  $report dqn --dqn-dir "$dqn_dir" --limit "$train_limit" "${bars[@]}" --batch "acrobot-$dev-batch:acrobot-$dev:lockstep"
+  local ppo_goal=:30
+  [ "$rehearse" -eq 0 ] || ppo_goal=""
+  $report dqn --dqn-dir "$dqn_dir" --limit "$train_limit" "${bars[@]}" --batch "acrobot-$dev-batch:acrobot-$dev:lockstep" \
+    --batch "cartpole_ppo-$dev-batch:cartpole_ppo-$dev:lockstep$ppo_goal" \
+    --batch "pendulum_sac-$dev-batch:pendulum_sac-$dev:lockstep:report"
 }
 
 # ---- python: the package with CUDA, and its tests ----------------------------------------------------
