@@ -141,8 +141,7 @@ class AgentOps {
  private:
   virtual void DoWriteTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
                                   const float* rewards, const float* next_obs, const float* final_obs,
-                                  const uint8_t* terminated, const uint8_t* truncated,
-                                  const float* action_values) = 0;
+                                  const uint8_t* terminated, const uint8_t* truncated, const float* action_values) = 0;
 };
 
 std::unique_ptr<AgentOps> MakeCpuAgentOps();

@@ -22,8 +22,8 @@ struct PolicyModelInfo {
   std::string algo = "ppo";  // "ppo" or "sac": who wrote it
   std::string env_id;
   int64_t global_step = 0;
-  bool gaussian = false;                  // false: categorical over the logits; true: diagonal Gaussian over the means
-  bool squash = false;                    // gaussian: tanh(mean) rescaled to the Box (else the mean clipped to the Box)
+  bool gaussian = false;  // false: categorical over the logits; true: diagonal Gaussian over the means
+  bool squash = false;    // gaussian: tanh(mean) rescaled to the Box (else the mean clipped to the Box)
   // gaussian: the actor's outputs are the means, then as many log standard deviations (SAC's
   // state-dependent ones, metadata cugym.log_std = "state"); the action is the means' alone.
   bool state_log_std = false;

@@ -22,8 +22,9 @@ void CheckInfo(const nn::Mlp& actor, const PolicyModelInfo& info, const std::str
     throw std::invalid_argument(where + ": algo '" + info.algo + "' (expected ppo or sac)");
   if (info.state_log_std) {
     if (!info.gaussian || out % 2 != 0 || !info.log_std.empty())
-      throw std::invalid_argument(where + ": a state-dependent log_std needs a gaussian policy whose actor has an even "
-                                          "number of outputs (means, then log-stds), and no log_std tensor");
+      throw std::invalid_argument(where +
+                                  ": a state-dependent log_std needs a gaussian policy whose actor has an even "
+                                  "number of outputs (means, then log-stds), and no log_std tensor");
   } else if (info.gaussian && info.log_std.size() != out) {
     throw std::invalid_argument(where + ": log_std has " + std::to_string(info.log_std.size()) +
                                 " entries, the actor has " + std::to_string(out) + " outputs");
@@ -63,8 +64,7 @@ bool ParseBool(const SafetensorsFile& file, const std::string& path, const std::
 
 void CheckPolicyModelKind(const SafetensorsFile& file, const std::string& path) {
   const std::string kind = Meta(file, kKindKey, "");
-  if (kind == "mlp")
-    throw std::invalid_argument(path + " is a Q-network model (cugym.kind mlp), not a policy file");
+  if (kind == "mlp") throw std::invalid_argument(path + " is a Q-network model (cugym.kind mlp), not a policy file");
   const std::string algo = Meta(file, "cugym.algo", "");
   if (kind != kPolicyModelKind || (algo != "ppo" && algo != "sac"))
     throw std::invalid_argument(path + " is not a PPO or SAC policy file (cugym.kind '" + kind + "', cugym.algo '" +
@@ -98,11 +98,13 @@ PolicyModelInfo ReadPolicyModelInfo(const SafetensorsFile& file, const std::stri
   info.gaussian = PolicyModelIsGaussian(file, path);
   info.squash = ParseBool(file, path, "cugym.squash");
   info.obs_clip = ParseMetadataNumber(Meta(file, "cugym.norm.obs_clip", "10"), path + ": metadata cugym.norm.obs_clip");
-  if (info.gaussian && !info.state_log_std) info.log_std = VectorTensor(file, path, "log_std", DType::kF32, actor.out_features()).ToF32();
+  if (info.gaussian && !info.state_log_std)
+    info.log_std = VectorTensor(file, path, "log_std", DType::kF32, actor.out_features()).ToF32();
   const bool mean = file.Find("norm.obs_mean") != nullptr, var = file.Find("norm.obs_var") != nullptr;
   if (mean != var) throw std::invalid_argument(path + ": norm.obs_mean and norm.obs_var go together");
   if (mean) {
-    info.obs_mean = DoublesFromBits(VectorTensor(file, path, "norm.obs_mean", DType::kI64, actor.in_features()).ToI64());
+    info.obs_mean =
+        DoublesFromBits(VectorTensor(file, path, "norm.obs_mean", DType::kI64, actor.in_features()).ToI64());
     info.obs_var = DoublesFromBits(VectorTensor(file, path, "norm.obs_var", DType::kI64, actor.in_features()).ToI64());
   }
   CheckInfo(actor, info, path);

@@ -141,7 +141,7 @@ struct PolicyHead {
   bool squash = false;             // Gaussian: a = tanh(u)
   const float* low = nullptr;      // Gaussian: [out] the Box's bounds, or nullptr for none
   const float* high = nullptr;
-  int stride = 0;                  // floats per row of the actor's outputs (0: out); SAC's actor has 2 out
+  int stride = 0;  // floats per row of the actor's outputs (0: out); SAC's actor has 2 out
 };
 
 // The log-partition of a row of logits, computed stably: log p_j = x_j - max - log_sum, with

@@ -75,7 +75,8 @@ CUGYM_HD inline void AddTransition(const ReplayArrays& r, int64_t i, const float
     r.next_obs[row * r.obs_dim + k] = next[i * r.obs_dim + k];
   }
   if (r.action_dim > 0) {
-    for (int k = 0; k < r.action_dim; ++k) r.action_values[row * r.action_dim + k] = action_values[i * r.action_dim + k];
+    for (int k = 0; k < r.action_dim; ++k)
+      r.action_values[row * r.action_dim + k] = action_values[i * r.action_dim + k];
   } else {
     r.actions[row] = actions[i];
   }
@@ -185,7 +186,8 @@ CUGYM_HD inline void SampleLaneTransition(const ReplayArrays& r, const Minibatch
     b.next_obs[j * r.obs_dim + k] = r.next_obs[last * r.obs_dim + k];
   }
   if (r.action_dim > 0) {
-    for (int k = 0; k < r.action_dim; ++k) b.action_values[j * r.action_dim + k] = r.action_values[row * r.action_dim + k];
+    for (int k = 0; k < r.action_dim; ++k)
+      b.action_values[j * r.action_dim + k] = r.action_values[row * r.action_dim + k];
   } else {
     b.actions[j] = r.actions[row];
   }

@@ -38,8 +38,8 @@ struct ReplayOptions {
 };
 
 // The bytes a ReplayMemory of `options` allocates: per transition two observations, the reward,
-// terminal flag, action and end flag (8 obs_dim + 13 bytes, and 4 action_dim for continuous actions), the priority tree (8 bytes per leaf,
-// leaves the capacity rounded up to a power of two), and the minibatch buffers; all per lane.
+// terminal flag, action and end flag (8 obs_dim + 13 bytes, and 4 action_dim for continuous actions), the priority tree
+// (8 bytes per leaf, leaves the capacity rounded up to a power of two), and the minibatch buffers; all per lane.
 int64_t ReplayBytes(const ReplayOptions& options);
 
 class ReplayMemory {
@@ -84,10 +84,10 @@ class ReplayMemory {
   const float* batch_next_obs() const { return batch_next_obs_.data(); }
   const int32_t* batch_actions() const { return batch_actions_.data(); }
   const float* batch_action_values() const { return batch_action_values_.data(); }  // continuous actions
-  const float* batch_rewards() const { return batch_rewards_.data(); }      // n-step returns
-  const float* batch_bootstrap() const { return batch_bootstrap_.data(); }  // gamma^k or 0
-  const float* batch_weights() const { return batch_weights_.data(); }      // prioritized: importance weights
-  float* td_errors() { return td_errors_.data(); }                          // prioritized: the learner writes them
+  const float* batch_rewards() const { return batch_rewards_.data(); }              // n-step returns
+  const float* batch_bootstrap() const { return batch_bootstrap_.data(); }          // gamma^k or 0
+  const float* batch_weights() const { return batch_weights_.data(); }              // prioritized: importance weights
+  float* td_errors() { return td_errors_.data(); }  // prioritized: the learner writes them
 
   // The draw counter (minibatches sampled so far, keying the sampling RNG); a checkpoint holds it
   // with the loop's counters, replay memory or not.
@@ -120,12 +120,12 @@ class ReplayMemory {
   Buffer<uint8_t> ends_;
   Buffer<int32_t> actions_;
   Buffer<float> action_values_, batch_action_values_;  // continuous actions
-  Buffer<int64_t> size_dev_;     // [1] transitions stored, kept by the insertion kernel
-  Buffer<int64_t> head_dev_;     // [1] next row to write, kept by the insertion kernel
-  Buffer<uint32_t> draws_;       // [1] minibatches sampled (keys the sampling RNG)
-  Buffer<uint64_t> lane_seeds_;  // [lanes] after SetLaneSeeds
-  int64_t head_ = 0;             // host mirror of head_dev_
-  int64_t size_ = 0;             // host mirror of size_dev_
+  Buffer<int64_t> size_dev_;                           // [1] transitions stored, kept by the insertion kernel
+  Buffer<int64_t> head_dev_;                           // [1] next row to write, kept by the insertion kernel
+  Buffer<uint32_t> draws_;                             // [1] minibatches sampled (keys the sampling RNG)
+  Buffer<uint64_t> lane_seeds_;                        // [lanes] after SetLaneSeeds
+  int64_t head_ = 0;                                   // host mirror of head_dev_
+  int64_t size_ = 0;                                   // host mirror of size_dev_
   Buffer<float> batch_obs_, batch_next_obs_, batch_rewards_, batch_bootstrap_;
   Buffer<int32_t> batch_actions_;
   // Prioritized replay: the sum tree (2 x tree_.leaves per lane), its largest leaf and the

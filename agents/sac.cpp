@@ -18,8 +18,8 @@ nn::ConstBatchView Rows(const float* data, int64_t rows, int64_t cols, Device de
 const EnvSpec& BoxSpec(const Registry& registry, const std::string& id) {
   const EnvSpec& spec = registry.Get(id).spec;
   if (spec.action_space.is_discrete() || spec.action_space.shape.size() != 1)
-    throw std::invalid_argument("SAC needs a flat Box of actions, but " + id + " has " +
-                                spec.action_space.ToString() + " actions");
+    throw std::invalid_argument("SAC needs a flat Box of actions, but " + id + " has " + spec.action_space.ToString() +
+                                " actions");
   for (std::size_t k = 0; k < spec.action_space.low.size(); ++k)
     if (!std::isfinite(spec.action_space.low[k]) || !std::isfinite(spec.action_space.high[k]))
       throw std::invalid_argument("SAC scales its actions to the Box's bounds, but " + id + "'s are not finite");
@@ -187,8 +187,8 @@ void SacAgent::Collect(bool random) {
     out.noise_state = noise_state_.data();
     out.rho = config_.noise_correlation;
   }
-  ops_->SacSamplePolicy(head(), outputs, lanes(), n_, SacKey{lanes_->seeds_dev(), counters_dev_.data(), nullptr, kActTag},
-                        random, out);
+  ops_->SacSamplePolicy(head(), outputs, lanes(), n_,
+                        SacKey{lanes_->seeds_dev(), counters_dev_.data(), nullptr, kActTag}, random, out);
   env.Step(actions_.data());
   replay_->Insert(*ops_, n_, obs_.data(), nullptr, env.rewards(), env.obs(), env.final_obs(), env.terminated(),
                   env.truncated(), actions_.data());

@@ -69,9 +69,9 @@ class SacAgent final : public Agent {
            std::shared_ptr<nn::Backend> backend);
   // What one iteration queues after its vector step, decided on the host.
   struct IterationPlan {
-    bool random = true;         // uniform random actions (before learning_starts)
-    int64_t updates = 0;        // critic updates
-    std::vector<bool> actor;    // per critic update: whether the actor steps after it
+    bool random = true;       // uniform random actions (before learning_starts)
+    int64_t updates = 0;      // critic updates
+    std::vector<bool> actor;  // per critic update: whether the actor steps after it
   };
   IterationPlan PlanIteration();
   bool IterationGraphFits(const IterationPlan& plan) const;

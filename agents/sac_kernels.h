@@ -26,7 +26,7 @@ inline constexpr double kSacLogStdMin = -5.0, kSacLogStdMax = 2.0;
 // the 1e-6 CleanRL's (and the original implementation's) guard against log 0.
 struct SacHead {
   int dims = 0;
-  const float* low = nullptr;   // [dims] the Box's bounds, device arrays
+  const float* low = nullptr;  // [dims] the Box's bounds, device arrays
   const float* high = nullptr;
 };
 
@@ -61,9 +61,9 @@ CUGYM_HD inline double SacActingNoise(const SacSample& out, int dims, int64_t e,
 // update), the row within the lane, and the pair of dimensions; `tag` tells apart the draws made at
 // one step (acting, the targets' next actions, each of the actor's updates).
 struct SacKey {
-  const uint64_t* seeds = nullptr;          // [lanes]
-  const StepCounters* counters = nullptr;   // step = counters->vector_steps, or ...
-  const uint32_t* draws = nullptr;          // ... step = *draws
+  const uint64_t* seeds = nullptr;         // [lanes]
+  const StepCounters* counters = nullptr;  // step = counters->vector_steps, or ...
+  const uint32_t* draws = nullptr;         // ... step = *draws
   uint32_t tag = 0;
 };
 
@@ -163,13 +163,13 @@ struct SacCriticBatch {
   const float* next_log_probs = nullptr;  // [lanes rows] log pi(a' | s')
   const float* target_q1 = nullptr;       // [lanes rows] Q1'(s', a')
   const float* target_q2 = nullptr;
-  const float* q1 = nullptr;              // [lanes rows] Q1(s, a)
+  const float* q1 = nullptr;  // [lanes rows] Q1(s, a)
   const float* q2 = nullptr;
-  const float* log_alpha = nullptr;       // [lanes]
-  float* grad_q1 = nullptr;               // [lanes rows] dL/dQ1
+  const float* log_alpha = nullptr;  // [lanes]
+  float* grad_q1 = nullptr;          // [lanes rows] dL/dQ1
   float* grad_q2 = nullptr;
-  float* stats = nullptr;                 // [lanes][kSacStats]: the critic's entries
-  double* row_terms = nullptr;            // scratch [lanes rows][3]
+  float* stats = nullptr;       // [lanes][kSacStats]: the critic's entries
+  double* row_terms = nullptr;  // scratch [lanes rows][3]
   int64_t lanes = 1, rows = 0;
 };
 
@@ -204,20 +204,20 @@ CUGYM_HD inline void SacCriticReduce(const SacCriticBatch& b, int64_t lane) {
 // taken from them (SacSampleRow with noise), the twin critics at (s, a) and their gradients with
 // respect to a.
 struct SacActorBatch {
-  const float* outputs = nullptr;     // [lanes rows][2 dims] the actor's means and raw log-stds
-  const float* noise = nullptr;       // [lanes rows][dims] z
-  const float* log_probs = nullptr;   // [lanes rows] log pi(a)
-  const float* q1 = nullptr;          // [lanes rows] Q1(s, a)
+  const float* outputs = nullptr;    // [lanes rows][2 dims] the actor's means and raw log-stds
+  const float* noise = nullptr;      // [lanes rows][dims] z
+  const float* log_probs = nullptr;  // [lanes rows] log pi(a)
+  const float* q1 = nullptr;         // [lanes rows] Q1(s, a)
   const float* q2 = nullptr;
   const float* q1_input_grad = nullptr;  // [lanes rows][obs_dim + dims] dQ1-term/d(s, a) from the backward
   const float* q2_input_grad = nullptr;
-  const float* log_alpha = nullptr;   // [lanes]
-  float* grad_q1 = nullptr;           // [lanes rows] what the critics' backward starts from
+  const float* log_alpha = nullptr;  // [lanes]
+  float* grad_q1 = nullptr;          // [lanes rows] what the critics' backward starts from
   float* grad_q2 = nullptr;
-  float* grad_outputs = nullptr;      // [lanes rows][2 dims] dL/d(actor outputs)
-  float* grad_log_alpha = nullptr;    // [lanes] d(alpha loss)/dlog_alpha
-  float* stats = nullptr;             // [lanes][kSacStats]: the actor's entries
-  double* row_terms = nullptr;        // scratch [lanes rows][2]
+  float* grad_outputs = nullptr;    // [lanes rows][2 dims] dL/d(actor outputs)
+  float* grad_log_alpha = nullptr;  // [lanes] d(alpha loss)/dlog_alpha
+  float* stats = nullptr;           // [lanes][kSacStats]: the actor's entries
+  double* row_terms = nullptr;      // scratch [lanes rows][2]
   int obs_dim = 0;
   double target_entropy = 0.0;
   int64_t lanes = 1, rows = 0;

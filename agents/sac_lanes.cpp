@@ -136,7 +136,8 @@ std::vector<LoopState> SacAgent::LoadCheckpoints(const std::vector<std::unique_p
   const CheckpointReader& first = *in.front();
   const bool with_replay = first.Text("cugym.with_replay") == "true";
   for (const auto& r : in)
-    if (r->Int("cugym.updates") != first.Int("cugym.updates") || r->Text("cugym.with_replay") != first.Text("cugym.with_replay"))
+    if (r->Int("cugym.updates") != first.Int("cugym.updates") ||
+        r->Text("cugym.with_replay") != first.Text("cugym.with_replay"))
       throw std::invalid_argument(r->path() + ": not of the same update or replay memory as " + first.path());
   iteration_graph_.Drop();
   lanes_->Forget();

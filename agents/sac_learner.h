@@ -26,8 +26,8 @@ struct SacLearnerOptions {
   int obs_dim = 0;
   int action_dim = 0;
   std::vector<int> hidden_sizes;
-  int max_batch = 1;  // most rows per replica one call takes (minibatch, envs, eval envs)
-  bool layer_norm = false;  // a LayerNorm before every hidden ReLU of all five networks
+  int max_batch = 1;                        // most rows per replica one call takes (minibatch, envs, eval envs)
+  bool layer_norm = false;                  // a LayerNorm before every hidden ReLU of all five networks
   nn::AdamOptions actor_adam, critic_adam;  // critic_adam also steps log_alpha
   double alpha = 0.2;                       // the temperature's start
   bool autotune = true;

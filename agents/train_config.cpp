@@ -230,11 +230,11 @@ constexpr const char* kQKeys[] = {"buffer_size",
                                   "q_lambda",
                                   "reward_scale"};
 
-constexpr const char* kSacKeys[] = {"policy_lr", "policy_frequency", "alpha", "autotune", "target_entropy_per_dim",
-                                    "noise_correlation"};
+constexpr const char* kSacKeys[] = {"policy_lr", "policy_frequency",       "alpha",
+                                    "autotune",  "target_entropy_per_dim", "noise_correlation"};
 // The Q-learners' keys that SAC's replay memory and critics read too.
-constexpr const char* kReplayKeys[] = {"buffer_size", "batch_size", "tau", "learning_starts", "replay_ratio",
-                                       "save_replay"};
+constexpr const char* kReplayKeys[] = {"buffer_size",     "batch_size",   "tau",
+                                       "learning_starts", "replay_ratio", "save_replay"};
 
 void RequireOwnKeys(const TrainConfig& config) {
   static const TrainConfig defaults;
@@ -425,7 +425,7 @@ TrainConfig ResolveTrainConfig(const Registry& registry, const TrainConfigSource
     const std::string env = !source.env_id.empty() ? source.env_id : config.env_id;
     registry.Get(env);  // an unknown id is the only thing said
     // An algorithm asked for among the overrides picks its own tuned config (--set algo=pqn);
-    // otherwise the env's default (FindShippedConfig): DQN's where one ships, else PPO's.
+    // otherwise the env's default (FindShippedConfig): DQN's where one ships, else SAC's, else PPO's.
     auto algo = source.overrides.find("algo");
     const std::string wanted =
         algo != source.overrides.end() && algo->second.kind == TomlValue::Kind::kString ? algo->second.text : "";

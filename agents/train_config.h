@@ -101,9 +101,9 @@ struct TrainConfig {
   // step, tau for both target critics after every critic update, gamma); learning_rate is the
   // critics' and the temperature's, policy_lr the actor's. CleanRL's sac_continuous_action.py's defaults.
   double policy_lr = 3e-4;
-  int64_t policy_frequency = 2;         // critic updates per actor update; each takes this many actor steps
-  double alpha = 0.2;                   // the entropy temperature's start (fixed without autotune)
-  bool autotune = true;                 // learn the temperature so that the entropy nears the target
+  int64_t policy_frequency = 2;          // critic updates per actor update; each takes this many actor steps
+  double alpha = 0.2;                    // the entropy temperature's start (fixed without autotune)
+  bool autotune = true;                  // learn the temperature so that the entropy nears the target
   double target_entropy_per_dim = -1.0;  // the target entropy, per action dimension (-|A| in all)
   double noise_correlation = 0.0;        // acting noise per env as AR(1) with this rho (0: white, CleanRL's)
 

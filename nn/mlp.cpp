@@ -427,7 +427,7 @@ void Mlp::Backward(BatchView dy, bool last_bias_grad_ready) {
                        : has_conv() ? conv_y
                                     : train_x_;
     ConstBatchView y(activations_[l], n, sizes_[l + 1], device());
-    BatchView dx = l > 0 || has_conv() ? BatchView(ping_[next], n, linear_in(l), device())
+    BatchView dx = l > 0 || has_conv()      ? BatchView(ping_[next], n, linear_in(l), device())
                    : input_grad_ != nullptr ? BatchView(input_grad_, n, sizes_.front(), device())
                                             : BatchView();
     const bool last = l == num_layers() - 1;

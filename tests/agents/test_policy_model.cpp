@@ -168,12 +168,11 @@ TEST(PolicyModel, RoundTripsAGaussianActorWithItsNormalizerBitForBit) {
                                              "log_std", "norm.obs_mean", "norm.obs_var"}));
   EXPECT_EQ(file.Find("log_std")->dtype, DType::kF32);
   EXPECT_EQ(file.Find("norm.obs_mean")->dtype, DType::kI64);
-  const SafetensorsMetadata expected = {{"cugym.kind", "policy"},        {"cugym.algo", "ppo"},
-                                        {"cugym.policy", "gaussian"},    {"cugym.squash", "true"},
-                                        {"cugym.log_std", "parameter"},
-                                        {"cugym.norm.obs_clip", "1.5"},  {"cugym.env_id", "Pendulum-v1"},
-                                        {"cugym.global_step", "123456"}, {"cugym.version", VersionString()},
-                                        {"cugym.layers", "3,16,16,1"},   {"cugym.activation", "tanh"}};
+  const SafetensorsMetadata expected = {
+      {"cugym.kind", "policy"},        {"cugym.algo", "ppo"},           {"cugym.policy", "gaussian"},
+      {"cugym.squash", "true"},        {"cugym.log_std", "parameter"},  {"cugym.norm.obs_clip", "1.5"},
+      {"cugym.env_id", "Pendulum-v1"}, {"cugym.global_step", "123456"}, {"cugym.version", VersionString()},
+      {"cugym.layers", "3,16,16,1"},   {"cugym.activation", "tanh"}};
   EXPECT_EQ(file.metadata, expected);
   const auto plain = MakeActor({3, 16, 16, 1}, 5, 1.0);
   nn::LoadMlp(path, *plain);
@@ -281,9 +280,8 @@ TEST(GreedyPolicy, RefusesAPolicyFileOfTheOtherActionSpaceAndTheOtherActForm) {
   const std::string gaussian = (dir / "g.safetensors").string(), categorical = (dir / "c.safetensors").string();
   SavePolicyModel(gaussian, *MakeActor({3, 8, 1}, 1, 1.0), GaussianInfo(1, false, false, 3));
   SavePolicyModel(categorical, *MakeActor({3, 8, 3}, 1, 1.0), CategoricalInfo(false, 3));
-  EXPECT_EQ(
-      ErrorOf([&] { GreedyPolicy(Builtins(), categorical, "Pendulum-v1", 4, Device::kCpu); }),
-      categorical + " is a categorical policy (discrete actions), but Pendulum-v1 has Box(1,) float32 actions");
+  EXPECT_EQ(ErrorOf([&] { GreedyPolicy(Builtins(), categorical, "Pendulum-v1", 4, Device::kCpu); }),
+            categorical + " is a categorical policy (discrete actions), but Pendulum-v1 has Box(1,) float32 actions");
   EXPECT_EQ(ErrorOf([&] { GreedyPolicy(Builtins(), gaussian, "CartPole-v1", 4, Device::kCpu); }),
             gaussian + " is a gaussian policy (continuous actions), but CartPole-v1 has Discrete(2) actions");
   EXPECT_TRUE(Contains(ErrorOf([&] { GreedyPolicy(Builtins(), categorical, "CartPole-v1", 4, Device::kCpu); }),

@@ -55,8 +55,8 @@ TEST(SacKernels, TheSquashedGaussianLogProbabilityIsTheChangeOfVariables) {
   const std::vector<uint64_t> seeds = {11, 12};
   const uint32_t draws = 5;
   // Two lanes of two rows: means and raw log-stds of every sign, one mean far in tanh's tail.
-  const std::vector<float> outputs = {0.3f,  -1.2f, 2.5f, 0.1f,  -0.4f, 1.9f,  -0.7f, 0.0f,  6.0f,  -2.0f, 0.5f, -1.0f,
-                                      1.1f,  0.2f,  -0.3f, -3.0f, 0.8f,  0.05f, -2.2f, 0.9f,  0.0f,  0.7f,  -0.6f, 2.4f};
+  const std::vector<float> outputs = {0.3f, -1.2f, 2.5f,  0.1f,  -0.4f, 1.9f,  -0.7f, 0.0f, 6.0f, -2.0f, 0.5f,  -1.0f,
+                                      1.1f, 0.2f,  -0.3f, -3.0f, 0.8f,  0.05f, -2.2f, 0.9f, 0.0f, 0.7f,  -0.6f, 2.4f};
   std::vector<float> actions(12), log_probs(4), noise(12);
   SacSample out{actions.data(), log_probs.data(), noise.data()};
   const SacKey key{seeds.data(), nullptr, &draws, 2};
@@ -77,8 +77,8 @@ TEST(SacKernels, TheSquashedGaussianLogProbabilityIsTheChangeOfVariables) {
   std::vector<float> solo_noise(6), solo_actions(6);
   const SacKey solo_key{seeds.data() + 1, nullptr, &draws, 2};
   for (int64_t e = 0; e < 2; ++e)
-    SacSampleRow(head, outputs.data() + 12, 2, solo_key, false, SacSample{solo_actions.data(), nullptr, solo_noise.data()},
-                 e);
+    SacSampleRow(head, outputs.data() + 12, 2, solo_key, false,
+                 SacSample{solo_actions.data(), nullptr, solo_noise.data()}, e);
   EXPECT_EQ(std::vector<float>(noise.begin() + 6, noise.end()), solo_noise);
   // Another tag or draw count draws other noise; the random actions are uniform in the Box.
   std::vector<float> other(12);
@@ -312,7 +312,7 @@ TEST(SacLearner, PolyakAveragesBothTargets) {
 }
 
 TEST(SacConfig, ShippedConfigsAreTheFilesAndSacIsTheDefaultWhereItShips) {
-  for (const char* id : {"Pendulum-v1"}) {
+  for (const char* id : {"Pendulum-v1", "MountainCarContinuous-v0"}) {
     const ShippedConfig* shipped = FindShippedConfig(id, "sac");
     ASSERT_NE(shipped, nullptr) << id;
     std::ifstream in(std::string(CUGYM_SOURCE_DIR) + "/" + shipped->path, std::ios::binary);

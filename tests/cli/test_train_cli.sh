@@ -55,19 +55,32 @@ grep -q '^total_steps = 600$' "$tmp/acro/config.toml" || fail "--total-steps did
 run train --env CartPole-v1 --config "$(dirname "$0")/../../configs/cartpole_cleanrl.toml" --device cpu \
   --out "$tmp/clean" --total-steps 600 --set learning_starts=200 --set eval_episodes=1 || fail "train --config: $(cat "$tmp/err")"
 ! grep -q "hyperparameters of" "$tmp/err" || fail "--config FILE still announced a shipped config"
-# An env with a Box of actions and no DQN config gets its PPO one.
-run train --env Pendulum-v1 --device cpu --out "$tmp/pend" --total-steps 4096 --set eval_episodes=2 ||
+# An env with a Box of actions and no DQN config gets its SAC one where one ships, else its PPO one;
+# --set algo=ppo picks PPO's.
+run train --env Pendulum-v1 --device cpu --out "$tmp/pend" --total-steps 1600 --set eval_episodes=2 ||
   fail "train Pendulum-v1: $(cat "$tmp/err")"
-grep -q "hyperparameters of configs/pendulum_ppo.toml" "$tmp/err" || fail "train --env Pendulum-v1: $(cat "$tmp/err")"
-grep -q '^algo = "ppo"$' "$tmp/pend/config.toml" || fail "train --env Pendulum-v1 did not train PPO"
-head -1 "$tmp/pend/metrics.csv" | grep -q ',policy_loss,value_loss,entropy,' ||
-  fail "a PPO run's metrics.csv lacks PPO's columns: $(head -1 "$tmp/pend/metrics.csv")"
+grep -q "hyperparameters of configs/pendulum_sac.toml" "$tmp/err" || fail "train --env Pendulum-v1: $(cat "$tmp/err")"
+grep -q '^algo = "sac"$' "$tmp/pend/config.toml" || fail "train --env Pendulum-v1 did not train SAC"
+head -1 "$tmp/pend/metrics.csv" | grep -q ',qf1_loss,qf2_loss,qf1_values,actor_loss,alpha,alpha_loss,entropy,' ||
+  fail "a SAC run's metrics.csv lacks SAC's columns: $(head -1 "$tmp/pend/metrics.csv")"
+run train --env MountainCarContinuous-v0 --device cpu --out "$tmp/mcc" --total-steps 400 --set learning_starts=200 \
+  --set eval_episodes=1 || fail "train MountainCarContinuous-v0: $(cat "$tmp/err")"
+grep -q "hyperparameters of configs/mountain_car_continuous_sac.toml" "$tmp/err" ||
+  fail "train --env MountainCarContinuous-v0: $(cat "$tmp/err")"
+run train --env Pendulum-v1 --set algo=ppo --device cpu --out "$tmp/pend_ppo" --total-steps 4096 --set eval_episodes=2 ||
+  fail "train Pendulum-v1 with algo=ppo: $(cat "$tmp/err")"
+grep -q "hyperparameters of configs/pendulum_ppo.toml" "$tmp/err" || fail "--set algo=ppo: $(cat "$tmp/err")"
+head -1 "$tmp/pend_ppo/metrics.csv" | grep -q ',policy_loss,value_loss,entropy,' ||
+  fail "a PPO run's metrics.csv lacks PPO's columns: $(head -1 "$tmp/pend_ppo/metrics.csv")"
 
 # Bad input.
 expect_error "run folder .* exists and is not empty" train --env CartPole-v1 --device cpu --out "$tmp/run"
 expect_error "DQN needs a discrete action space, but Pendulum-v1 has Box" train --env Pendulum-v1 --set algo=dqn --device cpu --out "$tmp/p"
 expect_error "clip_coef is a PPO key \(algo = \"ppo\"\) \(algo is \"dqn\"\), got 0.1" train --device cpu --out "$tmp/x" --set clip_coef=0.1
-expect_error 'policy = "categorical" does not fit Pendulum-v1' train --env Pendulum-v1 --set policy=categorical --device cpu --out "$tmp/x"
+expect_error 'policy = "categorical" does not fit Pendulum-v1' train --env Pendulum-v1 --set algo=ppo --set policy=categorical --device cpu --out "$tmp/x"
+expect_error 'policy is a PPO key \(algo = "ppo"\) \(algo is "sac"\)' train --env Pendulum-v1 --set policy=categorical --device cpu --out "$tmp/x"
+expect_error "SAC needs a flat Box of actions, but CartPole-v1 has Discrete\(2\) actions" train --env CartPole-v1 --set algo=sac --device cpu --out "$tmp/x"
+expect_error "alpha is a SAC key \(algo = \"sac\"\) \(algo is \"dqn\"\), got 0.5" train --device cpu --out "$tmp/x" --set alpha=0.5
 expect_error "unknown config key 'learnig_rate'" train --device cpu --out "$tmp/x" --set learnig_rate=1e-3
 expect_error "learning_rate must be in \(0, 1\), got -0.001" train --device cpu --out "$tmp/x" --set learning_rate=-1e-3
 expect_error "batch_size must not exceed buffer_size" train --device cpu --out "$tmp/x" --set buffer_size=10
