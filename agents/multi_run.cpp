@@ -37,9 +37,11 @@ void CheckBatchMemory(const Registry& registry, const std::vector<TrainConfig>& 
   std::vector<std::pair<int64_t, const TrainConfig*>> runs;  // replay bytes, config
   for (const TrainConfig& c : configs) {
     if (c.pqn() || c.ppo()) continue;  // no replay memory
-    const int obs_dim = static_cast<int>(registry.Get(c.env_id).spec.obs_dim());
-    runs.emplace_back(
-        ReplayBytes(ReplayOptions{c.buffer_size, obs_dim, c.num_envs, c.batch_size, c.prioritized_replay, {}}), &c);
+    const EnvSpec& spec = registry.Get(c.env_id).spec;
+    ReplayOptions replay{c.buffer_size, static_cast<int>(spec.obs_dim()), c.num_envs, c.batch_size,
+                         c.prioritized_replay, {}};
+    if (c.sac()) replay.action_dim = spec.action_dim();  // SAC's float actions
+    runs.emplace_back(ReplayBytes(replay), &c);
   }
   const int alive = std::min<int>(jobs, static_cast<int>(runs.size()));
   if (alive < 2) return;

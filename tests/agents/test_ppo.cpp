@@ -55,7 +55,8 @@ TEST(PpoConfig, EachAgentRefusesTheOthersKeys) {
 }
 
 TEST(PpoConfig, ShippedConfigsAreTheFilesAndDqnStaysTheDefaultWhereItShips) {
-  for (const char* id : {"CartPole-v1", "Acrobot-v1", "Pendulum-v1", "LunarLander-v3", "LunarLanderContinuous-v3"}) {
+  for (const char* id : {"CartPole-v1", "Acrobot-v1", "Pendulum-v1", "LunarLander-v3", "LunarLanderContinuous-v3",
+                         "MountainCarContinuous-v0"}) {
     const ShippedConfig* shipped = FindShippedConfig(id, "ppo");
     ASSERT_NE(shipped, nullptr) << id;
     std::ifstream in(std::string(CUGYM_SOURCE_DIR) + "/" + shipped->path, std::ios::binary);
