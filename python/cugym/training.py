@@ -32,11 +32,11 @@ def train(
     lockstep=None,
     **overrides,
 ):
-    """Trains DQN, PQN, PPO or SAC (the config's ``algo``, or ``algo="ppo"`` or ``"sac"``) as ``cugym train``
-    does and returns the run's summary (a dict: run_dir, model, checkpoint, global_step, interrupted,
-    eval with the greedy evaluation, metrics, config, and from the evaluations during training
-    best_model, best_step, best_mean_return, threshold_step and threshold_seconds, None where
-    there were none).
+    """Trains DQN, PQN, PPO or SAC (the config's ``algo``, or ``algo="ppo"`` or ``"sac"``) as
+    ``cugym train`` does and returns the run's summary (a dict: run_dir, model, checkpoint,
+    global_step, interrupted, eval with the greedy evaluation, metrics, config, and from the
+    evaluations during training best_model, best_step, best_mean_return, threshold_step and
+    threshold_seconds, None where there were none).
 
     Args:
         config: a TOML file (``configs/cartpole.toml``), a dict of config keys over the defaults,
@@ -244,11 +244,11 @@ class Policy:
 
 def load_policy(path, env_id=None, device="cpu"):
     """The greedy policy of a model file (``model.safetensors`` of a run, or a checkpoint): a DQN or
-    PQN Q model, or a PPO or SAC policy file (docs/ppo.md and docs/sac.md, "Model files"), whose ``act(obs)`` gives int32
-    actions ``(n,)`` for a Discrete env and float32 actions ``(n, action_dim)`` within the Box for a
-    Box env (see Policy). The env comes from the file unless ``env_id`` is given. Raises
-    FileNotFoundError for a missing file, ValueError for a damaged one or one that does not fit the
-    env (its sizes, or its kind of action space)."""
+    PQN Q model, or a PPO or SAC policy file (docs/ppo.md and docs/sac.md, "Model files"), whose
+    ``act(obs)`` gives int32 actions ``(n,)`` for a Discrete env and float32 actions
+    ``(n, action_dim)`` within the Box for a Box env (see Policy). The env comes from the file
+    unless ``env_id`` is given. Raises FileNotFoundError for a missing file, ValueError for a
+    damaged one or one that does not fit the env (its sizes, or its kind of action space)."""
     return Policy(path, env_id, device)
 
 
