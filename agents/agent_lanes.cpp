@@ -308,4 +308,31 @@ void AgentLanes::TakeLanes(const AgentLanes& from, const std::vector<int>& keep)
   }
 }
 
+AgentLanes::Play DeterministicPolicyPlay(AgentOps& ops, nn::Mlp& actor, const PolicyHead& head,
+                                         const RunningMoments& moments, double clip, int lanes,
+                                         PolicyPlayScratch& scratch) {
+  return [&ops, &actor, head, moments, clip, lanes, &scratch](VectorEnv& env, const std::vector<uint64_t>& seeds,
+                                                              const std::vector<bool>& evaluate, int64_t episodes) {
+    const int64_t total = env.num_envs(), m = total / lanes, obs_dim = actor.in_features();
+    const Device device = actor.device();
+    if (static_cast<int64_t>(scratch.obs.size()) < total * obs_dim) {
+      scratch.obs = Buffer<float>(device, total * obs_dim);
+      scratch.actions = Buffer<int32_t>(device, total);
+      scratch.samples = Buffer<float>(device, total * head.out);
+      scratch.env_actions = Buffer<float>(device, total * head.out);
+    }
+    return EvaluateLanes(env, ops, seeds, evaluate, episodes, [&](uint64_t) {
+      PolicySample sample;
+      sample.actions = scratch.actions.data();
+      sample.samples = scratch.samples.data();
+      sample.env_actions = scratch.env_actions.data();
+      ActDeterministically(ops, actor, head, moments, clip, env.obs(), scratch.obs.data(), lanes, m, sample);
+      if (head.gaussian)
+        env.Step(scratch.env_actions.data());
+      else
+        env.Step(scratch.actions.data());
+    });
+  };
+}
+
 }  // namespace cugym::agent

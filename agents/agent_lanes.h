@@ -21,6 +21,7 @@
 #include "agents/dqn_checkpoint.h"
 #include "agents/episode_stats.h"
 #include "agents/exploration_kernels.h"
+#include "agents/policy.h"
 #include "core/memory.h"
 #include "core/registry.h"
 
@@ -43,6 +44,12 @@ void WriteRolloutCounters(const std::string& algo, TrainConfig config, uint64_t 
 std::vector<LoopState> ReadRolloutCounters(const std::vector<std::unique_ptr<CheckpointReader>>& in,
                                            const std::string& algo, const std::string& env_id, int lanes,
                                            int64_t* global_step, int64_t* vector_steps);
+
+// The scratch of DeterministicPolicyPlay, grown to the envs it plays.
+struct PolicyPlayScratch {
+  Buffer<float> obs, samples, env_actions;
+  Buffer<int32_t> actions;
+};
 
 class AgentLanes {
  public:
@@ -148,5 +155,13 @@ class AgentLanes {
   mutable int64_t saved_envs_step_ = -1;
   mutable std::unique_ptr<QLearner> solo_;  // made at the first use (K > 1)
 };
+
+// PPO's and SAC's play: every lane's actor (replica l on lane l) acting deterministically through
+// ActDeterministically (the normalizer `moments`, or none, and `head`'s argmax or mean), the
+// sequence GreedyPolicy runs for a model file, so a lane's evaluation and its model file's give
+// the same bits; Discrete envs step with int32 actions, Box envs with float ones.
+AgentLanes::Play DeterministicPolicyPlay(AgentOps& ops, nn::Mlp& actor, const PolicyHead& head,
+                                         const RunningMoments& moments, double clip, int lanes,
+                                         PolicyPlayScratch& scratch);
 
 }  // namespace cugym::agent

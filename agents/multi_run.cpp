@@ -38,8 +38,8 @@ void CheckBatchMemory(const Registry& registry, const std::vector<TrainConfig>& 
   for (const TrainConfig& c : configs) {
     if (c.pqn() || c.ppo()) continue;  // no replay memory
     const EnvSpec& spec = registry.Get(c.env_id).spec;
-    ReplayOptions replay{c.buffer_size, static_cast<int>(spec.obs_dim()), c.num_envs, c.batch_size,
-                         c.prioritized_replay, {}};
+    ReplayOptions replay{
+        c.buffer_size, static_cast<int>(spec.obs_dim()), c.num_envs, c.batch_size, c.prioritized_replay, {}};
     if (c.sac()) replay.action_dim = spec.action_dim();  // SAC's float actions
     runs.emplace_back(ReplayBytes(replay), &c);
   }

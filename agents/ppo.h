@@ -106,9 +106,7 @@ class PpoAgent final : public Agent {
   Buffer<int32_t> batch_actions_;
   Buffer<float> stats_;  // [K][kPpoStats] of the last minibatch
   Buffer<double> moments_, row_terms_;
-  // Evaluation: observations, actions and samples of the eval envs.
-  Buffer<float> eval_obs_, eval_samples_, eval_env_actions_;
-  Buffer<int32_t> eval_actions_;
+  PolicyPlayScratch eval_scratch_;  // evaluation's
   Buffer<StepCounters> counters_dev_;
   // Host reads at a log step: the stats of every lane, their rollouts' values and returns, the
   // updates taken.

@@ -75,31 +75,9 @@ MetricsRow PpoAgent::Progress(int lane, double seconds, int64_t steps, const Loo
   return p;
 }
 
-// Every lane's actor acting deterministically (ActDeterministically: the sequence GreedyPolicy
-// runs for a model file, so a lane's evaluation and its model file's give the same bits).
 AgentLanes::Play PpoAgent::DeterministicPlay() {
-  return
-      [this](VectorEnv& env, const std::vector<uint64_t>& seeds, const std::vector<bool>& evaluate, int64_t episodes) {
-        const int64_t total = env.num_envs(), m = total / lanes();
-        if (static_cast<int64_t>(eval_obs_.size()) < total * obs_dim_) {
-          eval_obs_ = Buffer<float>(device_, total * obs_dim_);
-          eval_actions_ = Buffer<int32_t>(device_, total);
-          eval_samples_ = Buffer<float>(device_, total * outputs_);
-          eval_env_actions_ = Buffer<float>(device_, total * outputs_);
-        }
-        return EvaluateLanes(env, *ops_, seeds, evaluate, episodes, [&](uint64_t) {
-          PolicySample sample;
-          sample.actions = eval_actions_.data();
-          sample.samples = eval_samples_.data();
-          sample.env_actions = eval_env_actions_.data();
-          ActDeterministically(*ops_, learner_->actor(), head_, norms_->observation_moments(), kPpoObsClip, env.obs(),
-                               eval_obs_.data(), lanes(), m, sample);
-          if (head_.gaussian)
-            env.Step(eval_env_actions_.data());
-          else
-            env.Step(eval_actions_.data());
-        });
-      };
+  return DeterministicPolicyPlay(*ops_, learner_->actor(), head_, norms_->observation_moments(), kPpoObsClip, lanes(),
+                                 eval_scratch_);
 }
 
 EvalResult PpoAgent::Evaluate(int lane, int64_t index) {

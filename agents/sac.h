@@ -107,10 +107,8 @@ class SacAgent final : public Agent {
   // target critics' values, the actor's draws; the losses' scratch and statistics.
   Buffer<float> critic_in_, next_actions_, next_log_probs_, pi_actions_, pi_log_probs_, pi_noise_;
   Buffer<double> row_terms_;
-  Buffer<float> stats_;  // [K][kSacStats]
-  // Evaluation: observations, actions and samples of the eval envs.
-  Buffer<float> eval_obs_, eval_samples_, eval_env_actions_;
-  Buffer<int32_t> eval_actions_;
+  Buffer<float> stats_;             // [K][kSacStats]
+  PolicyPlayScratch eval_scratch_;  // evaluation's
   std::vector<float> read_stats_;
   int64_t read_step_ = -1;
 

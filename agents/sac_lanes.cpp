@@ -45,29 +45,9 @@ MetricsRow SacAgent::Progress(int lane, double seconds, int64_t steps, const Loo
   return p;
 }
 
-// Every lane's actor acting deterministically (ActDeterministically: tanh of the means rescaled to
-// the Box, the sequence GreedyPolicy runs for a model file, so a lane's evaluation and its model
-// file's give the same bits).
+// Tanh of the means, rescaled to the Box (eval_head_), as the model file acts.
 AgentLanes::Play SacAgent::DeterministicPlay() {
-  return
-      [this](VectorEnv& env, const std::vector<uint64_t>& seeds, const std::vector<bool>& evaluate, int64_t episodes) {
-        const int64_t total = env.num_envs(), m = total / lanes();
-        if (static_cast<int64_t>(eval_obs_.size()) < total * obs_dim_) {
-          eval_obs_ = Buffer<float>(device_, total * obs_dim_);
-          eval_actions_ = Buffer<int32_t>(device_, total);
-          eval_samples_ = Buffer<float>(device_, total * action_dim_);
-          eval_env_actions_ = Buffer<float>(device_, total * action_dim_);
-        }
-        return EvaluateLanes(env, *ops_, seeds, evaluate, episodes, [&](uint64_t) {
-          PolicySample sample;
-          sample.actions = eval_actions_.data();
-          sample.samples = eval_samples_.data();
-          sample.env_actions = eval_env_actions_.data();
-          ActDeterministically(*ops_, learner_->actor(), eval_head_, RunningMoments{}, 10.0, env.obs(),
-                               eval_obs_.data(), lanes(), m, sample);
-          env.Step(eval_env_actions_.data());
-        });
-      };
+  return DeterministicPolicyPlay(*ops_, learner_->actor(), eval_head_, RunningMoments{}, 10.0, lanes(), eval_scratch_);
 }
 
 EvalResult SacAgent::Evaluate(int lane, int64_t index) {

@@ -42,6 +42,16 @@ inline std::string ConfigError(const std::string& toml) {
   return "";
 }
 
+// The one line MakeAgent refuses a config with on the CPU, or "" when it makes the agent.
+inline std::string MakeError(const agent::TrainConfig& config) {
+  try {
+    agent::MakeAgent(Builtins(), config, Device::kCpu);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // A fresh folder under the temp directory, removed again when the test ends (also on failure).
 // The process id keeps two test runs at once (two build trees) out of each other's way.
 struct ScratchDir {

@@ -21,6 +21,7 @@ namespace cugym::agent {
 namespace {
 
 using testing::ConfigError;
+using testing::MakeError;
 
 TEST(PpoConfig, ItsKeysReadAndRangesAreChecked) {
   const std::string ppo = "algo = \"ppo\"\nnum_envs = 4\nnum_steps = 128\nnum_minibatches = 4\n";
@@ -232,15 +233,6 @@ TEST(PpoAgent, TargetKlStopsTheEpochs) {
   c.target_kl = 0.01;
   EXPECT_EQ(Unbatchable(Builtins(), c, 2),
             "target_kl stops each seed's epochs at its own time; train the seeds apart (--lockstep off)");
-}
-
-std::string MakeError(const TrainConfig& config) {
-  try {
-    MakeAgent(Builtins(), config, Device::kCpu);
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(PpoAgent, RefusesWhatDoesNotFit) {

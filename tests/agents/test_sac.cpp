@@ -27,6 +27,7 @@ namespace {
 
 using testing::Builtins;
 using testing::ConfigError;
+using testing::MakeError;
 using testing::ScratchDir;
 
 constexpr double kHalfLog2Pi = 0.91893853320467274178;
@@ -374,6 +375,18 @@ TrainConfig SmallConfig() {
   return c;
 }
 
+// A small PPO run on the same env, whose files SAC must refuse.
+TrainConfig SmallPpoConfig() {
+  TrainConfig c;
+  c.algo = "ppo";
+  c.env_id = "Pendulum-v1";
+  c.num_envs = 4;
+  c.num_steps = 32;
+  c.num_minibatches = 4;
+  c.hidden_sizes = {16, 16};
+  return c;
+}
+
 class SacLanes : public ::testing::TestWithParam<bool> {};
 
 // Each lane of a batch of three gives its solo run's model file, checkpoint, metrics row and
@@ -523,26 +536,10 @@ TEST(SacAgent, ItsModelFileActsAsItsEvaluation) {
   EXPECT_EQ(a.metadata.at("cugym.algo"), "sac");
   EXPECT_EQ(a.metadata.at("cugym.log_std"), "state");
   // A PPO agent does not take it, nor does a SAC agent a PPO policy.
-  TrainConfig ppo;
-  ppo.algo = "ppo";
-  ppo.env_id = "Pendulum-v1";
-  ppo.num_envs = 4;
-  ppo.num_steps = 32;
-  ppo.num_minibatches = 4;
-  ppo.hidden_sizes = {16, 16};
-  PpoAgent ppo_agent(Builtins(), ppo, Device::kCpu);
+  PpoAgent ppo_agent(Builtins(), SmallPpoConfig(), Device::kCpu);
   EXPECT_THROW(ppo_agent.LoadModel(0, (dir / "model.safetensors").string()), std::invalid_argument);
   ppo_agent.SaveModel(0, (dir / "ppo.safetensors").string());
   EXPECT_THROW(other.LoadModel(0, (dir / "ppo.safetensors").string()), std::invalid_argument);
-}
-
-std::string MakeError(const TrainConfig& config) {
-  try {
-    MakeAgent(Builtins(), config, Device::kCpu);
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(SacAgent, RefusesWhatDoesNotFit) {
@@ -557,13 +554,7 @@ TEST(SacAgent, RefusesWhatDoesNotFit) {
   ScratchDir dir("sac_refuse");
   SacAgent sac(Builtins(), SmallConfig(), Device::kCpu);
   sac.SaveCheckpoint(0, (dir / "sac.ckpt").string(), LoopState{});
-  TrainConfig ppo;
-  ppo.algo = "ppo";
-  ppo.env_id = "Pendulum-v1";
-  ppo.num_envs = 4;
-  ppo.num_steps = 32;
-  ppo.num_minibatches = 4;
-  PpoAgent ppo_agent(Builtins(), ppo, Device::kCpu);
+  PpoAgent ppo_agent(Builtins(), SmallPpoConfig(), Device::kCpu);
   try {
     ppo_agent.LoadCheckpoints({(dir / "sac.ckpt").string()});
     ADD_FAILURE() << "a SAC checkpoint resumed as PPO";
