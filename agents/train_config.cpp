@@ -375,15 +375,10 @@ void TrainConfig::Validate() const {
 }
 
 const ShippedConfig* FindShippedConfig(const std::string& env_id, const std::string& algo) {
-  if (algo.empty()) {
-    for (const char* preferred : {"dqn", "sac", "ppo", "pqn"})
-      if (const ShippedConfig* found = FindShippedConfig(env_id, preferred)) return found;
-    return nullptr;
-  }
   for (int i = 0; i < kNumShippedConfigs; ++i) {
     TrainConfig config;
     config.Apply(ParseToml(kShippedConfigs[i].toml, kShippedConfigs[i].path));
-    if (config.env_id == env_id && config.algo == algo) return &kShippedConfigs[i];
+    if (config.env_id == env_id && (algo.empty() || config.algo == algo)) return &kShippedConfigs[i];
   }
   return nullptr;
 }
@@ -425,7 +420,7 @@ TrainConfig ResolveTrainConfig(const Registry& registry, const TrainConfigSource
     const std::string env = !source.env_id.empty() ? source.env_id : config.env_id;
     registry.Get(env);  // an unknown id is the only thing said
     // An algorithm asked for among the overrides picks its own tuned config (--set algo=pqn);
-    // otherwise the env's default (FindShippedConfig): DQN's where one ships, else SAC's, else PPO's.
+    // otherwise the env's default (FindShippedConfig): the first listed for it.
     auto algo = source.overrides.find("algo");
     const std::string wanted =
         algo != source.overrides.end() && algo->second.kind == TomlValue::Kind::kString ? algo->second.text : "";

@@ -135,8 +135,8 @@ extern const ShippedConfig kShippedConfigs[];
 extern const int kNumShippedConfigs;
 
 // The shipped config of `algo` whose env_id is `env_id`, or nullptr when none is; `algo` empty:
-// the env's default, the first of DQN's, SAC's, PPO's and PQN's that ships (docs/sac.md says why
-// SAC comes before PPO where both ship).
+// the env's default, the first listed for it (agents/CMakeLists.txt orders them: DQN's where one
+// ships, and for the Box envs whichever of SAC's and PPO's is better there, docs/sac.md).
 const ShippedConfig* FindShippedConfig(const std::string& env_id, const std::string& algo = "dqn");
 
 // TrainConfig's earlier name (and agents/dqn_config.h its header), so that code written against

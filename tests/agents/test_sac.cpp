@@ -312,8 +312,8 @@ TEST(SacLearner, PolyakAveragesBothTargets) {
   }
 }
 
-TEST(SacConfig, ShippedConfigsAreTheFilesAndSacIsTheDefaultWhereItShips) {
-  for (const char* id : {"Pendulum-v1", "MountainCarContinuous-v0"}) {
+TEST(SacConfig, ShippedConfigsAreTheFilesAndEachEnvHasItsDefault) {
+  for (const char* id : {"Pendulum-v1", "MountainCarContinuous-v0", "LunarLanderContinuous-v3"}) {
     const ShippedConfig* shipped = FindShippedConfig(id, "sac");
     ASSERT_NE(shipped, nullptr) << id;
     std::ifstream in(std::string(CUGYM_SOURCE_DIR) + "/" + shipped->path, std::ios::binary);
@@ -322,8 +322,24 @@ TEST(SacConfig, ShippedConfigsAreTheFilesAndSacIsTheDefaultWhereItShips) {
     config.Apply(ParseToml(shipped->toml, shipped->path));
     EXPECT_NO_THROW(config.Validate());
     EXPECT_TRUE(config.sac());
-    // SAC before PPO where both ship (docs/sac.md, "Which agent for which env").
-    EXPECT_EQ(FindShippedConfig(id, ""), shipped);
+  }
+  // The Box envs' defaults, as docs/sac.md ("Which agent for which env") chooses them.
+  EXPECT_EQ(FindShippedConfig("Pendulum-v1", ""), FindShippedConfig("Pendulum-v1", "sac"));
+  EXPECT_EQ(FindShippedConfig("MountainCarContinuous-v0", ""), FindShippedConfig("MountainCarContinuous-v0", "sac"));
+  EXPECT_EQ(FindShippedConfig("LunarLanderContinuous-v3", ""), FindShippedConfig("LunarLanderContinuous-v3", "ppo"));
+  // An env's default is the first config listed for it, and DQN's wherever one ships.
+  for (int i = 0; i < kNumShippedConfigs; ++i) {
+    TrainConfig config;
+    config.Apply(ParseToml(kShippedConfigs[i].toml, kShippedConfigs[i].path));
+    const ShippedConfig* dqn = FindShippedConfig(config.env_id, "dqn");
+    if (dqn != nullptr) EXPECT_EQ(FindShippedConfig(config.env_id, ""), dqn) << config.env_id;
+    bool first = true;
+    for (int j = 0; j < i; ++j) {
+      TrainConfig earlier;
+      earlier.Apply(ParseToml(kShippedConfigs[j].toml, kShippedConfigs[j].path));
+      first = first && earlier.env_id != config.env_id;
+    }
+    if (first) EXPECT_EQ(FindShippedConfig(config.env_id, ""), &kShippedConfigs[i]) << config.env_id;
   }
 }
 
