@@ -332,14 +332,18 @@ TEST(SacConfig, ShippedConfigsAreTheFilesAndEachEnvHasItsDefault) {
     TrainConfig config;
     config.Apply(ParseToml(kShippedConfigs[i].toml, kShippedConfigs[i].path));
     const ShippedConfig* dqn = FindShippedConfig(config.env_id, "dqn");
-    if (dqn != nullptr) EXPECT_EQ(FindShippedConfig(config.env_id, ""), dqn) << config.env_id;
+    if (dqn != nullptr) {
+      EXPECT_EQ(FindShippedConfig(config.env_id, ""), dqn) << config.env_id;
+    }
     bool first = true;
     for (int j = 0; j < i; ++j) {
       TrainConfig earlier;
       earlier.Apply(ParseToml(kShippedConfigs[j].toml, kShippedConfigs[j].path));
       first = first && earlier.env_id != config.env_id;
     }
-    if (first) EXPECT_EQ(FindShippedConfig(config.env_id, ""), &kShippedConfigs[i]) << config.env_id;
+    if (first) {
+      EXPECT_EQ(FindShippedConfig(config.env_id, ""), &kShippedConfigs[i]) << config.env_id;
+    }
   }
 }
 
