@@ -128,12 +128,10 @@ SacAgent::IterationPlan SacAgent::PlanIteration() {
   const int64_t step = global_step_ + n_, stored = std::min(replay_->size() + n_, config_.buffer_size);
   IterationPlan plan;
   plan.random = global_step_ < config_.learning_starts;
+  plan.first = updates_;
   if (step > learning_resumes_at_ && stored >= config_.batch_size) {
     update_debt_ += config_.replay_ratio * static_cast<double>(n_);
-    for (; update_debt_ >= 1.0; update_debt_ -= 1.0) {
-      ++plan.updates;
-      plan.actor.push_back((updates_ + plan.updates) % config_.policy_frequency == 0);
-    }
+    for (; update_debt_ >= 1.0; update_debt_ -= 1.0) ++plan.updates;
   }
   return plan;
 }
@@ -142,9 +140,7 @@ bool SacAgent::IterationGraphFits(const IterationPlan& plan) const {
   if (graph_updates_ < 0 || iteration_graph_.failed() || (device_ != Device::kCuda && !iteration_graph_on_cpu_) ||
       plan.random || plan.updates != graph_updates_)
     return false;
-  for (int64_t u = 0; u < plan.updates; ++u)
-    if (plan.actor[u] != ((u + 1) % config_.policy_frequency == 0)) return false;
-  return true;
+  return plan.first % config_.policy_frequency == 0;  // the actor's steps where the graph has them
 }
 
 // On CUDA with cuda_graph, every learning iteration of a fitting config queues the same work (the
@@ -157,7 +153,8 @@ void SacAgent::Iterate() {
   } else {
     IterationKernels(plan);
   }
-  for (int64_t u = 0; u < plan.updates; ++u) actor_updates_ += plan.actor[u] ? config_.policy_frequency : 0;
+  for (int64_t u = 0; u < plan.updates; ++u)
+    actor_updates_ += plan.ActorStepsAfter(u, config_.policy_frequency) ? config_.policy_frequency : 0;
   updates_ += plan.updates;
   global_step_ += n_;
   vector_steps_ += 1;
@@ -168,7 +165,7 @@ void SacAgent::IterationKernels(const IterationPlan& plan) {
   Collect(plan.random);
   for (int64_t u = 0; u < plan.updates; ++u) {
     UpdateCritics();
-    if (plan.actor[u])
+    if (plan.ActorStepsAfter(u, config_.policy_frequency))
       for (int64_t r = 0; r < config_.policy_frequency; ++r) UpdateActor(static_cast<uint32_t>(r));
   }
 }

@@ -69,9 +69,12 @@ class SacAgent final : public Agent {
            std::shared_ptr<nn::Backend> backend);
   // What one iteration queues after its vector step, decided on the host.
   struct IterationPlan {
-    bool random = true;       // uniform random actions (before learning_starts)
-    int64_t updates = 0;      // critic updates
-    std::vector<bool> actor;  // per critic update: whether the actor steps after it
+    bool random = true;   // uniform random actions (before learning_starts)
+    int64_t updates = 0;  // critic updates
+    int64_t first = 0;    // critic updates before this iteration's
+    // Whether the actor steps after this iteration's critic update u (0-based): after every
+    // policy_frequency-th of the run.
+    bool ActorStepsAfter(int64_t u, int64_t policy_frequency) const { return (first + u + 1) % policy_frequency == 0; }
   };
   IterationPlan PlanIteration();
   bool IterationGraphFits(const IterationPlan& plan) const;
