@@ -587,8 +587,11 @@ train_seeds() {
 train_batch() {
   local config="$1" device="$2" seeds="$3" limit="$4"
   local dir="$dqn_dir/$config-$device-batch"
+  # PPO has no replay memory, and refuses save_replay.
+  local replay=(--set save_replay=false)
+  case "$config" in *_ppo) replay=() ;; esac
   local cmd=("$cli" train --config "configs/$config.toml" --device "$device" --seeds "$seeds" --lockstep on
-             --set checkpoint_interval=0 --set save_replay=false --out "$dir")
+             --set checkpoint_interval=0 "${replay[@]}" --out "$dir")
   echo "+ ${cmd[*]} > $dir.log &"
   [ "$dry" -eq 0 ] || return 0
   rm -rf "$dir" "$dir.rc" "$dir.seconds"
