@@ -137,7 +137,9 @@ run_config() {
 # background while the C++ configurations build; run_python waits for them. With the ray extra
 # (cugym.tune); tensorboard to read the event files with TensorBoard's own reader; box2d and pygame
 # for Gymnasium's LunarLander reference; matplotlib for cugym.report; safetensors to load cugym's
-# files as Python users do.
+# files as Python users do; torch (PyPI's build, about 3 GB with its CUDA libraries, which run on
+# the CPU here) to rebuild cugym's model files in PyTorch as docs/ppo.md shows, and
+# array-api-compat for Gymnasium's NumpyToTorch wrapper.
 python_dir="$root/build-ci-python"
 python_build_ready=0
 mkdir -p "$python_dir"
@@ -149,7 +151,7 @@ fi
 prepare_python_venv() {
   [ "$python_build_ready" -eq 1 ] &&
     "$python_dir/venv/bin/pip" install -q pytest tensorboard box2d pygame matplotlib safetensors minatar==1.0.15 \
-      "ray[tune]>=2.9" "gymnasium>=1.0"
+      "ray[tune]>=2.9" "gymnasium>=1.0" torch array-api-compat
 }
 prepare_python_venv >>"$python_dir/venv.log" 2>&1 &
 python_venv_pid=$!
@@ -225,7 +227,7 @@ run_python() {
     plugin_note=", plugin test skipped: no plugin from the cuda configuration's tests"
   fi
   # The package's tests, and the many-seed statistics of bench/dqn_seeds.py (numpy is there).
-  (cd "$dir" && CUGYM_REQUIRE_TENSORBOARD=1 "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider \
+  (cd "$dir" && CUGYM_REQUIRE_TENSORBOARD=1 CUGYM_REQUIRE_TORCH=1 "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider \
      --ignore="$root/python/tests/test_tune.py" "$root/python/tests" \
      "$root/bench/test_dqn_seeds.py" "$root/bench/test_sections.py" "$root/bench/test_ppo_peers.py" \
      "$root/bench/test_sac_peers.py") || rc=$?

@@ -6,8 +6,12 @@ cugym.* metadata; the C++ tests check that SavePolicyModel writes exactly that),
 that a file made by another tool loads. cugym.load_policy acts on them: float32 (n, action_dim)
 actions within the Box on a Box env, int32 (n,) on a Discrete one. The actor rebuilt from the file
 in NumPy (and in PyTorch where it is installed), as the docs describe it, gives load_policy's
-actions to within 1e-5.
+actions to within 1e-5. So do the docs' own PyTorch snippets (docs/ppo.md, docs/sac.md), run on
+models that cugym.train wrote.
 """
+
+import pathlib
+import re
 
 import cugym
 import numpy as np
@@ -135,8 +139,7 @@ def test_numpy_rebuilt_actor_matches_load_policy_on_a_discrete_env(tmp_path):
     assert 0 < actions.sum() < 400
 
 
-def test_pytorch_rebuilt_actor_matches_load_policy(tmp_path):
-    torch = pytest.importorskip("torch")
+def test_pytorch_rebuilt_actor_matches_load_policy(tmp_path, torch):
     from safetensors.torch import load_file as torch_load_file
 
     path = write_policy_file(
@@ -162,3 +165,84 @@ def test_load_policy_refuses_a_policy_of_the_other_action_space(tmp_path):
     gaussian = write_policy_file(tmp_path / "g.safetensors", "Pendulum-v1", [4, 8, 1], True)
     with pytest.raises(ValueError, match=r"is a gaussian policy \(continuous actions\), but CartPole-v1 has Disc"):
         cugym.load_policy(gaussian, env_id="CartPole-v1")
+
+
+def docs_snippet(repo, page, first_line):
+    """The ```python block of docs/<page> that starts with first_line (the docs' own code, run as
+    users would copy it)."""
+    text = (pathlib.Path(repo) / "docs" / page).read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    found = [b for b in blocks if first_line in b]
+    assert len(found) == 1, f"docs/{page}: no single python block with {first_line!r}"
+    return found[0]
+
+
+def swap(code, old, new):
+    assert old in code, f"the docs' snippet no longer has {old!r}"
+    return code.replace(old, new)
+
+
+PPO_RUNS = {
+    "categorical": dict(env_id="CartPole-v1", num_envs=4, num_steps=128),
+    "gaussian": dict(env_id="Pendulum-v1", num_envs=4, num_steps=128, normalize_obs=True, normalize_reward=True),
+    "squashed": dict(env_id="Pendulum-v1", num_envs=4, num_steps=128, squash=True, normalize_obs=True),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PPO_RUNS))
+def test_docs_pytorch_rebuild_of_a_trained_ppo_model_acts_as_load_policy(tmp_path, repo, torch, kind):
+    # A model cugym.train wrote (not one made here), rebuilt by docs/ppo.md's PyTorch code.
+    run = cugym.train(
+        out=tmp_path / kind,
+        algo="ppo",
+        total_steps=2048,
+        hidden_sizes=[32, 32],
+        eval_episodes=0,
+        device="cpu",
+        progress=False,
+        **PPO_RUNS[kind],
+    )
+    path = run["model"]
+    namespace = {}
+    code = swap(docs_snippet(repo, "ppo.md", "def act(obs"), '"runs/pendulum/model.safetensors"', repr(path))
+    exec(compile(code, "docs/ppo.md", "exec"), namespace)
+    envs = cugym.make_vec(PPO_RUNS[kind]["env_id"], 64)
+    obs, _ = envs.reset(seed=11)
+    space = cugym._cugym.env_spec(PPO_RUNS[kind]["env_id"])["action_space"]
+    bounds = {}
+    if kind != "categorical":
+        bounds = dict(low=torch.tensor(space["low"]), high=torch.tensor(space["high"]))
+    policy = cugym.load_policy(path)
+    for _ in range(20):
+        actions = policy(obs)
+        rebuilt = namespace["act"](obs, **bounds).numpy()
+        if kind == "categorical":
+            np.testing.assert_array_equal(actions, rebuilt)
+        else:
+            np.testing.assert_allclose(actions, rebuilt, rtol=0, atol=1e-5)
+        obs, *_ = envs.step(actions)
+
+
+def test_docs_pytorch_rebuild_of_a_trained_sac_model_acts_as_load_policy(tmp_path, repo, torch):
+    run = cugym.train(
+        out=tmp_path / "sac",
+        algo="sac",
+        env_id="Pendulum-v1",
+        num_envs=2,
+        hidden_sizes=[32, 32],
+        buffer_size=2000,
+        batch_size=32,
+        learning_starts=100,
+        total_steps=600,
+        eval_episodes=0,
+        device="cpu",
+        progress=False,
+    )
+    obs = np.random.default_rng(12).uniform(-3.0, 3.0, size=(200, 3)).astype(np.float32)
+    code = docs_snippet(repo, "sac.md", "low, high = -2.0, 2.0")
+    code = swap(code, '"runs/pendulum/model.safetensors"', repr(run["model"]))
+    code = swap(code, "obs = torch.tensor([[1.0, 0.0, 0.0]])", "obs = torch.from_numpy(given)")
+    namespace = {"given": obs}
+    with torch.no_grad():
+        exec(compile(code, "docs/sac.md", "exec"), namespace)
+    np.testing.assert_allclose(cugym.load_policy(run["model"])(obs), namespace["action"].numpy(), rtol=0, atol=1e-5)

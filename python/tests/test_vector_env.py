@@ -300,8 +300,7 @@ def test_single_env_view_passes_gymnasiums_checker():
         env.step(0)
 
 
-def test_gymnasium_wrappers_numpy_to_torch():
-    torch = pytest.importorskip("torch")
+def test_gymnasium_wrappers_numpy_to_torch(torch):
     envs = gymnasium.wrappers.vector.NumpyToTorch(cugym.make_vec("CartPole-v1", 4))
     obs, _ = envs.reset(seed=0)
     assert isinstance(obs, torch.Tensor)
