@@ -164,14 +164,14 @@ int RunTrain(const Registry& registry, int argc, char** argv) {
       argc, argv, 2);
   if (args.help()) {
     std::cout << args.Usage(
-        "Trains DQN, PQN or PPO (algo in the config, or --set algo=pqn|ppo for the env's config of that\n"
-        "algorithm; an env without a shipped DQN config gets its PPO one) and\n"
+        "Trains DQN, PQN, PPO or SAC (algo in the config, or --set algo=pqn|ppo|sac for the env's config\n"
+        "of that algorithm; else the env's default: DQN's where one ships, else SAC's or PPO's) and\n"
         "writes config.toml, metrics.csv, checkpoints/ and model.safetensors into the\n"
         "run folder, then evaluates the greedy policy. Ctrl-C or SIGTERM writes a checkpoint and stops\n"
         "(exit status 130 after SIGINT, 143 after SIGTERM; 0 when the run finished, 2 on bad input);\n"
         "--resume DIR continues from the newest checkpoint exactly as if the run had never stopped (envs,\n"
         "networks, Adam, replay memory, exploration, counters; with save_replay = false the replay memory\n"
-        "is refilled before learning resumes). Keys: docs/dqn.md, docs/pqn.md, docs/ppo.md.\n"
+        "is refilled before learning resumes). Keys: docs/dqn.md, pqn.md, ppo.md, sac.md.\n"
         "--seeds and --sweep train every (grid point, seed) in one process into DIR/[POINT/]seed_S/ (each\n"
         "the run folder `--seed S` alone gives, with the same bits) and write DIR/summary.json and\n"
         "DIR/summary.md; --resume DIR continues such a batch. With --lockstep on (the default on CUDA) a\n"
