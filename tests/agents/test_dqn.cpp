@@ -112,7 +112,7 @@ std::string FileBytes(const fs::path& path) {
 }
 
 TEST(TrainConfig, ShippedConfigsAreTheFilesAndCartPolesAreTheDefaults) {
-  ASSERT_EQ(kNumShippedConfigs, 25);  // and 7 PQN configs (test_pqn.cpp), 6 PPO (test_ppo.cpp), 3 SAC (test_sac.cpp)
+  ASSERT_EQ(kNumShippedConfigs, 27);  // and 7 PQN configs (test_pqn.cpp), 8 PPO (test_ppo.cpp), 3 SAC (test_sac.cpp)
   for (const char* id :
        {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "LunarLander-v3", "MinAtar-Asterix-v1", "MinAtar-Breakout-v1",
         "MinAtar-Freeway-v1", "MinAtar-Seaquest-v1", "MinAtar-SpaceInvaders-v1"}) {

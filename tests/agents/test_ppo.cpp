@@ -57,7 +57,7 @@ TEST(PpoConfig, EachAgentRefusesTheOthersKeys) {
 
 TEST(PpoConfig, ShippedConfigsAreTheFilesAndDqnStaysTheDefaultWhereItShips) {
   for (const char* id : {"CartPole-v1", "Acrobot-v1", "Pendulum-v1", "LunarLander-v3", "LunarLanderContinuous-v3",
-                         "MountainCarContinuous-v0"}) {
+                         "MountainCarContinuous-v0", "MinAtar-Breakout-v1", "MinAtar-SpaceInvaders-v1"}) {
     const ShippedConfig* shipped = FindShippedConfig(id, "ppo");
     ASSERT_NE(shipped, nullptr) << id;
     std::ifstream in(std::string(CUGYM_SOURCE_DIR) + "/" + shipped->path, std::ios::binary);
@@ -70,6 +70,7 @@ TEST(PpoConfig, ShippedConfigsAreTheFilesAndDqnStaysTheDefaultWhereItShips) {
   // No algo asked for: DQN's where it ships, PPO's where neither DQN's nor SAC's does, none for an
   // unknown id.
   EXPECT_EQ(FindShippedConfig("CartPole-v1", ""), FindShippedConfig("CartPole-v1", "dqn"));
+  EXPECT_EQ(FindShippedConfig("MinAtar-Breakout-v1", ""), FindShippedConfig("MinAtar-Breakout-v1", "dqn"));
   EXPECT_EQ(FindShippedConfig("LunarLanderContinuous-v3", ""), FindShippedConfig("LunarLanderContinuous-v3", "ppo"));
   EXPECT_EQ(FindShippedConfig("NoSuchEnv-v0", ""), nullptr);
 }
