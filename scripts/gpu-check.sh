@@ -587,9 +587,10 @@ train_seeds() {
 train_batch() {
   local config="$1" device="$2" seeds="$3" limit="$4"
   local dir="$dqn_dir/$config-$device-batch"
-  # PPO has no replay memory, and refuses save_replay.
-  local replay=(--set save_replay=false)
-  case "$config" in *_ppo) replay=() ;; esac
+  # Only DQN (the default algo) and SAC have a replay memory; PQN and PPO refuse save_replay.
+  local algo replay=()
+  algo="$(sed -n 's/^algo = "\(.*\)"/\1/p' "configs/$config.toml")"
+  case "${algo:-dqn}" in dqn|sac) replay=(--set save_replay=false) ;; esac
   local cmd=("$cli" train --config "configs/$config.toml" --device "$device" --seeds "$seeds" --lockstep on
              --set checkpoint_interval=0 "${replay[@]}" --out "$dir")
   echo "+ ${cmd[*]} > $dir.log &"
