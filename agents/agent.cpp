@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "agents/checkpoint.h"
 #include "agents/dqn.h"
-#include "agents/dqn_checkpoint.h"
 #include "agents/ppo.h"
 #include "agents/pqn.h"
 #include "agents/sac.h"

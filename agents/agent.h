@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/checkpoint.h"
 #include "agents/episode_stats.h"
 #include "agents/evaluation.h"
 #include "agents/q_learner.h"
@@ -19,8 +20,6 @@
 #include "core/registry.h"
 
 namespace cugym::agent {
-
-class CheckpointReader;  // dqn_checkpoint.h
 
 // One metrics.csv row (CleanRL's names): means over the episodes that ended since the last row.
 struct MetricsRow {
@@ -53,12 +52,6 @@ struct TrainEvaluation {
   double wall_time = 0;     // seconds of training so far (evaluations not counted)
   double eval_seconds = 0;  // what this evaluation took
   EvalResult result;
-};
-
-// What the training loop keeps of a lane besides the agent's state: its checkpoints hold it.
-struct LoopState {
-  double wall_time = 0;                                                // seconds of training so far
-  double last_eval_return = std::numeric_limits<double>::quiet_NaN();  // NaN before any evaluation
 };
 
 class Agent {

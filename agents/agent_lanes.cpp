@@ -19,42 +19,6 @@ std::unique_ptr<VectorEnv> MakeLaneEnvs(const Registry& registry, const TrainCon
   return env;
 }
 
-void WriteRolloutCounters(const std::string& algo, TrainConfig config, uint64_t seed, int64_t global_step,
-                          int64_t vector_steps, const LoopState& loop, CheckpointWriter& out) {
-  config.seed = seed;
-  out.Text("cugym.algo", algo);
-  out.Text("cugym.env_id", config.env_id);
-  out.Text("cugym.version", VersionString());
-  out.Text("cugym.config", config.ToToml());
-  out.Int("cugym.global_step", global_step);
-  out.Int("cugym.vector_steps", vector_steps);
-  out.Real("cugym.wall_time", loop.wall_time);
-  out.Real("cugym.last_eval_return", loop.last_eval_return);
-}
-
-std::vector<LoopState> ReadRolloutCounters(const std::vector<std::unique_ptr<CheckpointReader>>& in,
-                                           const std::string& algo, const std::string& env_id, int lanes,
-                                           int64_t* global_step, int64_t* vector_steps) {
-  if (static_cast<int>(in.size()) != lanes)
-    throw std::invalid_argument("LoadCheckpoints: " + std::to_string(in.size()) + " checkpoints for " +
-                                std::to_string(lanes) + " lanes");
-  const CheckpointReader& first = *in.front();
-  std::vector<LoopState> loops;
-  for (const auto& r : in) {
-    CheckCheckpointHeader(*r, algo, env_id);
-    if (r->Int("cugym.global_step") != first.Int("cugym.global_step") ||
-        r->Int("cugym.vector_steps") != first.Int("cugym.vector_steps"))
-      throw std::invalid_argument(r->path() + ": not of the same step as " + first.path() + " (step " +
-                                  std::to_string(r->Int("cugym.global_step")) + " against " +
-                                  std::to_string(first.Int("cugym.global_step")) +
-                                  "): a batch's agents go on together");
-    loops.push_back(LoopState{r->Real("cugym.wall_time"), r->Real("cugym.last_eval_return")});
-  }
-  *global_step = first.Int("cugym.global_step");
-  *vector_steps = first.Int("cugym.vector_steps");
-  return loops;
-}
-
 AgentLanes::AgentLanes(const Registry& registry, const TrainConfig& config, Device device, void* stream,
                        std::vector<uint64_t> seeds)
     : registry_(&registry),
@@ -155,10 +119,6 @@ AgentLanes::Play AgentLanes::ReplicasPlay(QLearner& learner) {
   };
 }
 
-EvalResult AgentLanes::Evaluate(int lane, int64_t index, int64_t step, QLearner& learner) {
-  return Evaluate(lane, index, step, ReplicasPlay(learner));
-}
-
 std::vector<EvalResult> AgentLanes::EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
                                                    uint64_t seed_offset, int64_t max_envs, const Play& play) {
   if (listed.empty()) return {};
@@ -177,25 +137,6 @@ std::vector<EvalResult> AgentLanes::EvaluateModels(const std::vector<int>& liste
   std::vector<EvalResult> results;
   for (int a : listed) results.push_back(all[a]);
   return results;
-}
-
-std::vector<EvalResult> AgentLanes::EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
-                                                   uint64_t seed_offset, QLearner& learner) {
-  return EvaluateModels(listed, episodes, num_envs, seed_offset, learner.options().max_act_batch,
-                        ReplicasPlay(learner));
-}
-
-QLearner& AgentLanes::Solo(QLearner& learner, int lane) const {
-  Check(lane, "Solo");
-  if (count() == 1) return learner;
-  if (!solo_) {
-    QLearnerOptions one = learner.options();
-    one.replicas = 1;
-    one.replica_seeds.clear();
-    solo_ = std::make_unique<QLearner>(learner.online().shared_backend(), one);
-  }
-  learner.CopyReplicaTo(lane, *solo_);
-  return *solo_;
 }
 
 void AgentLanes::Save(int lane, const VectorEnv& env, int64_t step, CheckpointWriter& out) const {
@@ -218,18 +159,6 @@ void AgentLanes::Save(int lane, const VectorEnv& env, int64_t step, CheckpointWr
     out.Ints("explore.held", held_actions_.ToHost(lane * n_, n_));
     out.Ints("explore.left", hold_left_.ToHost(lane * n_, n_));
   }
-}
-
-void AgentLanes::Load(int lane, const CheckpointReader& in, QLearner& learner) {
-  Check(lane, "LoadCheckpoints");
-  if (count() == 1) {
-    learner.Load(in.file(), in.path());
-  } else {
-    QLearner& solo = Solo(learner, lane);
-    solo.Load(in.file(), in.path());
-    learner.CopyReplicaFrom(lane, solo);
-  }
-  Load(lane, in);
 }
 
 void AgentLanes::Load(int lane, const CheckpointReader& in) {
@@ -286,13 +215,6 @@ bool AgentLanes::KeepEnvs(const VectorEnv& from_env, const std::vector<int>& kee
   if (!from_env.SaveSnapshot(&envs)) return false;
   env.LoadSnapshot(LanesOf(envs, std::vector<int64_t>(keep.begin(), keep.end()), from_env.spec().state_dim));
   return true;
-}
-
-void AgentLanes::TakeLanes(const AgentLanes& from, const std::vector<int>& keep, QLearner& from_learner,
-                           QLearner& learner) {
-  for (std::size_t to = 0; to < keep.size(); ++to)
-    learner.CopyReplicaFrom(static_cast<int>(to), from.Solo(from_learner, keep[to]));
-  TakeLanes(from, keep);
 }
 
 void AgentLanes::TakeLanes(const AgentLanes& from, const std::vector<int>& keep) {

@@ -1,5 +1,5 @@
 // What every agent keeps per lane besides its algorithm (agent.h: lane k is the solo run of seed
-// k, K = 1 the solo run itself), written once for DqnAgent, PqnAgent and PpoAgent:
+// k, K = 1 the solo run itself), written once for every agent (LaneAgent, lane_agent.h, owns one):
 //   - the seeds, on the host and on the device (exploration and shuffles read them there);
 //   - the lanes' episode rings side by side (CollectEpisodes appends to them), an EpisodeStats per
 //     lane, and the ez-greedy holds of every lane's n envs;
@@ -7,8 +7,7 @@
 //     to ask: the metrics rows (every ring and the learner's statistics copied once), the
 //     evaluations, the envs' snapshot that every lane's checkpoint slices;
 //   - a lane's parts of a checkpoint as the solo run writes them (its episodes, its envs as a batch
-//     of n of its own, its holds), its network as a learner of one (Solo), and the lanes' files
-//     checked and joined on resume.
+//     of n of its own, its holds), and the lanes' envs joined on resume.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +17,7 @@
 #include <vector>
 
 #include "agents/agent.h"
-#include "agents/dqn_checkpoint.h"
+#include "agents/checkpoint.h"
 #include "agents/episode_stats.h"
 #include "agents/exploration_kernels.h"
 #include "agents/policy.h"
@@ -31,19 +30,6 @@ namespace cugym::agent {
 // reset as the solo run's of seed k (ResetInLanes).
 std::unique_ptr<VectorEnv> MakeLaneEnvs(const Registry& registry, const TrainConfig& config,
                                         const std::vector<uint64_t>& seeds, Device device, void* stream);
-
-// The loop's part of a rollout agent's checkpoint (PQN's, PPO's, one lane's): the header (cugym.algo,
-// .env_id, .version, .config with the lane's seed) and the counters (cugym.global_step,
-// .vector_steps, .wall_time, .last_eval_return).
-void WriteRolloutCounters(const std::string& algo, TrainConfig config, uint64_t seed, int64_t global_step,
-                          int64_t vector_steps, const LoopState& loop, CheckpointWriter& out);
-// The lanes' checkpoints of such an agent, checked before anything is restored: one per lane, each
-// of `algo` and the env (CheckCheckpointHeader), all of the same step; throws
-// std::invalid_argument naming the file otherwise. Returns each lane's loop values, and the
-// counters into *global_step and *vector_steps.
-std::vector<LoopState> ReadRolloutCounters(const std::vector<std::unique_ptr<CheckpointReader>>& in,
-                                           const std::string& algo, const std::string& env_id, int lanes,
-                                           int64_t* global_step, int64_t* vector_steps);
 
 // The scratch of DeterministicPolicyPlay, grown to the envs it plays.
 struct PolicyPlayScratch {
@@ -82,25 +68,20 @@ class AgentLanes {
   // Lane k's `index`-th evaluation at `step`: every lane's eval envs (one episode each, reset with
   // TrainingEvalSeeds), played by the first lane to ask at a step.
   EvalResult Evaluate(int lane, int64_t index, int64_t step, const Play& play);
-  EvalResult Evaluate(int lane, int64_t index, int64_t step, QLearner& learner);
+  // Play by replica a of the learner's online network on lane a, greedily (EvaluateReplicas).
+  Play ReplicasPlay(QLearner& learner);
   // Agent::EvaluateModels: the listed lanes played on K lanes of min(num_envs, episodes) envs (made
   // at the first call or when that size changes, at most `max_envs` per lane), lane a reset with
   // seeds[a] + seed_offset; results in the order of `listed`. Throws std::invalid_argument for more
   // envs than max_envs and std::out_of_range for a lane outside.
   std::vector<EvalResult> EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
                                          uint64_t seed_offset, int64_t max_envs, const Play& play);
-  std::vector<EvalResult> EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
-                                         uint64_t seed_offset, QLearner& learner);
-  // Lane k's replica as a learner of one (the learner itself when K = 1): model files and
-  // checkpoints are a learner of one's.
-  QLearner& Solo(QLearner& learner, int lane) const;
 
   // Lane k's checkpoint parts at `step`: its episodes, its envs (of `env`, K lanes of n) as the
   // snapshot of a batch of n of its own, its holds.
   void Save(int lane, const VectorEnv& env, int64_t step, CheckpointWriter& out) const;
-  // Lane k's episodes and holds, and (the second form) its network into replica k of `learner`.
+  // Lane k's episodes and holds.
   void Load(int lane, const CheckpointReader& in);
-  void Load(int lane, const CheckpointReader& in, QLearner& learner);
   // The lanes' envs from their checkpoints, as one snapshot in lanes (each lane seeded as its solo
   // run's envs were), into `env`; false, changing nothing, when the (one) checkpoint holds none.
   // Throws std::invalid_argument naming the file for envs at another step, and for a lane of a
@@ -116,12 +97,8 @@ class AgentLanes {
   std::vector<uint64_t> SeedsOf(const std::vector<int>& keep, const char* agent_op) const;
   static bool KeepEnvs(const VectorEnv& from_env, const std::vector<int>& keep, VectorEnv& env);
   void TakeLanes(const AgentLanes& from, const std::vector<int>& keep);
-  void TakeLanes(const AgentLanes& from, const std::vector<int>& keep, QLearner& from_learner, QLearner& learner);
 
  private:
-  // Play by replica a of the learner's online network on lane a, greedily (EvaluateReplicas).
-  Play ReplicasPlay(QLearner& learner);
-
   const Registry* registry_;
   std::string env_id_;
   Device device_;
@@ -153,7 +130,6 @@ class AgentLanes {
   mutable VectorEnvSnapshot saved_envs_;
   mutable bool has_saved_envs_ = false;
   mutable int64_t saved_envs_step_ = -1;
-  mutable std::unique_ptr<QLearner> solo_;  // made at the first use (K > 1)
 };
 
 // PPO's and SAC's play: every lane's actor (replica l on lane l) acting deterministically through

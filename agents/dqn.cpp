@@ -1,6 +1,6 @@
 // The DQN iteration for K >= 1 lanes (dqn.h): one iteration per vector step (act, step, store, the
 // gradient steps and target updates that fall on it), each op one launch for all lanes; progress
-// rows and evaluations. Checkpoints, model files and Keep: dqn_checkpoint.cpp.
+// rows, model files, and DQN's part of checkpoints and Keep (the rest is the families').
 #include "agents/dqn.h"
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "nn/backend.h"
+#include "nn/checkpoint.h"
 
 namespace cugym::agent {
 namespace {
@@ -29,24 +30,14 @@ DqnAgent::DqnAgent(const Registry& registry, const TrainConfig& config, Device d
 
 DqnAgent::DqnAgent(const Registry& registry, const TrainConfig& config, std::vector<uint64_t> seeds,
                    std::shared_ptr<nn::Backend> backend)
-    : registry_(&registry), config_(config), device_(backend->device()) {
-  config_.Validate();
-  config_.seed = seeds.front();
-  if (config_.algo != "dqn") throw std::invalid_argument("DqnAgent: the config's algo is \"" + config_.algo + "\"");
-  const auto k = static_cast<int64_t>(seeds.size());
-  const std::string refused = Unbatchable(registry, config_, static_cast<int>(k));
-  if (!refused.empty()) throw std::invalid_argument(refused);
+    : OffPolicyAgent(registry, config, seeds, backend, "dqn") {
   const EnvSpec& spec = DiscreteSpec(registry, config_.env_id, "DQN");
   obs_dim_ = static_cast<int>(spec.obs_dim());
   num_actions_ = static_cast<int>(spec.action_space.n);
-  n_ = config_.num_envs;
-  const int64_t b = config_.batch_size;
+  const int64_t k = static_cast<int64_t>(seeds.size()), b = config_.batch_size;
   const PriorityOptions priorities{config_.per_alpha, config_.per_eps, config_.per_beta,
                                    std::max<int64_t>(config_.PlannedUpdates(), 1)};
-  ReplayOptions replay{config_.buffer_size, obs_dim_, n_, b, config_.prioritized_replay, priorities};
-  replay.lanes = k;
-  replay_ = std::make_unique<ReplayMemory>(device_, replay);  // first: it refuses what would not fit
-  replay_->SetLaneSeeds(seeds);
+  MakeReplay(ReplayOptions{config_.buffer_size, obs_dim_, n_, b, config_.prioritized_replay, priorities}, seeds);
 
   // A learner of K replicas; its rows per replica: its envs, its Double DQN minibatch and its
   // evaluation envs.
@@ -54,36 +45,22 @@ DqnAgent::DqnAgent(const Registry& registry, const TrainConfig& config, std::vec
   options.batch_size = static_cast<int>(b);
   options.max_act_batch = static_cast<int>(std::max({n_, config_.double_dqn ? b : int64_t{1}, config_.eval_episodes}));
   learner_ = std::make_unique<QLearner>(std::move(backend), ForLanes(options, seeds));
-  void* stream = learner_->backend().native_stream();
-  ops_ = MakeAgentOps(device_, stream);
-  env_ = MakeLaneEnvs(registry, config_, seeds, device_, stream);
-  lanes_ = std::make_unique<AgentLanes>(registry, config_, device_, stream, std::move(seeds));
-  AllocateBuffers();
-  // One graph per iteration needs the same work in every iteration once learning runs: a whole
-  // number of gradient steps per vector step, and an env whose step is a launch on the stream.
-  const double updates_per_step = config_.replay_ratio * static_cast<double>(n_);
-  if (config_.cuda_graph && updates_per_step >= 1.0 && updates_per_step == std::floor(updates_per_step) &&
-      env_->step_capturable()) {
-    graph_updates_ = static_cast<int64_t>(updates_per_step);
-    graph_targets_ = n_ % config_.target_update_interval == 0 ? n_ / config_.target_update_interval : 0;
-  }
-  next_target_step_ = config_.learning_starts + config_.target_update_interval;
-  learning_resumes_at_ = config_.learning_starts;
-}
-
-DqnAgent::~DqnAgent() = default;
-
-void DqnAgent::AllocateBuffers() {
-  const int64_t k = lanes(), n = n_, b = config_.batch_size;
-  obs_ = Buffer<float>(device_, k * n * obs_dim_);
-  actions_ = Buffer<int32_t>(device_, k * n);
-  counters_dev_ = Buffer<StepCounters>(device_, 1);
-  const StepCounters zero{0, 0};
-  counters_dev_.FromHost(&zero, 1);
+  MakeLanes(std::move(seeds), stream());
+  obs_ = Buffer<float>(device_, k * n_ * obs_dim_);
+  actions_ = Buffer<int32_t>(device_, k * n_);
   next_actions_ = Buffer<int32_t>(device_, k * b);
   next_q_ = Buffer<float>(device_, k * b);
   targets_ = Buffer<float>(device_, k * b);
+  // One graph per iteration needs the same work in every iteration once learning runs: a whole
+  // number of gradient steps per vector step, and an env whose step is a launch on the stream.
+  if (config_.cuda_graph && env_->step_capturable()) {
+    graph_updates_ = WholeUpdatesPerStep();
+    graph_targets_ = n_ % config_.target_update_interval == 0 ? n_ / config_.target_update_interval : 0;
+  }
+  next_target_step_ = config_.learning_starts + config_.target_update_interval;
 }
+
+DqnAgent::~DqnAgent() = default;
 
 double DqnAgent::Epsilon(int64_t step) const { return ScheduledEpsilon(epsilon_schedule(), step); }
 
@@ -93,14 +70,11 @@ EpsilonSchedule DqnAgent::epsilon_schedule() const {
 }
 
 DqnAgent::IterationPlan DqnAgent::PlanIteration() {
-  const int64_t step = global_step_ + n_, stored = std::min(replay_->size() + n_, config_.buffer_size);
+  const int64_t step = global_step_ + n_;
   IterationPlan plan;
   plan.greedy = Epsilon(global_step_) < 1.0;
-  if (step > learning_resumes_at_ && stored >= config_.batch_size) {
-    update_debt_ += config_.replay_ratio * static_cast<double>(n_);
-    for (; update_debt_ >= 1.0; update_debt_ -= 1.0) ++plan.updates;
+  if (PlanUpdates(&plan.updates))
     for (; step >= next_target_step_; next_target_step_ += config_.target_update_interval) ++plan.targets;
-  }
   return plan;
 }
 
@@ -115,7 +89,7 @@ DqnAgent::IterationPlan DqnAgent::PlanIteration() {
 void DqnAgent::Iterate() {
   const IterationPlan plan = PlanIteration();
   if (IterationGraphFits(plan)) {
-    iteration_graph_.Run(learner_->backend(), [this] { IterationKernels(); });
+    iteration_graph_.Run(*backend_, [this] { IterationKernels(); });
     // Target updates whose interval does not divide num_envs fall on some iterations only.
     if (graph_targets_ == 0)
       for (int64_t t = 0; t < plan.targets; ++t) UpdateTarget();
@@ -124,14 +98,11 @@ void DqnAgent::Iterate() {
     for (int64_t u = 0; u < plan.updates; ++u) Update();
     for (int64_t t = 0; t < plan.targets; ++t) UpdateTarget();
   }
-  // The host's mirrors of what the iteration advanced on the device.
-  global_step_ += n_;
-  replay_->Stored(n_);
+  Stepped();
 }
 
 bool DqnAgent::IterationGraphFits(const IterationPlan& plan) const {
-  if (graph_updates_ < 0 || iteration_graph_.failed() || (device_ != Device::kCuda && !iteration_graph_on_cpu_))
-    return false;
+  if (graph_updates_ < 0 || !GraphAllowed()) return false;
   return plan.updates == graph_updates_ && (graph_targets_ == 0 || plan.targets == graph_targets_);
 }
 
@@ -147,10 +118,9 @@ void DqnAgent::IterationKernels() {
 // between iterations.
 void DqnAgent::Collect(bool greedy) {
   const int64_t rows = lanes() * n_;
-  void* stream = learner_->backend().native_stream();
   VectorEnv& env = *env_;
   // On the network's stream, without waiting: the host queues the whole iteration ahead.
-  CopyBytesAsync(obs_.data(), env.obs(), rows * obs_dim_ * sizeof(float), device_, stream);
+  CopyBytesAsync(obs_.data(), env.obs(), rows * obs_dim_ * sizeof(float), device_, stream());
   if (greedy) learner_->Act(Rows(obs_.data(), rows, obs_dim_, device_), Vec(actions_.data(), rows, device_));
   ops_->Explore(actions_.data(), lanes(), n_, counters_dev_.data(), epsilon_schedule(), lanes_->seeds_dev(),
                 num_actions_, lanes_->hold());
@@ -166,7 +136,7 @@ void DqnAgent::Collect(bool greedy) {
 // eager at the first update, captured at the second and replayed from then on.
 void DqnAgent::Update() {
   if (device_ == Device::kCuda && config_.cuda_graph && graph_updates_ < 0) {
-    update_graph_.Run(learner_->backend(), [this] { UpdateKernels(); });
+    update_graph_.Run(*backend_, [this] { UpdateKernels(); });
   } else {
     UpdateKernels();
   }
@@ -202,13 +172,47 @@ MetricsRow DqnAgent::Progress(int lane, double seconds, int64_t steps, const Loo
   return lanes_->Progress(lane, global_step_, Epsilon(global_step_), seconds, steps, *learner_, loop);
 }
 
-EvalResult DqnAgent::Evaluate(int lane, int64_t index) {
-  return lanes_->Evaluate(lane, index, global_step_, *learner_);
+void DqnAgent::SaveModel(int lane, const std::string& path) const {
+  SaveQModel(path, Solo(lane), config_.env_id, global_step_);
 }
 
-std::vector<EvalResult> DqnAgent::EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
-                                                 uint64_t seed_offset) {
-  return lanes_->EvaluateModels(listed, episodes, num_envs, seed_offset, *learner_);
+void DqnAgent::LoadModel(int lane, const std::string& path) {
+  QLearner& solo = Solo(lane);  // a network of one of the lane's shape (convolution and all)
+  nn::LoadMlp(path, solo.online());
+  if (lanes() > 1) learner_->online().CopyReplicaFrom(lane, solo.online());
+  lanes_->Forget();
+}
+
+void DqnAgent::SaveOwn(int lane, CheckpointWriter& out) const {
+  out.Int("cugym.next_target_step", next_target_step_);
+  Solo(lane).Save(out);
+}
+
+void DqnAgent::CheckOwn(const std::vector<std::unique_ptr<CheckpointReader>>& in) const {
+  CheckSameCounter(in, "cugym.next_target_step");
+}
+
+void DqnAgent::LoadOwn(int lane, const CheckpointReader& in) {
+  QLearner& solo = Solo(lane);
+  solo.Load(in.file(), in.path());
+  if (lanes() > 1) learner_->CopyReplicaFrom(lane, solo);
+}
+
+void DqnAgent::ResumedOwn(const CheckpointReader& first) { next_target_step_ = first.Int("cugym.next_target_step"); }
+
+void DqnAgent::DropGraphs() {
+  iteration_graph_.Drop();
+  update_graph_.Drop();
+}
+
+std::unique_ptr<LaneAgent> DqnAgent::MakeLike(std::vector<uint64_t> seeds) const {
+  return std::unique_ptr<LaneAgent>(new DqnAgent(*registry_, config_, std::move(seeds), backend_));
+}
+
+void DqnAgent::KeepOwn(const std::vector<int>& keep, LaneAgent& next) const {
+  auto& to = static_cast<DqnAgent&>(next);
+  for (std::size_t i = 0; i < keep.size(); ++i) to.learner_->CopyReplicaFrom(static_cast<int>(i), Solo(keep[i]));
+  to.next_target_step_ = next_target_step_;
 }
 
 }  // namespace cugym::agent

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "agents/dqn_checkpoint.h"
+#include "agents/checkpoint.h"
 #include "agents/episode_ring.h"
 #include "core/memory.h"
 

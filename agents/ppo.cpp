@@ -57,20 +57,12 @@ PpoAgent::PpoAgent(const Registry& registry, const TrainConfig& config, Device d
 
 PpoAgent::PpoAgent(const Registry& registry, const TrainConfig& config, std::vector<uint64_t> seeds,
                    std::shared_ptr<nn::Backend> backend)
-    : registry_(&registry), config_(config), device_(backend->device()), spec_(PolicySpec(registry, config)) {
-  config_.Validate();
-  config_.seed = seeds.front();
-  if (!config_.ppo()) throw std::invalid_argument("PpoAgent: the config's algo is \"" + config_.algo + "\"");
+    : OnPolicyAgent(registry, config, seeds, backend, "ppo"), spec_(PolicySpec(registry, config)) {
   const auto k = static_cast<int64_t>(seeds.size());
-  const std::string refused = Unbatchable(registry, config_, static_cast<int>(k));
-  if (!refused.empty()) throw std::invalid_argument(refused);
   learner_ = std::make_unique<PpoLearner>(std::move(backend), LearnerOptions(config_, spec_, seeds));
   obs_dim_ = static_cast<int>(spec_.obs_dim());
   outputs_ = learner_->action_outputs();
-  void* stream = learner_->backend().native_stream();
-  ops_ = MakeAgentOps(device_, stream);
-  env_ = MakeLaneEnvs(registry, config_, seeds, device_, stream);
-  lanes_ = std::make_unique<AgentLanes>(registry, config_, device_, stream, std::move(seeds));
+  MakeLanes(std::move(seeds), stream());
   norms_ = std::make_unique<PpoNormalizers>(device_, k, config_.num_envs, obs_dim_, config_.normalize_obs,
                                             config_.normalize_reward, config_.gamma);
   head_.out = outputs_;
@@ -108,11 +100,7 @@ PpoAgent::PpoAgent(const Registry& registry, const TrainConfig& config, std::vec
   stats_.Zero();
   moments_ = Buffer<double>(device_, k * 2);
   row_terms_ = Buffer<double>(device_, b * kPpoRowTerms);
-  counters_dev_ = Buffer<StepCounters>(device_, 1);
-  const StepCounters zero{0, 0};
-  counters_dev_.FromHost(&zero, 1);
   ObserveCurrent(env_->obs(), current_obs_.data(), config_.num_envs, false);
-  use_graph_ = device_ == Device::kCuda && config_.cuda_graph && env_->step_capturable();
 }
 
 PpoAgent::~PpoAgent() = default;
@@ -138,27 +126,25 @@ void PpoAgent::ObserveCurrent(const float* obs, float* out, int64_t m, bool froz
   if (norms_->observations()) {
     ops_->NormalizeObservations(norms_->observation_moments(), obs, out, m, frozen, kPpoObsClip);
   } else if (obs != out) {
-    CopyBytesAsync(out, obs, lanes() * m * obs_dim_ * sizeof(float), device_, learner_->backend().native_stream());
+    CopyBytesAsync(out, obs, lanes() * m * obs_dim_ * sizeof(float), device_, stream());
   }
 }
 
-// On CUDA with cuda_graph and a capturable env every iteration queues the same work (the step
-// counters, hence the policy's draws and the shuffles, and Adam's step counts, hence the learning
-// rate, live on the device): the first runs eagerly, the second is captured, the rest replay it.
-// With target_kl the host decides after each epoch whether to go on: every iteration is eager.
-void PpoAgent::Iterate() {
-  if ((use_graph_ || iteration_graph_on_cpu_) && !iteration_graph_.failed() && config_.target_kl <= 0) {
-    iteration_graph_.Run(learner_->backend(), [this] { IterationKernels(); });
-  } else {
-    IterationKernels();
-  }
-  vector_steps_ += config_.num_steps;
-  global_step_ += config_.num_steps * config_.num_envs;
-}
-
-void PpoAgent::IterationKernels() {
+void PpoAgent::IterationKernels(bool) {
   for (int64_t t = 0; t < config_.num_steps; ++t) CollectStep(t);
-  LearnKernels();
+  // GAE over the whole rollout, then the minibatch epochs.
+  GaeArrays gae;
+  gae.rewards = rewards_.data();
+  gae.terminated = terminated_.data();
+  gae.truncated = truncated_.data();
+  gae.values = values_.data();
+  gae.next_values = next_values_.data();
+  gae.advantages = advantages_.data();
+  gae.returns = returns_.data();
+  gae.steps = config_.num_steps;
+  gae.envs = lanes() * config_.num_envs;
+  ops_->GaeAdvantages(gae, config_.gamma, config_.gae_lambda);
+  Epochs();
 }
 
 // The policy's draw for every env, the critic's value of what it acted on, one step of the K x n
@@ -166,10 +152,9 @@ void PpoAgent::IterationKernels() {
 // observations updated) and values, each lane's finished episodes, the step counters.
 void PpoAgent::CollectStep(int64_t t) {
   const int64_t n = config_.num_envs, envs = lanes() * n;
-  void* stream = learner_->backend().native_stream();
   float* obs = obs_.data() + t * envs * obs_dim_;
   float* next_obs = next_obs_.data() + t * envs * obs_dim_;
-  CopyBytesAsync(obs, current_obs_.data(), envs * obs_dim_ * sizeof(float), device_, stream);
+  CopyBytesAsync(obs, current_obs_.data(), envs * obs_dim_ * sizeof(float), device_, stream());
   const nn::ConstBatchView obs_view(obs, envs, obs_dim_, device_);
   const nn::ConstBatchView logits = learner_->actor().Forward(obs_view);
   PolicySample sample;
@@ -179,7 +164,7 @@ void PpoAgent::CollectStep(int64_t t) {
   sample.log_probs = log_probs_.data() + t * envs;
   ops_->SamplePolicy(head_, logits.data(), lanes(), n, counters_dev_.data(), lanes_->seeds_dev(), false, sample);
   const nn::ConstBatchView values = learner_->critic().Forward(obs_view);
-  CopyBytesAsync(values_.data() + t * envs, values.data(), envs * sizeof(float), device_, stream);
+  CopyBytesAsync(values_.data() + t * envs, values.data(), envs * sizeof(float), device_, stream());
   if (head_.gaussian)
     env_->Step(env_actions_.data());
   else
@@ -201,42 +186,26 @@ void PpoAgent::CollectStep(int64_t t) {
   ObserveCurrent(next_obs, next_obs, n, true);
   const nn::ConstBatchView next_values =
       learner_->critic().Forward(nn::ConstBatchView(next_obs, envs, obs_dim_, device_));
-  CopyBytesAsync(next_values_.data() + t * envs, next_values.data(), envs * sizeof(float), device_, stream);
+  CopyBytesAsync(next_values_.data() + t * envs, next_values.data(), envs * sizeof(float), device_, stream());
   ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(),
                         lanes(), n, lanes_->rings());
   ops_->AdvanceSteps(counters_dev_.data(), n);
 }
 
-// GAE over the whole rollout, then num_epochs passes over num_minibatches minibatches of every lane.
-void PpoAgent::LearnKernels() {
-  const int64_t envs = lanes() * config_.num_envs, b = config_.minibatch_size();
-  GaeArrays gae;
-  gae.rewards = rewards_.data();
-  gae.terminated = terminated_.data();
-  gae.truncated = truncated_.data();
-  gae.values = values_.data();
-  gae.next_values = next_values_.data();
-  gae.advantages = advantages_.data();
-  gae.returns = returns_.data();
-  gae.steps = config_.num_steps;
-  gae.envs = envs;
-  ops_->GaeAdvantages(gae, config_.gamma, config_.gae_lambda);
+void PpoAgent::GatherMinibatch(int64_t first, int64_t rows, int64_t epoch) {
   const PpoMinibatch batch{batch_obs_.data(),       batch_actions_.data(), batch_samples_.data(),
                            batch_log_probs_.data(), batch_values_.data(),  batch_advantages_.data(),
                            batch_returns_.data()};
-  for (int64_t epoch = 0; epoch < config_.num_epochs; ++epoch) {
-    for (int64_t m = 0; m < config_.num_minibatches; ++m) {
-      ops_->GatherPpoMinibatch(rollout(), batch, m * b, b, counters_dev_.data(), lanes_->seeds_dev(), epoch);
-      Update();
-    }
-    // CleanRL's target_kl: the epochs stop once the last minibatch's approx_kl exceeds it (a host
-    // read per epoch, so such iterations run eagerly; one lane: Unbatchable refuses more).
-    if (config_.target_kl > 0 && stats_.ToHost(kPpoApproxKl, 1).front() > config_.target_kl) break;
-  }
+  ops_->GatherPpoMinibatch(rollout(), batch, first, rows, counters_dev_.data(), lanes_->seeds_dev(), epoch);
 }
 
-// One minibatch of every lane: both networks forward, the loss and its gradients, the step.
-void PpoAgent::Update() {
+// CleanRL's target_kl: the epochs stop once the last minibatch's approx_kl exceeds it (a host read
+// per epoch, so such iterations run eagerly; one lane: Unbatchable refuses more).
+bool PpoAgent::StopEpochs() {
+  return config_.target_kl > 0 && stats_.ToHost(kPpoApproxKl, 1).front() > config_.target_kl;
+}
+
+void PpoAgent::TrainMinibatch() {
   const int64_t rows = lanes() * config_.minibatch_size();
   const nn::ConstBatchView obs(batch_obs_.data(), rows, obs_dim_, device_);
   const nn::ConstBatchView outputs = learner_->actor().ForwardTrain(obs);

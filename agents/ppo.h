@@ -7,7 +7,8 @@
 // Adam with the learning rate falling linearly with anneal_lr. Observations and rewards may be
 // normalized by running statistics (normalize_obs, normalize_reward), kept in checkpoints and model
 // files. Everything runs on the back end's stream; on CUDA with cuda_graph and an env stepped on
-// the device, a whole iteration is one graph. The host reads only scalars, at log steps.
+// the device, a whole iteration is one graph (the loop around the loss is the on-policy family's,
+// on_policy_agent.h). The host reads only scalars, at log steps.
 // K >= 1 lanes (agent.h): one replicated learner, K x n envs, one rollout over all of them; lane
 // k's network, files and rows are, on the CPU, bit for bit the solo run's of seed k.
 #pragma once
@@ -17,22 +18,16 @@
 #include <string>
 #include <vector>
 
-#include "agents/agent.h"
-#include "agents/agent_lanes.h"
-#include "agents/agent_ops.h"
-#include "agents/cuda_graph.h"
+#include "agents/on_policy_agent.h"
 #include "agents/ppo_learner.h"
 #include "agents/ppo_normalizer.h"
-#include "agents/train_config.h"
-#include "core/memory.h"
-#include "core/registry.h"
 
 namespace cugym::agent {
 
 // CleanRL's clips of the normalized observations and rewards (after Gymnasium's normalizers).
 inline constexpr double kPpoObsClip = 10.0, kPpoRewardClip = 10.0;
 
-class PpoAgent final : public Agent {
+class PpoAgent final : public OnPolicyAgent {
  public:
   // A lane per seed (`seeds` empty: one lane of config.seed). Throws std::invalid_argument for an
   // unknown env, a policy that does not fit the env's actions, a bad config (config.algo must be
@@ -40,55 +35,42 @@ class PpoAgent final : public Agent {
   PpoAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds = {});
   ~PpoAgent() override;
 
-  const TrainConfig& config() const override { return config_; }
-  const std::vector<uint64_t>& seeds() const override { return lanes_->seeds(); }
-  int64_t global_step() const override { return global_step_; }
-
-  // One rollout (num_envs * num_steps env steps per lane) and its updates.
-  void Iterate() override;
   MetricsRow Progress(int lane, double seconds, int64_t steps, const LoopState& loop) override;
-  EvalResult Evaluate(int lane, int64_t index) override;
-  std::vector<EvalResult> EvaluateModels(const std::vector<int>& lanes, int64_t episodes, int64_t num_envs,
-                                         uint64_t seed_offset) override;
   // Lane k's actor as a policy model file (SavePolicyModel: the actor, log_std, the observation
   // normalizer), and back.
   void SaveModel(int lane, const std::string& path) const override;
   void LoadModel(int lane, const std::string& path) override;
-  // Lane k's networks, log_std, optimizers, normalizers, envs and episodes, and the counters
-  // (cugym.algo "ppo", cugym.global_step, .vector_steps, .wall_time, .last_eval_return): the solo
-  // run's file.
-  void SaveCheckpoint(int lane, const std::string& path, const LoopState& loop) const override;
-  std::vector<LoopState> LoadCheckpoints(const std::vector<std::unique_ptr<CheckpointReader>>& in) override;
-  using Agent::LoadCheckpoints;
-  std::unique_ptr<Agent> Keep(const std::vector<int>& keep) const override;
-
-  bool replays_iteration_graph() const override { return iteration_graph_.replaying(); }
-  void set_iteration_graph_on_cpu(bool on) override { iteration_graph_on_cpu_ = on; }
 
  private:
   PpoAgent(const Registry& registry, const TrainConfig& config, std::vector<uint64_t> seeds,
            std::shared_ptr<nn::Backend> backend);
-  void IterationKernels();
+  void IterationKernels(bool captured) override;
+  // With target_kl the host decides after each epoch whether to go on: every iteration is eager.
+  bool EveryIterationAlike() const override { return config_.target_kl <= 0; }
   void CollectStep(int64_t t);
-  void LearnKernels();
-  void Update();
+  void GatherMinibatch(int64_t first, int64_t rows, int64_t epoch) override;
+  // One minibatch of every lane: both networks forward, the loss and its gradients, the step.
+  void TrainMinibatch() override;
+  bool StopEpochs() override;
   // The normalized (or copied) current observations of `env` into `out`, for lanes of m envs.
   void ObserveCurrent(const float* obs, float* out, int64_t m, bool frozen);
-  // EvaluateLanes' play with the actor acting deterministically on every lane.
-  AgentLanes::Play DeterministicPlay();
   PpoRollout rollout() const;
-  PpoLearner& Solo(int lane) const;
+  PpoLearner& Solo(int lane) const { return solo_.Of(*learner_, lane, backend_); }
 
-  const Registry* registry_;
-  TrainConfig config_;
-  Device device_;
+  // LaneAgent's hooks: a checkpoint adds the normalizers and the learner (networks, log_std,
+  // optimizers).
+  AgentLanes::Play Play() override;
+  int64_t max_play_envs() const override { return learner_->options().max_batch; }
+  void SaveLane(int lane, CheckpointWriter& out) const override;
+  void LoadLane(int lane, const CheckpointReader& in) override;
+  void Resumed(const CheckpointReader& first) override;
+  std::unique_ptr<LaneAgent> MakeLike(std::vector<uint64_t> seeds) const override;
+  void KeepLanes(const std::vector<int>& keep, LaneAgent& next) const override;
+
   EnvSpec spec_;
-  std::unique_ptr<VectorEnv> env_;  // K x n envs in lanes
   std::unique_ptr<PpoLearner> learner_;
-  std::unique_ptr<AgentOps> ops_;
-  std::unique_ptr<AgentLanes> lanes_;
+  SoloCopy<PpoLearner> solo_;
   std::unique_ptr<PpoNormalizers> norms_;
-  mutable std::unique_ptr<PpoLearner> solo_;  // K > 1: a lane's state as a learner of one
   int obs_dim_;
   int outputs_;  // the actor's: actions (categorical) or action dimensions (Gaussian)
   PolicyHead head_;
@@ -107,19 +89,11 @@ class PpoAgent final : public Agent {
   Buffer<float> stats_;  // [K][kPpoStats] of the last minibatch
   Buffer<double> moments_, row_terms_;
   PolicyPlayScratch eval_scratch_;  // evaluation's
-  Buffer<StepCounters> counters_dev_;
   // Host reads at a log step: the stats of every lane, their rollouts' values and returns, the
   // updates taken.
   std::vector<float> read_stats_, read_values_, read_returns_;
   int64_t read_updates_ = 0;
   int64_t read_step_ = -1;
-
-  CudaGraph iteration_graph_;
-  bool use_graph_ = false;
-  bool iteration_graph_on_cpu_ = false;
-
-  int64_t global_step_ = 0;
-  int64_t vector_steps_ = 0;
 };
 
 }  // namespace cugym::agent

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "agents/dqn_checkpoint.h"
+#include "agents/checkpoint.h"
 #include "nn/checkpoint.h"
 
 namespace cugym::agent {

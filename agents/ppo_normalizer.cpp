@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/dqn_checkpoint.h"
+#include "agents/checkpoint.h"
 
 namespace cugym::agent {
 namespace {

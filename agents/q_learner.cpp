@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <utility>
 
+#include "agents/checkpoint.h"
 #include "nn/checkpoint.h"
 
 namespace cugym::agent {
@@ -236,36 +238,45 @@ std::vector<QLearner::Stats> QLearner::ReadAllStats() const {
   return all;
 }
 
-void QLearner::Save(const std::string& path, const SafetensorsMetadata& extra,
-                    std::vector<NamedTensor> extra_tensors) const {
-  std::vector<NamedTensor> tensors = MlpTensors(online_);
+void QLearner::AppendState(std::vector<NamedTensor>* tensors, SafetensorsMetadata* metadata) const {
+  for (NamedTensor& t : MlpTensors(online_)) tensors->push_back(std::move(t));
   if (options_.target_network)
-    for (NamedTensor& t : MlpTensors(target_, "target.")) tensors.push_back(std::move(t));
+    for (NamedTensor& t : MlpTensors(target_, "target.")) tensors->push_back(std::move(t));
   // Adam's moments, tensor by tensor like the parameters (the flat buffer's padding is left out).
   const std::vector<float> m = ToHost(adam_.exp_avg());
   const std::vector<float> v = ToHost(adam_.exp_avg_sq());
   for (const ParameterTensor& t : MlpParameterTensors(online_)) {
-    tensors.push_back(NamedTensor::FromF32(kAdamAvg + t.name, t.shape, m.data() + t.offset));
-    tensors.push_back(NamedTensor::FromF32(kAdamAvgSq + t.name, t.shape, v.data() + t.offset));
+    tensors->push_back(NamedTensor::FromF32(kAdamAvg + t.name, t.shape, m.data() + t.offset));
+    tensors->push_back(NamedTensor::FromF32(kAdamAvgSq + t.name, t.shape, v.data() + t.offset));
   }
   const int64_t step = adam_.ReadStepCount();
-  tensors.push_back(NamedTensor::FromI64(kAdamStep, {}, &step));
+  tensors->push_back(NamedTensor::FromI64(kAdamStep, {}, &step));
 
-  SafetensorsMetadata metadata = extra;
-  nn::EraseNetworkMetadata(metadata);  // only the network says whether it has a convolution or LayerNorm
+  nn::EraseNetworkMetadata(*metadata);  // only the network says whether it has a convolution or LayerNorm
   for (const auto& [key, value] : MlpMetadata(online_.layer_sizes(), online_.conv(), online_.layer_norm()))
-    metadata[key] = value;
-  metadata["cugym.kind"] = "q_learner";
-  metadata["cugym.head"] = options_.dueling ? "dueling" : "q";
-  metadata["cugym.loss"] = LossName(options_.loss);
+    (*metadata)[key] = value;
+  (*metadata)["cugym.kind"] = "q_learner";
+  (*metadata)["cugym.head"] = options_.dueling ? "dueling" : "q";
+  (*metadata)["cugym.loss"] = LossName(options_.loss);
   const AdamOptions& a = adam_.options();
-  metadata["cugym.adam"] =
+  (*metadata)["cugym.adam"] =
       "lr=" + MetadataNumber(a.lr) + ",beta1=" + MetadataNumber(a.beta1) + ",beta2=" + MetadataNumber(a.beta2) +
       ",eps=" + MetadataNumber(a.eps) + ",max_grad_norm=" + MetadataNumber(a.max_grad_norm) +
       ",lr_decay_updates=" + std::to_string(a.lr_decay_updates) + (a.rectified ? ",rectified=1" : "");
+}
+
+void QLearner::Save(const std::string& path, const SafetensorsMetadata& extra,
+                    std::vector<NamedTensor> extra_tensors) const {
+  std::vector<NamedTensor> tensors;
+  SafetensorsMetadata metadata = extra;
+  AppendState(&tensors, &metadata);
   for (NamedTensor& t : extra_tensors) tensors.push_back(std::move(t));
   WriteSafetensors(path, tensors, metadata);
 }
+
+void QLearner::Save(CheckpointWriter& out) const { AppendState(&out.tensors(), &out.metadata()); }
+
+void QLearner::Load(const CheckpointReader& in) { Load(in.file(), in.path()); }
 
 SafetensorsMetadata QLearner::Load(const std::string& path) { return Load(ReadSafetensors(path), path); }
 

@@ -18,6 +18,9 @@
 
 namespace cugym::agent {
 
+class CheckpointReader;  // checkpoint.h
+class CheckpointWriter;
+
 struct QLearnerOptions {
   std::vector<int> layer_sizes;              ///< {observation size, hidden sizes..., number of actions}
   int batch_size = 128;                      ///< most rows one TrainStep takes (the minibatch)
@@ -111,6 +114,9 @@ class QLearner {
   // `extra_tensors` go into the same file (names not starting with "adam." or "target.").
   void Save(const std::string& path, const SafetensorsMetadata& extra = {},
             std::vector<NamedTensor> extra_tensors = {}) const;
+  // The same tensors and metadata added to a checkpoint's (an agent's lane, checkpoint.h).
+  void Save(CheckpointWriter& out) const;
+  void Load(const CheckpointReader& in);
   // Restores everything Save wrote; throws std::invalid_argument naming the file for another
   // shape, kind or a damaged file. Returns the metadata.
   SafetensorsMetadata Load(const std::string& path);
@@ -133,6 +139,8 @@ class QLearner {
   const QLearnerOptions& options() const { return options_; }
 
  private:
+  // Everything Save writes: the tensors appended to *tensors, the keys into *metadata.
+  void AppendState(std::vector<NamedTensor>* tensors, SafetensorsMetadata* metadata) const;
   // Q(obs) of `net` [n x actions]: its output, or for a dueling head the aggregated output (in q_).
   nn::ConstBatchView Q(nn::Mlp& net, nn::ConstBatchView obs);
   void CheckTarget(const char* op) const;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "agents/agent_ops.h"
-#include "agents/dqn_checkpoint.h"
+#include "agents/checkpoint.h"
 #include "core/memory.h"
 
 namespace cugym::agent {

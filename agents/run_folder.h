@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "agents/agent.h"
-#include "agents/dqn_checkpoint.h"
+#include "agents/checkpoint.h"
 #include "agents/evaluation.h"
 #include "agents/train_config.h"
 #include "core/event_file.h"

@@ -36,25 +36,17 @@ SacAgent::SacAgent(const Registry& registry, const TrainConfig& config, Device d
 
 SacAgent::SacAgent(const Registry& registry, const TrainConfig& config, std::vector<uint64_t> seeds,
                    std::shared_ptr<nn::Backend> backend)
-    : registry_(&registry), config_(config), device_(backend->device()) {
-  config_.Validate();
-  config_.seed = seeds.front();
-  if (!config_.sac()) throw std::invalid_argument("SacAgent: the config's algo is \"" + config_.algo + "\"");
+    : OffPolicyAgent(registry, config, seeds, backend, "sac") {
   const EnvSpec& spec = BoxSpec(registry, config_.env_id);
   if (config_.conv_channels > 0)
     throw std::invalid_argument("conv_channels: SAC's networks take flat observations (set it to 0)");
   const auto k = static_cast<int64_t>(seeds.size());
-  const std::string refused = Unbatchable(registry, config_, static_cast<int>(k));
-  if (!refused.empty()) throw std::invalid_argument(refused);
   obs_dim_ = static_cast<int>(spec.obs_dim());
   action_dim_ = static_cast<int>(spec.action_dim());
-  n_ = config_.num_envs;
   const int64_t b = config_.batch_size;
   ReplayOptions replay{config_.buffer_size, obs_dim_, n_, b, false, {}};
-  replay.lanes = k;
   replay.action_dim = action_dim_;
-  replay_ = std::make_unique<ReplayMemory>(device_, replay);  // first: it refuses what would not fit
-  replay_->SetLaneSeeds(seeds);
+  MakeReplay(replay, seeds);
 
   SacLearnerOptions o;
   o.obs_dim = obs_dim_;
@@ -78,10 +70,7 @@ SacAgent::SacAgent(const Registry& registry, const TrainConfig& config, std::vec
   o.replicas = static_cast<int>(k);
   if (k > 1) o.replica_seeds = seeds;
   learner_ = std::make_unique<SacLearner>(std::move(backend), o);
-  void* stream = learner_->backend().native_stream();
-  ops_ = MakeAgentOps(device_, stream);
-  env_ = MakeLaneEnvs(registry, config_, seeds, device_, stream);
-  lanes_ = std::make_unique<AgentLanes>(registry, config_, device_, stream, std::move(seeds));
+  MakeLanes(std::move(seeds), stream());
 
   low_ = Buffer<float>(device_, action_dim_);
   high_ = Buffer<float>(device_, action_dim_);
@@ -99,9 +88,6 @@ SacAgent::SacAgent(const Registry& registry, const TrainConfig& config, std::vec
   actions_ = Buffer<float>(device_, k * n_ * a);
   noise_state_ = Buffer<float>(device_, k * n_ * a);
   noise_state_.Zero();
-  counters_dev_ = Buffer<StepCounters>(device_, 1);
-  const StepCounters zero{0, 0};
-  counters_dev_.FromHost(&zero, 1);
   critic_in_ = Buffer<float>(device_, rows * (obs_dim_ + a));
   for (Buffer<float>* buffer : {&next_actions_, &pi_actions_, &pi_noise_}) *buffer = Buffer<float>(device_, rows * a);
   for (Buffer<float>* buffer : {&next_log_probs_, &pi_log_probs_}) *buffer = Buffer<float>(device_, rows);
@@ -111,35 +97,28 @@ SacAgent::SacAgent(const Registry& registry, const TrainConfig& config, std::vec
   // One graph per learning iteration needs the same work in each: a whole number of critic updates
   // per vector step that policy_frequency divides (so the actor's steps fall at the same places),
   // and an env whose step is a launch on the stream.
-  const double updates_per_step = config_.replay_ratio * static_cast<double>(n_);
-  if (config_.cuda_graph && updates_per_step >= 1.0 && updates_per_step == std::floor(updates_per_step) &&
-      static_cast<int64_t>(updates_per_step) % config_.policy_frequency == 0 && env_->step_capturable())
-    graph_updates_ = static_cast<int64_t>(updates_per_step);
-  learning_resumes_at_ = config_.learning_starts;
+  const int64_t updates_per_step = WholeUpdatesPerStep();
+  if (config_.cuda_graph && updates_per_step > 0 && updates_per_step % config_.policy_frequency == 0 &&
+      env_->step_capturable())
+    graph_updates_ = updates_per_step;
 }
 
 SacAgent::~SacAgent() = default;
 
-// As DqnAgent's: the vector step's envs act randomly until learning_starts env steps have been
-// taken; gradient steps accrue replay_ratio per env step once the step ends past learning_starts
-// with a minibatch stored. Critic update u (1-based, over the run) is followed by policy_frequency
-// actor steps when u is a multiple of policy_frequency (CleanRL's delayed, compensated updates).
+// The vector step's envs act randomly until learning_starts env steps have been taken; the
+// gradient steps are the family's (PlanUpdates). Critic update u (1-based, over the run) is
+// followed by policy_frequency actor steps when u is a multiple of policy_frequency (CleanRL's
+// delayed, compensated updates).
 SacAgent::IterationPlan SacAgent::PlanIteration() {
-  const int64_t step = global_step_ + n_, stored = std::min(replay_->size() + n_, config_.buffer_size);
   IterationPlan plan;
   plan.random = global_step_ < config_.learning_starts;
   plan.first = updates_;
-  if (step > learning_resumes_at_ && stored >= config_.batch_size) {
-    update_debt_ += config_.replay_ratio * static_cast<double>(n_);
-    for (; update_debt_ >= 1.0; update_debt_ -= 1.0) ++plan.updates;
-  }
+  PlanUpdates(&plan.updates);
   return plan;
 }
 
 bool SacAgent::IterationGraphFits(const IterationPlan& plan) const {
-  if (graph_updates_ < 0 || iteration_graph_.failed() || (device_ != Device::kCuda && !iteration_graph_on_cpu_) ||
-      plan.random || plan.updates != graph_updates_)
-    return false;
+  if (graph_updates_ < 0 || !GraphAllowed() || plan.random || plan.updates != graph_updates_) return false;
   return plan.first % config_.policy_frequency == 0;  // the actor's steps where the graph has them
 }
 
@@ -149,16 +128,14 @@ bool SacAgent::IterationGraphFits(const IterationPlan& plan) const {
 void SacAgent::Iterate() {
   const IterationPlan plan = PlanIteration();
   if (IterationGraphFits(plan)) {
-    iteration_graph_.Run(learner_->backend(), [this, &plan] { IterationKernels(plan); });
+    iteration_graph_.Run(*backend_, [this, &plan] { IterationKernels(plan); });
   } else {
     IterationKernels(plan);
   }
   for (int64_t u = 0; u < plan.updates; ++u)
     actor_updates_ += plan.ActorStepsAfter(u, config_.policy_frequency) ? config_.policy_frequency : 0;
   updates_ += plan.updates;
-  global_step_ += n_;
-  vector_steps_ += 1;
-  replay_->Stored(n_);
+  Stepped();
 }
 
 void SacAgent::IterationKernels(const IterationPlan& plan) {
@@ -175,7 +152,7 @@ void SacAgent::IterationKernels(const IterationPlan& plan) {
 void SacAgent::Collect(bool random) {
   const int64_t rows = lanes() * n_;
   VectorEnv& env = *env_;
-  CopyBytesAsync(obs_.data(), env.obs(), rows * obs_dim_ * sizeof(float), device_, learner_->backend().native_stream());
+  CopyBytesAsync(obs_.data(), env.obs(), rows * obs_dim_ * sizeof(float), device_, stream());
   const float* outputs = nullptr;
   if (!random) outputs = learner_->actor().Forward(Rows(obs_.data(), rows, obs_dim_, device_)).data();
   SacSample out;

@@ -8,7 +8,8 @@
 // every policy_frequency-th takes policy_frequency actor steps (reparameterized, through the
 // smaller critic) and, with autotune, temperature steps. Everything runs on the back end's stream;
 // on CUDA with cuda_graph, a whole number of gradient steps per vector step that policy_frequency
-// divides and an env stepped on the device, a whole learning iteration is one graph. Lane k's
+// divides and an env stepped on the device, a whole learning iteration is one graph. The loop
+// around the losses is the off-policy family's (off_policy_agent.h). Lane k's
 // networks, files and rows are, on the CPU, bit for bit the solo run's of seed k.
 #pragma once
 
@@ -17,19 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "agents/agent.h"
-#include "agents/agent_lanes.h"
-#include "agents/agent_ops.h"
-#include "agents/cuda_graph.h"
-#include "agents/replay_memory.h"
+#include "agents/off_policy_agent.h"
 #include "agents/sac_learner.h"
-#include "agents/train_config.h"
-#include "core/memory.h"
-#include "core/registry.h"
 
 namespace cugym::agent {
 
-class SacAgent final : public Agent {
+class SacAgent final : public OffPolicyAgent {
  public:
   // A lane per seed (`seeds` empty: one lane of config.seed). Throws std::invalid_argument for an
   // env without a flat Box of actions, an unknown env, a bad config (config.algo must be "sac"), a
@@ -37,31 +31,12 @@ class SacAgent final : public Agent {
   SacAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds = {});
   ~SacAgent() override;
 
-  const TrainConfig& config() const override { return config_; }
-  const std::vector<uint64_t>& seeds() const override { return lanes_->seeds(); }
-  int64_t global_step() const override { return global_step_; }
-
   void Iterate() override;
   MetricsRow Progress(int lane, double seconds, int64_t steps, const LoopState& loop) override;
-  EvalResult Evaluate(int lane, int64_t index) override;
-  std::vector<EvalResult> EvaluateModels(const std::vector<int>& lanes, int64_t episodes, int64_t num_envs,
-                                         uint64_t seed_offset) override;
   // Lane k's actor as a policy model file (SavePolicyModel: the actor's means and log-stds, acting
   // by tanh of the mean rescaled to the Box), and back.
   void SaveModel(int lane, const std::string& path) const override;
   void LoadModel(int lane, const std::string& path) override;
-  // Lane k's networks, temperature, optimizers, replay memory (with save_replay), envs and
-  // episodes, and the counters (cugym.algo "sac", cugym.global_step, .vector_steps, .updates,
-  // .update_debt, .draws, .wall_time, .last_eval_return): the solo run's file. Without the replay
-  // memory in it (save_replay = false) a resumed run acts with its actor and learns again once
-  // min(learning_starts, buffer_size) new transitions are stored.
-  void SaveCheckpoint(int lane, const std::string& path, const LoopState& loop) const override;
-  std::vector<LoopState> LoadCheckpoints(const std::vector<std::unique_ptr<CheckpointReader>>& in) override;
-  using Agent::LoadCheckpoints;
-  std::unique_ptr<Agent> Keep(const std::vector<int>& keep) const override;
-
-  bool replays_iteration_graph() const override { return iteration_graph_.replaying(); }
-  void set_iteration_graph_on_cpu(bool on) override { iteration_graph_on_cpu_ = on; }
   const SacLearner& learner() const { return *learner_; }
 
  private:
@@ -83,29 +58,30 @@ class SacAgent final : public Agent {
   void UpdateActor(uint32_t repeat);
   // The listed work of one learning iteration: the graph's.
   void IterationKernels(const IterationPlan& plan);
-  // EvaluateLanes' play with the actor acting deterministically on every lane.
-  AgentLanes::Play DeterministicPlay();
-  SacLearner& Solo(int lane) const;
+  SacLearner& Solo(int lane) const { return solo_.Of(*learner_, lane, backend_); }
   SacHead head() const { return SacHead{action_dim_, low_.data(), high_.data()}; }
 
-  const Registry* registry_;
-  TrainConfig config_;
-  Device device_;
-  int64_t n_;  // envs per lane
+  // LaneAgent's and OffPolicyAgent's hooks. A checkpoint adds cugym.updates, .actor_updates, the
+  // acting noise's state (sac.noise_state) and the learner (networks, temperature, optimizers).
+  // Tanh of the means, rescaled to the Box (eval_head_), as the model file acts.
+  AgentLanes::Play Play() override;
+  int64_t max_play_envs() const override { return learner_->options().max_batch; }
+  void SaveOwn(int lane, CheckpointWriter& out) const override;
+  void CheckOwn(const std::vector<std::unique_ptr<CheckpointReader>>& in) const override;
+  void LoadOwn(int lane, const CheckpointReader& in) override;
+  void ResumedOwn(const CheckpointReader& first) override;
+  std::unique_ptr<LaneAgent> MakeLike(std::vector<uint64_t> seeds) const override;
+  void KeepOwn(const std::vector<int>& keep, LaneAgent& next) const override;
+
   int obs_dim_, action_dim_;
   std::unique_ptr<SacLearner> learner_;
-  std::unique_ptr<AgentOps> ops_;
-  std::unique_ptr<VectorEnv> env_;
-  std::unique_ptr<ReplayMemory> replay_;
-  std::unique_ptr<AgentLanes> lanes_;
-  mutable std::unique_ptr<SacLearner> solo_;
+  SoloCopy<SacLearner> solo_;
   Buffer<float> low_, high_;  // the Box's bounds
   PolicyHead eval_head_;      // the deterministic action: tanh of the means, rescaled
 
   // Acting: the observations before the step and the actions [K n].
   Buffer<float> obs_, actions_;
   Buffer<float> noise_state_;  // [K n][A] the acting noise's AR(1) state (noise_correlation > 0)
-  Buffer<StepCounters> counters_dev_;
   // An update's rows [K b]: the critics' inputs, the next actions and their log-probabilities, the
   // target critics' values, the actor's draws; the losses' scratch and statistics.
   Buffer<float> critic_in_, next_actions_, next_log_probs_, pi_actions_, pi_log_probs_, pi_noise_;
@@ -115,17 +91,9 @@ class SacAgent final : public Agent {
   std::vector<float> read_stats_;
   int64_t read_step_ = -1;
 
-  CudaGraph iteration_graph_;
   int64_t graph_updates_ = -1;  // critic updates per learning iteration in the graph; -1: no graph
-  bool iteration_graph_on_cpu_ = false;
-
-  // The host's schedule (all K share it).
-  int64_t global_step_ = 0;
-  int64_t vector_steps_ = 0;
-  int64_t updates_ = 0;  // critic updates so far
+  int64_t updates_ = 0;         // critic updates so far
   int64_t actor_updates_ = 0;
-  double update_debt_ = 0;
-  int64_t learning_resumes_at_ = 0;  // learning_starts, or after a resume without the replay memory
 };
 
 }  // namespace cugym::agent

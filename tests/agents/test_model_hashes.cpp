@@ -22,6 +22,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -73,6 +74,8 @@ const HashCase kCases[] = {
      "total_steps = 10800\neval_episodes = 2\neval_interval = 5400\ncheckpoint_interval = 10400\n"
      "log_interval = 2000\nbuffer_size = 12000"},
 };
+
+void PrintTo(const HashCase& c, std::ostream* out) { *out << c.name; }
 
 const std::vector<uint64_t> kLaneSeeds = {1, 2, 3};
 
@@ -229,7 +232,8 @@ int WriteRowsOrFixtures(const std::string& mode, const std::string& arg) {
     const ScratchDir scratch(std::string("cugym_model_hash_write_") + c.name);
     const auto rows = CaseRows(c, scratch.path);
     if (mode == "--rows") {
-      for (const auto& [what, hash] : rows) std::cout << Machine() << '\t' << what << '\t' << hash << '\t' << arg << '\n';
+      for (const auto& [what, hash] : rows)
+        std::cout << Machine() << '\t' << what << '\t' << hash << '\t' << arg << '\n';
       continue;
     }
     std::vector<fs::path> checkpoints;

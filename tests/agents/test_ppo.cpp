@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "agents/checkpoint.h"
 #include "agents/dqn.h"
-#include "agents/dqn_checkpoint.h"
 #include "agents/ppo.h"
 #include "agents/train_config.h"
 #include "core/toml.h"

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "agents/agent_ops.h"
-#include "agents/dqn_checkpoint.h"
+#include "agents/checkpoint.h"
 #include "agents/ppo_normalizer.h"
 #include "core/memory.h"
 #include "core/safetensors.h"

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "agents/checkpoint.h"
 #include "agents/dqn.h"
-#include "agents/dqn_checkpoint.h"
 #include "agents/policy.h"
 #include "agents/ppo.h"
 #include "agents/sac.h"

@@ -3,8 +3,8 @@
 // unchanged; a refused run leaves no folder; a resume falls back past damaged checkpoints.
 #include "agents/trainer.h"
 
+#include "agents/checkpoint.h"
 #include "agents/dqn.h"
-#include "agents/dqn_checkpoint.h"
 #include "agents/run_folder.h"
 
 #include <gtest/gtest.h>

@@ -1,12 +1,14 @@
-// The DQN checkpoint format: one safetensors file with everything a run needs to go on as if it
-// had never stopped, written by DqnAgent::SaveCheckpoint and read by DqnAgent::LoadCheckpoint
-// (both in dqn_checkpoint.cpp, with SaveModel's model file), and the reader and writer its parts
-// use. The parts, by owner:
-//   QLearner::Save          the online and target networks, Adam's moments and step
-//                           (cugym.kind "q_learner" and the learner's keys);
-//   the loop (DqnAgent)     cugym.env_id, .version, .config, .global_step, .vector_steps, .draws,
-//                           .next_target_step, .update_debt, .learning_resumes_at, .wall_time,
-//                           .last_eval_return;
+// Checkpoints, for every agent: one safetensors file per lane with everything a run needs to go
+// on as if it had never stopped (LaneAgent::SaveCheckpoint writes it, LoadCheckpoints reads it),
+// the reader and writer its parts use, the one header and counters scheme, the envs' snapshot,
+// and the Q model file. The parts, by owner:
+//   the loop (LaneAgent)    cugym.algo (absent: "dqn"), .env_id, .version, .config (with the lane's
+//                           seed), .global_step, .vector_steps, .wall_time, .last_eval_return;
+//   the off-policy family   cugym.draws, .update_debt, .learning_resumes_at, and the replay memory;
+//   each algorithm          its own counters (DQN cugym.next_target_step; SAC cugym.updates,
+//                           .actor_updates, .with_replay, sac.noise_state) and its learner's
+//                           tensors: QLearner::Save (the online and target networks, Adam's
+//                           moments and step, cugym.kind "q_learner"), PpoLearner's, SacLearner's;
 //   EpisodeStats            episodes.returns, episodes.lengths, episodes.last_100, cugym.episodes,
 //                           cugym.episodes_read;
 //   the envs (VectorEnv)    env.states, env.rng_counters, env.elapsed, env.running_returns,
@@ -16,13 +18,15 @@
 //   ReplayMemory            replay.obs, .next_obs, .actions, .rewards, .terminals, .ends, .priorities
 //                           (prioritized replay: the sum tree's leaves), cugym.replay.position,
 //                           cugym.replay.size, cugym.replay.max_priority (when save_replay).
-// Files from before exact resumption (no cugym.update_debt) are refused. Otherwise: without
+// DQN files from before exact resumption (no cugym.update_debt) are refused. Otherwise: without
 // env.states (an env that cannot save its state) the envs start new episodes; without
 // cugym.replay.position (save_replay off) the replay memory is refilled first; replay.dones and
 // cugym.kind "q_trainer" (the names before) are read as replay.terminals and "q_learner".
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,9 +36,13 @@
 namespace cugym::agent {
 
 class QLearner;
-class EpisodeStats;
-class ReplayMemory;
 struct TrainConfig;
+
+// What the training loop keeps of a lane besides the agent's state: its checkpoints hold it.
+struct LoopState {
+  double wall_time = 0;                                                // seconds of training so far
+  double last_eval_return = std::numeric_limits<double>::quiet_NaN();  // NaN before any evaluation
+};
 
 // Collects a checkpoint's metadata and tensors from their owners; QLearner::Save writes them.
 // Integers are written as tensors of int64, as every checkpoint before.
@@ -55,6 +63,7 @@ class CheckpointWriter {
   }
 
   const SafetensorsMetadata& metadata() const { return metadata_; }
+  SafetensorsMetadata& metadata() { return metadata_; }
   std::vector<NamedTensor>& tensors() { return tensors_; }
 
  private:
@@ -113,18 +122,20 @@ bool ReadEnvSnapshot(const CheckpointReader& in, int64_t n, int64_t state_dim, V
 // the head in its metadata: what eval, watch and record read, whichever agent trained it.
 void SaveQModel(const std::string& path, const QLearner& learner, const std::string& env_id, int64_t global_step);
 
-// What a DQN checkpoint holds besides its parts: the loop's counters.
-struct DqnCounters {
-  int64_t global_step = 0, vector_steps = 0, next_target_step = 0, learning_resumes_at = 0;
-  uint32_t draws = 0;  // minibatches sampled
-  double update_debt = 0, wall_time = 0, last_eval_return = 0;
-};
-// The loop's part of one DQN agent's checkpoint (the format DqnAgent::LoadCheckpoints reads):
-// the header (algo, env, version, config) and the counters.
-void WriteDqnCounters(const TrainConfig& config, const DqnCounters& counters, CheckpointWriter& out);
-// A DQN checkpoint's counters (learning_resumes_at 0 and last_eval_return NaN where the file has
-// none). Throws std::invalid_argument naming the file for one from before exact resumption (no
-// cugym.update_debt), which cannot go on as its run would have.
-DqnCounters ReadDqnCounters(const CheckpointReader& in);
+// The one header and counters scheme of every agent's checkpoint: cugym.algo, .env_id, .version,
+// .config (`config` with the lane's seed), .global_step, .vector_steps, .wall_time,
+// .last_eval_return.
+void WriteCheckpointCounters(const std::string& algo, const TrainConfig& config, int64_t global_step,
+                             int64_t vector_steps, const LoopState& loop, CheckpointWriter& out);
+// The lanes' checkpoints (one per lane), checked before anything is restored: each of `algo` and
+// the env (CheckCheckpointHeader), all of the same step; throws std::invalid_argument naming the
+// file otherwise. Returns each lane's loop values (last_eval_return NaN where a file has none), and
+// the counters into *global_step and *vector_steps.
+std::vector<LoopState> ReadCheckpointCounters(const std::vector<std::unique_ptr<CheckpointReader>>& in,
+                                              const std::string& algo, const std::string& env_id, int lanes,
+                                              int64_t* global_step, int64_t* vector_steps);
+// Whether every lane's file agrees with the first on `key` (a counter a batch shares); throws
+// std::invalid_argument naming the file that does not.
+void CheckSameCounter(const std::vector<std::unique_ptr<CheckpointReader>>& in, const std::string& key);
 
 }  // namespace cugym::agent
