@@ -1,4 +1,4 @@
-// The agents' own device work (agent_kernels.h for DQN, pqn_kernels.h for PQN, ppo_kernels.h for PPO, sac_kernels.h
+// The agents' own device work (dqn_kernels.h for DQN, pqn_kernels.h for PQN, policy_math.h for PPO, sac_kernels.h
 // for SAC) on one device:
 // the CPU runs plain loops, CUDA Thrust launches on the nn back end's stream (queued in order with the network's work
 // and capturable into its CUDA graphs; no host synchronisation). No CUDA types here.
@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "agents/agent_kernels.h"
+#include "agents/dqn_kernels.h"
 #include "agents/normalizer_kernels.h"
-#include "agents/ppo_kernels.h"
+#include "agents/policy_math.h"
 #include "agents/ppo_loss_kernels.h"
 #include "agents/ppo_rollout_kernels.h"
 #include "agents/pqn_kernels.h"
@@ -50,11 +50,11 @@ class AgentOps {
   // largest priority is updated and its tree brought up to date.
   virtual void UpdatePriorities(const PriorityTree& tree, const int64_t* rows, const float* errors, int64_t n) = 0;
   // Replaces actions[i] (greedy) by a random action with probability epsilon; `hold` as in
-  // agent_kernels.h ({} for none).
+  // dqn_kernels.h ({} for none).
   virtual void EpsilonGreedy(int32_t* actions, int64_t n, float epsilon, int num_actions, uint32_t step_key,
                              const ExploreHold& hold) = 0;
   // EpsilonGreedy for `lanes` lanes of n envs, with epsilon and the step key computed on the device
-  // from `counters` (ExploreLane in agent_kernels.h), so a captured iteration explores as the eager
+  // from `counters` (ExploreLane in exploration_kernels.h), so a captured iteration explores as the eager
   // one does: lane l's as its agent alone explores, with seeds[l] (a device array). One lane is a
   // solo run.
   virtual void Explore(int32_t* actions, int64_t lanes, int64_t n, const StepCounters* counters,

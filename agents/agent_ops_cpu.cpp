@@ -1,4 +1,4 @@
-// The CPU implementation of AgentOps: loops over agent_kernels.h, pqn_kernels.h and ppo_kernels.h.
+// The CPU implementation of AgentOps: loops over dqn_kernels.h, pqn_kernels.h and policy_math.h.
 #include <stdexcept>
 #include <string>
 

@@ -58,9 +58,7 @@ MetricsRow LaneAgent::CommonRow(int lane, double seconds, int64_t steps, const L
   return p;
 }
 
-EvalResult LaneAgent::Evaluate(int lane, int64_t index) {
-  return lanes_->Evaluate(lane, index, global_step_, Play());
-}
+EvalResult LaneAgent::Evaluate(int lane, int64_t index) { return lanes_->Evaluate(lane, index, global_step_, Play()); }
 
 std::vector<EvalResult> LaneAgent::EvaluateModels(const std::vector<int>& listed, int64_t episodes, int64_t num_envs,
                                                   uint64_t seed_offset) {

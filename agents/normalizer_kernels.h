@@ -1,11 +1,11 @@
-// Running normalizers of observations and rewards, per lane (ppo_kernels.h says how lanes and
+// Running normalizers of observations and rewards, per lane (policy_math.h says how lanes and
 // bits are kept). Written once as CUGYM_HD functions; AgentOps::NormalizeObservations and
-// ScaleRewards run them, PpoNormalizers (ppo_normalizer.h) holds their statistics.
+// ScaleRewards run them, Normalizers (normalizer.h) holds their statistics.
 #pragma once
 
 #include <cstdint>
 
-#include "agents/ppo_kernels.h"
+#include "agents/policy_math.h"
 
 namespace cugym::agent {
 

@@ -35,7 +35,7 @@ struct PolicyModelInfo {
 // Writes `actor` (a network of one replica) with `info` as a model file: the network's tensors under the names
 // SaveMlp gives them (so LoadMlp and PyTorch read it as a network), "log_std" F32 [A] for a Gaussian, and for a
 // normalizer "norm.obs_mean" / "norm.obs_var" as I64 tensors holding the doubles' bit patterns (as
-// ppo_normalizer.cpp writes them in checkpoints), with metadata cugym.kind = "policy", cugym.algo = info.algo,
+// normalizer.cpp writes them in checkpoints), with metadata cugym.kind = "policy", cugym.algo = info.algo,
 // cugym.log_std = "state" (SAC's actor: no log_std tensor, twice the outputs) or "parameter",
 // cugym.policy = "categorical" | "gaussian", cugym.squash ("true" | "false"), cugym.norm.obs_clip, cugym.env_id,
 // cugym.global_step, cugym.version and the network's keys (cugym.layers, cugym.activation, cugym.conv, cugym.norm).

@@ -3,9 +3,9 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "agents/normalizer.h"
 #include "agents/policy.h"
 #include "agents/policy_model_file.h"
-#include "agents/ppo_normalizer.h"
 #include "core/build_info.h"
 #include "core/safetensors.h"
 #include "nn/checkpoint.h"

@@ -63,8 +63,8 @@ PpoAgent::PpoAgent(const Registry& registry, const TrainConfig& config, std::vec
   obs_dim_ = static_cast<int>(spec_.obs_dim());
   outputs_ = learner_->action_outputs();
   MakeLanes(std::move(seeds), stream());
-  norms_ = std::make_unique<PpoNormalizers>(device_, k, config_.num_envs, obs_dim_, config_.normalize_obs,
-                                            config_.normalize_reward, config_.gamma);
+  norms_ = std::make_unique<Normalizers>(device_, k, config_.num_envs, obs_dim_, config_.normalize_obs,
+                                         config_.normalize_reward, config_.gamma);
   head_.out = outputs_;
   head_.gaussian = learner_->options().gaussian;
   head_.squash = config_.squash;

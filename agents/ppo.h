@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "agents/normalizer.h"
 #include "agents/on_policy_agent.h"
 #include "agents/ppo_learner.h"
-#include "agents/ppo_normalizer.h"
 
 namespace cugym::agent {
 
@@ -70,7 +70,7 @@ class PpoAgent final : public OnPolicyAgent {
   EnvSpec spec_;
   std::unique_ptr<PpoLearner> learner_;
   SoloCopy<PpoLearner> solo_;
-  std::unique_ptr<PpoNormalizers> norms_;
+  std::unique_ptr<Normalizers> norms_;
   int obs_dim_;
   int outputs_;  // the actor's: actions (categorical) or action dimensions (Gaussian)
   PolicyHead head_;

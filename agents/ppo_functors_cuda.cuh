@@ -1,5 +1,5 @@
 // The PPO ops' Thrust functors for agent_ops_cuda.cu (included there, inside its anonymous
-// namespace): each runs one CUGYM_HD function of ppo_kernels.h, ppo_loss_kernels.h or
+// namespace): each runs one CUGYM_HD function of policy_math.h, ppo_loss_kernels.h or
 // normalizer_kernels.h per element. Kept apart so that the one Thrust file stays readable.
 #pragma once
 

@@ -1,11 +1,11 @@
 // The clipped PPO loss per lane, with its gradients with respect to the actor's outputs, the
-// lanes' log standard deviations and the critic's values (ppo_kernels.h says how lanes and bits
+// lanes' log standard deviations and the critic's values (policy_math.h says how lanes and bits
 // are kept). Written once as CUGYM_HD functions; AgentOps::PpoLoss runs them.
 #pragma once
 
 #include <cstdint>
 
-#include "agents/ppo_kernels.h"
+#include "agents/policy_math.h"
 
 namespace cugym::agent {
 
@@ -102,7 +102,7 @@ CUGYM_HD inline void PpoRowLoss(const PolicyHead& head, const PpoBatch& b, const
   double advantage = b.advantages[row];
   if (c.normalize_advantages) advantage = (advantage - b.moments[2 * lane]) / (b.moments[2 * lane + 1] + 1e-8);
   const double log_ratio = log_prob - static_cast<double>(b.old_log_probs[row]);
-  const double ratio = PpoExp(log_ratio);
+  const double ratio = PolicyExp(log_ratio);
   const double unclipped = -advantage * ratio;
   const double clipped = -advantage * ClipDouble(ratio, 1.0 - c.clip_coef, 1.0 + c.clip_coef);
   const bool unclipped_wins = unclipped >= clipped;                       // else the clipped branch, flat in r
@@ -137,7 +137,7 @@ CUGYM_HD inline void PpoRowLoss(const PolicyHead& head, const PpoBatch& b, const
     const float* log_std = head.log_std + lane * head.out;
     const float* u = b.samples + row * head.out;
     for (int k = 0; k < head.out; ++k)
-      grad[k] = static_cast<float>(grad_log_prob * GaussianZ(u[k], out[k], log_std[k]) / PpoExp(log_std[k]));
+      grad[k] = static_cast<float>(grad_log_prob * GaussianZ(u[k], out[k], log_std[k]) / PolicyExp(log_std[k]));
   } else {
     CategoricalBackward(out, head.out, b.actions[row], partition, entropy, grad_log_prob, -c.ent_coef * inv_b, grad);
   }

@@ -1,7 +1,7 @@
-// The PPO agent's rollout minibatches and its joint gradient clipping, written once as CUGYM_HD
-// functions (AgentOps::GatherPpoMinibatch and ClipJointGradNorm run them). Lanes as in
-// ppo_kernels.h: a rollout step of E = lanes x n envs, lane l owning envs l n .. l n + n - 1, and
-// minibatches of lanes x b rows, lane l's rows l b .. l b + b - 1; each lane reads only its own.
+// The PPO agent's rollout: GAE(lambda) over it, its minibatches and the joint gradient clipping,
+// written once as CUGYM_HD functions (AgentOps::GaeAdvantages, GatherPpoMinibatch and
+// ClipJointGradNorm run them). Lanes as in policy_math.h: a rollout step of E = lanes x n envs, lane l owning envs l n
+// .. l n + n - 1, and minibatches of lanes x b rows, lane l's rows l b .. l b + b - 1; each lane reads only its own.
 #pragma once
 
 #include <cmath>
@@ -12,6 +12,45 @@
 #include "core/macros.h"
 
 namespace cugym::agent {
+
+// ---------------------------------------------------------------------------------------------
+// GAE(lambda) (Schulman, Moritz, Levine, Jordan and Abbeel, "High-Dimensional Continuous Control
+// Using Generalized Advantage Estimation", ICLR 2016).
+
+// A PPO rollout's columns for GAE: `steps` vector steps of `envs` envs, step-major (element
+// (t, e) at t envs + e), as RolloutArrays.
+struct GaeArrays {
+  const float* rewards = nullptr;       // [steps][envs] (scaled, where the rewards are normalized)
+  const uint8_t* terminated = nullptr;  // [steps][envs]
+  const uint8_t* truncated = nullptr;   // [steps][envs]
+  const float* values = nullptr;        // [steps][envs] V(s_t), the observation the action was taken at
+  const float* next_values = nullptr;   // [steps][envs] V of the step's next observation: the final one where done
+  float* advantages = nullptr;          // [steps][envs] A_t
+  float* returns = nullptr;             // [steps][envs] A_t + V(s_t), the critic's targets
+  int64_t steps = 0, envs = 0;
+};
+
+// Env e's advantages, backwards from the last step (A_T = 0):
+//   delta_t = r_t + gamma (1 - terminated_t) V(next_t) - V(s_t),
+//   A_t     = delta_t + gamma lambda (1 - done_t) A_{t+1},   done = terminated or truncated,
+//   R_t     = A_t + V(s_t).
+// V(next_t) is the value of the episode's final observation where it ended, so a truncation (a
+// time limit) bootstraps from it and a termination does not; either way the sum stops there,
+// as the next step belongs to a new episode. The last step bootstraps from its next
+// observation's value. A is carried in double, as QLambdaColumn carries G.
+CUGYM_HD inline void GaeColumn(const GaeArrays& r, double gamma, double lambda, int64_t e) {
+  double advantage = 0.0;
+  for (int64_t t = r.steps - 1; t >= 0; --t) {
+    const int64_t at = t * r.envs + e;
+    const double value = r.values[at];
+    const double bootstrap = r.terminated[at] ? 0.0 : gamma * static_cast<double>(r.next_values[at]);
+    const double delta = static_cast<double>(r.rewards[at]) + bootstrap - value;
+    const bool done = (r.terminated[at] | r.truncated[at]) != 0;
+    advantage = done ? delta : delta + gamma * lambda * advantage;
+    r.advantages[at] = static_cast<float>(advantage);
+    r.returns[at] = static_cast<float>(advantage + value);
+  }
+}
 
 // A PPO rollout: `steps` vector steps of `envs` envs, step-major (element (t, e) at t envs + e).
 struct PpoRollout {

@@ -5,13 +5,13 @@
 // twin critics, and the reparameterized actor loss with the temperature's gradient. Written once as
 // CUGYM_HD functions; agent_ops_cpu.cpp and agent_ops_cuda.cu run them (docs/sac.md, "Kernels").
 //
-// Lanes as ppo_kernels.h keeps them: lane l's rows are l rows .. l rows + rows - 1, its draws are
+// Lanes as policy_math.h keeps them: lane l's rows are l rows .. l rows + rows - 1, its draws are
 // keyed by its own seed, and its sums run in row order in double, so a lane gets its solo run's bits.
 #pragma once
 
 #include <cstdint>
 
-#include "agents/ppo_kernels.h"
+#include "agents/policy_math.h"
 
 namespace cugym::agent {
 
@@ -31,7 +31,7 @@ struct SacHead {
 };
 
 CUGYM_HD inline double SacLogStd(float raw) {
-  return kSacLogStdMin + 0.5 * (kSacLogStdMax - kSacLogStdMin) * (PpoTanh(raw) + 1.0);
+  return kSacLogStdMin + 0.5 * (kSacLogStdMax - kSacLogStdMin) * (PolicyTanh(raw) + 1.0);
 }
 
 // What a draw writes per row.
@@ -96,7 +96,7 @@ CUGYM_HD inline void SacSampleRow(const SacHead& head, const float* outputs, int
       for (int m = k; m < k + 2 && m < dims; ++m) {
         const double low = head.low[m], high = head.high[m];
         const double zm = SacActingNoise(out, dims, e, m, z[m - k]);
-        out.actions[e * dims + m] = static_cast<float>(0.5 * (high - low) * PpoTanh(zm) + 0.5 * (high + low));
+        out.actions[e * dims + m] = static_cast<float>(0.5 * (high - low) * PolicyTanh(zm) + 0.5 * (high + low));
       }
     }
     if (out.log_probs != nullptr) out.log_probs[e] = 0.0f;
@@ -126,11 +126,11 @@ CUGYM_HD inline void SacSampleRow(const SacHead& head, const float* outputs, int
       // z as the noise array keeps it, so the actor's backward sees this very u.
       const double zm = static_cast<float>(SacActingNoise(out, dims, e, m, z[m - k]));
       const double log_std = SacLogStd(raw[m]);
-      const double u = static_cast<double>(mean[m]) + PpoExp(log_std) * zm;
-      const double t = PpoTanh(u);
+      const double u = static_cast<double>(mean[m]) + PolicyExp(log_std) * zm;
+      const double t = PolicyTanh(u);
       out.actions[e * dims + m] = static_cast<float>(scale * t + bias);
       if (out.noise != nullptr) out.noise[e * dims + m] = static_cast<float>(zm);
-      log_prob += -0.5 * zm * zm - log_std - kHalfLogTwoPi - PpoLog(scale * (1.0 - t * t) + 1e-6);
+      log_prob += -0.5 * zm * zm - log_std - kHalfLogTwoPi - PolicyLog(scale * (1.0 - t * t) + 1e-6);
     }
   }
   if (out.log_probs != nullptr) out.log_probs[e] = static_cast<float>(log_prob);
@@ -177,7 +177,7 @@ struct SacCriticBatch {
 // (CleanRL's qf1_loss + qf2_loss), so dL/dQi = 2 (Qi - y) / rows.
 CUGYM_HD inline void SacCriticRow(const SacCriticBatch& b, int64_t j) {
   const int64_t lane = j / b.rows;
-  const double alpha = PpoExp(b.log_alpha[lane]);
+  const double alpha = PolicyExp(b.log_alpha[lane]);
   const double q1t = b.target_q1[j], q2t = b.target_q2[j];
   const double soft = (q1t < q2t ? q1t : q2t) - alpha * static_cast<double>(b.next_log_probs[j]);
   const double y = static_cast<double>(b.rewards[j]) + static_cast<double>(b.bootstrap[j]) * soft;
@@ -230,7 +230,7 @@ CUGYM_HD inline void SacActorPickRow(const SacActorBatch& b, int64_t j) {
   const float g = static_cast<float>(-1.0 / static_cast<double>(b.rows));
   b.grad_q1[j] = q1 <= q2 ? g : 0.0f;
   b.grad_q2[j] = q1 <= q2 ? 0.0f : g;
-  const double alpha = PpoExp(b.log_alpha[j / b.rows]);
+  const double alpha = PolicyExp(b.log_alpha[j / b.rows]);
   b.row_terms[j * 2] = alpha * static_cast<double>(b.log_probs[j]) - (q1 <= q2 ? q1 : q2);
   b.row_terms[j * 2 + 1] = b.log_probs[j];
 }
@@ -245,21 +245,21 @@ CUGYM_HD inline void SacActorPickRow(const SacActorBatch& b, int64_t j) {
 // (z is the draw's noise: u - m = sigma z, so -z^2 / 2 does not move).
 CUGYM_HD inline void SacActorGradRow(const SacHead& head, const SacActorBatch& b, int64_t j) {
   const int dims = head.dims, in = b.obs_dim + dims;
-  const double alpha = PpoExp(b.log_alpha[j / b.rows]), inv = 1.0 / static_cast<double>(b.rows);
+  const double alpha = PolicyExp(b.log_alpha[j / b.rows]), inv = 1.0 / static_cast<double>(b.rows);
   const float* mean = b.outputs + j * 2 * dims;
   const float* raw = mean + dims;
   float* grad = b.grad_outputs + j * 2 * dims;
   for (int k = 0; k < dims; ++k) {
     const double scale = 0.5 * (static_cast<double>(head.high[k]) - static_cast<double>(head.low[k]));
-    const double log_std = SacLogStd(raw[k]), sigma = PpoExp(log_std), z = b.noise[j * dims + k];
-    const double t = PpoTanh(static_cast<double>(mean[k]) + sigma * z);
+    const double log_std = SacLogStd(raw[k]), sigma = PolicyExp(log_std), z = b.noise[j * dims + k];
+    const double t = PolicyTanh(static_cast<double>(mean[k]) + sigma * z);
     const double squash = scale * (1.0 - t * t);
     const double dlogp_du = 2.0 * t * squash / (squash + 1e-6);
     const double g = static_cast<double>(b.q1_input_grad[j * in + b.obs_dim + k]) +
                      static_cast<double>(b.q2_input_grad[j * in + b.obs_dim + k]);
     grad[k] = static_cast<float>(alpha * inv * dlogp_du + g * squash);
     const double d_log_std = alpha * inv * (dlogp_du * sigma * z - 1.0) + g * squash * sigma * z;
-    const double tr = PpoTanh(raw[k]);
+    const double tr = PolicyTanh(raw[k]);
     grad[dims + k] = static_cast<float>(d_log_std * 0.5 * (kSacLogStdMax - kSacLogStdMin) * (1.0 - tr * tr));
   }
 }
@@ -273,7 +273,7 @@ CUGYM_HD inline void SacActorReduce(const SacActorBatch& b, int64_t lane) {
     loss += b.row_terms[j * 2];
     log_prob += b.row_terms[j * 2 + 1];
   }
-  const double inv = 1.0 / static_cast<double>(b.rows), alpha = PpoExp(b.log_alpha[lane]);
+  const double inv = 1.0 / static_cast<double>(b.rows), alpha = PolicyExp(b.log_alpha[lane]);
   const double alpha_loss = -alpha * (log_prob * inv + b.target_entropy);
   float* stats = b.stats + lane * kSacStats;
   stats[kSacActorLoss] = static_cast<float>(loss * inv);

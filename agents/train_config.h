@@ -139,10 +139,6 @@ extern const int kNumShippedConfigs;
 // ships, and for the Box envs whichever of SAC's and PPO's is better there, docs/sac.md).
 const ShippedConfig* FindShippedConfig(const std::string& env_id, const std::string& algo = "dqn");
 
-// TrainConfig's earlier name (and agents/dqn_config.h its header), so that code written against
-// it compiles.
-using DqnConfig = TrainConfig;
-
 // Where a run's config comes from, applied in this order.
 struct TrainConfigSource {
   std::string resume_dir;          // non-empty: the run's own config.toml (config_path must be empty)

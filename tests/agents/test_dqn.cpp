@@ -1,7 +1,6 @@
 // DQN: config keys and validation, refusal of Box action spaces, CPU determinism, checkpoints,
 // evaluation errors; and (label slow) learning with the shipped configs.
 #include "agents/dqn.h"
-#include "agents/dqn_config.h"  // the earlier header name: TheEarlierNamesStillCompile
 #include "agents/policy.h"
 #include "agents/trainer.h"
 
@@ -15,7 +14,6 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
-#include <type_traits>
 
 #include "core/build_info.h"
 #include "core/safetensors.h"
@@ -95,15 +93,6 @@ TEST(TrainConfig, WrittenConfigReadsBackTheSame) {
   EXPECT_EQ(again.exploration_hold_mu, 2.5);
   EXPECT_EQ(again.exploration_max_hold, 300);
   EXPECT_EQ(again.env_id, "Acrobot-v1");
-}
-
-// Code written against the config's earlier name (DqnConfig in agents/dqn_config.h) still compiles
-// and reads the same keys.
-TEST(TrainConfig, TheEarlierNamesStillCompile) {
-  static_assert(std::is_same_v<DqnConfig, TrainConfig>);
-  DqnConfig config;
-  config.Apply(ParseToml("batch_size = 32\n", "old"));
-  EXPECT_EQ(config.batch_size, 32);
 }
 
 std::string FileBytes(const fs::path& path) {

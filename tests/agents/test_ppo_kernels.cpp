@@ -1,11 +1,11 @@
-// PPO's kernels (agents/ppo_kernels.h, through AgentOps): GAE on a hand-made rollout; the policy
+// PPO's kernels (agents/policy_math.h, through AgentOps): GAE on a hand-made rollout; the policy
 // heads' log-probabilities, entropies and tanh correction against float64 formulas, and their
 // draws' statistics; the loss's statistics and gradients against float64 finite differences of
 // the loss; the normalizers against two-pass statistics of everything seen, frozen, and through a
 // checkpoint; K lanes, each the bits of its lane alone; and every op on each device the CPU's bits
 // (the CUDA cases skip without a GPU).
 #include "agents/normalizer_kernels.h"
-#include "agents/ppo_kernels.h"
+#include "agents/policy_math.h"
 #include "agents/ppo_loss_kernels.h"
 
 #include <gtest/gtest.h>
@@ -20,7 +20,7 @@
 
 #include "agents/agent_ops.h"
 #include "agents/checkpoint.h"
-#include "agents/ppo_normalizer.h"
+#include "agents/normalizer.h"
 #include "core/memory.h"
 #include "core/safetensors.h"
 #include "tests/agents/agent_test_util.h"
@@ -121,16 +121,16 @@ double RefLogSumExp(const std::vector<double>& x) {
 
 TEST(PpoHeads, ElementaryFunctionsAreTheLibrarysToAFewUlps) {
   for (double x : {-707.9, -700.0, -30.5, -1.0, -0.34, -1e-9, 0.0, 1e-12, 0.3, 0.35, 1.0, 2.5, 88.0, 700.0, 708.9})
-    EXPECT_NEAR(PpoExp(x), std::exp(x), 1e-15 * std::exp(x)) << x;
-  EXPECT_EQ(PpoExp(-745.0), 0.0) << "no subnormals";
-  EXPECT_EQ(PpoExp(1e6), PpoExp(709.0)) << "saturates";
-  EXPECT_TRUE(std::isnan(PpoExp(std::nan(""))));
+    EXPECT_NEAR(PolicyExp(x), std::exp(x), 1e-15 * std::exp(x)) << x;
+  EXPECT_EQ(PolicyExp(-745.0), 0.0) << "no subnormals";
+  EXPECT_EQ(PolicyExp(1e6), PolicyExp(709.0)) << "saturates";
+  EXPECT_TRUE(std::isnan(PolicyExp(std::nan(""))));
   for (double x : {1e-300, 2.3e-10, 1e-6, 0.5, 1.0, 1.0 + 1e-12, 3.0, 1e10, 1e300})
-    EXPECT_NEAR(PpoLog(x), std::log(x), 1e-15 * std::max(1.0, std::fabs(std::log(x)))) << x;
+    EXPECT_NEAR(PolicyLog(x), std::log(x), 1e-15 * std::max(1.0, std::fabs(std::log(x)))) << x;
   for (double x : {0.0, 1e-9, 1e-4, 0.0199, 0.0201, 0.1, 0.5, 1.0, 3.0, 19.9, 20.1, 40.0})
     for (double sign : {1.0, -1.0}) {
       const double y = sign * x;
-      EXPECT_NEAR(PpoTanh(y), std::tanh(y), 1e-14 * std::max(std::fabs(std::tanh(y)), 1e-300)) << y;
+      EXPECT_NEAR(PolicyTanh(y), std::tanh(y), 1e-14 * std::max(std::fabs(std::tanh(y)), 1e-300)) << y;
     }
 }
 
@@ -430,7 +430,7 @@ LossResult RunLoss(Device device, const LossInputs& in, const PpoLossConfig& con
   return r;
 }
 
-// One lane's minibatch in double, and the loss written out from the formulas (ppo_kernels.h's
+// One lane's minibatch in double, and the loss written out from the formulas (policy_math.h's
 // comment), for finite differences.
 struct LaneData {
   int out = 0;
@@ -853,14 +853,14 @@ TEST_P(PpoOps, RewardsAreScaledByTheRunningStdOfEachEnvsDiscountedReturn) {
 
 // The normalizers of lane 1 of two, saved into a checkpoint and loaded by a solo run's, go on
 // with the same bits as in the batch.
-TEST(PpoNormalizers, ALanesCheckpointGoesOnAsInTheBatch) {
+TEST(Normalizers, ALanesCheckpointGoesOnAsInTheBatch) {
   const ScratchDir scratch("cugym_ppo_normalizers");
   const int64_t n = 3, dim = 2;
   std::mt19937 gen(7);
   const std::unique_ptr<AgentOps> ops = MakeCpuAgentOps();
-  PpoNormalizers batch(Device::kCpu, 2, n, dim, true, true, 0.99);
+  Normalizers batch(Device::kCpu, 2, n, dim, true, true, 0.99);
   // One step: the normalized observations, then the scaled rewards.
-  auto step = [&](PpoNormalizers& norm, const std::vector<float>& obs, const std::vector<float>& r,
+  auto step = [&](Normalizers& norm, const std::vector<float>& obs, const std::vector<float>& r,
                   const std::vector<uint8_t>& done) {
     std::vector<float> out_obs(obs.size()), out_r(r.size());
     ops->NormalizeObservations(norm.observation_moments(), obs.data(), out_obs.data(), n, false, kNormalizerClip);
@@ -878,7 +878,7 @@ TEST(PpoNormalizers, ALanesCheckpointGoesOnAsInTheBatch) {
   for (const char* key :
        {"cugym.norm.obs_count", "cugym.norm.return_mean", "cugym.norm.return_var", "cugym.norm.return_count"})
     EXPECT_EQ(out.metadata().count(key), 1u) << key;
-  PpoNormalizers solo(Device::kCpu, 1, n, dim, true, true, 0.99);
+  Normalizers solo(Device::kCpu, 1, n, dim, true, true, 0.99);
   solo.Load(0, CheckpointReader(path));
   CheckpointWriter again;
   solo.Save(0, again);
@@ -899,7 +899,7 @@ TEST(PpoNormalizers, ALanesCheckpointGoesOnAsInTheBatch) {
 
   // A checkpoint without the observation statistics is refused, naming what is missing; one of
   // normalizers that are off holds none of their keys.
-  PpoNormalizers rewards_only(Device::kCpu, 1, n, dim, false, true, 0.99);
+  Normalizers rewards_only(Device::kCpu, 1, n, dim, false, true, 0.99);
   CheckpointWriter partial;
   rewards_only.Save(0, partial);
   EXPECT_EQ(partial.metadata().count("cugym.norm.obs_count"), 0u);

@@ -1,5 +1,5 @@
-// PPO's normalizer state and its checkpoint part (ppo_normalizer.h).
-#include "agents/ppo_normalizer.h"
+// The running normalizers' state and its checkpoint part (normalizer.h).
+#include "agents/normalizer.h"
 
 #include <cstring>
 #include <stdexcept>
@@ -24,12 +24,12 @@ void Set(Buffer<double>& buffer, int64_t i, double value) { buffer.FromHost(&val
 
 }  // namespace
 
-PpoNormalizers::PpoNormalizers(Device device, int64_t lanes, int64_t n, int64_t obs_dim, bool observations,
-                               bool rewards, double gamma)
+Normalizers::Normalizers(Device device, int64_t lanes, int64_t n, int64_t obs_dim, bool observations, bool rewards,
+                         double gamma)
     : lanes_(lanes), n_(n), obs_dim_(obs_dim), observations_(observations), rewards_(rewards), gamma_(gamma) {
   if (lanes < 1 || n < 1 || obs_dim < 1)
-    throw std::invalid_argument("PpoNormalizers: lanes, n and obs_dim must be >= 1, got " + std::to_string(lanes) +
-                                ", " + std::to_string(n) + " and " + std::to_string(obs_dim));
+    throw std::invalid_argument("Normalizers: lanes, n and obs_dim must be >= 1, got " + std::to_string(lanes) + ", " +
+                                std::to_string(n) + " and " + std::to_string(obs_dim));
   if (observations) {
     obs_mean_ = Filled(device, lanes * obs_dim, 0.0);
     obs_var_ = Filled(device, lanes * obs_dim, 1.0);
@@ -43,23 +43,23 @@ PpoNormalizers::PpoNormalizers(Device device, int64_t lanes, int64_t n, int64_t 
   }
 }
 
-RunningMoments PpoNormalizers::observation_moments() {
+RunningMoments Normalizers::observation_moments() {
   if (!observations_) return RunningMoments{};
   return RunningMoments{obs_mean_.data(), obs_var_.data(), obs_count_.data(), lanes_, obs_dim_};
 }
 
-RewardScaler PpoNormalizers::reward_scaler() {
+RewardScaler Normalizers::reward_scaler() {
   if (!rewards_) return RewardScaler{};
   return RewardScaler{returns_.data(),
                       RunningMoments{return_mean_.data(), return_var_.data(), return_count_.data(), lanes_, 1}, gamma_};
 }
 
-void PpoNormalizers::CheckLane(int64_t lane) const {
+void Normalizers::CheckLane(int64_t lane) const {
   if (lane < 0 || lane >= lanes_)
-    throw std::out_of_range("PpoNormalizers: lane " + std::to_string(lane) + " of " + std::to_string(lanes_));
+    throw std::out_of_range("Normalizers: lane " + std::to_string(lane) + " of " + std::to_string(lanes_));
 }
 
-void PpoNormalizers::Save(int64_t lane, CheckpointWriter& out) const {
+void Normalizers::Save(int64_t lane, CheckpointWriter& out) const {
   CheckLane(lane);
   if (observations_) {
     out.Ints("norm.obs_mean", DoubleBits(obs_mean_.ToHost(lane * obs_dim_, obs_dim_)));
@@ -74,7 +74,7 @@ void PpoNormalizers::Save(int64_t lane, CheckpointWriter& out) const {
   }
 }
 
-void PpoNormalizers::Load(int64_t lane, const CheckpointReader& in) {
+void Normalizers::Load(int64_t lane, const CheckpointReader& in) {
   CheckLane(lane);
   if (observations_) {
     const std::vector<double> mean = DoublesFromBits(in.Int64s("norm.obs_mean", obs_dim_));
@@ -95,26 +95,26 @@ void PpoNormalizers::Load(int64_t lane, const CheckpointReader& in) {
   }
 }
 
-void PpoNormalizers::ReadObservationMoments(int64_t lane, std::vector<double>* mean, std::vector<double>* var) const {
+void Normalizers::ReadObservationMoments(int64_t lane, std::vector<double>* mean, std::vector<double>* var) const {
   CheckLane(lane);
-  if (!observations_) throw std::logic_error("PpoNormalizers: the observation normalizer is off");
+  if (!observations_) throw std::logic_error("Normalizers: the observation normalizer is off");
   *mean = obs_mean_.ToHost(lane * obs_dim_, obs_dim_);
   *var = obs_var_.ToHost(lane * obs_dim_, obs_dim_);
 }
 
-void PpoNormalizers::WriteObservationMoments(int64_t lane, const std::vector<double>& mean,
-                                             const std::vector<double>& var) {
+void Normalizers::WriteObservationMoments(int64_t lane, const std::vector<double>& mean,
+                                          const std::vector<double>& var) {
   CheckLane(lane);
-  if (!observations_) throw std::logic_error("PpoNormalizers: the observation normalizer is off");
+  if (!observations_) throw std::logic_error("Normalizers: the observation normalizer is off");
   if (static_cast<int64_t>(mean.size()) != obs_dim_ || static_cast<int64_t>(var.size()) != obs_dim_)
-    throw std::invalid_argument("PpoNormalizers: " + std::to_string(mean.size()) + " means and " +
+    throw std::invalid_argument("Normalizers: " + std::to_string(mean.size()) + " means and " +
                                 std::to_string(var.size()) + " variances for " + std::to_string(obs_dim_) +
                                 " observation features");
   obs_mean_.FromHost(mean.data(), mean.size(), lane * obs_dim_);
   obs_var_.FromHost(var.data(), var.size(), lane * obs_dim_);
 }
 
-void PpoNormalizers::CopyLane(int64_t to, const PpoNormalizers& from, int64_t lane) {
+void Normalizers::CopyLane(int64_t to, const Normalizers& from, int64_t lane) {
   CheckLane(to);
   from.CheckLane(lane);
   const auto copy = [](Buffer<double>& dst, int64_t dst_at, const Buffer<double>& src, int64_t src_at, int64_t count) {

@@ -1,8 +1,9 @@
-// The per-element work of the PPO loop that is not the network's: GAE(lambda) over each env's
-// column of a rollout and the categorical and diagonal Gaussian policy heads (sampling, log-
-// probabilities, entropies); the clipped PPO loss is in ppo_loss_kernels.h and the running
-// normalizers in normalizer_kernels.h. Written once as CUGYM_HD functions; agent_ops_cpu.cpp and
-// agent_ops_cuda.cu run them (docs/ppo.md, "Kernels").
+// The policy math every agent shares (PPO's and SAC's heads, policy model files): exp, log and tanh
+// with the same bits on every back end, the categorical and diagonal Gaussian policy heads
+// (sampling, log-probabilities, entropies, their gradients) and the policy's random draws. GAE is
+// in ppo_rollout_kernels.h, the clipped PPO loss in ppo_loss_kernels.h, SAC's in sac_kernels.h,
+// the running normalizers in normalizer_kernels.h. Written once as CUGYM_HD functions;
+// agent_ops_cpu.cpp and agent_ops_cuda.cu run them (docs/ppo.md, "Kernels").
 //
 // Lanes (agent.h): a rollout step of E = lanes x n envs, lane l owning envs l n .. l n + n - 1,
 // and minibatches of lanes x b rows, lane l's rows l b .. l b + b - 1. Nothing of lane l reads
@@ -10,10 +11,10 @@
 // the lane, and every sum over a lane's rows runs in row order in double: each lane gets the bits
 // its solo run gets, on every back end.
 //
-// exp, log and tanh are cugym's own (PpoExp, PpoLog through core's Log2, PpoTanh), built of +, -,
-// *, / and bit operations, not the libraries' (glibc's and CUDA's differ in the last bits), and
-// sqrt and division are correctly rounded on both: with FMA contraction off (cugym_strict_fp) the
-// CPU and the GPU agree bit for bit.
+// exp, log and tanh are cugym's own (PolicyExp, PolicyLog through core's Log2, PolicyTanh), built
+// of +, -, *, / and bit operations, not the libraries' (glibc's and CUDA's differ in the last
+// bits), and sqrt and division are correctly rounded on both: with FMA contraction off
+// (cugym_strict_fp) the CPU and the GPU agree bit for bit.
 #pragma once
 
 #include <cmath>
@@ -36,7 +37,7 @@ namespace cugym::agent {
 // whose rounding grows with |x| (3e-14 at |x| = 700); this reduction does not. Results below the
 // smallest normal double (x < -708) are 0, and x above 709 saturates at e^709: no subnormals, no
 // infinity. NaN stays NaN.
-CUGYM_HD inline double PpoExp(double x) {
+CUGYM_HD inline double PolicyExp(double x) {
   if (x != x) return x;
   if (x < -708.0) return 0.0;
   if (x > 709.0) x = 709.0;
@@ -52,12 +53,12 @@ CUGYM_HD inline double PpoExp(double x) {
 }
 
 // ln x for a positive normal x, through Log2.
-CUGYM_HD inline double PpoLog(double x) { return Log2(x) * 0.6931471805599453; }
+CUGYM_HD inline double PolicyLog(double x) { return Log2(x) * 0.6931471805599453; }
 
 // tanh x: (1 - e) / (1 + e) with e = e^(-2|x|), which loses relative precision as x nears 0
 // (1 - e cancels); below |x| = 0.02 its Taylor series to x^11 (the first term left out is below
 // 1e-22 of x there).
-CUGYM_HD inline double PpoTanh(double x) {
+CUGYM_HD inline double PolicyTanh(double x) {
   const double ax = x < 0.0 ? -x : x;
   double t;
   if (ax < 0.02) {
@@ -67,7 +68,7 @@ CUGYM_HD inline double PpoTanh(double x) {
   } else if (ax > 20.0) {
     t = 1.0;  // 1 - tanh(20) is 8e-18, below half an ulp of 1
   } else {
-    const double e = PpoExp(-2.0 * ax);
+    const double e = PolicyExp(-2.0 * ax);
     t = (1.0 - e) / (1.0 + e);
   }
   return x < 0.0 ? -t : t;
@@ -80,45 +81,6 @@ CUGYM_HD inline double ClipDouble(double x, double low, double high) {
 }
 
 constexpr double kHalfLogTwoPi = 0.91893853320467274178;  // 0.5 ln(2 pi)
-
-// ---------------------------------------------------------------------------------------------
-// GAE(lambda) (Schulman, Moritz, Levine, Jordan and Abbeel, "High-Dimensional Continuous Control
-// Using Generalized Advantage Estimation", ICLR 2016).
-
-// A PPO rollout's columns for GAE: `steps` vector steps of `envs` envs, step-major (element
-// (t, e) at t envs + e), as RolloutArrays.
-struct GaeArrays {
-  const float* rewards = nullptr;       // [steps][envs] (scaled, where the rewards are normalized)
-  const uint8_t* terminated = nullptr;  // [steps][envs]
-  const uint8_t* truncated = nullptr;   // [steps][envs]
-  const float* values = nullptr;        // [steps][envs] V(s_t), the observation the action was taken at
-  const float* next_values = nullptr;   // [steps][envs] V of the step's next observation: the final one where done
-  float* advantages = nullptr;          // [steps][envs] A_t
-  float* returns = nullptr;             // [steps][envs] A_t + V(s_t), the critic's targets
-  int64_t steps = 0, envs = 0;
-};
-
-// Env e's advantages, backwards from the last step (A_T = 0):
-//   delta_t = r_t + gamma (1 - terminated_t) V(next_t) - V(s_t),
-//   A_t     = delta_t + gamma lambda (1 - done_t) A_{t+1},   done = terminated or truncated,
-//   R_t     = A_t + V(s_t).
-// V(next_t) is the value of the episode's final observation where it ended, so a truncation (a
-// time limit) bootstraps from it and a termination does not; either way the sum stops there,
-// as the next step belongs to a new episode. The last step bootstraps from its next
-// observation's value. A is carried in double, as QLambdaColumn carries G.
-CUGYM_HD inline void GaeColumn(const GaeArrays& r, double gamma, double lambda, int64_t e) {
-  double advantage = 0.0;
-  for (int64_t t = r.steps - 1; t >= 0; --t) {
-    const int64_t at = t * r.envs + e;
-    const double value = r.values[at];
-    const double bootstrap = r.terminated[at] ? 0.0 : gamma * static_cast<double>(r.next_values[at]);
-    const double delta = static_cast<double>(r.rewards[at]) + bootstrap - value;
-    const bool done = (r.terminated[at] | r.truncated[at]) != 0;
-    advantage = done ? delta : delta + gamma * lambda * advantage;
-    r.advantages[at] = static_cast<float>(advantage);
-    r.returns[at] = static_cast<float>(advantage + value);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Policy heads.
@@ -154,8 +116,8 @@ CUGYM_HD inline LogSoftmaxRow CategoricalPartition(const float* logits, int num_
   double max = logits[0];
   for (int j = 1; j < num_actions; ++j) max = logits[j] > max ? static_cast<double>(logits[j]) : max;
   double sum = 0.0;
-  for (int j = 0; j < num_actions; ++j) sum += PpoExp(static_cast<double>(logits[j]) - max);
-  return LogSoftmaxRow{max, PpoLog(sum)};
+  for (int j = 0; j < num_actions; ++j) sum += PolicyExp(static_cast<double>(logits[j]) - max);
+  return LogSoftmaxRow{max, PolicyLog(sum)};
 }
 
 CUGYM_HD inline double CategoricalLogProb(const float* logits, int num_actions, int32_t action) {
@@ -168,7 +130,7 @@ CUGYM_HD inline double CategoricalEntropy(const float* logits, int num_actions, 
   double h = 0.0;
   for (int j = 0; j < num_actions; ++j) {
     const double log_p = static_cast<double>(logits[j]) - z.max - z.log_sum;
-    h -= PpoExp(log_p) * log_p;
+    h -= PolicyExp(log_p) * log_p;
   }
   return h;
 }
@@ -184,11 +146,11 @@ CUGYM_HD inline int32_t CategoricalSample(const float* logits, int num_actions, 
   double max = logits[0];
   for (int j = 1; j < num_actions; ++j) max = logits[j] > max ? static_cast<double>(logits[j]) : max;
   double total = 0.0;
-  for (int j = 0; j < num_actions; ++j) total += PpoExp(static_cast<double>(logits[j]) - max);
+  for (int j = 0; j < num_actions; ++j) total += PolicyExp(static_cast<double>(logits[j]) - max);
   const double target = u * total;
   double cumulative = 0.0;
   for (int j = 0; j < num_actions; ++j) {
-    cumulative += PpoExp(static_cast<double>(logits[j]) - max);
+    cumulative += PolicyExp(static_cast<double>(logits[j]) - max);
     if (target < cumulative) return j;
   }
   return num_actions - 1;  // not reached: u < 1 keeps the target below the total
@@ -207,7 +169,7 @@ CUGYM_HD inline void CategoricalBackward(const float* logits, int num_actions, i
                                          double entropy, double g_logp, double g_entropy, float* grad) {
   for (int j = 0; j < num_actions; ++j) {
     const double log_p = static_cast<double>(logits[j]) - z.max - z.log_sum;
-    const double p = PpoExp(log_p);
+    const double p = PolicyExp(log_p);
     const double own = j == action ? 1.0 : 0.0;
     grad[j] = static_cast<float>(g_logp * (own - p) - g_entropy * p * (log_p + entropy));
   }
@@ -215,15 +177,15 @@ CUGYM_HD inline void CategoricalBackward(const float* logits, int num_actions, i
 
 // z = (u - mean) / exp(log_std): the standard normal behind sample u.
 CUGYM_HD inline double GaussianZ(float u, float mean, float log_std) {
-  return (static_cast<double>(u) - static_cast<double>(mean)) / PpoExp(log_std);
+  return (static_cast<double>(u) - static_cast<double>(mean)) / PolicyExp(log_std);
 }
 
 // -sum_k log(1 - tanh(u_k)^2 + 1e-6): what tanh squashing adds to u's log-probability.
 CUGYM_HD inline double TanhCorrection(const float* u, int dims) {
   double c = 0.0;
   for (int k = 0; k < dims; ++k) {
-    const double t = PpoTanh(u[k]);
-    c -= PpoLog(1.0 - t * t + 1e-6);
+    const double t = PolicyTanh(u[k]);
+    c -= PolicyLog(1.0 - t * t + 1e-6);
   }
   return c;
 }
@@ -250,7 +212,7 @@ CUGYM_HD inline double GaussianEntropy(const float* log_std, int dims) {
 // squashing tanh(u), rescaled to [low, high] when the Box is given.
 CUGYM_HD inline float GaussianEnvAction(const PolicyHead& head, double u, int k) {
   if (head.squash) {
-    const double a = PpoTanh(u);
+    const double a = PolicyTanh(u);
     if (head.low == nullptr) return static_cast<float>(a);
     const double low = head.low[k], high = head.high[k];
     return static_cast<float>(low + (a + 1.0) * 0.5 * (high - low));
@@ -284,7 +246,7 @@ CUGYM_HD inline double PolicyUniform(uint64_t seed, int64_t step, int64_t env) {
 // in (0, 1] (so |z| <= 6.7), angle 2 pi u2 through core's SinCos.
 CUGYM_HD inline void BoxMuller(const U32x4& bits, double* z0, double* z1) {
   const double u1 = (static_cast<double>(bits.v[0]) + 1.0) * (1.0 / 4294967296.0);
-  const double radius = sqrt(-2.0 * PpoLog(u1));
+  const double radius = sqrt(-2.0 * PolicyLog(u1));
   const float angle = static_cast<float>(6.283185307179586 * UnitFromBits(bits.v[1]));
   float s, c;
   SinCos(angle, &s, &c);
@@ -331,7 +293,7 @@ CUGYM_HD inline void SamplePolicyRow(const PolicyHead& head, const float* output
     if (!deterministic) NormalPair(seeds[lane], counters->vector_steps, env, static_cast<uint32_t>(k / 2), &z0, &z1);
     for (int m = k; m < k + 2 && m < head.out; ++m) {
       const double z = m == k ? z0 : z1;
-      u[m] = deterministic ? row[m] : static_cast<float>(static_cast<double>(row[m]) + PpoExp(log_std[m]) * z);
+      u[m] = deterministic ? row[m] : static_cast<float>(static_cast<double>(row[m]) + PolicyExp(log_std[m]) * z);
       if (out.env_actions != nullptr) out.env_actions[e * head.out + m] = GaussianEnvAction(head, u[m], m);
     }
   }

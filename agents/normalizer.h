@@ -1,6 +1,7 @@
-// PPO's running normalizers (ppo_kernels.h): their statistics in plain device arrays, which
-// AgentOps::NormalizeObservations and ScaleRewards read and update, and each lane's part of its
-// checkpoint. The keys a lane's checkpoint gets, for the normalizers that are on:
+// The running normalizers of observations and rewards (as Gymnasium's NormalizeObservation and
+// NormalizeReward; PPO's, and model files keep the observations'): their statistics in plain
+// device arrays, which AgentOps::NormalizeObservations and ScaleRewards read and update, and each
+// lane's part of its checkpoint. The keys a lane's checkpoint gets, for the normalizers that are on:
 //   norm.obs_mean            I64 [obs_dim]  the running mean of each observation feature
 //   norm.obs_var             I64 [obs_dim]  the running (population) variance of each feature
 //   cugym.norm.obs_count     the number of observations behind them (1e-4 at first)
@@ -37,12 +38,11 @@ inline std::vector<double> DoublesFromBits(const std::vector<int64_t>& bits) {
   return values;
 }
 
-class PpoNormalizers {
+class Normalizers {
  public:
   // `lanes` lanes of n envs with observations of obs_dim floats; `observations` and `rewards` turn
   // each normalizer on. Gymnasium's start: mean 0, variance 1, count 1e-4, every G 0.
-  PpoNormalizers(Device device, int64_t lanes, int64_t n, int64_t obs_dim, bool observations, bool rewards,
-                 double gamma);
+  Normalizers(Device device, int64_t lanes, int64_t n, int64_t obs_dim, bool observations, bool rewards, double gamma);
 
   bool observations() const { return observations_; }
   bool rewards() const { return rewards_; }
@@ -60,7 +60,7 @@ class PpoNormalizers {
   void ReadObservationMoments(int64_t lane, std::vector<double>* mean, std::vector<double>* var) const;
   void WriteObservationMoments(int64_t lane, const std::vector<double>& mean, const std::vector<double>& var);
   // Lane `lane` of `from` (the same normalizers and sizes) into lane `to`, on the device.
-  void CopyLane(int64_t to, const PpoNormalizers& from, int64_t lane);
+  void CopyLane(int64_t to, const Normalizers& from, int64_t lane);
 
  private:
   void CheckLane(int64_t lane) const;

@@ -1,8 +1,8 @@
-// The per-element work of the DQN loop that is not the network's, one header per job: replay
-// insertion and n-step sampling (replay_kernels.h), the priority sum tree (priority_tree.h),
-// epsilon-greedy and ez-greedy exploration (exploration_kernels.h), the episode ring
-// (episode_ring.h), and here the TD targets. Written once as CUGYM_HD functions;
-// agent_ops_cpu.cpp and agent_ops_cuda.cu run them over their ranges.
+// DQN's per-element work that is not the network's: the TD targets. What it shares with the other
+// agents has headers of its own, included here: replay insertion and n-step sampling
+// (replay_kernels.h), the priority sum tree (priority_tree.h), epsilon-greedy and ez-greedy
+// exploration (exploration_kernels.h), the episode ring (episode_ring.h). Written once as
+// CUGYM_HD functions; agent_ops_cpu.cpp and agent_ops_cuda.cu run them over their ranges.
 #pragma once
 
 #include <cstdint>
