@@ -1,4 +1,5 @@
-// The agent factory and what the agents share (agent.h).
+// What the agents share (agent.h): metrics rows, checkpoint loading, lanes' seeds, the Q-learners'
+// options.
 #include "agents/agent.h"
 
 #include <algorithm>
@@ -8,20 +9,24 @@
 #include <utility>
 
 #include "agents/checkpoint.h"
-#include "agents/dqn.h"
-#include "agents/ppo.h"
-#include "agents/pqn.h"
-#include "agents/sac.h"
 #include "nn/adam.h"
 
 namespace cugym::agent {
 
-std::unique_ptr<Agent> MakeAgent(const Registry& registry, const TrainConfig& config, Device device,
-                                 std::vector<uint64_t> seeds) {
-  if (config.pqn()) return std::make_unique<PqnAgent>(registry, config, device, std::move(seeds));
-  if (config.ppo()) return std::make_unique<PpoAgent>(registry, config, device, std::move(seeds));
-  if (config.sac()) return std::make_unique<SacAgent>(registry, config, device, std::move(seeds));
-  return std::make_unique<DqnAgent>(registry, config, device, std::move(seeds));
+void MetricsRow::Set(const std::string& name, double value) {
+  for (auto& [known, v] : scalars) {
+    if (known == name) {
+      v = value;
+      return;
+    }
+  }
+  scalars.emplace_back(name, value);
+}
+
+double MetricsRow::Get(const std::string& name) const {
+  for (const auto& [known, v] : scalars)
+    if (known == name) return v;
+  return kNaN;
 }
 
 std::vector<LoopState> Agent::LoadCheckpoints(const std::vector<std::string>& paths) {
@@ -85,15 +90,15 @@ MetricsRow MakeProgress(int64_t global_step, double epsilon, double interval_sec
   MetricsRow p;
   p.global_step = global_step;
   p.wall_time = loop.wall_time;
-  p.epsilon = epsilon;
+  p.Set("td_loss", stats.updates > 0 ? stats.loss : kNaN);
+  p.Set("q_values", stats.updates > 0 ? stats.mean_q : kNaN);
+  p.Set("epsilon", epsilon);
   p.sps = interval_seconds > 0 ? static_cast<double>(interval_steps) / interval_seconds : 0;
   p.episodic_return = ended.mean_return;
   p.episodic_length = ended.mean_length;
   p.mean_return_100 = ended.mean_return_100;
   p.episodes = ended.episodes;
   p.eval_return = loop.last_eval_return;
-  p.td_loss = stats.updates > 0 ? stats.loss : kNaN;
-  p.q_values = stats.updates > 0 ? stats.mean_q : kNaN;
   return p;
 }
 

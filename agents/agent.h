@@ -1,4 +1,4 @@
-// What `cugym train` trains: an agent chosen by the config's `algo` (DQN, dqn.h, PQN, pqn.h, or PPO, ppo.h),
+// What `cugym train` trains: an agent chosen by the config's `algo` (algorithm.h: DQN, PQN, PPO, SAC),
 // each written once for K >= 1 lanes. K seeds of one config step, learn and are evaluated
 // together, each lane with its own envs, memory, exploration and statistics, the K networks as one
 // replicated network; lane k is the solo run of seed k (the same bits on the CPU), and K = 1 is the
@@ -10,6 +10,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "agents/checkpoint.h"
@@ -21,26 +22,30 @@
 
 namespace cugym::agent {
 
-// One metrics.csv row (CleanRL's names): means over the episodes that ended since the last row.
+// One of an algorithm's own metrics: its metrics.csv column (and key of Python's row dict) and its
+// TensorBoard tag (CleanRL's names; empty: the column only). Algorithm::metrics lists them.
+struct MetricColumn {
+  std::string name;
+  std::string tag;
+};
+
+// One metrics.csv row (CleanRL's names): means over the episodes that ended since the last row,
+// and the algorithm's own values (its MetricColumns': DQN's td_loss, PPO's policy_loss, ...).
 struct MetricsRow {
   int64_t global_step = 0;
   double wall_time = 0;        // seconds of training in this process
   double episodic_return = 0;  // NaN when no episode ended in the interval
   double episodic_length = 0;
-  double td_loss = 0;   // of the last gradient step (NaN before learning starts)
-  double q_values = 0;  // mean Q(s, a) of the last minibatch
-  double epsilon = 0;
   double sps = 0;              // env steps per second over the interval
   double mean_return_100 = 0;  // over the last 100 finished episodes (NaN before any)
   int64_t episodes = 0;        // finished so far
   double eval_return = 0;      // mean return of the latest evaluation (NaN before any)
-  // PPO's (CleanRL's ppo.py's losses/ tags), of the last minibatch of the last update (NaN before
-  // any update, and for the other agents); explained_variance over the last rollout.
-  double policy_loss = kNaN, value_loss = kNaN, entropy = kNaN, approx_kl = kNaN, clipfrac = kNaN,
-         explained_variance = kNaN, learning_rate = kNaN;
-  // SAC's (CleanRL's sac_continuous_action.py's losses/ tags), of the last update (NaN before any,
-  // and for the other agents); entropy above is SAC's estimate -mean log pi of its last actor step.
-  double qf1_loss = kNaN, qf2_loss = kNaN, qf1_values = kNaN, actor_loss = kNaN, alpha = kNaN, alpha_loss = kNaN;
+  // The algorithm's values by column name, in its columns' order (NaN before they mean anything).
+  std::vector<std::pair<std::string, double>> scalars;
+
+  void Set(const std::string& name, double value);
+  // The value of column `name`, NaN when the row has none.
+  double Get(const std::string& name) const;
 
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 };
@@ -110,12 +115,6 @@ class Agent {
   virtual void set_iteration_graph_on_cpu(bool on) = 0;
 };
 
-// The agent config.algo names, with a lane per seed (`seeds` empty: one lane of config.seed).
-// Throws std::invalid_argument for an unknown env, actions the agent cannot take (DQN and PQN need
-// discrete ones; PPO's policy must fit them), a bad config, a seed listed twice and what
-// Unbatchable names.
-std::unique_ptr<Agent> MakeAgent(const Registry& registry, const TrainConfig& config, Device device,
-                                 std::vector<uint64_t> seeds = {});
 // Why `lanes` lanes of `config` cannot train as one agent, "" when they can. One lane always can.
 std::string Unbatchable(const Registry& registry, const TrainConfig& config, int lanes);
 

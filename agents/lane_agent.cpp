@@ -46,9 +46,6 @@ MetricsRow LaneAgent::CommonRow(int lane, double seconds, int64_t steps, const L
   MetricsRow p;
   p.global_step = global_step_;
   p.wall_time = loop.wall_time;
-  p.epsilon = MetricsRow::kNaN;
-  p.td_loss = MetricsRow::kNaN;
-  p.q_values = MetricsRow::kNaN;
   p.sps = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
   p.episodic_return = ended.mean_return;
   p.episodic_length = ended.mean_length;

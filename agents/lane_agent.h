@@ -95,7 +95,7 @@ class LaneAgent : public Agent {
   // the device (or the CPU when a test asks), and no failed capture.
   bool GraphAllowed() const;
   // A metrics row's fields every agent fills the same way: lane k's episodes since its last row,
-  // steps and rates, the loop's values (NaN for the Q-learners' columns).
+  // steps and rates, the loop's values.
   MetricsRow CommonRow(int lane, double seconds, int64_t steps, const LoopState& loop);
   void* stream() const { return backend_->native_stream(); }
 

@@ -47,18 +47,20 @@ MetricsRow PpoAgent::Progress(int lane, double seconds, int64_t steps, const Loo
     read_updates_ = learner_->ReadUpdates();
     read_step_ = global_step_;
   }
+  // CleanRL ppo.py's losses, of the last minibatch of the last update (NaN before any);
+  // explained_variance over the last rollout.
   const int64_t updates = read_updates_;
-  if (updates > 0) {
-    const float* s = read_stats_.data() + lane * kPpoStats;
-    p.policy_loss = s[kPpoPolicyLoss];
-    p.value_loss = s[kPpoValueLoss];
-    p.entropy = s[kPpoEntropy];
-    p.approx_kl = s[kPpoApproxKl];
-    p.clipfrac = s[kPpoClipFraction];
-    p.explained_variance =
-        ExplainedVariance(read_values_, read_returns_, lanes() * config_.num_envs, config_.num_envs, lane);
-    p.learning_rate = learner_->LearningRate(updates);
-  }
+  const float* s = read_stats_.data() + lane * kPpoStats;
+  const double nan = MetricsRow::kNaN;
+  p.Set("policy_loss", updates > 0 ? s[kPpoPolicyLoss] : nan);
+  p.Set("value_loss", updates > 0 ? s[kPpoValueLoss] : nan);
+  p.Set("entropy", updates > 0 ? s[kPpoEntropy] : nan);
+  p.Set("approx_kl", updates > 0 ? s[kPpoApproxKl] : nan);
+  p.Set("clipfrac", updates > 0 ? s[kPpoClipFraction] : nan);
+  p.Set("explained_variance",
+        updates > 0 ? ExplainedVariance(read_values_, read_returns_, lanes() * config_.num_envs, config_.num_envs, lane)
+                    : nan);
+  p.Set("learning_rate", updates > 0 ? learner_->LearningRate(updates) : nan);
   return p;
 }
 

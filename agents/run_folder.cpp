@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "agents/algorithm.h"
 #include "core/atomic_file.h"
 #include "core/checkpoint_files.h"
 #include "core/safetensors.h"
@@ -196,15 +197,12 @@ RunRecord::RunRecord(const Registry& registry, const TrainConfig& config, const 
   WriteFileAtomically((run_dir / "config.toml").string(), config.ToToml());
   // metrics.csv is a log, appended and flushed row by row (a resumed run continues it), so it is
   // the one file not rewritten through WriteFileAtomically.
-  ppo_ = config.ppo();
-  sac_ = config.sac();
-  metrics_ = OpenLog(run_dir / "metrics.csv",
-                     ppo_   ? "global_step,wall_time,episodic_return,episodic_length,policy_loss,value_loss,entropy,"
-                              "approx_kl,clipfrac,explained_variance,learning_rate,sps,eval_return"
-                     : sac_ ? "global_step,wall_time,episodic_return,episodic_length,qf1_loss,qf2_loss,qf1_values,"
-                              "actor_loss,alpha,alpha_loss,entropy,sps,eval_return"
-                            : "global_step,wall_time,episodic_return,episodic_length,td_loss,q_values,epsilon,sps,"
-                              "eval_return");
+  const Algorithm* algorithm = FindAlgorithm(config.algo);
+  if (algorithm == nullptr) throw std::invalid_argument("unknown algo \"" + config.algo + "\"");
+  columns_ = algorithm->metrics;
+  std::string header = "global_step,wall_time,episodic_return,episodic_length,";
+  for (const MetricColumn& c : columns_) header += c.name + ",";
+  metrics_ = OpenLog(run_dir / "metrics.csv", header + "sps,eval_return");
   evals_ = OpenLog(run_dir / "evals.csv",
                    "global_step,wall_time,mean_return,std_return,min_return,max_return,episodes,eval_seconds");
   // The evaluations so far (a resumed run reads them back): the best and the first to reach the
@@ -217,40 +215,16 @@ RunRecord::RunRecord(const Registry& registry, const TrainConfig& config, const 
 void RunRecord::Log(const MetricsRow& p) {
   metrics_ << p.global_step << "," << Number(p.wall_time) << "," << Number(p.episodic_return) << ","
            << Number(p.episodic_length) << ",";
-  if (ppo_) {
-    metrics_ << Number(p.policy_loss) << "," << Number(p.value_loss) << "," << Number(p.entropy) << ","
-             << Number(p.approx_kl) << "," << Number(p.clipfrac) << "," << Number(p.explained_variance) << ","
-             << Number(p.learning_rate) << ",";
-  } else if (sac_) {
-    metrics_ << Number(p.qf1_loss) << "," << Number(p.qf2_loss) << "," << Number(p.qf1_values) << ","
-             << Number(p.actor_loss) << "," << Number(p.alpha) << "," << Number(p.alpha_loss) << ","
-             << Number(p.entropy) << ",";
-  } else {
-    metrics_ << Number(p.td_loss) << "," << Number(p.q_values) << "," << Number(p.epsilon) << ",";
-  }
+  for (const MetricColumn& c : columns_) metrics_ << Number(p.Get(c.name)) << ",";
   metrics_ << Number(p.sps) << "," << Number(p.eval_return) << "\n";
   metrics_.flush();
   AddScalars(p.global_step, {{"charts/episodic_return", p.episodic_return},
                              {"charts/episodic_length", p.episodic_length},
                              {"charts/SPS", p.sps}});
-  if (ppo_)  // CleanRL ppo.py's tags
-    AddScalars(p.global_step, {{"losses/policy_loss", p.policy_loss},
-                               {"losses/value_loss", p.value_loss},
-                               {"losses/entropy", p.entropy},
-                               {"losses/approx_kl", p.approx_kl},
-                               {"losses/clipfrac", p.clipfrac},
-                               {"losses/explained_variance", p.explained_variance},
-                               {"charts/learning_rate", p.learning_rate}});
-  else if (sac_)  // CleanRL sac_continuous_action.py's tags
-    AddScalars(p.global_step, {{"losses/qf1_loss", p.qf1_loss},
-                               {"losses/qf2_loss", p.qf2_loss},
-                               {"losses/qf1_values", p.qf1_values},
-                               {"losses/actor_loss", p.actor_loss},
-                               {"losses/alpha", p.alpha},
-                               {"losses/alpha_loss", p.alpha_loss}});
-  else
-    AddScalars(p.global_step,
-               {{"losses/td_loss", p.td_loss}, {"losses/q_values", p.q_values}, {"charts/epsilon", p.epsilon}});
+  std::vector<std::pair<const char*, double>> own;  // the algorithm's, under CleanRL's tags
+  for (const MetricColumn& c : columns_)
+    if (!c.tag.empty()) own.emplace_back(c.tag.c_str(), p.Get(c.name));
+  AddScalars(p.global_step, own);
   if (options_.on_log) options_.on_log(p);
 }
 
@@ -337,7 +311,7 @@ void RunRecord::Complete(TrainRunResult& result, const EvalResult* evaluated) {
                              (evaluated != nullptr ? " and eval.json are" : " is") + " there)");
 }
 
-void RunRecord::AddScalars(int64_t step, std::initializer_list<std::pair<const char*, double>> values) {
+void RunRecord::AddScalars(int64_t step, const std::vector<std::pair<const char*, double>>& values) {
   if (!events_) return;
   std::vector<Scalar> scalars;
   for (const auto& [tag, value] : values)
@@ -350,12 +324,13 @@ std::string ProgressLine(const MetricsRow& p, int64_t total_steps) {
   char line[240];
   // The Q-learners' exploration, SAC's temperature, or PPO's entropy (NaN before its first update).
   char extra[48];
-  if (!std::isnan(p.alpha))
-    std::snprintf(extra, sizeof(extra), "alpha %s", Number(p.alpha).c_str());
-  else if (std::isnan(p.epsilon))
-    std::snprintf(extra, sizeof(extra), "entropy %s", std::isnan(p.entropy) ? "-" : Number(p.entropy).c_str());
+  const double alpha = p.Get("alpha"), epsilon = p.Get("epsilon"), entropy = p.Get("entropy");
+  if (!std::isnan(alpha))
+    std::snprintf(extra, sizeof(extra), "alpha %s", Number(alpha).c_str());
+  else if (std::isnan(epsilon))
+    std::snprintf(extra, sizeof(extra), "entropy %s", std::isnan(entropy) ? "-" : Number(entropy).c_str());
   else
-    std::snprintf(extra, sizeof(extra), "epsilon %.3f", p.epsilon);
+    std::snprintf(extra, sizeof(extra), "epsilon %.3f", epsilon);
   std::snprintf(line, sizeof(line), "step %lld/%lld  %.0f steps/s  return(100) %s  eval %s  %s  ETA %.0fs",
                 static_cast<long long>(p.global_step), static_cast<long long>(total_steps), p.sps,
                 std::isnan(p.mean_return_100) ? "-" : Number(p.mean_return_100).c_str(),

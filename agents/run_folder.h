@@ -140,15 +140,14 @@ class RunRecord {
   void Complete(TrainRunResult& result, const EvalResult* evaluated);
 
  private:
-  void AddScalars(int64_t step, std::initializer_list<std::pair<const char*, double>> values);
+  void AddScalars(int64_t step, const std::vector<std::pair<const char*, double>>& values);
 
   const TrainConfig& config_;
   std::filesystem::path run_dir_;
   const TrainRunOptions& options_;
   const RunLane& lane_;
   std::ofstream metrics_, evals_;
-  bool ppo_ = false;  // metrics.csv has PPO's columns (CleanRL ppo.py's), not the Q-learners'
-  bool sac_ = false;  // metrics.csv has SAC's (CleanRL sac_continuous_action.py's)
+  std::vector<MetricColumn> columns_;  // the algorithm's own metrics.csv columns (Algorithm::metrics)
   EvalTracker tracker_;
   std::optional<EventFileWriter> events_;
   bool stop_asked_ = false;

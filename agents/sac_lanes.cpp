@@ -17,18 +17,18 @@ MetricsRow SacAgent::Progress(int lane, double seconds, int64_t steps, const Loo
     read_stats_ = stats_.ToHost();
     read_step_ = global_step_;
   }
+  // CleanRL sac_continuous_action.py's losses, of the last update (NaN before any); entropy is
+  // the estimate -mean log pi of the last actor step.
   const float* s = read_stats_.data() + lane * kSacStats;
-  if (updates_ > 0) {
-    p.qf1_loss = s[kSacQf1Loss];
-    p.qf2_loss = s[kSacQf2Loss];
-    p.qf1_values = s[kSacQf1Values];
-  }
-  if (actor_updates_ > 0) {
-    p.actor_loss = s[kSacActorLoss];
-    p.alpha = s[kSacAlpha];
-    p.alpha_loss = s[kSacAlphaLoss];
-    p.entropy = s[kSacEntropy];
-  }
+  const bool critics = updates_ > 0, actor = actor_updates_ > 0;
+  const double nan = MetricsRow::kNaN;
+  p.Set("qf1_loss", critics ? s[kSacQf1Loss] : nan);
+  p.Set("qf2_loss", critics ? s[kSacQf2Loss] : nan);
+  p.Set("qf1_values", critics ? s[kSacQf1Values] : nan);
+  p.Set("actor_loss", actor ? s[kSacActorLoss] : nan);
+  p.Set("alpha", actor ? s[kSacAlpha] : nan);
+  p.Set("alpha_loss", actor ? s[kSacAlphaLoss] : nan);
+  p.Set("entropy", actor ? s[kSacEntropy] : nan);
   return p;
 }
 

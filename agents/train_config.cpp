@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "agents/algorithm.h"
+
 namespace cugym::agent {
 namespace fs = std::filesystem;
 namespace {
@@ -336,8 +338,13 @@ void TrainConfig::Validate() const {
   Require(eval_episodes >= 0 && eval_episodes <= 100000, "eval_episodes", "must be in 0..100000", s(eval_episodes));
   Require(eval_interval > 0, "eval_interval", "must be > 0 (eval_episodes = 0 turns evaluation off)", s(eval_interval));
   Require(stop_margin >= 0 && stop_margin <= 10, "stop_margin", "must be in [0, 10] standard errors", s(stop_margin));
-  Require(algo == "dqn" || algo == "pqn" || ppo() || sac(), "algo", "must be \"dqn\", \"pqn\", \"ppo\" or \"sac\"",
-          "\"" + algo + "\"");
+  if (FindAlgorithm(algo) == nullptr) {
+    const std::vector<std::string> names = AlgorithmNames();
+    std::string known;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      known += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + ("\"" + names[i] + "\"");
+    Require(false, "algo", "must be " + known, "\"" + algo + "\"");
+  }
   Require(optimizer == "adam" || optimizer == "radam", "optimizer", "must be \"adam\" or \"radam\"",
           "\"" + optimizer + "\"");
   Require(num_steps >= 1 && num_steps <= 100000, "num_steps", "must be in 1..100000", s(num_steps));

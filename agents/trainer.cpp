@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "agents/algorithm.h"
 #include "core/atomic_file.h"
 
 namespace cugym::agent {

@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
       // NaN until an episode has finished (or learning has started, for the loss).
       std::printf("  step %6lld  episodes %5lld  return(100) %6.1f  epsilon %.2f  td_loss %8.4f  %6.0f steps/s\n",
                   static_cast<long long>(p.global_step), static_cast<long long>(p.episodes), p.mean_return_100,
-                  p.epsilon, p.td_loss, p.sps);
+                  p.Get("epsilon"), p.Get("td_loss"), p.sps);
       last = now;
       last_step = agent.global_step();
       next_row += config.log_interval;

@@ -101,27 +101,11 @@ nb::dict ProgressDict(const agent::MetricsRow& p, int64_t total_steps) {
   d["wall_time"] = p.wall_time;
   d["episodic_return"] = p.episodic_return;
   d["episodic_length"] = p.episodic_length;
-  d["td_loss"] = p.td_loss;
-  d["q_values"] = p.q_values;
-  d["epsilon"] = p.epsilon;
   d["sps"] = p.sps;
   d["mean_return_100"] = p.mean_return_100;
   d["episodes"] = p.episodes;
   d["eval_return"] = p.eval_return;
-  for (const auto& [key, value] : {std::pair<const char*, double>{"policy_loss", p.policy_loss},
-                                   {"value_loss", p.value_loss},
-                                   {"entropy", p.entropy},
-                                   {"approx_kl", p.approx_kl},
-                                   {"clipfrac", p.clipfrac},
-                                   {"explained_variance", p.explained_variance},
-                                   {"learning_rate", p.learning_rate},
-                                   {"qf1_loss", p.qf1_loss},
-                                   {"qf2_loss", p.qf2_loss},
-                                   {"qf1_values", p.qf1_values},
-                                   {"actor_loss", p.actor_loss},
-                                   {"alpha", p.alpha},
-                                   {"alpha_loss", p.alpha_loss}})
-    d[key] = value;
+  for (const auto& [key, value] : p.scalars) d[key.c_str()] = value;  // the algorithm's own columns
   d["total_steps"] = total_steps;
   d["line"] = agent::ProgressLine(p, total_steps);
   return d;

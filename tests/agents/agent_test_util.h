@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "agents/agent.h"
+#include "agents/algorithm.h"
 #include "agents/train_config.h"
 #include "agents/train_schedule.h"
 #include "core/registry.h"

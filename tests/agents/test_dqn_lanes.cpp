@@ -4,6 +4,7 @@
 // returns and ez-greedy holds. On CUDA the same bits where cuBLAS's batched GEMMs give the single
 // GEMM's at the learner's shapes, else the schedule and a few updates within rounding
 // (tests/agents/solo_claim.h says why, and each test prints which case it was).
+#include "agents/algorithm.h"
 #include "agents/dqn.h"
 
 #include <gtest/gtest.h>
@@ -146,8 +147,8 @@ void CheckEachLaneAgainstItsSoloRun(Device device, bool rounding) {
         const std::string path = (scratch / ("batch_" + std::to_string(k))).string();
         batch.SaveModel(k, path);
         EXPECT_EQ(Bytes(path), solo.model) << "the model file of the solo run";
-        EXPECT_EQ(progress.td_loss, solo.progress.td_loss);
-        EXPECT_EQ(progress.q_values, solo.progress.q_values);
+        EXPECT_EQ(progress.Get("td_loss"), solo.progress.Get("td_loss"));
+        EXPECT_EQ(progress.Get("q_values"), solo.progress.Get("q_values"));
         EXPECT_EQ(progress.mean_return_100, solo.progress.mean_return_100);
         EXPECT_EQ(eval.mean_return, solo.eval.mean_return);
         EXPECT_EQ(eval.std_return, solo.eval.std_return);
@@ -317,8 +318,8 @@ TEST_P(DqnLanesTest, AShrunkBatchGoesOnAsTheWholeOne) {
       EXPECT_EQ(got.episodes, want.episodes);
       EXPECT_EQ(got.global_step, want.global_step);
       if (claim == SoloClaim::kBits) {
-        EXPECT_EQ(got.td_loss, want.td_loss);
-        EXPECT_EQ(got.q_values, want.q_values);
+        EXPECT_EQ(got.Get("td_loss"), want.Get("td_loss"));
+        EXPECT_EQ(got.Get("q_values"), want.Get("q_values"));
         EXPECT_EQ(got.mean_return_100, want.mean_return_100) << "episodes read before and after alike";
         EXPECT_EQ(kept->Evaluate(mine, 1).mean_return, whole.Evaluate(theirs, 1).mean_return);
         const std::string a = (scratch / "kept.safetensors").string(), b = (scratch / "whole.safetensors").string();

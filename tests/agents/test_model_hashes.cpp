@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "agents/agent.h"
+#include "agents/algorithm.h"
 #include "agents/train_config.h"
 #include "agents/trainer.h"
 #include "core/safetensors.h"

@@ -135,11 +135,11 @@ TEST_P(PpoLanes, EachLaneTrainsAsItsSoloRun) {
     solo.SaveCheckpoint(0, (dir / "solo.ckpt").string(), loop);
     EXPECT_EQ(FileBytes(dir / "batch.ckpt"), FileBytes(dir / "solo.ckpt")) << "lane " << lane;
     const MetricsRow a = batch.Progress(lane, 1.0, 100, loop), b = solo.Progress(0, 1.0, 100, loop);
-    EXPECT_EQ(a.policy_loss, b.policy_loss);
-    EXPECT_EQ(a.value_loss, b.value_loss);
-    EXPECT_EQ(a.approx_kl, b.approx_kl);
-    EXPECT_FALSE(std::isnan(a.explained_variance));
-    EXPECT_EQ(a.explained_variance, b.explained_variance);
+    EXPECT_EQ(a.Get("policy_loss"), b.Get("policy_loss"));
+    EXPECT_EQ(a.Get("value_loss"), b.Get("value_loss"));
+    EXPECT_EQ(a.Get("approx_kl"), b.Get("approx_kl"));
+    EXPECT_FALSE(std::isnan(a.Get("explained_variance")));
+    EXPECT_EQ(a.Get("explained_variance"), b.Get("explained_variance"));
     EXPECT_TRUE(a.episodic_return == b.episodic_return ||
                 (std::isnan(a.episodic_return) && std::isnan(b.episodic_return)));
     EXPECT_EQ(batch.Evaluate(lane, 0).mean_return, solo.Evaluate(0, 0).mean_return);

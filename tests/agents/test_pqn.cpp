@@ -196,8 +196,8 @@ TrainConfig SmallPqn(uint64_t seed) {
 
 std::function<void(const MetricsRow&)> RowWriter(std::ostringstream& rows) {
   return [&rows](const MetricsRow& p) {
-    rows << p.global_step << " " << p.episodic_return << " " << p.episodic_length << " " << p.td_loss << " "
-         << p.q_values << " " << p.epsilon << " " << p.mean_return_100 << " " << p.episodes << "\n";
+    rows << p.global_step << " " << p.episodic_return << " " << p.episodic_length << " " << p.Get("td_loss") << " "
+         << p.Get("q_values") << " " << p.Get("epsilon") << " " << p.mean_return_100 << " " << p.episodes << "\n";
   };
 }
 

@@ -77,7 +77,7 @@ void ExpectLaneIsSolo(Agent& batch, int k, Agent& solo, const ScratchDir& scratc
   EXPECT_EQ(got.global_step, want.global_step);
   EXPECT_EQ(got.episodes, want.episodes) << "episodes ended and reset alike";
   EXPECT_EQ(Bytes(mine), Bytes(theirs)) << "the solo run's model file";
-  EXPECT_EQ(got.td_loss, want.td_loss);
+  EXPECT_EQ(got.Get("td_loss"), want.Get("td_loss"));
   EXPECT_EQ(got.mean_return_100, want.mean_return_100);
   EXPECT_EQ(batch.Evaluate(k, 1).mean_return, solo.Evaluate(0, 1).mean_return);
   batch.SaveCheckpoint(k, mine, LoopState{1.0, 2.0});
