@@ -9,14 +9,26 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "agents/agent.h"
 #include "agents/train_config.h"
 #include "core/device.h"
 #include "core/registry.h"
+#include "core/toml.h"
 
 namespace cugym::agent {
+
+// A config key of an algorithm's own, beside TrainConfig's shared ones (TrainConfig::Own reads it):
+// its name, its default (whose kind is the key's type: an integer, a number, a bool or a string)
+// and its check.
+struct AlgorithmKey {
+  std::string name;
+  TomlValue value;
+  std::function<bool(const TomlValue&)> valid;  // null: any value of the kind
+  std::string rule;                             // what `valid` asks, for the error ("must be in (0, 1]")
+};
 
 struct Algorithm {
   std::string name;  // config.algo
@@ -25,6 +37,11 @@ struct Algorithm {
   std::vector<MetricColumn> metrics;
   // An agent of a lane per seed (`seeds` empty: one lane of config.seed).
   std::function<std::unique_ptr<Agent>(const Registry&, const TrainConfig&, Device, std::vector<uint64_t>)> make;
+  // Its own config keys; setting one with another algo is refused.
+  std::vector<AlgorithmKey> keys;
+  // The bytes of one lane's replay memory (ReplayBytes), which many runs at once must fit together;
+  // null for an algorithm without one.
+  std::function<int64_t(const TrainConfig&, const EnvSpec&)> replay_bytes;
 };
 
 // Adds `algorithm` (replacing one of the same name). Throws std::invalid_argument for an empty name
@@ -34,6 +51,8 @@ void RegisterAlgorithm(Algorithm algorithm);
 const Algorithm* FindAlgorithm(const std::string& name);
 // Every registered name, in registration order (the built-in ones first).
 std::vector<std::string> AlgorithmNames();
+// The algorithm that owns config key `name` (Algorithm::keys) and the key, or {nullptr, nullptr}.
+std::pair<const Algorithm*, const AlgorithmKey*> FindAlgorithmKey(const std::string& name);
 
 // The agent config.algo names, with a lane per seed (`seeds` empty: one lane of config.seed).
 // Throws std::invalid_argument for an unknown algo or env, actions the agent cannot take (DQN and

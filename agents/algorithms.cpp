@@ -12,6 +12,14 @@
 namespace cugym::agent {
 namespace {
 
+// One lane's replay memory: DQN's with int32 actions, SAC's with float ones.
+int64_t ReplayMemoryBytes(const TrainConfig& c, const EnvSpec& spec, bool float_actions) {
+  ReplayOptions replay{
+      c.buffer_size, static_cast<int>(spec.obs_dim()), c.num_envs, c.batch_size, c.prioritized_replay, {}};
+  if (float_actions) replay.action_dim = spec.action_dim();
+  return ReplayBytes(replay);
+}
+
 template <class A>
 std::unique_ptr<Agent> Make(const Registry& registry, const TrainConfig& config, Device device,
                             std::vector<uint64_t> seeds) {
@@ -37,27 +45,32 @@ void Add(Algorithm algorithm) {
 
 void RegisterBuiltinAlgorithms() {
   // CleanRL's names: dqn.py's, ppo.py's and sac_continuous_action.py's columns and tags.
-  const MetricColumn q[] = {{"td_loss", "losses/td_loss"}, {"q_values", "losses/q_values"}, {"epsilon", "charts/epsilon"}};
-  Add({"dqn", {std::begin(q), std::end(q)}, Make<DqnAgent>});
+  const MetricColumn q[] = {
+      {"td_loss", "losses/td_loss"}, {"q_values", "losses/q_values"}, {"epsilon", "charts/epsilon"}};
+  Add({"dqn", {std::begin(q), std::end(q)}, Make<DqnAgent>, {}, [](const TrainConfig& c, const EnvSpec& spec) {
+         return ReplayMemoryBytes(c, spec, false);
+       }});
   Add({"pqn", {std::begin(q), std::end(q)}, Make<PqnAgent>});
   Add({"ppo",
-                     {{"policy_loss", "losses/policy_loss"},
-                      {"value_loss", "losses/value_loss"},
-                      {"entropy", "losses/entropy"},
-                      {"approx_kl", "losses/approx_kl"},
-                      {"clipfrac", "losses/clipfrac"},
-                      {"explained_variance", "losses/explained_variance"},
-                      {"learning_rate", "charts/learning_rate"}},
-                     Make<PpoAgent>});
+       {{"policy_loss", "losses/policy_loss"},
+        {"value_loss", "losses/value_loss"},
+        {"entropy", "losses/entropy"},
+        {"approx_kl", "losses/approx_kl"},
+        {"clipfrac", "losses/clipfrac"},
+        {"explained_variance", "losses/explained_variance"},
+        {"learning_rate", "charts/learning_rate"}},
+       Make<PpoAgent>});
   Add({"sac",
-                     {{"qf1_loss", "losses/qf1_loss"},
-                      {"qf2_loss", "losses/qf2_loss"},
-                      {"qf1_values", "losses/qf1_values"},
-                      {"actor_loss", "losses/actor_loss"},
-                      {"alpha", "losses/alpha"},
-                      {"alpha_loss", "losses/alpha_loss"},
-                      {"entropy", ""}},
-                     Make<SacAgent>});
+       {{"qf1_loss", "losses/qf1_loss"},
+        {"qf2_loss", "losses/qf2_loss"},
+        {"qf1_values", "losses/qf1_values"},
+        {"actor_loss", "losses/actor_loss"},
+        {"alpha", "losses/alpha"},
+        {"alpha_loss", "losses/alpha_loss"},
+        {"entropy", ""}},
+       Make<SacAgent>,
+       {},
+       [](const TrainConfig& c, const EnvSpec& spec) { return ReplayMemoryBytes(c, spec, true); }});
 }
 
 // The table, with the built-in algorithms registered before its first use.
@@ -78,6 +91,13 @@ const Algorithm* FindAlgorithm(const std::string& name) {
   for (const Algorithm& a : Algorithms())
     if (a.name == name) return &a;
   return nullptr;
+}
+
+std::pair<const Algorithm*, const AlgorithmKey*> FindAlgorithmKey(const std::string& name) {
+  for (const Algorithm& a : Algorithms())
+    for (const AlgorithmKey& key : a.keys)
+      if (key.name == name) return {&a, &key};
+  return {nullptr, nullptr};
 }
 
 std::vector<std::string> AlgorithmNames() {

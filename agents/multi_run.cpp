@@ -1,5 +1,6 @@
 // Many runs of one config in one process: the scheduler (see multi_run.h).
 #include "agents/multi_run.h"
+#include "agents/algorithm.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -36,12 +37,9 @@ void CheckBatchMemory(const Registry& registry, const std::vector<TrainConfig>& 
                       const std::string& hint) {
   std::vector<std::pair<int64_t, const TrainConfig*>> runs;  // replay bytes, config
   for (const TrainConfig& c : configs) {
-    if (c.pqn() || c.ppo()) continue;  // no replay memory
-    const EnvSpec& spec = registry.Get(c.env_id).spec;
-    ReplayOptions replay{
-        c.buffer_size, static_cast<int>(spec.obs_dim()), c.num_envs, c.batch_size, c.prioritized_replay, {}};
-    if (c.sac()) replay.action_dim = spec.action_dim();  // SAC's float actions
-    runs.emplace_back(ReplayBytes(replay), &c);
+    const Algorithm* algorithm = FindAlgorithm(c.algo);
+    if (algorithm == nullptr || !algorithm->replay_bytes) continue;  // no replay memory
+    runs.emplace_back(algorithm->replay_bytes(c, registry.Get(c.env_id).spec), &c);
   }
   const int alive = std::min<int>(jobs, static_cast<int>(runs.size()));
   if (alive < 2) return;

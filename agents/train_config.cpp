@@ -204,6 +204,38 @@ void Require(bool ok, const std::string& key, const std::string& rule, const std
   if (!ok) throw std::invalid_argument(key + " " + rule + ", got " + value);
 }
 
+// `v` read as an algorithm's own key of the kind its default has.
+TomlValue OwnValue(const std::string& name, const AlgorithmKey& key, const TomlValue& v) {
+  switch (key.value.kind) {
+    case TomlValue::Kind::kInteger:
+      return Int(AsInt(name, v));
+    case TomlValue::Kind::kFloat:
+      return Float(AsNumber(name, v));
+    case TomlValue::Kind::kBool:
+      return Bool(AsBool(name, v));
+    case TomlValue::Kind::kString:
+      return Str(AsString(name, v));
+    case TomlValue::Kind::kArray:
+      break;
+  }
+  throw std::invalid_argument(name + ": an algorithm's own keys are integers, numbers, bools or strings");
+}
+
+// The algorithm's own keys (Algorithm::keys): each within its rule, and none of another algorithm's.
+void RequireAlgorithmKeys(const TrainConfig& config) {
+  for (const auto& [name, value] : config.own) {
+    const auto [owner, key] = FindAlgorithmKey(name);
+    if (owner != nullptr && owner->name != config.algo)
+      throw std::invalid_argument(name + " is a " + owner->name + " key (algo = \"" + owner->name + "\"), got " +
+                                  value.ToToml());
+  }
+  if (const Algorithm* algorithm = FindAlgorithm(config.algo))
+    for (const AlgorithmKey& key : algorithm->keys) {
+      const TomlValue& value = config.Own(key.name);
+      Require(!key.valid || key.valid(value), key.name, key.rule, value.ToToml());
+    }
+}
+
 // Keys that only one family of agents reads, refused (when set away from their defaults) for the
 // others: a key that would do nothing is a mistake the user should hear of.
 constexpr const char* kPpoKeys[] = {"gae_lambda",   "clip_coef",     "clip_vloss",       "ent_coef",
@@ -277,14 +309,21 @@ void TrainConfig::Apply(const TomlTable& table) {
     // Keys may sit in a [dqn] table or at the top level.
     const std::string name = key.rfind("dqn.", 0) == 0 ? key.substr(4) : key;
     const Key* found = FindKey(name);
-    if (!found) {
+    if (found) {
+      Set(*this, found->member, key, value);
+      continue;
+    }
+    const auto [algorithm, own_key] = FindAlgorithmKey(name);
+    if (own_key == nullptr) {
       std::string known;
       for (const Key& k : kKeys) known += (known.empty() ? "" : ", ") + std::string(k.name);
+      for (const std::string& algo_name : AlgorithmNames())
+        for (const AlgorithmKey& k : FindAlgorithm(algo_name)->keys) known += ", " + k.name;
       throw std::invalid_argument("unknown config key '" + key + "'" +
                                   (value.line > 0 ? " (line " + std::to_string(value.line) + ")" : "") +
                                   "; known keys: " + known);
     }
-    Set(*this, found->member, key, value);
+    own[name] = OwnValue(name, *own_key, value);
   }
 }
 
@@ -369,6 +408,7 @@ void TrainConfig::Validate() const {
   Require(noise_correlation >= 0 && noise_correlation < 1, "noise_correlation", "must be in [0, 1) (0: white noise)",
           s(noise_correlation));
   RequireOwnKeys(*this);
+  RequireAlgorithmKeys(*this);
   if (!pqn() && !ppo()) return;
   Require(rollout_size() <= (int64_t{1} << 30), "num_steps",
           "times num_envs (" + s(num_envs) + ") must be at most 2^30 transitions per rollout", s(num_steps));
@@ -403,9 +443,20 @@ int64_t TrainConfig::PlannedUpdates() const {
   return static_cast<int64_t>(std::floor(replay_ratio * static_cast<double>(n * learning) + 1e-9));
 }
 
+const TomlValue& TrainConfig::Own(const std::string& key) const {
+  const auto set = own.find(key);
+  if (set != own.end()) return set->second;
+  const auto [algorithm, registered] = FindAlgorithmKey(key);
+  if (registered == nullptr) throw std::invalid_argument("TrainConfig::Own: no algorithm has a key '" + key + "'");
+  return registered->value;
+}
+
 std::string TrainConfig::ToToml() const {
   std::string out = "# cugym run configuration (resolved: defaults, file and --set overrides)\n";
   for (const Key& k : kKeys) out += std::string(k.name) + " = " + Get(*this, k.member).ToToml() + "\n";
+  // The algorithm's own keys, after the shared ones; another algorithm's keys are refused by Validate.
+  if (const Algorithm* algorithm = FindAlgorithm(algo))
+    for (const AlgorithmKey& key : algorithm->keys) out += key.name + " = " + Own(key.name).ToToml() + "\n";
   return out;
 }
 

@@ -107,6 +107,11 @@ struct TrainConfig {
   double target_entropy_per_dim = -1.0;  // the target entropy, per action dimension (-|A| in all)
   double noise_correlation = 0.0;        // acting noise per env as AR(1) with this rho (0: white, CleanRL's)
 
+  // The keys an algorithm registers of its own (Algorithm::keys, algorithm.h), as set; Own reads
+  // one, its registered default where it is not set.
+  TomlTable own;
+  const TomlValue& Own(const std::string& key) const;
+
   // Applies every key of `table`; throws std::invalid_argument naming an unknown key or a value
   // of the wrong type.
   void Apply(const TomlTable& table);
