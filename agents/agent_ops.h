@@ -106,9 +106,10 @@ class AgentOps {
   virtual void GatherPpoMinibatch(const PpoRollout& r, const PpoMinibatch& batch, int64_t first, int64_t size,
                                   const StepCounters* counters, const uint64_t* seeds, int64_t epoch) = 0;
   // PPO: each of `replicas` replicas' gradients in `spans` clipped by their joint norm
-  // (JointGradNorm into norms [replicas], then ScaleGradElement); `scale` is scratch [replicas].
-  virtual void ClipJointGradNorm(const GradSpans& spans, int64_t replicas, double max_norm, float* norms,
-                                 float* scale) = 0;
+  // (JointGradPartial into partials [replicas 32], JointGradNorm into norms [replicas], then
+  // ScaleGradElement); `scale` is scratch [replicas].
+  virtual void ClipJointGradNorm(const GradSpans& spans, int64_t replicas, double max_norm, double* partials,
+                                 float* norms, float* scale) = 0;
   // PPO: the loss of every lane's minibatch, its gradients and statistics (PpoBatch): the
   // advantages' moments per lane (PpoAdvantageMoments), each row's terms and gradients
   // (PpoRowLoss), then the per-lane sums in row order (PpoLaneReduce).

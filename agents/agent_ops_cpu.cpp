@@ -118,9 +118,10 @@ class CpuAgentOps final : public AgentOps {
                           const StepCounters* counters, const uint64_t* seeds, int64_t epoch) override {
     for (int64_t e = 0; e < r.lanes * size; ++e) GatherPpoRow(r, batch, first, size, counters, seeds, epoch, e);
   }
-  void ClipJointGradNorm(const GradSpans& spans, int64_t replicas, double max_norm, float* norms,
+  void ClipJointGradNorm(const GradSpans& spans, int64_t replicas, double max_norm, double* partials, float* norms,
                          float* scale) override {
-    for (int64_t r = 0; r < replicas; ++r) JointGradNorm(spans, max_norm, norms, scale, r);
+    for (int64_t t = 0; t < replicas * kGradNormPartials; ++t) JointGradPartial(spans, partials, t);
+    for (int64_t r = 0; r < replicas; ++r) JointGradNorm(partials, max_norm, norms, scale, r);
     for (int k = 0; k < spans.num; ++k)
       for (int64_t e = 0; e < replicas * spans.count[k]; ++e) ScaleGradElement(spans, k, scale, e);
   }

@@ -357,9 +357,10 @@ class CudaAgentOps final : public AgentOps {
                           const StepCounters* counters, const uint64_t* seeds, int64_t epoch) override {
     ForEach(stream_, r.lanes * size, GatherPpoFunctor{r, batch, first, size, counters, seeds, epoch});
   }
-  void ClipJointGradNorm(const GradSpans& spans, int64_t replicas, double max_norm, float* norms,
+  void ClipJointGradNorm(const GradSpans& spans, int64_t replicas, double max_norm, double* partials, float* norms,
                          float* scale) override {
-    ForEach(stream_, replicas, JointGradNormFunctor{spans, max_norm, norms, scale});
+    ForEach(stream_, replicas * kGradNormPartials, JointGradPartialFunctor{spans, partials});
+    ForEach(stream_, replicas, JointGradNormFunctor{partials, max_norm, norms, scale});
     for (int k = 0; k < spans.num; ++k) ForEach(stream_, replicas * spans.count[k], ScaleGradFunctor{spans, k, scale});
   }
   void PpoLoss(const PolicyHead& head, const PpoBatch& batch, const PpoLossConfig& config) override {

@@ -89,6 +89,8 @@ PpoAgent::PpoAgent(const Registry& registry, const TrainConfig& config, std::vec
   actions_ = Buffer<int32_t>(device_, rows);
   for (Buffer<float>* buffer : {&log_probs_, &values_, &next_values_, &rewards_, &advantages_, &returns_})
     *buffer = Buffer<float>(device_, rows);
+  values_.Zero();  // a metrics row before the first rollout reads them (explained_variance)
+  returns_.Zero();
   terminated_ = Buffer<uint8_t>(device_, rows);
   truncated_ = Buffer<uint8_t>(device_, rows);
   batch_obs_ = Buffer<float>(device_, b * obs_dim_);

@@ -95,12 +95,18 @@ struct GatherPpoFunctor {
 };
 
 // A thread per replica sums its squares in order, as the CPU does.
-struct JointGradNormFunctor {
+struct JointGradPartialFunctor {
   GradSpans spans;
+  double* partials;
+  __device__ void operator()(int64_t t) const { JointGradPartial(spans, partials, t); }
+};
+
+struct JointGradNormFunctor {
+  const double* partials;
   double max_norm;
   float* norms;
   float* scale;
-  __device__ void operator()(int64_t r) const { JointGradNorm(spans, max_norm, norms, scale, r); }
+  __device__ void operator()(int64_t r) const { JointGradNorm(partials, max_norm, norms, scale, r); }
 };
 
 struct ScaleGradFunctor {

@@ -66,6 +66,7 @@ PpoLearner::PpoLearner(std::shared_ptr<nn::Backend> backend, const PpoLearnerOpt
   }
   clip_norms_ = Buffer<float>(device, k);
   clip_scale_ = Buffer<float>(device, k);
+  clip_partials_ = Buffer<double>(device, k * kGradNormPartials);
 }
 
 std::vector<PpoLearner::Part> PpoLearner::Parts() {
@@ -93,8 +94,8 @@ void PpoLearner::Step(AgentOps& ops) {
       spans.count[spans.num] = p.stride;
       ++spans.num;
     }
-    ops.ClipJointGradNorm(spans, options_.replicas, options_.adam.max_grad_norm, clip_norms_.data(),
-                          clip_scale_.data());
+    ops.ClipJointGradNorm(spans, options_.replicas, options_.adam.max_grad_norm, clip_partials_.data(),
+                          clip_norms_.data(), clip_scale_.data());
   }
   for (const Part& p : parts) p.adam->Step(p.params, p.grads);
 }

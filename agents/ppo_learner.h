@@ -85,6 +85,7 @@ class PpoLearner {
   nn::Adam actor_adam_, critic_adam_;
   std::unique_ptr<nn::Adam> log_std_adam_;
   Buffer<float> clip_norms_, clip_scale_;  // [replicas]
+  Buffer<double> clip_partials_;           // [replicas][kGradNormPartials]
 };
 
 }  // namespace cugym::agent

@@ -108,16 +108,36 @@ struct GradSpans {
   int num = 0;
 };
 
-// Replica r's joint norm over every span (squares summed in order, in double) into norms[r], and
-// the factor its gradients are scaled by into scale[r]: max_norm / (norm + 1e-6) where that is
-// below 1 (PyTorch's clip_coef), else 1.
-CUGYM_HD inline void JointGradNorm(const GradSpans& s, double max_norm, float* norms, float* scale, int64_t r) {
+// The joint norm's sum of squares runs in an order 32 threads can share: element e of a replica's
+// spans joined end to end goes to partial e mod 32 (each partial summed in element order, in
+// double), and the 32 partials are added as a tree (p[j] += p[j + w] for w = 16, 8, 4, 2, 1). The
+// CPU runs the same two functions, so both back ends give the same bits; on CUDA a replica is 32
+// threads, not one (at 1,024 replicas of ~9.2k gradients, 32 warps were the whole GPU's work).
+inline constexpr int kGradNormPartials = 32;
+
+// Partial j of replica r (t = r 32 + j) into partials[t].
+CUGYM_HD inline void JointGradPartial(const GradSpans& s, double* partials, int64_t t) {
+  const int64_t r = t / kGradNormPartials, j = t % kGradNormPartials;
   double sum_sq = 0.0;
+  int64_t base = 0;  // elements of the spans before span k
   for (int k = 0; k < s.num; ++k) {
     const float* g = s.grads[k] + r * s.stride[k];
-    for (int64_t i = 0; i < s.count[k]; ++i) sum_sq += static_cast<double>(g[i]) * g[i];
+    for (int64_t i = (j - base % kGradNormPartials + kGradNormPartials) % kGradNormPartials; i < s.count[k];
+         i += kGradNormPartials)
+      sum_sq += static_cast<double>(g[i]) * g[i];
+    base += s.count[k];
   }
-  const double norm = sqrt(sum_sq);
+  partials[t] = sum_sq;
+}
+
+// Replica r's joint norm from its partials into norms[r], and the factor its gradients are scaled
+// by into scale[r]: max_norm / (norm + 1e-6) where that is below 1 (PyTorch's clip_coef), else 1.
+CUGYM_HD inline void JointGradNorm(const double* partials, double max_norm, float* norms, float* scale, int64_t r) {
+  double p[kGradNormPartials];
+  for (int j = 0; j < kGradNormPartials; ++j) p[j] = partials[r * kGradNormPartials + j];
+  for (int w = kGradNormPartials / 2; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) p[j] += p[j + w];
+  const double norm = sqrt(p[0]);
   const double coef = max_norm / (norm + 1e-6);
   norms[r] = static_cast<float>(norm);
   scale[r] = coef < 1.0 ? static_cast<float>(coef) : 1.0f;

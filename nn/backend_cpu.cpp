@@ -157,7 +157,8 @@ class CpuBackend final : public Backend {
       std::fill(dg, dg + f, 0.0f);
       std::fill(db, db + f, 0.0f);
       // dh (through the activation: ReLU's mask, tanh's 1 - y^2) in place and the column sums row
-      // by row: each column's terms are added in row order, as CUDA's column loop adds them.
+      // by row, each column's terms added in row order. CUDA's kernel splits the rows among lanes
+      // and adds the lanes' sums as a tree (nn/backend_cuda.cu), so it agrees within rounding.
       for (int64_t r = first; r < first + n; ++r) {
         float* g = dy.data() + r * f;
         const float* out = masked ? y.data() + r * f : nullptr;

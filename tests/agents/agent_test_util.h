@@ -2,14 +2,17 @@
 // one lane driven as a solo run.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "agents/agent.h"
 #include "agents/algorithm.h"
@@ -21,6 +24,23 @@
 #include "tests/sanitizer.h"
 
 namespace cugym::testing {
+
+// Whether `got` holds `want`'s bits element by element (-0 against 0 and NaN against NaN exactly).
+// A failure names `op`, the first element that differs with both values, and how many differ: what
+// the GPU check's log has to say about a CUDA op that leaves the CPU's bits.
+template <class T>
+::testing::AssertionResult SameBits(const std::string& op, const std::vector<T>& got, const std::vector<T>& want) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << op << ": " << got.size() << " elements against " << want.size();
+  std::size_t first = got.size(), differ = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::memcmp(&got[i], &want[i], sizeof(T)) == 0) continue;
+    if (differ++ == 0) first = i;
+  }
+  if (differ == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << op << ": element " << first << " of " << got.size() << " differs ("
+                                       << +got[first] << " against " << +want[first] << "), " << differ << " in all";
+}
 
 inline const Registry& Builtins() {
   static const Registry* registry = [] {

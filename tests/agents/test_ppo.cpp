@@ -16,6 +16,7 @@
 #include "agents/train_config.h"
 #include "core/toml.h"
 #include "tests/agents/agent_test_util.h"
+#include "tests/gpu_skip.h"
 
 namespace cugym::agent {
 namespace {
@@ -264,6 +265,23 @@ TEST(PpoAgent, RefusesWhatDoesNotFit) {
 
 // CleanRL's CartPole settings (64-64 tanh networks, 4 envs x 128 steps, 4 epochs of 4 minibatches,
 // 2.5e-4 annealed) learn: a bounded check, not the benchmark (docs/ppo.md has the spread over seeds).
+// On CUDA the whole iteration replayed from its graph trains the bytes the eager iterations do
+// (Pendulum with both normalizers: every op of PPO's iteration, the Gaussian head and clipping).
+TEST(PpoCuda, GraphReplayGivesTheEagerWeights) {
+  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
+  const ScratchDir dir("cugym_ppo_cuda_graph");
+  TrainConfig config = SmallConfig("Pendulum-v1", true);
+  config.total_steps = 1280;  // 10 iterations: the graph replays 8 of them
+  for (bool graph : {true, false}) {
+    config.cuda_graph = graph;
+    testing::SoloRun<PpoAgent> run(Builtins(), config, Device::kCuda);
+    run.TrainQuietly();
+    EXPECT_EQ(run->replays_iteration_graph(), graph);
+    run.SaveModel((dir / (graph ? "graph.safetensors" : "eager.safetensors")).string());
+  }
+  EXPECT_EQ(FileBytes(dir / "graph.safetensors"), FileBytes(dir / "eager.safetensors"));
+}
+
 TEST(PpoAgent, LearnsCartPole) {
   TrainConfig c = SmallConfig("CartPole-v1", false);
   c.num_steps = 128;

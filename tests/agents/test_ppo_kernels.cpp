@@ -31,6 +31,7 @@
 namespace cugym::agent {
 namespace {
 
+using testing::SameBits;
 using testing::ScratchDir;
 
 template <class T>
@@ -380,11 +381,11 @@ struct LossResult {
 };
 
 void ExpectSameBits(const LossResult& a, const LossResult& b) {
-  EXPECT_EQ(Bits(a.grad_outputs), Bits(b.grad_outputs));
-  EXPECT_EQ(Bits(a.grad_log_std), Bits(b.grad_log_std));
-  EXPECT_EQ(Bits(a.grad_values), Bits(b.grad_values));
-  EXPECT_EQ(Bits(a.stats), Bits(b.stats));
-  EXPECT_EQ(Bits(a.moments), Bits(b.moments));
+  EXPECT_TRUE(SameBits("PpoLoss (grad_outputs)", a.grad_outputs, b.grad_outputs));
+  EXPECT_TRUE(SameBits("PpoLoss (grad_log_std)", a.grad_log_std, b.grad_log_std));
+  EXPECT_TRUE(SameBits("PpoLoss (grad_values)", a.grad_values, b.grad_values));
+  EXPECT_TRUE(SameBits("PpoLoss (stats)", a.stats, b.stats));
+  EXPECT_TRUE(SameBits("PpoLoss (advantage moments)", a.moments, b.moments));
 }
 
 LossResult RunLoss(Device device, const LossInputs& in, const PpoLossConfig& config) {
@@ -923,6 +924,9 @@ struct Scenario {
   std::vector<float> obs;                                // [steps][lanes n][obs_dim]
   std::vector<float> logits, means, log_std, low, high;  // [lanes n][actions], [lanes n][dims], [lanes][dims], [dims]
   LossInputs categorical, gaussian;                      // lanes x rows
+  static constexpr int64_t kSpan0 = 70, kSpan1 = 45;     // two gradient spans clipped together
+  std::vector<float> grads0, grads1;                     // [lanes][kSpan0], [lanes][kSpan1]
+  std::vector<int32_t> rollout_actions;                  // [steps][lanes n]
 
   Scenario(int64_t lanes_, uint32_t seed) : lanes(lanes_) {
     std::mt19937 gen(seed);
@@ -942,6 +946,13 @@ struct Scenario {
     high = {0.5f, 1.0f, 2.0f};
     categorical = MakeLossInputs(gen, false, false, lanes, rows, actions, true);
     gaussian = MakeLossInputs(gen, true, false, lanes, rows, dims, true);
+    // Lane 0's gradients are clipped (norm ~7.6 > 1), the others' not (~0.08).
+    for (int64_t l = 0; l < lanes; ++l) {
+      const float scale = l == 0 ? 1.0f : 0.01f;
+      for (float g : Uniform(gen, kSpan0, -scale, scale)) grads0.push_back(g);
+      for (float g : Uniform(gen, kSpan1, -scale, scale)) grads1.push_back(g);
+    }
+    for (int64_t i = 0; i < cells; ++i) rollout_actions.push_back(static_cast<int32_t>(gen() % actions));
   }
 
   // Lane l alone, as its solo run has it.
@@ -954,6 +965,9 @@ struct Scenario {
     for (auto* v : {&s.logits, &s.means, &s.log_std}) *v = LaneOf(*v, 1, lanes, l);
     s.categorical = categorical.Lane(l);
     s.gaussian = gaussian.Lane(l);
+    s.grads0 = LaneOf(grads0, 1, lanes, l);
+    s.grads1 = LaneOf(grads1, 1, lanes, l);
+    s.rollout_actions = LaneOf(rollout_actions, steps, lanes, l);
     return s;
   }
 };
@@ -967,6 +981,9 @@ struct Results {
   LossResult categorical, gaussian;
   std::vector<float> normalized, frozen, scaled;  // [steps][lanes n][obs_dim], [lanes n][obs_dim], [steps][lanes n]
   std::vector<double> obs_mean, obs_var, obs_count, g, g_mean, g_var, g_count;
+  std::vector<float> clip_norms, clipped0, clipped1;     // [lanes], [lanes][kSpan0], [lanes][kSpan1]
+  std::vector<float> gathered_obs, gathered_advantages;  // [lanes b][obs_dim], [lanes b]
+  std::vector<int32_t> gathered_actions;                 // [lanes b]
 
   Results Lane(int64_t l, const Scenario& s) const {
     Results r;
@@ -989,6 +1006,12 @@ struct Results {
     r.normalized = LaneOf(normalized, t, k, l);
     r.frozen = LaneOf(frozen, 1, k, l);
     r.scaled = LaneOf(scaled, t, k, l);
+    r.clip_norms = LaneOf(clip_norms, 1, k, l);
+    r.clipped0 = LaneOf(clipped0, 1, k, l);
+    r.clipped1 = LaneOf(clipped1, 1, k, l);
+    r.gathered_obs = LaneOf(gathered_obs, 1, k, l);
+    r.gathered_advantages = LaneOf(gathered_advantages, 1, k, l);
+    r.gathered_actions = LaneOf(gathered_actions, 1, k, l);
     for (auto [mine, all] : {std::pair{&r.obs_mean, &obs_mean},
                              {&r.obs_var, &obs_var},
                              {&r.obs_count, &obs_count},
@@ -1002,19 +1025,19 @@ struct Results {
 };
 
 void ExpectSameBits(const Results& a, const Results& b) {
-  EXPECT_EQ(Bits(a.advantages), Bits(b.advantages)) << "GAE";
-  EXPECT_EQ(Bits(a.returns), Bits(b.returns)) << "GAE";
-  EXPECT_EQ(a.actions, b.actions) << "categorical draws";
-  EXPECT_EQ(a.greedy, b.greedy) << "argmax";
-  EXPECT_EQ(Bits(a.logp), Bits(b.logp)) << "categorical draws";
-  EXPECT_EQ(Bits(a.greedy_logp), Bits(b.greedy_logp)) << "argmax";
-  EXPECT_EQ(Bits(a.samples), Bits(b.samples)) << "Gaussian draws";
-  EXPECT_EQ(Bits(a.env_actions), Bits(b.env_actions)) << "Gaussian draws";
-  EXPECT_EQ(Bits(a.gaussian_logp), Bits(b.gaussian_logp)) << "Gaussian draws";
-  EXPECT_EQ(Bits(a.squashed), Bits(b.squashed)) << "squashed";
-  EXPECT_EQ(Bits(a.squashed_logp), Bits(b.squashed_logp)) << "squashed";
-  EXPECT_EQ(Bits(a.at_mean), Bits(b.at_mean)) << "the mean";
-  EXPECT_EQ(Bits(a.at_mean_logp), Bits(b.at_mean_logp)) << "the mean";
+  EXPECT_TRUE(SameBits("GAE (advantages)", a.advantages, b.advantages));
+  EXPECT_TRUE(SameBits("GAE (returns)", a.returns, b.returns));
+  EXPECT_TRUE(SameBits("categorical draws (actions)", a.actions, b.actions));
+  EXPECT_TRUE(SameBits("argmax (greedy)", a.greedy, b.greedy));
+  EXPECT_TRUE(SameBits("categorical draws (logp)", a.logp, b.logp));
+  EXPECT_TRUE(SameBits("argmax (greedy_logp)", a.greedy_logp, b.greedy_logp));
+  EXPECT_TRUE(SameBits("Gaussian draws (samples)", a.samples, b.samples));
+  EXPECT_TRUE(SameBits("Gaussian draws (env_actions)", a.env_actions, b.env_actions));
+  EXPECT_TRUE(SameBits("Gaussian draws (gaussian_logp)", a.gaussian_logp, b.gaussian_logp));
+  EXPECT_TRUE(SameBits("squashed (squashed)", a.squashed, b.squashed));
+  EXPECT_TRUE(SameBits("squashed (squashed_logp)", a.squashed_logp, b.squashed_logp));
+  EXPECT_TRUE(SameBits("the mean (at_mean)", a.at_mean, b.at_mean));
+  EXPECT_TRUE(SameBits("the mean (at_mean_logp)", a.at_mean_logp, b.at_mean_logp));
   {
     SCOPED_TRACE("categorical loss");
     ExpectSameBits(a.categorical, b.categorical);
@@ -1023,9 +1046,9 @@ void ExpectSameBits(const Results& a, const Results& b) {
     SCOPED_TRACE("Gaussian loss");
     ExpectSameBits(a.gaussian, b.gaussian);
   }
-  EXPECT_EQ(Bits(a.normalized), Bits(b.normalized)) << "observations";
-  EXPECT_EQ(Bits(a.frozen), Bits(b.frozen)) << "frozen observations";
-  EXPECT_EQ(Bits(a.scaled), Bits(b.scaled)) << "rewards";
+  EXPECT_TRUE(SameBits("observations (normalized)", a.normalized, b.normalized));
+  EXPECT_TRUE(SameBits("frozen observations (frozen)", a.frozen, b.frozen));
+  EXPECT_TRUE(SameBits("rewards (scaled)", a.scaled, b.scaled));
   for (auto [x, y] : {std::pair{&a.obs_mean, &b.obs_mean},
                       {&a.obs_var, &b.obs_var},
                       {&a.obs_count, &b.obs_count},
@@ -1033,7 +1056,13 @@ void ExpectSameBits(const Results& a, const Results& b) {
                       {&a.g_mean, &b.g_mean},
                       {&a.g_var, &b.g_var},
                       {&a.g_count, &b.g_count}})
-    EXPECT_EQ(Bits(*x), Bits(*y)) << "normalizer state";
+    EXPECT_TRUE(SameBits("normalizer state", *x, *y));
+  EXPECT_TRUE(SameBits("ClipJointGradNorm (norms)", a.clip_norms, b.clip_norms));
+  EXPECT_TRUE(SameBits("ClipJointGradNorm (span 0)", a.clipped0, b.clipped0));
+  EXPECT_TRUE(SameBits("ClipJointGradNorm (span 1)", a.clipped1, b.clipped1));
+  EXPECT_TRUE(SameBits("GatherPpoMinibatch (observations)", a.gathered_obs, b.gathered_obs));
+  EXPECT_TRUE(SameBits("GatherPpoMinibatch (actions)", a.gathered_actions, b.gathered_actions));
+  EXPECT_TRUE(SameBits("GatherPpoMinibatch (advantages)", a.gathered_advantages, b.gathered_advantages));
 }
 
 Results RunAll(Device device, const Scenario& s) {
@@ -1106,7 +1135,70 @@ Results RunAll(Device device, const Scenario& s) {
   out.g_mean = gm.mean;
   out.g_var = gm.var;
   out.g_count = gm.count;
+  {
+    Buffer<float> g0 = OnDevice(device, s.grads0), g1 = OnDevice(device, s.grads1);
+    GradSpans spans;
+    spans.grads[0] = g0.data();
+    spans.stride[0] = spans.count[0] = Scenario::kSpan0;
+    spans.grads[1] = g1.data();
+    spans.stride[1] = spans.count[1] = Scenario::kSpan1;
+    spans.num = 2;
+    Buffer<double> partials(device, s.lanes * kGradNormPartials);
+    Buffer<float> norms(device, s.lanes), scale(device, s.lanes);
+    ops->ClipJointGradNorm(spans, s.lanes, 1.0, partials.data(), norms.data(), scale.data());
+    out.clip_norms = norms.ToHost();
+    out.clipped0 = g0.ToHost();
+    out.clipped1 = g1.ToHost();
+  }
+  {
+    // The second minibatch of epoch 1 at vector step 5, from the rollout with GAE's advantages.
+    const int64_t b = s.steps * s.n / 2;
+    Buffer<float> obs = OnDevice(device, s.obs), logp = OnDevice(device, s.values);
+    Buffer<float> values = OnDevice(device, s.next_values), adv = OnDevice(device, out.advantages);
+    Buffer<float> ret = OnDevice(device, out.returns);
+    Buffer<int32_t> acts = OnDevice(device, s.rollout_actions);
+    Buffer<uint64_t> seeds = OnDevice(device, s.seeds);
+    Buffer<StepCounters> counters = OnDevice(device, std::vector<StepCounters>{{5, 5 * envs}});
+    PpoRollout r;
+    r.obs = obs.data();
+    r.actions = acts.data();
+    r.log_probs = logp.data();
+    r.values = values.data();
+    r.advantages = adv.data();
+    r.returns = ret.data();
+    r.steps = s.steps;
+    r.envs = envs;
+    r.obs_dim = s.obs_dim;
+    r.lanes = s.lanes;
+    Buffer<float> bo(device, s.lanes * b * s.obs_dim), bl(device, s.lanes * b), bv(device, s.lanes * b);
+    Buffer<float> ba(device, s.lanes * b), br(device, s.lanes * b);
+    Buffer<int32_t> bact(device, s.lanes * b);
+    const PpoMinibatch batch{bo.data(), bact.data(), nullptr, bl.data(), bv.data(), ba.data(), br.data()};
+    ops->GatherPpoMinibatch(r, batch, b, b, counters.data(), seeds.data(), 1);
+    out.gathered_obs = bo.ToHost();
+    out.gathered_actions = bact.ToHost();
+    out.gathered_advantages = ba.ToHost();
+  }
   return out;
+}
+
+// The joint norm is the norm of every span together, in double, whatever the order of its sum, and
+// only the replica above max_norm is scaled (by max_norm / (norm + 1e-6), PyTorch's clip_coef).
+TEST(PpoClip, TheJointNormIsTheNormOfEverySpanAndOnlyLargeOnesAreScaled) {
+  const Scenario three(3, 13);
+  const Results got = RunAll(Device::kCpu, three);
+  for (int64_t l = 0; l < 3; ++l) {
+    double sum_sq = 0;
+    for (int64_t i = 0; i < Scenario::kSpan0; ++i) sum_sq += std::pow(three.grads0[l * Scenario::kSpan0 + i], 2.0);
+    for (int64_t i = 0; i < Scenario::kSpan1; ++i) sum_sq += std::pow(three.grads1[l * Scenario::kSpan1 + i], 2.0);
+    const double norm = std::sqrt(sum_sq);
+    EXPECT_NEAR(got.clip_norms[l], norm, 1e-6 * norm) << "lane " << l;
+    const double scale = l == 0 ? 1.0 / (norm + 1e-6) : 1.0;
+    ASSERT_EQ(l == 0, norm > 1.0);
+    for (int64_t i = 0; i < Scenario::kSpan0; ++i)
+      EXPECT_EQ(got.clipped0[l * Scenario::kSpan0 + i],
+                three.grads0[l * Scenario::kSpan0 + i] * static_cast<float>(scale < 1.0 ? scale : 1.0));
+  }
 }
 
 // K = 3 lanes: each lane's results are, bit for bit, those of its inputs alone with its seed (its

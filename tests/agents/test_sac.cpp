@@ -8,11 +8,13 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "agents/agent_ops.h"
 #include "agents/checkpoint.h"
 #include "agents/dqn.h"
 #include "agents/policy.h"
@@ -20,8 +22,11 @@
 #include "agents/sac.h"
 #include "agents/sac_kernels.h"
 #include "agents/train_config.h"
+#include "core/memory.h"
 #include "core/toml.h"
 #include "tests/agents/agent_test_util.h"
+#include "tests/gpu_skip.h"
+#include "tests/nn/nn_test_util.h"
 
 namespace cugym::agent {
 namespace {
@@ -282,6 +287,163 @@ TEST(SacKernels, TheActorAndTemperatureGradientsMatchFiniteDifferences) {
 
 // Both target critics move towards their critics by tau after a critic step; Adam with zero
 // gradients leaves the critics where they are.
+// Every SAC op on random rows, as one device computes it: the draws (keyed by the step counters,
+// by the draw counter, uniform, with correlated noise), the critics' inputs, the critic loss, the
+// actor's pick and its gradients with the temperature's.
+struct SacOpResults {
+  std::vector<float> actions, log_probs, noise, random, correlated, state, keyed_by_draws, joined;
+  std::vector<float> grad_q1, grad_q2, critic_stats, pick_q1, pick_q2, grad_outputs, grad_log_alpha, actor_stats;
+};
+
+SacOpResults RunSacOps(Device device) {
+  constexpr int64_t kLanes = 2, kRows = 9;
+  constexpr int kDims = 2, kObs = 3;
+  const int64_t total = kLanes * kRows;
+  std::mt19937 gen(5);
+  auto uniform = [&](int64_t count, float lo, float hi) {
+    std::uniform_real_distribution<float> dist(lo, hi);
+    std::vector<float> v(count);
+    for (float& x : v) x = dist(gen);
+    return v;
+  };
+  auto on = [&](const std::vector<float>& v) {
+    Buffer<float> b(device, v.size());
+    b.FromHost(v.data(), v.size());
+    return b;
+  };
+  const std::unique_ptr<AgentOps> ops = MakeAgentOps(device, nullptr);
+  Buffer<float> low = on({-2.0f, -0.5f}), high = on({2.0f, 1.5f});
+  const SacHead head{kDims, low.data(), high.data()};
+  Buffer<float> outputs = on(uniform(total * 2 * kDims, -1.5f, 1.5f));
+  Buffer<uint64_t> seeds(device, kLanes);
+  const std::vector<uint64_t> lane_seeds = {4, 77};
+  seeds.FromHost(lane_seeds.data(), kLanes);
+  Buffer<StepCounters> counters(device, 1);
+  const StepCounters at{12, 12 * kRows};
+  counters.FromHost(&at, 1);
+  Buffer<uint32_t> draws(device, 1);
+  const uint32_t seven = 7;
+  draws.FromHost(&seven, 1);
+  Buffer<float> actions(device, total * kDims), log_probs(device, total), noise(device, total * kDims);
+  Buffer<float> state = on(uniform(total * kDims, -1.0f, 1.0f));
+  SacOpResults out;
+  SacSample draw{actions.data(), log_probs.data(), noise.data()};
+  ops->SacSamplePolicy(head, outputs.data(), kLanes, kRows, SacKey{seeds.data(), counters.data(), nullptr, 0}, false,
+                       draw);
+  out.actions = actions.ToHost();
+  out.log_probs = log_probs.ToHost();
+  out.noise = noise.ToHost();
+  ops->SacSamplePolicy(head, nullptr, kLanes, kRows, SacKey{seeds.data(), counters.data(), nullptr, 0}, true,
+                       SacSample{actions.data()});
+  out.random = actions.ToHost();
+  SacSample correlated{actions.data()};
+  correlated.noise_state = state.data();
+  correlated.rho = 0.9;
+  ops->SacSamplePolicy(head, outputs.data(), kLanes, kRows, SacKey{seeds.data(), counters.data(), nullptr, 0}, false,
+                       correlated);
+  out.correlated = actions.ToHost();
+  out.state = state.ToHost();
+  ops->SacSamplePolicy(head, outputs.data(), kLanes, kRows, SacKey{seeds.data(), nullptr, draws.data(), 2}, false,
+                       SacSample{actions.data(), log_probs.data()});
+  out.keyed_by_draws = actions.ToHost();
+
+  Buffer<float> obs = on(uniform(total * kObs, -3.0f, 3.0f)), joined(device, total * (kObs + kDims));
+  ops->SacJoin(obs.data(), kObs, actions.data(), kDims, total, joined.data());
+  out.joined = joined.ToHost();
+
+  Buffer<float> rewards = on(uniform(total, -1.0f, 1.0f)), bootstrap = on(uniform(total, 0.0f, 0.99f));
+  Buffer<float> tq1 = on(uniform(total, -5.0f, 5.0f)), tq2 = on(uniform(total, -5.0f, 5.0f));
+  Buffer<float> q1 = on(uniform(total, -5.0f, 5.0f)), q2 = on(uniform(total, -5.0f, 5.0f));
+  Buffer<float> log_alpha = on({-1.2f, 0.3f}), grad_q1(device, total), grad_q2(device, total);
+  Buffer<float> stats(device, kLanes * kSacStats);
+  stats.Zero();
+  Buffer<double> row_terms(device, total * 3);
+  SacCriticBatch critic;
+  critic.rewards = rewards.data();
+  critic.bootstrap = bootstrap.data();
+  critic.next_log_probs = log_probs.data();
+  critic.target_q1 = tq1.data();
+  critic.target_q2 = tq2.data();
+  critic.q1 = q1.data();
+  critic.q2 = q2.data();
+  critic.log_alpha = log_alpha.data();
+  critic.grad_q1 = grad_q1.data();
+  critic.grad_q2 = grad_q2.data();
+  critic.stats = stats.data();
+  critic.row_terms = row_terms.data();
+  critic.lanes = kLanes;
+  critic.rows = kRows;
+  ops->SacCriticLoss(critic);
+  out.grad_q1 = grad_q1.ToHost();
+  out.grad_q2 = grad_q2.ToHost();
+  out.critic_stats = stats.ToHost();
+
+  Buffer<float> in_grad1 = on(uniform(total * (kObs + kDims), -1.0f, 1.0f));
+  Buffer<float> in_grad2 = on(uniform(total * (kObs + kDims), -1.0f, 1.0f));
+  Buffer<float> grad_outputs(device, total * 2 * kDims), grad_log_alpha(device, kLanes);
+  SacActorBatch actor;
+  actor.outputs = outputs.data();
+  actor.noise = noise.data();
+  actor.log_probs = log_probs.data();
+  actor.q1 = q1.data();
+  actor.q2 = q2.data();
+  actor.log_alpha = log_alpha.data();
+  actor.grad_q1 = grad_q1.data();
+  actor.grad_q2 = grad_q2.data();
+  actor.grad_outputs = grad_outputs.data();
+  actor.grad_log_alpha = grad_log_alpha.data();
+  actor.stats = stats.data();
+  actor.row_terms = row_terms.data();
+  actor.obs_dim = kObs;
+  actor.target_entropy = -2.0;
+  actor.lanes = kLanes;
+  actor.rows = kRows;
+  ops->SacActorPick(actor);
+  out.pick_q1 = grad_q1.ToHost();
+  out.pick_q2 = grad_q2.ToHost();
+  actor.q1_input_grad = in_grad1.data();
+  actor.q2_input_grad = in_grad2.data();
+  ops->SacActorGrads(head, actor);
+  out.grad_outputs = grad_outputs.ToHost();
+  out.grad_log_alpha = grad_log_alpha.ToHost();
+  out.actor_stats = stats.ToHost();
+  return out;
+}
+
+class SacOps : public ::testing::TestWithParam<Device> {};
+
+// Every SAC op on this device gives the CPU's bits (trivially on the CPU; on CUDA the strict
+// floating point, cugym's own exp, log and tanh and the fixed order of every sum make it so). A
+// failure names the op and its first differing element.
+TEST_P(SacOps, EveryOpGivesTheCpusBits) {
+  CUGYM_SKIP_WITHOUT_GPU(GetParam());
+  const SacOpResults got = RunSacOps(GetParam()), want = RunSacOps(Device::kCpu);
+  using testing::SameBits;
+  EXPECT_TRUE(SameBits("SacSamplePolicy (actions)", got.actions, want.actions));
+  EXPECT_TRUE(SameBits("SacSamplePolicy (log_probs)", got.log_probs, want.log_probs));
+  EXPECT_TRUE(SameBits("SacSamplePolicy (noise)", got.noise, want.noise));
+  EXPECT_TRUE(SameBits("SacSamplePolicy (uniform)", got.random, want.random));
+  EXPECT_TRUE(SameBits("SacSamplePolicy (correlated)", got.correlated, want.correlated));
+  EXPECT_TRUE(SameBits("SacSamplePolicy (noise state)", got.state, want.state));
+  EXPECT_TRUE(SameBits("SacSamplePolicy (keyed by draws)", got.keyed_by_draws, want.keyed_by_draws));
+  EXPECT_TRUE(SameBits("SacJoin", got.joined, want.joined));
+  EXPECT_TRUE(SameBits("SacCriticLoss (grad_q1)", got.grad_q1, want.grad_q1));
+  EXPECT_TRUE(SameBits("SacCriticLoss (grad_q2)", got.grad_q2, want.grad_q2));
+  EXPECT_TRUE(SameBits("SacCriticLoss (stats)", got.critic_stats, want.critic_stats));
+  EXPECT_TRUE(SameBits("SacActorPick (grad_q1)", got.pick_q1, want.pick_q1));
+  EXPECT_TRUE(SameBits("SacActorPick (grad_q2)", got.pick_q2, want.pick_q2));
+  EXPECT_TRUE(SameBits("SacActorGrads (grad_outputs)", got.grad_outputs, want.grad_outputs));
+  EXPECT_TRUE(SameBits("SacActorGrads (grad_log_alpha)", got.grad_log_alpha, want.grad_log_alpha));
+  EXPECT_TRUE(SameBits("SacActorGrads (stats)", got.actor_stats, want.actor_stats));
+  // The draws do draw: rows differ, and the uniform ones stay in the Box.
+  EXPECT_NE(want.actions[0], want.actions[2]);
+  for (std::size_t i = 0; i < want.random.size(); ++i) EXPECT_LE(std::abs(want.random[i]), 2.0f);
+}
+
+// "SacDevices/SacOps.*/cpu": the suite within --gtest_filter='Sac*'.
+INSTANTIATE_TEST_SUITE_P(SacDevices, SacOps, ::testing::ValuesIn(nn::testing::AllDevices()),
+                         nn::testing::DeviceParamName);
+
 TEST(SacLearner, PolyakAveragesBothTargets) {
   SacLearnerOptions o;
   o.obs_dim = 3;
@@ -582,6 +744,27 @@ TEST(SacAgent, RefusesWhatDoesNotFit) {
 
 // 64-64 networks, one env, a gradient step per env step: Pendulum's swing-up is learnt within
 // 8,000 steps; a bounded check, not the benchmark (docs/sac.md has the spread over seeds).
+// On CUDA the learning iterations replayed from their graph train the bytes the eager ones do
+// (correlated acting noise, an actor step after every critic update).
+TEST(SacCuda, GraphReplayGivesTheEagerWeights) {
+  CUGYM_SKIP_WITHOUT_GPU(Device::kCuda);
+  const ScratchDir dir("cugym_sac_cuda_graph");
+  TrainConfig config = SmallConfig();
+  config.total_steps = 400;
+  config.policy_frequency = 1;
+  config.noise_correlation = 0.9;
+  for (bool graph : {true, false}) {
+    config.cuda_graph = graph;
+    testing::SoloRun<SacAgent> run(Builtins(), config, Device::kCuda);
+    run.TrainQuietly();
+    EXPECT_EQ(run->replays_iteration_graph(), graph);
+    run.SaveModel((dir / (graph ? "graph.safetensors" : "eager.safetensors")).string());
+  }
+  std::ifstream graph(dir / "graph.safetensors", std::ios::binary), eager(dir / "eager.safetensors", std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(graph), {}),
+            std::string(std::istreambuf_iterator<char>(eager), {}));
+}
+
 TEST(SacAgent, LearnsPendulum) {
   TrainConfig c = SmallConfig();
   c.num_envs = 1;

@@ -28,12 +28,13 @@ class ToyAlgorithm : public ::testing::Test {
 
 TrainConfig Config(const std::string& extra = "") {
   TrainConfig c;
-  c.Apply(ParseToml("algo = \"toy_q\"\nenv_id = \"CartPole-v1\"\nnum_envs = 4\nnum_steps = 32\nnum_epochs = 2\n"
-                    "num_minibatches = 2\ntotal_steps = 2048\nhidden_sizes = [32, 32]\nlearning_rate = 1e-3\n"
-                    "eval_episodes = 4\neval_interval = 1024\ncheckpoint_interval = 1024\nlog_interval = 512\n"
-                    "toy_epsilon = 0.2\n" +
-                        extra,
-                    "toy.toml"));
+  c.Apply(
+      ParseToml("algo = \"toy_q\"\nenv_id = \"CartPole-v1\"\nnum_envs = 4\nnum_steps = 32\nnum_epochs = 2\n"
+                "num_minibatches = 2\ntotal_steps = 2048\nhidden_sizes = [32, 32]\nlearning_rate = 1e-3\n"
+                "eval_episodes = 4\neval_interval = 1024\ncheckpoint_interval = 1024\nlog_interval = 512\n"
+                "toy_epsilon = 0.2\n" +
+                    extra,
+                "toy.toml"));
   c.Validate();
   return c;
 }

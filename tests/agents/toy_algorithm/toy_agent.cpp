@@ -87,8 +87,8 @@ void ToyQAgent::IterationKernels(bool) {
     env_->Step(actions);
     ops_->StoreRolloutStep(rollout(), t, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(),
                            env_->truncated());
-    ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(), 1,
-                          n, lanes_->rings());
+    ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(), 1, n,
+                          lanes_->rings());
     ops_->AdvanceSteps(counters_dev_.data(), n);
   }
   learner_->MaxQ(nn::ConstBatchView(next_obs_.data(), rows, obs_dim_, device_),
