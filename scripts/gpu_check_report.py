@@ -2,18 +2,26 @@
 """Summaries and verdicts for scripts/gpu-check.sh: reads what its parts wrote and prints
 markdown to paste into docs/benchmarks.md.
 
-  gpu_check_report.py ctest LOG --build-seconds S --ctest-seconds S
+  gpu_check_report.py card --out F [--name NAME] [--no-measure]
+  gpu_check_report.py ctest LOG --build-seconds S --ctest-seconds S [--card F]
   gpu_check_report.py sanitizer LOG --seconds S [--limit S]
-  gpu_check_report.py speed --env-jsonl F --nn-jsonl F
-  gpu_check_report.py dqn --dqn-dir D --limit S --bar GROUP:THRESHOLD:NEED ... --batch SPEC ...
+  gpu_check_report.py speed --env-jsonl F --nn-jsonl F [--card F]
+  gpu_check_report.py dqn --dqn-dir D --limit S --bar GROUP:THRESHOLD:NEED ... --batch SPEC ... [--card F]
 
-Exit status: `ctest` 2 when no result line was found; `sanitizer` 2 when a tool reported an error
+`card` measures the GPU's device-to-device copy bandwidth (CuPy, else PyTorch, where the image has
+them) or looks it up by the card's name, and writes it with the name to F for the other summaries,
+which label their figures with the card and state the goals for it (the goals were set on an
+H200).
+
+Exit status: `card` 0 (a card it cannot name or measure is written as such); `ctest` 2 when no
+result line was found; `sanitizer` 2 when a tool reported an error
 or a case failed under it (an unusable sanitizer and a run cut off are reported, not failed);
 `speed` 3 when a benchmark failed or missed its goal; `dqn` 3 when a training crashed or fell back
 from the CUDA graph (a lockstep batch included), a group reached its threshold in fewer than NEED
 seeds (NEED 0: reported, not judged, and a run cut off at the time limit is no failure there), or
-a batch missed what it is judged on (batch_summary); else 0. Standard library only (the GPU
-machine has no network).
+a batch missed what it is judged on (batch_summary); else 0. Standard library only
+(the GPU machine has no network), but for `card`'s measurement, which uses CuPy or PyTorch where
+they import.
 """
 
 import argparse
@@ -23,12 +31,138 @@ import math
 import os
 import re
 import statistics
+import subprocess
 import sys
 
-# Device-to-device copy bandwidth measured on an H200 (docs/benchmarks.md, docs/design-notes.md):
-# the ceiling for an env step that reads and writes its state once.
-COPY_BYTES_PER_SECOND = 4.3e12
 GRAPH_FALLBACK = "CUDA graph capture failed"
+
+# Device-to-device copy bandwidth (bytes read plus bytes written per second): the ceiling for an env
+# step that reads and writes its state once. The goals were set on an H200, whose copy ran at 4.3e12
+# (docs/benchmarks.md, docs/design-notes.md); an H100 (80 GB HBM3) copies at about 3.0e12. A card
+# is measured where CuPy or PyTorch is there, else looked up here by its name (the first entry
+# whose words all appear in it; none for other cards, an H100 PCIe or NVL among them).
+GOAL_CARD = "H200"
+GOAL_BYTES_PER_SECOND = 4.3e12
+KNOWN_CARDS = ((("H200",), 4.3e12), (("H100", "HBM3"), 3.0e12), (("H100", "SXM"), 3.0e12))
+COPY_BYTES = 1 << 30  # per copy in the measurement, 20 copies after a warm-up
+COPY_REPEATS = 20
+
+
+def looked_up_bandwidth(name):
+    for words, bandwidth in KNOWN_CARDS:
+        if all(w in name for w in words):
+            return bandwidth
+    return None
+
+
+def measure_copy():
+    """(GPU name, bytes per second, how) from CuPy or PyTorch, or None where neither sees a GPU."""
+    errors = []
+    try:
+        import cupy as cp
+
+        a = cp.empty(COPY_BYTES, dtype=cp.uint8)
+        b = cp.empty_like(a)
+        b.data.copy_from_device(a.data, COPY_BYTES)  # warm-up
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        for _ in range(COPY_REPEATS):
+            b.data.copy_from_device_async(a.data, COPY_BYTES)
+        end.record()
+        end.synchronize()
+        seconds = cp.cuda.get_elapsed_time(start, end) / 1e3
+        name = cp.cuda.runtime.getDeviceProperties(0)["name"]
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        return name, 2 * COPY_BYTES * COPY_REPEATS / seconds, "CuPy"
+    except Exception as e:  # no CuPy, no GPU, a broken driver: try the next way
+        errors.append(f"CuPy: {type(e).__name__}")
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            raise RuntimeError("no GPU")
+        a = torch.empty(COPY_BYTES, dtype=torch.uint8, device="cuda")
+        b = torch.empty_like(a)
+        b.copy_(a)  # warm-up
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(COPY_REPEATS):
+            b.copy_(a)
+        end.record()
+        end.synchronize()
+        seconds = start.elapsed_time(end) / 1e3
+        return torch.cuda.get_device_name(0), 2 * COPY_BYTES * COPY_REPEATS / seconds, "PyTorch"
+    except Exception as e:
+        errors.append(f"PyTorch: {type(e).__name__}")
+    return None, None, "; ".join(errors)
+
+
+def smi_name():
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=20
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.strip().splitlines()[0].strip() if out.strip() else None
+
+
+def card_probe(args):
+    """Writes {"name", "bytes_per_second", "source"} to args.out and prints it in one line."""
+    name, measured, how = (None, None, "--no-measure")
+    if not args.no_measure:
+        name, measured, how = measure_copy()
+    name = args.name or name or smi_name()
+    table = looked_up_bandwidth(name) if name else None
+    if measured and 1e11 <= measured <= 2e13:
+        bandwidth = measured
+        source = f"measured with {how} ({COPY_REPEATS} copies of {COPY_BYTES >> 20} MiB)"
+        if table:
+            source += f"; the table has {table / 1e12:.1f} TB/s for this card"
+    elif table:
+        bandwidth, source = table, f"looked up by name ({how})"
+        if measured:
+            source += f"; measured {measured / 1e12:.2f} TB/s, out of range, not used"
+    else:
+        bandwidth, source = None, f"unknown: neither measured nor in the table ({how})"
+    card = {"name": name or "none (no GPU seen)", "bytes_per_second": bandwidth, "source": source}
+    with open(args.out, "w") as f:
+        json.dump(card, f)
+        f.write("\n")
+    print(f"card: {card_label(card)}")
+    return 0
+
+
+def load_card(path):
+    try:
+        with open(path) as f:
+            card = json.load(f)
+        return {"name": str(card["name"]), "bytes_per_second": card.get("bytes_per_second"), "source": card["source"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"name": "unknown card", "bytes_per_second": None, "source": "no card measured"}
+
+
+def card_label(card):
+    bw = card["bytes_per_second"]
+    return f"{card['name']}, copy bandwidth {bw / 1e12:.2f} TB/s ({card['source']})" if bw else f"{card['name']}"
+
+
+def rate_scale(card):
+    """A memory-bound rate goal set on the H200, scaled to this card by the copy bandwidths (1 where
+    the card's bandwidth is unknown)."""
+    bw = card["bytes_per_second"]
+    return bw / GOAL_BYTES_PER_SECOND if bw else 1.0
+
+
+def time_goal_note(card):
+    """How a time goal set on the H200 carries over: the H100 has the H200's chip (GH100: the same
+    SMs and clocks), and the batches the time goals are about are launch-bound, not memory-bound."""
+    name = card["name"]
+    if GOAL_CARD in name:
+        return "set on this card"
+    if "H100" in name:
+        return f"the {GOAL_CARD}'s: the same GH100 chip and clocks, and the batch is launch-bound"
+    return f"the {GOAL_CARD}'s, unscaled: no basis for this card"
 
 
 def ctest_summary(args):
@@ -39,7 +173,8 @@ def ctest_summary(args):
     skipped = sorted(set(re.findall(r"^\s*\d+ - (\S+).*\(Skipped\)\s*$", text, re.M)))
     failure = r"Failed|Timeout|SEGFAULT|Subprocess aborted|Exception|Not Run"
     failed_names = sorted(set(re.findall(rf"^\s*\d+ - (\S+).*\((?:{failure})\)\s*$", text, re.M)))
-    print(f"build part: configure + build {args.build_seconds} s, ctest {args.ctest_seconds} s")
+    card = load_card(args.card)
+    print(f"build part on {card['name']}: configure + build {args.build_seconds} s, ctest {args.ctest_seconds} s")
     print(f"ctest: {total} tests, {total - failed - len(skipped)} passed, {failed} failed, {len(skipped)} skipped")
     for name in failed_names:
         print(f"  failed: {name}")
@@ -68,41 +203,54 @@ def fmt(x, spec):
     return format(x, spec) if isinstance(x, (int, float)) and math.isfinite(x) else "-"
 
 
-# Speed goals of the issues, judged on the GPU at N >= 1M (steps/s) in the mode named: a run below its
-# goal is a problem; the env's rows in other modes are reported beside it. MinAtar Breakout's goal is
-# the fused mode's (the env stepped and observed in one pass: the way an agent steps it), not step's,
-# where each thread writes its 400-float observation uncoalesced after the step.
+# Speed goals of the issues, set on an H200 and judged on the GPU at N >= 1M (steps/s) in the mode
+# named: a run below its goal is a problem; the env's rows in other modes are reported beside it.
+# MinAtar Breakout's goal is the fused mode's (the env stepped and observed in one pass: the way an
+# agent steps it), not step's, where each thread writes its 400-float observation uncoalesced after
+# the step. The rates are memory-bound: on another card the goal is scaled by its copy bandwidth.
 CUDA_GOALS = {"MinAtar-Breakout-v1": (1e9, "fused")}
 
 
-def env_table(rows):
-    print("| env | device | N | mode | env steps/s | traffic GB/s | bound steps/s (4.3 TB/s) | % of bound |")
+def env_table(rows, card):
+    bw = card["bytes_per_second"]
+    bound_head = f"bound steps/s ({bw / 1e12:.2f} TB/s)" if bw else "bound steps/s (bandwidth unknown)"
+    print(f"| env | device | N | mode | env steps/s | traffic GB/s | {bound_head} | % of bound |")
     print("|---|---|---:|---|---:|---:|---:|---:|")
     bad = 0
     below, notes = [], []
+    scale = rate_scale(card)
     for r in rows:
+        if "card" in r:  # gpu-check.sh's own row: the card the file was measured on
+            continue
         if "failed" in r:
             bad += 1
             print(f"| {r['env']} | {r['device']} | {r['num_envs']} | {r['mode']} | FAILED ({r['failed']}) | | | |")
             continue
         device = f"{r['device']} ({r['hardware']})"
         bound = pct = "-"
-        if r["device"] == "cuda" and r.get("bytes_per_step"):
-            b = COPY_BYTES_PER_SECOND / r["bytes_per_step"]
+        if r["device"] == "cuda" and r.get("bytes_per_step") and bw:
+            b = bw / r["bytes_per_step"]
             bound, pct = f"{b:.3e}", f"{100 * r['steps_per_second'] / b:.0f}%"
         print(
             f"| {r['env']} | {device} | {r['num_envs']} | {r['mode']} | {r['steps_per_second']:.3e} | "
             f"{fmt(r.get('model_gbytes_per_second'), '.1f')} | {bound} | {pct} |"
         )
-        goal, mode = CUDA_GOALS.get(r["env"], (None, None))
-        if goal and r["device"] == "cuda" and r["num_envs"] >= 1 << 20:
-            line = f"{r['env']} {r['mode']} at N = {r['num_envs']}: {r['steps_per_second']:.3e}"
+        goal_h200, mode = CUDA_GOALS.get(r["env"], (None, None))
+        if goal_h200 and r["device"] == "cuda" and r["num_envs"] >= 1 << 20:
+            goal = goal_h200 * scale
+            line = f"{r['env']} {r['mode']} at N = {r['num_envs']} on {card['name']}: {r['steps_per_second']:.3e}"
             if r["mode"] != mode:
-                notes.append(f"{line} (reported: its goal, {goal:.0e}, is judged in mode {mode})")
+                notes.append(f"{line} (reported: its goal, {goal:.3g}, is judged in mode {mode})")
             elif r["steps_per_second"] < goal:
-                below.append(f"{line} < goal {goal:.0e}")
+                below.append(f"{line} < goal {goal:.3g}")
             else:
-                notes.append(f"{line} >= goal {goal:.0e}")
+                notes.append(f"{line} >= goal {goal:.3g}")
+    for env, (goal_h200, mode) in CUDA_GOALS.items():
+        print(
+            f"\ngoal on {card['name']}: {env} {goal_h200 * scale:.3g} steps/s at 1M envs in mode {mode} "
+            f"(the {GOAL_CARD}'s {goal_h200:.3g}"
+            + (f" x {scale:.2f}, this card's copy bandwidth over the {GOAL_CARD}'s)" if scale != 1.0 else ")")
+        )
     for line in notes:
         print(f"\ngoal: {line}")
     for line in below:
@@ -186,20 +334,24 @@ def dqn_runs(dqn_dir, group):
 
 def speed_summary(args):
     bad = 0
-    print("Env steps per second, random actions (cugym bench; the bound is the copy bandwidth over the bytes")
-    print("an env step must read and write):\n")
-    bad += env_table(read_jsonl(args.env_jsonl))
-    print("\nDQN gradient updates per second (cugym_bench_nn):\n")
+    card = load_card(args.card)
+    print(f"Card: {card_label(card)}\n")
+    print(f"Env steps per second on {card['name']}, random actions (cugym bench; the bound is the card's copy")
+    print("bandwidth over the bytes an env step must read and write):\n")
+    bad += env_table(read_jsonl(args.env_jsonl), card)
+    print(f"\nDQN gradient updates per second on {card['name']} (cugym_bench_nn; the CPU rows: this machine's):\n")
     bad += nn_table(read_jsonl(args.nn_jsonl))
-    print(f"\nspeed verdict: {'FAIL' if bad else 'pass'} ({bad} problem(s))")
+    print(f"\nspeed verdict on {card['name']}: {'FAIL' if bad else 'pass'} ({bad} problem(s))")
     return 3 if bad else 0
 
 
 def dqn_summary(args):
     bad = 0
+    card = load_card(args.card)
+    print(f"Card: {card_label(card)}\n")
     print(
-        f"DQN, shipped configs (greedy evaluation over 100 episodes at the end of training; each run cut off at "
-        f"{args.limit} s):\n"
+        f"Shipped configs on {card['name']} (greedy evaluation over 100 episodes at the end of training; each run "
+        f"cut off at {args.limit} s):\n"
     )
     print("| run | seeds | reached | bar | eval mean returns by seed | median train s | verdict |")
     print("|---|---:|---:|---|---|---:|---|")
@@ -229,12 +381,12 @@ def dqn_summary(args):
             f"{fmt(statistics.median(times) if times else math.nan, '.1f')} | {verdict} |"
         )
     for spec in args.batch:
-        bad += batch_summary(args.dqn_dir, spec)
-    print(f"\ndqn verdict: {'FAIL' if bad else 'pass'} ({bad} problem(s))")
+        bad += batch_summary(args.dqn_dir, spec, card)
+    print(f"\ndqn verdict on {card['name']}: {'FAIL' if bad else 'pass'} ({bad} problem(s))")
     return 3 if bad else 0
 
 
-def batch_summary(dqn_dir, spec):
+def batch_summary(dqn_dir, spec, card):
     """One `cugym train --seeds` batch (BATCH:SOLO_GROUP[:lockstep[:GOAL]]): its runs solved, its
     wall time, and whether each seed's model has the bytes of the solo run of that seed (issue 23's
     contract, on the same device; seeds without a solo run are not compared). Runs apart must keep
@@ -242,7 +394,8 @@ def batch_summary(dqn_dir, spec):
     may round otherwise than the single GEMM of a solo run) that does not is judged on its success
     rate instead, 95% of its seeds solved (the goal's rate), and the bytes are a finding for
     docs/nn.md. A fallback from the CUDA graph fails it. GOAL: the batch must end within GOAL seconds
-    with 95% of its seeds solved (issue 23's speed goal). 1 when something is wrong, else 0."""
+    with 95% of its seeds solved (issue 23's speed goal), a goal set on the H200 and stated for the card
+    it ran on (time_goal_note). 1 when something is wrong, else 0."""
     batch, solo, *mode = spec.split(":")
     lockstep = mode[:1] == ["lockstep"]
     # GOAL "report": an env without a threshold (Pendulum): its time and exit reported, not its rate.
@@ -299,8 +452,10 @@ def batch_summary(dqn_dir, spec):
             verdict = f"FAIL (goal: {goal:g} s with 95% solved; {wall} s, {solved:.0%})"
         else:
             verdict += f"; goal met ({goal:g} s with 95% solved)"
+    if goal is not None:
+        print(f"\ngoal on {card['name']}: {batch} within {goal:g} s with 95% solved ({time_goal_note(card)})")
     print(
-        f"\nbatch {batch} (`cugym train --seeds`{', lockstep' if lockstep else ''}, one process): "
+        f"\nbatch {batch} on {card['name']} (`cugym train --seeds`{', lockstep' if lockstep else ''}, one process): "
         f"{point['seeds'] if point else '-'} runs, solved (final) {point['solved_final'] if point else '-'}, "
         f"wall {wall} s; the solo run's model bytes: seeds {same or '-'} the same"
         + (f", {differ} other" if differ else "")
@@ -359,10 +514,16 @@ def sanitizer_summary(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
+    card_help = "the card's JSON (`card --out F`): its name labels the figures, its bandwidth the bound and the goals"
+    p = sub.add_parser("card")
+    p.add_argument("--out", required=True)
+    p.add_argument("--name", help="the card's name (default: CuPy's, PyTorch's or nvidia-smi's)")
+    p.add_argument("--no-measure", action="store_true", help="look the bandwidth up by name only")
     p = sub.add_parser("ctest")
     p.add_argument("log")
     p.add_argument("--build-seconds", type=int, required=True)
     p.add_argument("--ctest-seconds", type=int, required=True)
+    p.add_argument("--card", default="", help=card_help)
     p = sub.add_parser("sanitizer")
     p.add_argument("log")
     p.add_argument("--seconds", type=int, required=True)
@@ -370,6 +531,7 @@ def main():
     p = sub.add_parser("speed")
     p.add_argument("--env-jsonl", required=True)
     p.add_argument("--nn-jsonl", required=True)
+    p.add_argument("--card", default="", help=card_help)
     p = sub.add_parser("dqn")
     p.add_argument("--dqn-dir", required=True)
     p.add_argument("--limit", type=int, required=True, help="seconds after which a run was cut off")
@@ -380,8 +542,15 @@ def main():
         default=[],
         help="BATCH:SOLO_GROUP[:lockstep[:GOAL_SECONDS|report]], e.g. cartpole-cuda-batch:cartpole-cuda:lockstep:10",
     )
+    p.add_argument("--card", default="", help=card_help)
     args = parser.parse_args()
-    summaries = {"ctest": ctest_summary, "sanitizer": sanitizer_summary, "speed": speed_summary, "dqn": dqn_summary}
+    summaries = {
+        "card": card_probe,
+        "ctest": ctest_summary,
+        "sanitizer": sanitizer_summary,
+        "speed": speed_summary,
+        "dqn": dqn_summary,
+    }
     return summaries[args.what](args)
 
 

@@ -3,7 +3,7 @@
 # two device calls (first, second), a clean "no GPU" exit naming every missing piece in one line,
 # and the report's verdicts on made-up results (a solved config, a miss, a crash, a fallback from
 # the CUDA graph, a run cut off, batches judged on bytes or on their rate, speed goals in their
-# mode, the sanitizer's errors and an unusable sanitizer).
+# mode and for the card, the card's bandwidth, the sanitizer's errors and an unusable sanitizer).
 #   test_gpu_check.sh SOURCE_DIR
 set -u
 src="$1"
@@ -72,6 +72,24 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
 fi
 
 report() { checks=$((checks + 1)); python3 "$src/scripts/gpu_check_report.py" "$@" >"$tmp/out" 2>&1; }
+
+# The card: its copy bandwidth looked up by name where it is not measured (no CuPy or PyTorch here,
+# or --no-measure): an H200 4.3e12, an H100 (80 GB HBM3) 3.0e12, another card none.
+card() {  # card NAME FILE: the card's JSON, looked up by name
+  report card --out "$2" --name "$1" --no-measure
+}
+card "NVIDIA H200" "$tmp/h200.json"
+if [ $? -ne 0 ] || ! grep -q '^card: NVIDIA H200, copy bandwidth 4.30 TB/s (looked up by name' "$tmp/out"; then
+  fail "card: an H200 is looked up at 4.3e12:"; sed 's/^/    /' "$tmp/out"
+fi
+card "NVIDIA H100 80GB HBM3" "$tmp/h100.json"
+if [ $? -ne 0 ] || ! grep -q '^card: NVIDIA H100 80GB HBM3, copy bandwidth 3.00 TB/s' "$tmp/out"; then
+  fail "card: an H100 is looked up at 3.0e12:"; sed 's/^/    /' "$tmp/out"
+fi
+card "NVIDIA H100 PCIe" "$tmp/other.json"
+if [ $? -ne 0 ] || ! grep -q '"bytes_per_second": null' "$tmp/other.json"; then
+  fail "card: a card not in the table has no bandwidth:"; sed 's/^/    /' "$tmp/out" "$tmp/other.json"
+fi
 
 # dqn on made-up runs: cartpole-cuda 2 of 3 at 475 and one cut off; acrobot-cuda one crash;
 # mountain_car-cuda one graph fallback; cartpole-cpu one run cut off (reported only).
@@ -161,6 +179,13 @@ dqn_report --batch cartpole-cuda-batch:cartpole-cuda:lockstep:10
 if [ $? -ne 3 ] || ! grep -q 'FAIL (goal: 10 s with 95% solved; 17.4 s, 100%)' "$tmp/out"; then
   fail "dqn report: a batch slower than its speed goal fails:"; sed 's/^/    /' "$tmp/out"
 fi
+# The time goals (set on an H200) stated for the card the batch ran on, every figure labelled.
+dqn_report --batch cartpole-cuda-batch:cartpole-cuda:lockstep:20 --card "$tmp/h100.json"
+if [ $? -ne 0 ] ||
+   ! grep -q '^goal on NVIDIA H100 80GB HBM3: cartpole-cuda-batch within 20 s with 95% solved (the H200.s: the same GH100 chip and clocks, and the batch is launch-bound)' "$tmp/out" ||
+   ! grep -q '^batch cartpole-cuda-batch on NVIDIA H100 80GB HBM3 (' "$tmp/out" || ! grep -q '^dqn verdict on NVIDIA H100 80GB HBM3: pass' "$tmp/out"; then
+  fail "dqn report: the time goal stated for an H100:"; sed 's/^/    /' "$tmp/out"
+fi
 # A fallback from the CUDA graph inside a lockstep batch fails it, whatever its bytes and rate.
 echo same >"$batch/seed_2/model.safetensors"
 echo "cugym train: CUDA graph capture failed (operation not permitted); running updates eagerly" >>"$batch.log"
@@ -176,31 +201,58 @@ if [ $? -ne 3 ] || ! grep -q 'FAIL (other model bytes than the solo runs, and 0%
   fail "dqn report: a lockstep batch with other bytes and unsolved seeds fails:"; sed 's/^/    /' "$tmp/out"
 fi
 
-# speed: the bound beside a CUDA env row, the nn row; a failed benchmark exits 3.
+# speed: the bound beside a CUDA env row, from the card's bandwidth; the nn row; a failed benchmark
+# exits 3; every figure labelled with the card.
 echo '{"env": "CartPole-v1", "device": "cuda", "hardware": "H", "num_envs": 1048576, "mode": "step", "steps_per_second": 2.75e10, "bytes_per_step": 78, "model_gbytes_per_second": 2145}' >"$tmp/env.jsonl"
 echo '{"bench": "nn_update", "net": "4-120-84-2", "batch": 128, "loss": "mse", "max_grad_norm": 0, "device": "cuda", "mode": "graph", "hardware": "H", "updates_per_second": 40000.0, "note": ""}' >"$tmp/nn.jsonl"
-report speed --env-jsonl "$tmp/env.jsonl" --nn-jsonl "$tmp/nn.jsonl"
-if [ $? -ne 0 ] || ! grep -q '| 5.513e+10 | 50% |' "$tmp/out" || ! grep -q '| 40000 | 25.0 |' "$tmp/out"; then
-  fail "speed report: the bound and the nn row:"; sed 's/^/    /' "$tmp/out"
+speed() { report speed --env-jsonl "$tmp/env.jsonl" --nn-jsonl "$tmp/nn.jsonl" "$@"; }
+speed --card "$tmp/h200.json"
+if [ $? -ne 0 ] || ! grep -q '| 5.513e+10 | 50% |' "$tmp/out" || ! grep -q '| 40000 | 25.0 |' "$tmp/out" ||
+   ! grep -q 'bound steps/s (4.30 TB/s)' "$tmp/out" || ! grep -q '^Env steps per second on NVIDIA H200,' "$tmp/out" ||
+   ! grep -q '^speed verdict on NVIDIA H200: pass' "$tmp/out"; then
+  fail "speed report: the bound at the H200's bandwidth and the nn row:"; sed 's/^/    /' "$tmp/out"
 fi
-# MinAtar Breakout's goal (1e9 steps/s at 1M envs) is judged in mode fused; step is reported beside it.
+speed --card "$tmp/h100.json"
+if [ $? -ne 0 ] || ! grep -q '| 3.846e+10 | 72% |' "$tmp/out" || ! grep -q 'bound steps/s (3.00 TB/s)' "$tmp/out"; then
+  fail "speed report: the bound at the H100's bandwidth:"; sed 's/^/    /' "$tmp/out"
+fi
+speed --card "$tmp/other.json"
+if [ $? -ne 0 ] || ! grep -q '| 2145.0 | - | - |' "$tmp/out" || ! grep -q 'bound steps/s (bandwidth unknown)' "$tmp/out"; then
+  fail "speed report: no bound for a card of unknown bandwidth:"; sed 's/^/    /' "$tmp/out"
+fi
+# MinAtar Breakout's goal (1e9 steps/s at 1M envs on the H200, scaled by the copy bandwidth on
+# another card) is judged in mode fused; step is reported beside it.
 echo '{"env": "MinAtar-Breakout-v1", "device": "cuda", "hardware": "H", "num_envs": 1048576, "mode": "step", "steps_per_second": 4.0e8, "bytes_per_step": 1700}' >>"$tmp/env.jsonl"
 echo '{"env": "MinAtar-Breakout-v1", "device": "cuda", "hardware": "H", "num_envs": 1048576, "mode": "fused", "steps_per_second": 2.0e9, "bytes_per_step": 100}' >>"$tmp/env.jsonl"
-report speed --env-jsonl "$tmp/env.jsonl" --nn-jsonl "$tmp/nn.jsonl"
-if [ $? -ne 0 ] || ! grep -q 'goal: MinAtar-Breakout-v1 step at N = 1048576: 4.000e+08 (reported: its goal, 1e+09, is judged in mode fused)' "$tmp/out" ||
-   ! grep -q 'goal: MinAtar-Breakout-v1 fused at N = 1048576: 2.000e+09 >= goal 1e+09' "$tmp/out"; then
+speed --card "$tmp/h200.json"
+if [ $? -ne 0 ] ||
+   ! grep -q 'goal: MinAtar-Breakout-v1 step at N = 1048576 on NVIDIA H200: 4.000e+08 (reported: its goal, 1e+09, is judged in mode fused)' "$tmp/out" ||
+   ! grep -q 'goal: MinAtar-Breakout-v1 fused at N = 1048576 on NVIDIA H200: 2.000e+09 >= goal 1e+09' "$tmp/out"; then
   fail "speed report: Breakout judged in mode fused, step reported:"; sed 's/^/    /' "$tmp/out"
 fi
 sed -i '$ s/2.0e9/8.0e8/' "$tmp/env.jsonl"
-report speed --env-jsonl "$tmp/env.jsonl" --nn-jsonl "$tmp/nn.jsonl"
-if [ $? -ne 3 ] || ! grep -q 'below its goal: MinAtar-Breakout-v1 fused at N = 1048576: 8.000e+08 < goal 1e+09' "$tmp/out"; then
+speed --card "$tmp/h200.json"
+if [ $? -ne 3 ] || ! grep -q 'below its goal: MinAtar-Breakout-v1 fused at N = 1048576 on NVIDIA H200: 8.000e+08 < goal 1e+09' "$tmp/out"; then
   fail "speed report: Breakout below its goal in mode fused fails:"; sed 's/^/    /' "$tmp/out"
+fi
+# On an H100 the goal is 1e9 x 3.0 / 4.3: 8e8 meets it.
+speed --card "$tmp/h100.json"
+if [ $? -ne 0 ] ||
+   ! grep -q 'goal on NVIDIA H100 80GB HBM3: MinAtar-Breakout-v1 6.98e+08 steps/s at 1M envs in mode fused (the H200.s 1e+09 x 0.70' "$tmp/out" ||
+   ! grep -q 'goal: MinAtar-Breakout-v1 fused at N = 1048576 on NVIDIA H100 80GB HBM3: 8.000e+08 >= goal 6.98e+08' "$tmp/out"; then
+  fail "speed report: Breakout's goal scaled to an H100's bandwidth:"; sed 's/^/    /' "$tmp/out"
 fi
 sed -i '$ d' "$tmp/env.jsonl"
 echo '{"env": "Acrobot-v1", "device": "cuda", "num_envs": 1048576, "mode": "step", "failed": "exit 134"}' >>"$tmp/env.jsonl"
-report speed --env-jsonl "$tmp/env.jsonl" --nn-jsonl "$tmp/nn.jsonl"
+speed --card "$tmp/h200.json"
 if [ $? -ne 3 ] || ! grep -q 'FAILED (exit 134)' "$tmp/out"; then
   fail "speed report: a failed benchmark must exit 3:"; sed 's/^/    /' "$tmp/out"
+fi
+# gpu-check.sh's first row of bench.jsonl names the card; it is no env row.
+{ printf '{"card": %s}\n' "$(cat "$tmp/h100.json")"; head -n 1 "$tmp/env.jsonl"; } >"$tmp/env2.jsonl"
+report speed --env-jsonl "$tmp/env2.jsonl" --nn-jsonl "$tmp/nn.jsonl" --card "$tmp/h100.json"
+if [ $? -ne 0 ] || [ "$(grep -c '^| CartPole-v1 |' "$tmp/out")" -ne 1 ]; then
+  fail "speed report: the card's row is not an env row:"; sed 's/^/    /' "$tmp/out"
 fi
 
 # sanitizer: a clean run passes, an unusable sanitizer and a cut-off run are reported, an error
@@ -238,5 +290,4 @@ report ctest "$tmp/ctest.log" --build-seconds 3 --ctest-seconds 4
 if ! grep -q 'ctest: 2 tests, 0 passed, 1 failed, 1 skipped' "$tmp/out" || ! grep -q 'failed: a.test' "$tmp/out"; then
   fail "report: ctest counts:"; sed 's/^/    /' "$tmp/out"
 fi
-
 summary
