@@ -3,10 +3,11 @@
 markdown to paste into docs/benchmarks.md.
 
   gpu_check_report.py card --out F [--name NAME] [--no-measure]
-  gpu_check_report.py ctest LOG --build-seconds S --ctest-seconds S [--card F]
+  gpu_check_report.py ctest LOG --build-seconds S --ctest-seconds S [--case REGEX ...] [--card F]
   gpu_check_report.py sanitizer LOG --seconds S [--limit S]
   gpu_check_report.py speed --env-jsonl F --nn-jsonl F [--card F]
-  gpu_check_report.py dqn --dqn-dir D --limit S --bar GROUP:THRESHOLD:NEED ... --batch SPEC ... [--card F]
+  gpu_check_report.py dqn --dqn-dir D --limit S --bar GROUP:THRESHOLD:NEED ... --batch SPEC ... --lanes SPEC ...
+      [--card F]
 
 `card` measures the GPU's device-to-device copy bandwidth (CuPy, else PyTorch, where the image has
 them) or looks it up by the card's name, and writes it with the name to F for the other summaries,
@@ -19,7 +20,7 @@ or a case failed under it (an unusable sanitizer and a run cut off are reported,
 `speed` 3 when a benchmark failed or missed its goal; `dqn` 3 when a training crashed or fell back
 from the CUDA graph (a lockstep batch included), a group reached its threshold in fewer than NEED
 seeds (NEED 0: reported, not judged, and a run cut off at the time limit is no failure there), or
-a batch missed what it is judged on (batch_summary); else 0. Standard library only
+a batch missed what it is judged on (batch_summary, lanes_summary); else 0. Standard library only
 (the GPU machine has no network), but for `card`'s measurement, which uses CuPy or PyTorch where
 they import.
 """
@@ -31,6 +32,7 @@ import math
 import os
 import re
 import statistics
+import struct
 import subprocess
 import sys
 
@@ -166,10 +168,12 @@ def time_goal_note(card):
 
 
 def ctest_summary(args):
+    """Every ctest run in the log (the build part runs a second over the slow tests among the CUDA
+    cases), summed; each --case pattern's tests counted, one that matches none reported."""
     text = open(args.log, errors="replace").read()
-    m = re.search(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", text)
-    total = int(m.group(3)) if m else 0
-    failed = int(m.group(2)) if m else 0
+    results = re.findall(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", text)
+    total = sum(int(m[2]) for m in results)
+    failed = sum(int(m[1]) for m in results)
     skipped = sorted(set(re.findall(r"^\s*\d+ - (\S+).*\(Skipped\)\s*$", text, re.M)))
     failure = r"Failed|Timeout|SEGFAULT|Subprocess aborted|Exception|Not Run"
     failed_names = sorted(set(re.findall(rf"^\s*\d+ - (\S+).*\((?:{failure})\)\s*$", text, re.M)))
@@ -182,7 +186,20 @@ def ctest_summary(args):
         print(f"  skipped: {name}")
     if len(skipped) > 10:
         print(f"  ... and {len(skipped) - 10} more skipped")
-    if not m:
+    if args.case:
+        # "  12/725 Test  #34: NAME .....   Passed    0.05 sec" (or "***Failed", "***Skipped", ...)
+        ran = dict(re.findall(r"Test\s+#\d+: (\S+) \.*\s*(?:\*+)?(\w+)", text))
+        counts = []
+        for pattern in args.case:
+            names = [n for n in ran if re.search(pattern, n)]
+            passed = sum(1 for n in names if ran[n] == "Passed")
+            counts.append(
+                f"{pattern}: {passed} of {len(names)} passed"
+                if names
+                else f"{pattern}: none (no test has the name yet)"
+            )
+        print("CUDA cases by name: " + "; ".join(counts))
+    if not results:
         print("ctest: no result line found (did ctest run?)")
         return 2
     return 0
@@ -382,6 +399,8 @@ def dqn_summary(args):
         )
     for spec in args.batch:
         bad += batch_summary(args.dqn_dir, spec, card)
+    for spec in args.lanes:
+        bad += lanes_summary(args.dqn_dir, spec, card, args.tolerance)
     print(f"\ndqn verdict on {card['name']}: {'FAIL' if bad else 'pass'} ({bad} problem(s))")
     return 3 if bad else 0
 
@@ -468,6 +487,229 @@ def batch_summary(dqn_dir, spec, card):
     return 1 if verdict.startswith("FAIL") else 0
 
 
+def read_safetensors(path):
+    """{name: (dtype, values or raw bytes)} of a .safetensors file: F32 and F64 as floats, every
+    other dtype as its bytes (compared exactly). None where it cannot be read."""
+    try:
+        data = open(path, "rb").read()
+        size = struct.unpack("<Q", data[:8])[0]
+        header = json.loads(data[8 : 8 + size])
+    except (OSError, ValueError, struct.error):
+        return None
+    body = data[8 + size :]
+    tensors = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = t["data_offsets"]
+        raw = body[begin:end]
+        code = {"F32": "f", "F64": "d"}.get(t["dtype"])
+        if code is None:
+            tensors[name] = (t["dtype"], raw)
+        else:
+            tensors[name] = (t["dtype"], struct.unpack(f"<{len(raw) // struct.calcsize(code)}{code}", raw))
+    return tensors
+
+
+def models_difference(path_a, path_b):
+    """The largest normwise relative difference ||a - b|| / ||b|| over the tensors of two model files
+    (inf where their tensors, shapes or non-float values differ); None where one cannot be read."""
+    a, b = read_safetensors(path_a), read_safetensors(path_b)
+    if a is None or b is None:
+        return None
+    if a.keys() != b.keys():
+        return math.inf
+    worst = 0.0
+    for name, (dtype, values) in b.items():
+        other_dtype, other = a[name]
+        if dtype != other_dtype or len(values) != len(other):
+            return math.inf
+        if dtype not in ("F32", "F64"):
+            if values != other:
+                return math.inf
+            continue
+        diff = math.sqrt(math.fsum((x - y) ** 2 for x, y in zip(other, values)))
+        norm = math.sqrt(math.fsum(y * y for y in values))
+        rel = diff / norm if norm > 0 else diff
+        worst = max(worst, rel if math.isfinite(rel) else math.inf)
+    return worst
+
+
+def losses_problem(metrics, losses):
+    """Why the loss columns of a run's metrics.csv are not finite, or None: a value that is not finite
+    ("inf", "nan"), an empty cell after the column had values (the log writes NaN as nothing; before
+    the first update a column is empty), or no value in the last row."""
+    if not os.path.exists(metrics):
+        return "no metrics.csv"
+    with open(metrics) as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return "no rows in metrics.csv"
+    for column in losses:
+        if column not in rows[0]:
+            return f"no column {column}"
+        seen = False
+        for row in rows:
+            cell = (row[column] or "").strip()
+            if not cell:
+                if seen:
+                    return f"{column} NaN at step {row['global_step']}"
+                continue
+            try:
+                value = float(cell)
+            except ValueError:
+                return f"{column} '{cell}' at step {row['global_step']}"
+            if not math.isfinite(value):
+                return f"{column} {cell} at step {row['global_step']}"
+            seen = True
+        if not seen:
+            return f"{column} never logged"
+    return None
+
+
+def config_value(run_dir, key):
+    """A number from a run folder's config.toml (the resolved config), or None."""
+    try:
+        text = open(os.path.join(run_dir, "config.toml")).read()
+    except OSError:
+        return None
+    m = re.search(rf"^{key} = (.+)$", text, re.M)
+    if not m:
+        return None
+    value = m.group(1).strip().strip('"')
+    try:
+        return float(value)
+    except ValueError:
+        return value
+
+
+def sizing_note(lane, log, seconds, target=20.0):
+    """The total_steps that would take `target` seconds at this batch's rate: its iterations' seconds
+    (the batch's last note) per env step of a lane, the rest (setup, evaluations) kept as it was."""
+    algo = config_value(lane, "algo") or "dqn"
+    total, envs, steps = (config_value(lane, k) for k in ("total_steps", "num_envs", "num_steps"))
+    m = re.search(
+        r"^cugym train: a batch of \d+ agents took [\d.]+ s: setup [\d.]+ s, (\d+) iterations? ([\d.]+) s", log, re.M
+    )
+    if not (m and isinstance(total, float) and isinstance(envs, float) and seconds):
+        return None
+    iterations, spent = int(m.group(1)), float(m.group(2))
+    per_iteration = envs * (steps if algo == "ppo" and isinstance(steps, float) else 1.0)
+    if iterations == 0 or spent <= 0 or seconds - spent >= target:
+        return None
+    steps_for_target = (target - (seconds - spent)) / (spent / iterations) * per_iteration
+    return (
+        f"at this rate {target:g} s is about total_steps = {steps_for_target:.3g} (this run: total_steps "
+        f"{total:.0f}, {iterations} iterations of {per_iteration:.0f} env steps a lane in {spent:.1f} s, the rest "
+        f"{seconds - spent:.1f} s)"
+    )
+
+
+def lanes_summary(dqn_dir, spec, card, tolerance):
+    """GROUP:SEED:LOSS[,LOSS...]: a lockstep batch (GROUP-batch) beside the solo run of one of its
+    seeds with the same settings (GROUP-SEED). It passes when both completed (exit 0, a summary or a
+    model; a run cut off did not), neither fell back from the CUDA graph, every lane's and the solo
+    run's LOSS columns are finite, and the seed's lane has the solo run's model bytes, or, where the
+    batched network rounds otherwise than a network of one (cuBLAS's strided-batched GEMMs against
+    single GEMMs), the lane of the short pair gpu-check.sh then runs (GROUP-short-batch and
+    GROUP-short-SEED: the first learning iterations only) agrees with its solo run within `tolerance`,
+    normwise relative, tensor by tensor (tests/agents/solo_claim.h's kRoundingTolerance). 1 when
+    something is wrong, else 0."""
+    group, seed, losses = spec.split(":")
+    seed, losses = int(seed), [c for c in losses.split(",") if c]
+    folder, solo = os.path.join(dqn_dir, f"{group}-batch"), os.path.join(dqn_dir, f"{group}-{seed}")
+
+    def read(path):
+        try:
+            return open(path, errors="replace").read()
+        except OSError:
+            return ""
+
+    def lane_dir(batch_folder, run):
+        mine = run.get("run_dir", "")
+        return mine if os.path.isdir(mine) else os.path.join(batch_folder, f"seed_{run['seed']}")
+
+    def summary_point(batch_folder):
+        try:
+            return json.load(open(os.path.join(batch_folder, "summary.json")))["points"][0]
+        except (OSError, ValueError, KeyError, IndexError):
+            return None
+
+    problems = []
+    status, solo_status = exit_status(folder + ".rc"), exit_status(solo + ".rc")
+    log, solo_log = read(folder + ".log"), read(solo + ".log")
+    try:
+        seconds = float(read(folder + ".seconds").strip())
+    except ValueError:
+        seconds = None
+    point = summary_point(folder)
+    for what, st, text, done in (
+        ("the batch", status, log, point is not None),
+        (f"seed {seed} solo", solo_status, solo_log, os.path.exists(os.path.join(solo, "model.safetensors"))),
+    ):
+        if GRAPH_FALLBACK in text:
+            problems.append(f"{what} fell back from the CUDA graph")
+        if st == TIMEOUT_EXIT:
+            problems.append(f"{what} was cut off (not a completed run)")
+        elif st != 0 or not done:
+            tail = text.strip().splitlines()[-1:] or ["no output"]
+            problems.append(f"{what} exited {st} ({tail[0][:120]})")
+    lanes = {run["seed"]: lane_dir(folder, run) for run in point["runs"]} if point else {}
+    nonfinite = []
+    for name, run_dir in sorted(lanes.items()) + [(f"{seed} solo", solo)]:
+        why = losses_problem(os.path.join(run_dir, "metrics.csv"), losses)
+        if why and os.path.isdir(run_dir):
+            nonfinite.append(f"{name}: {why}")
+    if nonfinite:
+        problems.append(f"losses not finite in {len(nonfinite)} run(s) ({'; '.join(nonfinite[:3])})")
+    claim = "-"
+    lane = lanes.get(seed)
+    mine, theirs = (os.path.join(lane or "", "model.safetensors"), os.path.join(solo, "model.safetensors"))
+    if lane and os.path.exists(mine) and os.path.exists(theirs):
+        if open(mine, "rb").read() == open(theirs, "rb").read():
+            claim = f"seed {seed}: the solo run's model bytes"
+        else:
+            short = os.path.join(dqn_dir, f"{group}-short-batch")
+            short_point = summary_point(short)
+            short_lanes = {run["seed"]: lane_dir(short, run) for run in short_point["runs"]} if short_point else {}
+            rel = None
+            if seed in short_lanes:
+                rel = models_difference(
+                    os.path.join(short_lanes[seed], "model.safetensors"),
+                    os.path.join(dqn_dir, f"{group}-short-{seed}", "model.safetensors"),
+                )
+            if rel is None:
+                problems.append(f"seed {seed}: other model bytes than its solo run, and no short pair to compare")
+                claim = f"seed {seed}: other bytes"
+            elif rel > tolerance:
+                problems.append(
+                    f"seed {seed}: other model bytes, and its first learning iterations {rel:.1e} from the solo run's "
+                    f"(> {tolerance:g})"
+                )
+                claim = f"seed {seed}: other bytes"
+            else:
+                claim = (
+                    f"seed {seed}: other model bytes than its solo run (the batched network rounds otherwise than a "
+                    f"network of one: a finding for docs/nn.md); its first learning iterations within {tolerance:g} "
+                    f"({rel:.1e}, normwise relative)"
+                )
+    elif not problems:
+        problems.append(f"seed {seed}: no model to compare (lane {'found' if lane else 'missing'})")
+    wall = "-" if seconds is None else f"{seconds:.1f}"
+    verdict = "FAIL (" + "; ".join(problems) + ")" if problems else "pass"
+    print(
+        f"\nlanes {group} on {card['name']} (`cugym train --seeds --lockstep on`, one process): "
+        f"{point['seeds'] if point else '-'} runs, solved (final) {point['solved_final'] if point else '-'}, "
+        f"wall {wall} s; losses ({', '.join(losses)}) {'finite' if not nonfinite else 'NOT finite'}; {claim}: {verdict}"
+    )
+    for line in re.findall(r"^cugym train: (a batch of \d+ agents took .*)$", log, flags=re.M):
+        print(f"  {line}")
+    note = sizing_note(lanes.get(seed, ""), log, seconds)
+    if note:
+        print(f"  sizing: {note}")
+    return 1 if problems else 0
+
+
 SANITIZER_UNUSABLE = re.compile(
     r"Device not supported|Unable to find injection library|not supported on this|"
     r"Target application terminated before first instrumented API call"
@@ -506,6 +748,9 @@ def sanitizer_summary(args):
             why = f"{found} error(s)/hazard(s)" if found else f"exit {status}"
             verdict = f"FAIL ({why})"
         tests = re.search(r"\[  PASSED  \] (\d+) tests?", block)
+        if tests and tests.group(1) == "0" and verdict == "pass":
+            verdict = "pass, no case matched its filter (reported)"
+            tests = None
         print(f"  {name}: {verdict}" + (f", {tests.group(1)} test(s) passed" if tests else ""))
     print(f"sanitizer verdict: {'FAIL' if bad else 'pass'} ({bad} problem(s))")
     return 2 if bad else 0
@@ -523,6 +768,7 @@ def main():
     p.add_argument("log")
     p.add_argument("--build-seconds", type=int, required=True)
     p.add_argument("--ctest-seconds", type=int, required=True)
+    p.add_argument("--case", action="append", default=[], help="a regex of ctest names to count (CUDA cases)")
     p.add_argument("--card", default="", help=card_help)
     p = sub.add_parser("sanitizer")
     p.add_argument("log")
@@ -541,6 +787,15 @@ def main():
         action="append",
         default=[],
         help="BATCH:SOLO_GROUP[:lockstep[:GOAL_SECONDS|report]], e.g. cartpole-cuda-batch:cartpole-cuda:lockstep:10",
+    )
+    p.add_argument(
+        "--lanes",
+        action="append",
+        default=[],
+        help="GROUP:SEED:LOSS[,LOSS...], e.g. cartpole_ppo_500k-cuda:1:policy_loss,value_loss (lanes_summary)",
+    )
+    p.add_argument(
+        "--tolerance", type=float, default=1e-3, help="normwise relative, where a lane cannot give its solo run's bits"
     )
     p.add_argument("--card", default="", help=card_help)
     args = parser.parse_args()

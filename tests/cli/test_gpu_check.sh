@@ -2,8 +2,9 @@
 # scripts/gpu-check.sh without a GPU: usage errors, the dry-run plans of every part and of the
 # two device calls (first, second), a clean "no GPU" exit naming every missing piece in one line,
 # and the report's verdicts on made-up results (a solved config, a miss, a crash, a fallback from
-# the CUDA graph, a run cut off, batches judged on bytes or on their rate, speed goals in their
-# mode and for the card, the card's bandwidth, the sanitizer's errors and an unusable sanitizer).
+# the CUDA graph, a run cut off, batches judged on bytes or on their rate, PPO's and SAC's lanes
+# against their solo runs, speed goals in their mode and for the card, the card's bandwidth, the
+# CUDA cases by name, the sanitizer's errors and an unusable sanitizer).
 #   test_gpu_check.sh SOURCE_DIR
 set -u
 src="$1"
@@ -201,6 +202,92 @@ if [ $? -ne 3 ] || ! grep -q 'FAIL (other model bytes than the solo runs, and 0%
   fail "dqn report: a lockstep batch with other bytes and unsolved seeds fails:"; sed 's/^/    /' "$tmp/out"
 fi
 
+# PPO's and SAC's lanes (--lanes GROUP:SEED:LOSSES): a completed lockstep batch and seed 1 solo with
+# the same settings, no fallback from the CUDA graph, finite losses in every run, and seed 1's lane
+# with the solo run's model bytes, or, where they differ, the short pair's (the first learning
+# iterations) within 1e-3 normwise relative.
+model() {  # model FILE DELTA: a model file of two F32 tensors, DELTA added to one weight
+  python3 - "$1" "$2" <<'PY'
+import json, struct, sys
+path, delta = sys.argv[1], float(sys.argv[2])
+w, b = [1.0, -2.0 + delta, 3.0, 0.5], [0.25, 0.0]
+header = {"__metadata__": {"cugym.algo": "ppo"},
+          "0.weight": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]},
+          "0.bias": {"dtype": "F32", "shape": [2], "data_offsets": [16, 24]}}
+h = json.dumps(header).encode()
+with open(path, "wb") as f:
+    f.write(struct.pack("<Q", len(h)) + h + struct.pack("<4f", *w) + struct.pack("<2f", *b))
+PY
+}
+lanes_run() {  # lanes_run DIR [LOSS ROWS]: a run folder with metrics.csv and a model
+  mkdir -p "$1"
+  printf 'global_step,wall_time,policy_loss,value_loss\n512,1,,\n1024,2,%s\n2048,3,%s\n' "${2:-0.5,2.0}" "${3:-0.25,1.5}" \
+    >"$1/metrics.csv"
+  model "$1/model.safetensors" 0
+}
+lanes_batch() {  # lanes_batch GROUP: GROUP-batch with seeds 1 and 2
+  local batch="$dqn/$1-batch"
+  lanes_run "$batch/seed_1" && lanes_run "$batch/seed_2"
+  printf '{"points": [{"point": "", "seeds": 2, "solved_final": 2, "runs": [{"seed": 1, "run_dir": "%s"}, {"seed": 2, "run_dir": "%s"}]}]}\n' \
+    "$batch/seed_1" "$batch/seed_2" >"$batch/summary.json"
+  echo 0 >"$batch.rc" && echo 12.5 >"$batch.seconds"
+  echo "cugym train: a batch of 2 agents took 12.50 s: setup 0.50 s, 100 iterations 10.00 s, evaluations during training 1.00 s" >"$batch.log"
+  echo "algo = \"ppo\"" >"$batch/seed_1/config.toml"
+  printf 'num_envs = 4\nnum_steps = 128\ntotal_steps = 51200\n' >>"$batch/seed_1/config.toml"
+}
+lanes_report() { dqn_report --lanes "ppo-cuda:1:policy_loss,value_loss" "$@"; }
+lanes_batch ppo-cuda
+lanes_run "$dqn/ppo-cuda-1" && echo 0 >"$dqn/ppo-cuda-1.rc" && echo trained >"$dqn/ppo-cuda-1.log"
+lanes_report --card "$tmp/h100.json"
+if [ $? -ne 0 ] ||
+   ! grep -q '^lanes ppo-cuda on NVIDIA H100 80GB HBM3 (.*): 2 runs, solved (final) 2, wall 12.5 s; losses (policy_loss, value_loss) finite; seed 1: the solo run.s model bytes: pass' "$tmp/out" ||
+   ! grep -q '^  sizing: at this rate 20 s is about total_steps = 8.96e+04 (this run: total_steps 51200, 100 iterations of 512 env steps a lane in 10.0 s, the rest 2.5 s)' "$tmp/out"; then
+  fail "dqn report: lanes with the solo run's bytes and finite losses pass (with the steps 20 s gives):"; sed 's/^/    /' "$tmp/out"
+fi
+# A loss that turned NaN (logged as nothing after a value), or inf, fails.
+printf 'global_step,wall_time,policy_loss,value_loss\n1024,2,0.5,2.0\n2048,3,,1.5\n' >"$dqn/ppo-cuda-batch/seed_2/metrics.csv"
+lanes_report
+if [ $? -ne 3 ] || ! grep -q 'FAIL (losses not finite in 1 run(s) (2: policy_loss NaN at step 2048))' "$tmp/out"; then
+  fail "dqn report: a lane whose loss turned NaN fails:"; sed 's/^/    /' "$tmp/out"
+fi
+lanes_run "$dqn/ppo-cuda-1" 0.5,inf
+lanes_run "$dqn/ppo-cuda-batch/seed_2"
+lanes_report
+if [ $? -ne 3 ] || ! grep -q 'losses not finite in 1 run(s) (1 solo: value_loss inf at step 1024)' "$tmp/out"; then
+  fail "dqn report: a solo run whose loss is inf fails:"; sed 's/^/    /' "$tmp/out"
+fi
+lanes_run "$dqn/ppo-cuda-1"
+# A batch cut off is no completed run; one that fell back from the CUDA graph fails.
+echo 124 >"$dqn/ppo-cuda-batch.rc"
+lanes_report
+if [ $? -ne 3 ] || ! grep -q 'FAIL (the batch was cut off (not a completed run))' "$tmp/out"; then
+  fail "dqn report: lanes cut off fail:"; sed 's/^/    /' "$tmp/out"
+fi
+echo 0 >"$dqn/ppo-cuda-batch.rc"
+echo "cugym train: CUDA graph capture failed (x); running updates eagerly" >>"$dqn/ppo-cuda-1.log"
+lanes_report
+if [ $? -ne 3 ] || ! grep -q 'FAIL (seed 1 solo fell back from the CUDA graph)' "$tmp/out"; then
+  fail "dqn report: a solo run that fell back from the CUDA graph fails:"; sed 's/^/    /' "$tmp/out"
+fi
+echo trained >"$dqn/ppo-cuda-1.log"
+# Other bytes: judged on the short pair (the first learning iterations) within 1e-3.
+model "$dqn/ppo-cuda-1/model.safetensors" 1e-3
+lanes_report
+if [ $? -ne 3 ] || ! grep -q 'FAIL (seed 1: other model bytes than its solo run, and no short pair to compare)' "$tmp/out"; then
+  fail "dqn report: other bytes and no short pair fail:"; sed 's/^/    /' "$tmp/out"
+fi
+lanes_batch ppo-cuda-short
+lanes_run "$dqn/ppo-cuda-short-1" && model "$dqn/ppo-cuda-short-1/model.safetensors" 1e-5
+lanes_report
+if [ $? -ne 0 ] || ! grep -q 'seed 1: other model bytes than its solo run (.*); its first learning iterations within 0.001 (2.7e-06, normwise relative): pass' "$tmp/out"; then
+  fail "dqn report: other bytes with the short pair within rounding pass:"; sed 's/^/    /' "$tmp/out"
+fi
+model "$dqn/ppo-cuda-short-1/model.safetensors" 0.1
+lanes_report
+if [ $? -ne 3 ] || ! grep -q 'FAIL (seed 1: other model bytes, and its first learning iterations 2.7e-02 from the solo run.s (> 0.001))' "$tmp/out"; then
+  fail "dqn report: a short pair beyond rounding fails:"; sed 's/^/    /' "$tmp/out"
+fi
+
 # speed: the bound beside a CUDA env row, from the card's bandwidth; the nn row; a failed benchmark
 # exits 3; every figure labelled with the card.
 echo '{"env": "CartPole-v1", "device": "cuda", "hardware": "H", "num_envs": 1048576, "mode": "step", "steps_per_second": 2.75e10, "bytes_per_step": 78, "model_gbytes_per_second": 2145}' >"$tmp/env.jsonl"
@@ -290,4 +377,26 @@ report ctest "$tmp/ctest.log" --build-seconds 3 --ctest-seconds 4
 if ! grep -q 'ctest: 2 tests, 0 passed, 1 failed, 1 skipped' "$tmp/out" || ! grep -q 'failed: a.test' "$tmp/out"; then
   fail "report: ctest counts:"; sed 's/^/    /' "$tmp/out"
 fi
+# Two ctest runs in one log (the slow tests among the CUDA cases after the rest), summed; each
+# pattern of CUDA case names counted, one that matches no test reported.
+{ echo '1/3 Test  #1: Devices/Replicas.BatchedGemmIsEachProductOnItsOwn/cuda ....   Passed    0.05 sec'
+  echo '2/3 Test  #2: AgentOpsAgreement.CudaGivesTheCpuBits ...................   Passed    0.30 sec'
+  echo '3/3 Test  #3: Nets/CudaAgreement.ForwardBackwardAndLoss/mlp ...........***Failed    0.10 sec'
+  echo '67% tests passed, 1 tests failed out of 3'
+  echo 'No tests were found!!!'
+  echo '1/1 Test #9: SacCuda.LanesGiveTheSoloRunsBits .........................   Passed    9.00 sec'
+  echo '100% tests passed, 0 tests failed out of 1'; } >"$tmp/ctest.log"
+report ctest "$tmp/ctest.log" --build-seconds 3 --ctest-seconds 4 --case PpoCuda --case SacCuda \
+  --case 'Replicas.*(/cuda|Cuda)' --case CudaAgreement --card "$tmp/h200.json"
+if [ $? -ne 0 ] || ! grep -q 'ctest: 4 tests, 3 passed, 1 failed, 0 skipped' "$tmp/out" ||
+   ! grep -q '^CUDA cases by name: PpoCuda: none (no test has the name yet); SacCuda: 1 of 1 passed; Replicas.\*(/cuda|Cuda): 1 of 1 passed; CudaAgreement: 0 of 1 passed$' "$tmp/out" ||
+   ! grep -q '^build part on NVIDIA H200: ' "$tmp/out"; then
+  fail "report: two ctest runs summed, the CUDA cases by name:"; sed 's/^/    /' "$tmp/out"
+fi
+{ san memcheck-ppo-sac 0 '[==========] 0 tests from 0 test suites ran. (0 ms total)' '[  PASSED  ] 0 tests.'; } >"$tmp/san.log"
+report sanitizer "$tmp/san.log" --seconds 1
+if [ $? -ne 0 ] || ! grep -q 'memcheck-ppo-sac: pass, no case matched its filter (reported)' "$tmp/out"; then
+  fail "sanitizer report: a filter that matches no case yet is reported:"; sed 's/^/    /' "$tmp/out"
+fi
+
 summary
