@@ -10,17 +10,18 @@
 #   deps       on the development machine (Debian's packages, PyPI): fetches into deps/ what the GPU
 #              image may lack: GoogleTest's source, OpenBLAS and its Fortran runtime, Box2D (.debs,
 #              unpacked there into build-gpu-deps/, never over /), gymnasium's wheels
-#   build      probe, CUDA build for sm_90 into build-gpu (Box2D from deps/, no SDL2; the Python
-#              extension too where python3 can build it), ctest -j with CUGYM_REQUIRE_GPU=1 (a CUDA
-#              case that skips is a failure; each test cut off at 150 s), then compute-sanitizer
-#              memcheck over a few CUDA cases of envs, nn and agents; --slow adds the slow tests
+#   build      probe (the card's copy bandwidth measured), CUDA build for sm_90 into build-gpu (Box2D
+#              from deps/, no SDL2; the Python extension too where python3 can build it), ctest -j
+#              with CUGYM_REQUIRE_GPU=1 (a CUDA case that skips is a failure; each test cut off at
+#              150 s), then compute-sanitizer memcheck over a few CUDA cases of envs, nn and agents;
+#              --slow adds the slow tests
 #   python     the package from build-gpu's extension (else built by pip with CUDA, no build
 #              isolation, no index), then python/tests with CUGYM_REQUIRE_GPU=1
 #   dqn        DQN's CartPole config on cuda over 8 seeds, then 1,024 CartPole seeds in lockstep as
 #              one process, judged (builds cugym where needed)
 #   speed      env steps/s of CartPole at 1M and 16M envs and MinAtar Breakout at 1M, beside the
-#              bandwidth bound; nn updates/s at K = 1 and 1,024 and PQN's MinAtar network with its
-#              LayerNorms (builds cugym where needed)
+#              card's bandwidth bound; nn updates/s at K = 1 and 1,024 and PQN's MinAtar network with
+#              its LayerNorms (builds cugym where needed)
 #   racecheck  compute-sanitizer racecheck over the same cases (needs the build part's tests)
 #   speed-more every other env's speed, nn updates/s on both devices
 #   dqn-more   Acrobot (8 seeds, and 64 in lockstep), MountainCar (4), a CartPole run on the CPU,
@@ -30,10 +31,11 @@
 # Options: --dry-run  print the probe and every command the parts would run, run none of them
 #          --rehearse no GPU needed: cpu wherever cuda, 1/64 of the env counts, fewer seeds; checks
 #                     the script itself (its parsing and judging) on a machine without a GPU
-# Each part prints its verdict and a summary block for docs/benchmarks.md as it finishes; with $OUT
-# set, the log and the raw results are written there as they come, so a call cut off keeps them
-# (call 1 writes 8 files, the most a device call brings back). The log's "part P exit S (T s)"
-# lines give each part's seconds (and, without $OUT, build-gpu/results/parts.txt).
+# Each part prints its verdict and a summary block for docs/benchmarks.md as it finishes, every
+# figure labelled with the card; with $OUT set, the log and the raw results are written there as
+# they come, so a call cut off keeps them (call 1 writes 8 files, the most a device call brings
+# back). The log's "part P exit S (T s)" lines give each part's seconds (and, without $OUT,
+# build-gpu/results/parts.txt).
 # Env: CUGYM_GPU_ARCH (default 90), CUGYM_GPU_CHECK_RESULTS (results without $OUT; default
 # build-gpu/results). Exit status: 0 passed; 1 build failed; 2 a test failed; 3 a
 # benchmark or training missed its bar (or crashed, or fell back from the CUDA graph); 4 no GPU or
@@ -267,11 +269,31 @@ EOF
   if [ "${#missing[@]}" -gt 0 ]; then
     local list
     list="$(printf '%s; ' "${missing[@]}")"
-    if [ "$dry" -eq 1 ]; then echo "probe: missing (ignored for --dry-run): ${list%; }"; return 0; fi
+    if [ "$dry" -eq 1 ]; then echo "probe: missing (ignored for --dry-run): ${list%; }"; measure_card; return 0; fi
     echo "gpu-check: missing: ${list%; }"
     [ "$gpu" != "none" ] || echo "gpu-check: no GPU here; nothing to check (--dry-run shows the plan, --rehearse runs it on the CPU)"
     return 4
   fi
+  measure_card
+}
+
+# measure_card: once a call, the card's name and copy bandwidth (measured with CuPy or PyTorch,
+# else looked up by its name) into $card_file, whose name labels every figure the reports print.
+card_file="$root/$build_dir/card.json"
+card_name="unknown card"
+card_done=0
+measure_card() {
+  [ "$card_done" -eq 0 ] || return 0
+  card_done=1
+  local args=(card --out "$card_file") shown=""
+  [ "$rehearse" -eq 0 ] || { args+=(--name "no GPU (--rehearse)" --no-measure); shown=" --name 'no GPU (--rehearse)' --no-measure"; }
+  echo "+ python3 scripts/gpu_check_report.py card --out ${card_file#"$root"/}$shown"
+  [ "$dry" -eq 0 ] || return 0
+  mkdir -p "$(dirname "$card_file")" && rm -f "$card_file"
+  timeout -k 5 60 python3 scripts/gpu_check_report.py "${args[@]}" ||
+    echo "gpu-check: the card's probe failed (the figures say 'unknown card', the bounds none)"
+  card_name="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["name"])' "$card_file" 2>/dev/null ||
+               echo "unknown card")"
 }
 
 # The folder of libcublas.so.13: the loader's cache, LD_LIBRARY_PATH, or the toolkit's own lib
@@ -365,7 +387,7 @@ part_build() {
   local sanitizer_s=$((SECONDS - t0))
   [ "$dry" -eq 0 ] || return 0
   banner "summary: build part (paste into docs/benchmarks.md)"
-  $report ctest "$log" --build-seconds "$build_s" --ctest-seconds "$ctest_s"
+  $report ctest "$log" --build-seconds "$build_s" --ctest-seconds "$ctest_s" --card "$card_file"
   $report sanitizer "$sanitizer_log" --seconds "$sanitizer_s" --limit "$sanitizer_limit" || sanitizer_rc=$?
   if [ "$rc" -ne 0 ]; then
     echo "gpu-check: TESTS FAILED (ctest exit $rc)"
@@ -513,8 +535,10 @@ start_speed_part() {
   banner "env benchmarks (random actions, median of 5 after a warm-up)"
   jsonl="$results/bench$2.jsonl"
   nn_jsonl="$results/nn-bench$2.jsonl"
-  [ "$dry" -eq 1 ] || : >"$jsonl"
-  [ "$dry" -eq 1 ] || : >"$nn_jsonl"
+  [ "$dry" -eq 0 ] || return 0
+  : >"$nn_jsonl"
+  # The card the figures are of, as the file's first row (the report skips it in the table).
+  if [ -s "$card_file" ]; then printf '{"card": %s}\n' "$(cat "$card_file")" >"$jsonl"; else : >"$jsonl"; fi
 }
 
 part_speed() {
@@ -530,8 +554,8 @@ part_speed() {
     --parts train --seconds 0.2
   [ "$dry" -eq 0 ] || return 0
   banner "summary: speed part (paste into docs/benchmarks.md)"
-  echo "speed part: $((SECONDS - t0)) s"
-  $report speed --env-jsonl "$jsonl" --nn-jsonl "$nn_jsonl"
+  echo "speed part on $card_name: $((SECONDS - t0)) s"
+  $report speed --env-jsonl "$jsonl" --nn-jsonl "$nn_jsonl" --card "$card_file"
 }
 
 # speed-more (call 2): every other env, and nn updates/s of the default nets on both devices.
@@ -555,8 +579,8 @@ part_speed_more() {
     --replicas 64 --seconds 0.2
   [ "$dry" -eq 0 ] || return 0
   banner "summary: speed-more part (paste into docs/benchmarks.md)"
-  echo "speed-more part: $((SECONDS - t0)) s"
-  $report speed --env-jsonl "$jsonl" --nn-jsonl "$nn_jsonl"
+  echo "speed-more part on $card_name: $((SECONDS - t0)) s"
+  $report speed --env-jsonl "$jsonl" --nn-jsonl "$nn_jsonl" --card "$card_file"
 }
 
 # ---- dqn: the shipped configs over seeds -------------------------------------------------------------
@@ -641,16 +665,17 @@ part_dqn() {
   [ "$dry" -eq 0 ] || return 0
   [ -z "${OUT:-}" ] || tar -czf "$OUT/dqn-runs.tgz" -C "$build_dir" --exclude='*.safetensors' dqn 2>/dev/null || true
   banner "summary: dqn part (paste into docs/benchmarks.md)"
-  echo "dqn part: ${dqn_s} s (each run cut off at ${train_limit} s, the batch at 45 s)"
+  echo "dqn part on $card_name: ${dqn_s} s (each run cut off at ${train_limit} s, the batch at 45 s)"
   # Bar (the CPU's success rate of this config is in docs/benchmarks.md): at least 6 of 8 seeds at
   # the threshold (31 of 32 seeds on a 2-core CPU: a working GPU path, whose sums round
   # differently and so act like other seeds, misses this bar with probability well under 1%; a
   # broken one reaches none).
-  # The batch's time goal is the GPU's: a rehearsal's 2 seeds on the CPU are judged without it.
+  # The batch's time goal is the GPU's (the H200's, stated for the card by the report): a
+  # rehearsal's 2 seeds on the CPU are judged without it.
   local need=6 goal=:10
   [ "$rehearse" -eq 0 ] || { need=1; goal=""; }
   $report dqn --dqn-dir "$dqn_dir" --limit "$train_limit" --bar "cartpole-$dev:475:$need" \
-    --batch "cartpole-$dev-batch:cartpole-$dev:lockstep$goal"
+    --batch "cartpole-$dev-batch:cartpole-$dev:lockstep$goal" --card "$card_file"
 }
 
 # dqn-more (call 2): Acrobot over 8 seeds beside 64 in lockstep, MountainCar over 4, a CartPole run
@@ -682,7 +707,7 @@ part_dqn_more() {
   [ "$dry" -eq 0 ] || return 0
   [ -z "${OUT:-}" ] || tar -czf "$OUT/dqn-more-runs.tgz" -C "$build_dir" --exclude='*.safetensors' dqn 2>/dev/null || true
   banner "summary: dqn-more part (paste into docs/benchmarks.md)"
-  echo "dqn-more part: ${dqn_s} s (each run cut off at ${train_limit} s)"
+  echo "dqn-more part on $card_name: ${dqn_s} s (each run cut off at ${train_limit} s)"
   # Bars as dqn's: Acrobot-v1 and PQN's CartPole at least 6 of 8 (32 of 32 Acrobot seeds on the
   # CPU); MountainCar, the CPU run and PQN's Breakout are reported, not judged (a run of theirs cut
   # off at the time limit is not a failure).
@@ -696,7 +721,7 @@ part_dqn_more() {
   [ "$rehearse" -eq 0 ] || ppo_goal=""
   $report dqn --dqn-dir "$dqn_dir" --limit "$train_limit" "${bars[@]}" --batch "acrobot-$dev-batch:acrobot-$dev:lockstep" \
     --batch "cartpole_ppo-$dev-batch:cartpole_ppo-$dev:lockstep$ppo_goal" \
-    --batch "pendulum_sac-$dev-batch:pendulum_sac-$dev:lockstep:report"
+    --batch "pendulum_sac-$dev-batch:pendulum_sac-$dev:lockstep:report" --card "$card_file"
 }
 
 # ---- python: the package with CUDA, and its tests ----------------------------------------------------
@@ -749,7 +774,8 @@ part_python() {
   mkdir -p "$dir"
   (cd "$dir" && "${cmd[@]}") 2>&1 | tee "$log" || rc=$?
   banner "summary: python part (paste into docs/benchmarks.md)"
-  echo "python part: package ${build_s} s, pytest $((SECONDS - t0)) s: $(grep -E '[0-9]+ (passed|failed)' "$log" | tail -n 1)"
+  echo "python part on $card_name: package ${build_s} s, pytest $((SECONDS - t0)) s:" \
+       "$(grep -E '[0-9]+ (passed|failed)' "$log" | tail -n 1)"
   if [ "$rc" -ne 0 ]; then
     echo "gpu-check: PYTHON TESTS FAILED (pytest exit $rc)"
     return 2

@@ -41,6 +41,7 @@ check 0 'cugym_bench_nn --device cuda .*--replicas 1,1024 ' -- speed --dry-run
 check 0 'cugym_bench_nn --device cuda --nets 10x10x4c16-128-6 --layer-norm off,on ' -- speed --dry-run
 check 0 'bench --env Pendulum-v1 --device cuda --num-envs 1048576 --steps 200 --mode fused --json' -- speed-more --dry-run
 check 0 'cugym train --config configs/cartpole.toml --device cuda --seeds 1-1024 --lockstep on' -- dqn --dry-run
+check 0 '\+ python3 scripts/gpu_check_report.py card --out build-gpu/card.json' -- speed --dry-run
 check 0 'cugym train --config configs/acrobot.toml --device cuda --seed 8' -- dqn-more --dry-run
 check 0 'cugym train --config configs/cartpole_ppo.toml --device cuda --seeds 1-1024 --lockstep on --set checkpoint_interval=0 --out' -- dqn-more --dry-run
 check 0 'cugym train --config configs/pendulum_sac.toml --device cuda --seeds 1-1024 --lockstep on' -- dqn-more --dry-run
