@@ -66,7 +66,8 @@ for arg in "$@"; do
     --slow) slow=1 ;;
     --dry-run) dry=1 ;;
     --rehearse) rehearse=1 ;;
-    -h|--help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    # The whole comment block at the top, however long it grows.
+    -h|--help) awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument '$arg' (try --help)" >&2; exit 64 ;;
   esac
 done

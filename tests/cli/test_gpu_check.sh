@@ -59,6 +59,12 @@ want='scripts/build.sh build-gpu|ctest --test-dir|tool memcheck|python3 -m pytes
 [ "$order" = "$want" ] || fail "first: the plan's order is '$order', want '$want'"
 if grep -q -e racecheck -e acrobot -e Pendulum -e pqn "$tmp/out"; then fail "first: holds a part of the second call"; fi
 grep -q "dry run of 'build python dqn speed'" "$tmp/out" || fail "first: not the parts build python dqn speed"
+# --help prints the whole comment block at the top, the second call's lines and the budget included.
+cugym_run --help
+last="$(grep -B 1 '^set -uo pipefail' "$src/scripts/gpu-check.sh" | head -n 1 | sed 's/^# \{0,1\}//')"
+if ! grep -q '^  call 2:' "$tmp/out" || [ "$(tail -n 1 "$tmp/out")" != "$last" ] || grep -q 'pipefail' "$tmp/out"; then
+  fail "--help: not the whole header (want it to end with '$last'):"; tail -n 3 "$tmp/out" | sed 's/^/    /'
+fi
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
   check 4 'no GPU here' -- build
   check 4 'no GPU here' -- speed dqn
