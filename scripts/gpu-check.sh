@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # GPU check for a machine with an NVIDIA GPU and nothing else: no network, no installs, and no
 # GoogleTest, OpenBLAS or Box2D needed from its image (they come carried in deps/). One device call
-# of at most 9 minutes on the lent H200 machine (16 cores) holds what must be known; a second one,
-# only if more than 4 minutes of the lease remain, measures the rest:
+# on the lent machine (an H100 by default, sometimes an H200; 16 cores), which the script ends by
+# its deadline, 540 s, holds what must be known; a second, only if more than 4 minutes of the
+# session's device time remain, measures the rest:
 #   here:    bash scripts/gpu-check.sh deps     (once; carry `deps` in each call)
-#   call 1:  bash scripts/gpu-check.sh first    = build python dqn speed
-#   call 2:  bash scripts/gpu-check.sh second   = racecheck speed-more dqn-more (optional)
-# Parts (any of them, in this order, on one command line; `all` is first and second):
+#   call 1:  bash scripts/gpu-check.sh first    = build dqn speed python        (timeout_s 560)
+#   call 2:  CUGYM_GPU_CHECK_DEADLINE=S bash scripts/gpu-check.sh second
+#                                               = racecheck speed-more dqn-more (optional; timeout_s
+#                                                 the time left less a minute, S that less 20)
+# Parts (any of them, in the order given, on one command line; `all` is first and second):
 #   deps       on the development machine (Debian's packages, PyPI): fetches into deps/ what the GPU
 #              image may lack: GoogleTest's source, OpenBLAS and its Fortran runtime, Box2D (.debs,
 #              unpacked there into build-gpu-deps/, never over /), gymnasium's wheels
@@ -15,13 +18,14 @@
 #              with CUGYM_REQUIRE_GPU=1 (a CUDA case that skips is a failure; each test cut off at
 #              150 s), then compute-sanitizer memcheck over a few CUDA cases of envs, nn and agents;
 #              --slow adds the slow tests
-#   python     the package from build-gpu's extension (else built by pip with CUDA, no build
-#              isolation, no index), then python/tests with CUGYM_REQUIRE_GPU=1
 #   dqn        DQN's CartPole config on cuda over 8 seeds, then 1,024 CartPole seeds in lockstep as
 #              one process, judged (builds cugym where needed)
 #   speed      env steps/s of CartPole at 1M and 16M envs and MinAtar Breakout at 1M, beside the
 #              card's bandwidth bound; nn updates/s at K = 1 and 1,024 and PQN's MinAtar network with
 #              its LayerNorms (builds cugym where needed)
+#   python     the package from build-gpu's extension (else built by pip with CUDA, no build
+#              isolation, no index), then python/tests with CUGYM_REQUIRE_GPU=1; last in call 1, so
+#              that a probe's miss (Python.h) costs nothing that matters more
 #   racecheck  compute-sanitizer racecheck over the same cases (needs the build part's tests)
 #   speed-more every other env's speed, nn updates/s on both devices
 #   dqn-more   Acrobot (8 seeds, and 64 in lockstep), MountainCar (4), a CartPole run on the CPU,
@@ -31,22 +35,35 @@
 # Options: --dry-run  print the probe and every command the parts would run, run none of them
 #          --rehearse no GPU needed: cpu wherever cuda, 1/64 of the env counts, fewer seeds; checks
 #                     the script itself (its parsing and judging) on a machine without a GPU
+# Time: the call ends by its deadline (CUGYM_GPU_CHECK_DEADLINE s from its start; default 540, none
+# with --rehearse, 0 none). Each part has a cut-off of its own (build 330 s, dqn 200, speed 75,
+# python 90, racecheck 90, speed-more 90, dqn-more 240; none with --rehearse) and ends by the
+# smaller of it and the deadline less a reserve for the reports (20 s, or a fifth of a shorter
+# deadline); each long step is cut off at the smaller of its own limit and the part's end. A part
+# with less than its minimum left (build 150 s, dqn 60, speed 30, python 40, racecheck 45,
+# speed-more 30, dqn-more 90, or a fifth of a shorter deadline) is skipped with one line saying so.
 # Each part prints its verdict and a summary block for docs/benchmarks.md as it finishes, every
 # figure labelled with the card; with $OUT set, the log and the raw results are written there as
 # they come, so a call cut off keeps them (call 1 writes 8 files, the most a device call brings
 # back). The log's "part P exit S (T s)" lines give each part's seconds (and, without $OUT,
 # build-gpu/results/parts.txt).
 # Env: CUGYM_GPU_ARCH (default 90), CUGYM_GPU_CHECK_RESULTS (results without $OUT; default
-# build-gpu/results). Exit status: 0 passed; 1 build failed; 2 a test failed; 3 a
-# benchmark or training missed its bar (or crashed, or fell back from the CUDA graph); 4 no GPU or
-# a missing prerequisite (the probe names each); 64 usage.
+# build-gpu/results), CUGYM_GPU_CHECK_DEADLINE (above), CUGYM_GPU_CHECK_FAKE_SLOW=PART:SECONDS[,...]
+# (for tests of the deadline: PART first sleeps SECONDS under its limits, --dry-run included).
+# Exit status: 0 passed; 1 build failed; 2 a test failed; 3 a benchmark or training missed its bar
+# (or crashed, or fell back from the CUDA graph); 4 no GPU or a missing prerequisite (the probe
+# names each); 5 a part cut off or skipped for time (where it found nothing worse); 64 usage. A
+# part that fails does not stop the call: the next part runs, and the call's status is the worst
+# of its parts', in the order 1, 2, 3, 4, 5.
 #
-# Budget of call 1 on the H200 machine (docs/gpu-check.md gives the basis: the rehearsal's CPU
-# seconds over 16 cores, its longest single steps, and the cut-offs where only a GPU runs): deps
-# unpacked and GoogleTest built 15 s; CUDA build 2-2.5 min (the MinAtar plugin's CUDA unit is the
-# long pole); ctest 1-1.5 min; memcheck 1 min at most; python 45 s; dqn 1 min (each run cut off at
-# 75 s, the batch at 45 s); speed 35 s: about 7 minutes, 8.2 with the DQN runs at their cut-offs;
-# run it with timeout_s 540. Call 2: racecheck 1 min, speeds 1 min, dqn-more 1.5 min at most.
+# Budget on the lent machine (docs/gpu-check.md gives the basis: the rehearsal's CPU seconds over
+# 16 cores, its longest single steps, and the cut-offs where only a GPU runs). Call 1: deps
+# unpacked, GoogleTest built, the probe and the card 20 s; CUDA build 2-2.5 min (the MinAtar
+# plugin's CUDA unit is the long pole); ctest 1.5 min; memcheck 1 min at most: the build part 5 min
+# (cut off at 5.5); dqn 2 min (cut off at 3.3); speed 35 s; python 45 s: about 8.2 minutes, never
+# more than the deadline's 9. The session's 15 minutes: the machine's start 2-3 min, call 1 8.2-9,
+# its transfer and the give-back 0.5: 10.7-12.5 min, which leaves call 2 (racecheck 1-1.5 min,
+# speed-more 1, dqn-more 3.5-4: 5.5-6.5 min) too little time to finish; its deadline skips the rest.
 set -uo pipefail
 export LC_ALL=C  # '.' decimal point in printf
 
@@ -60,9 +77,9 @@ rehearse=0
 for arg in "$@"; do
   case "$arg" in
     deps|build|python|dqn|speed|racecheck|speed-more|dqn-more) parts+=("$arg") ;;
-    first) parts+=(build python dqn speed) ;;
+    first) parts+=(build dqn speed python) ;;
     second) parts+=(racecheck speed-more dqn-more) ;;
-    all) parts+=(build python dqn speed racecheck speed-more dqn-more) ;;
+    all) parts+=(build dqn speed python racecheck speed-more dqn-more) ;;
     --slow) slow=1 ;;
     --dry-run) dry=1 ;;
     --rehearse) rehearse=1 ;;
@@ -75,6 +92,19 @@ if [ "${#parts[@]}" -eq 0 ]; then
   echo "gpu-check: say which parts: deps, first, second, all or single parts (try --help)" >&2
   exit 64
 fi
+deadline="${CUGYM_GPU_CHECK_DEADLINE:-}"
+if [ -z "$deadline" ]; then
+  deadline=540
+  [ "$rehearse" -eq 0 ] || deadline=0  # 2 shared cores build for a quarter of an hour: no GPU machine's times
+elif ! [[ "$deadline" =~ ^[0-9]+$ ]]; then
+  echo "gpu-check: CUGYM_GPU_CHECK_DEADLINE must be whole seconds (0: none), not '$deadline'" >&2
+  exit 64
+fi
+fake_slow="${CUGYM_GPU_CHECK_FAKE_SLOW:-}"
+if [ -n "$fake_slow" ] && ! [[ "$fake_slow" =~ ^[a-z-]+:[0-9]+(,[a-z-]+:[0-9]+)*$ ]]; then
+  echo "gpu-check: CUGYM_GPU_CHECK_FAKE_SLOW must be PART:SECONDS[,PART:SECONDS...], not '$fake_slow'" >&2
+  exit 64
+fi
 
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
@@ -82,7 +112,6 @@ fi
 
 build_dir=build-gpu
 cli="$build_dir/cli/cugym"
-report="python3 scripts/gpu_check_report.py"
 cores="$(nproc)"
 dev=cuda
 [ "$rehearse" -eq 0 ] || dev=cpu
@@ -96,6 +125,119 @@ banner() { printf '\n===== %s =====\n' "$*"; }
 run() {
   echo "+ $*"
   [ "$dry" -eq 1 ] || "$@"
+}
+
+# ---- time: the call's deadline, each part's end, each step's cut-off ---------------------------
+# The call ends by $call_end (the deadline; none when 0). A part runs until $part_end: the smaller of
+# its own cut-off and the deadline less $reserve, the seconds kept for the reports (and the last
+# part's summary). Every long step runs under `limited`, so that none outlives its part.
+call_start=$SECONDS
+call_end=0
+reserve=0
+if [ "$deadline" -gt 0 ]; then
+  call_end=$((call_start + deadline))
+  reserve=$((deadline / 5 < 20 ? deadline / 5 : 20))
+fi
+part_end=""  # $SECONDS at which the running part's steps stop; empty: no limit
+part_cut=0   # 1 once a step of the running part was cut off (or not run) at the part's end
+part_end_by=""
+
+# part_budget PART: "CUT MIN": the part's own cut-off on the GPU machine and the least time it
+# starts with, in seconds (docs/gpu-check.md: the estimates they are made of).
+part_budget() {
+  case "$1" in
+    build) echo "330 150" ;;
+    dqn) echo "200 60" ;;
+    speed) echo "75 30" ;;
+    python) echo "90 40" ;;
+    racecheck) echo "90 45" ;;
+    speed-more) echo "90 30" ;;
+    dqn-more) echo "240 90" ;;
+    *) echo "0 0" ;;
+  esac
+}
+
+# start_part PART: sets $part_end, or says in one line why the part is skipped (status 5).
+start_part() {
+  local cut need left
+  read -r cut need <<<"$(part_budget "$1")"
+  [ "$rehearse" -eq 0 ] || cut=0  # the CPU's times are not the GPU machine's
+  part_end=""
+  part_cut=0
+  part_end_by="its own cut-off, $cut s"
+  [ "$cut" -eq 0 ] || part_end=$((SECONDS + cut))
+  [ "$call_end" -gt 0 ] || return 0
+  left=$((call_end - reserve - SECONDS))
+  [ "$need" -le $((deadline / 5)) ] || need=$((deadline / 5))
+  if [ "$left" -lt "$need" ] || [ "$left" -le 0 ]; then
+    echo "gpu-check: part $1 skipped: $((left > 0 ? left : 0)) s left before the deadline (${deadline} s, less ${reserve} s for the reports), it needs ${need} s"
+    return 5
+  fi
+  if [ -z "$part_end" ] || [ "$part_end" -gt $((call_end - reserve)) ]; then
+    part_end=$((call_end - reserve))
+    part_end_by="the deadline less its reserve"
+  fi
+  local own="its own cut-off $cut s"
+  [ "$cut" -gt 0 ] || own="no cut-off of its own"
+  echo "gpu-check: part $1: up to $((part_end - SECONDS)) s ($own; $((call_end - SECONDS)) s to the deadline)"
+}
+
+# step_limit OWN: the seconds a step may run: OWN (0: none of its own), or the time to the part's
+# end where that comes first (0 when none is left); nothing when neither limits it.
+step_limit() {
+  local own=$1 left
+  if [ -z "$part_end" ]; then
+    [ "$own" -eq 0 ] || echo "$own"
+    return 0
+  fi
+  left=$((part_end - SECONDS))
+  [ "$left" -gt 0 ] || left=0
+  if [ "$own" -gt 0 ] && [ "$own" -lt "$left" ]; then echo "$own"; else echo "$left"; fi
+}
+
+# time_up: true (and the part marked cut) once the running part's end has come.
+time_up() {
+  [ -n "$part_end" ] && [ "$SECONDS" -ge "$part_end" ] || return 1
+  part_cut=1
+}
+
+# limited OWN CMD...: CMD under `timeout` at step_limit OWN (SIGKILL 5 s after SIGTERM); not run,
+# status 124, where the part has no time left. CMD is a program, not a function.
+limited() {
+  local lim
+  lim="$(step_limit "$1")"
+  shift
+  if [ -z "$lim" ]; then
+    "$@"
+    return
+  fi
+  if [ "$lim" -le 0 ]; then
+    echo "gpu-check: not run (the part's time is up): ${*:1:4} ..." >&2
+    return 124
+  fi
+  timeout -k 5 "$lim" "$@"
+}
+
+# run_limited OWN CMD...: run's printing and --dry-run, limited's cut-off.
+run_limited() {
+  local own=$1
+  shift
+  echo "+ $*"
+  [ "$dry" -eq 1 ] || limited "$own" "$@"
+}
+
+# report ARGS...: gpu_check_report.py, cut off at the deadline (its reserve is for this); 5 where
+# the deadline left it no time.
+report() {
+  local lim=60 rc=0
+  if [ "$call_end" -gt 0 ]; then
+    lim=$((call_end - 1 - SECONDS))
+    [ "$lim" -le 60 ] || lim=60
+    if [ "$lim" -le 0 ]; then echo "gpu-check: report $1 not run: the deadline has come"; return 5; fi
+  fi
+  timeout -k 1 "$lim" python3 scripts/gpu_check_report.py "$@" || rc=$?
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "gpu-check: report $1 cut off at ${lim} s"; return 5; fi
+  return "$rc"
 }
 
 # ---- deps: what the image may lack, carried as Debian packages and wheels -----------------------
@@ -213,10 +355,10 @@ use_deps() {
     if [ ! -f "$gtest_prefix/include/gtest/gtest.h" ]; then
       local gen=()
       command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
-      if ! { run cmake -S "$deps_root/usr/src/googletest" -B "$root/build-gpu-deps/gtest-build" "${gen[@]}" \
+      if ! { run_limited 0 cmake -S "$deps_root/usr/src/googletest" -B "$root/build-gpu-deps/gtest-build" "${gen[@]}" \
                -DCMAKE_BUILD_TYPE=Release -DBUILD_GMOCK=OFF "-DCMAKE_INSTALL_PREFIX=$gtest_prefix" >/dev/null &&
-             run cmake --build "$root/build-gpu-deps/gtest-build" -j "$cores" >/dev/null &&
-             run cmake --install "$root/build-gpu-deps/gtest-build" >/dev/null; }; then
+             run_limited 0 cmake --build "$root/build-gpu-deps/gtest-build" -j "$cores" >/dev/null &&
+             run_limited 0 cmake --install "$root/build-gpu-deps/gtest-build" >/dev/null; }; then
         echo "gpu-check: building GoogleTest from deps/ failed"; gtest_from=""
       fi
     fi
@@ -291,8 +433,9 @@ measure_card() {
   echo "+ python3 scripts/gpu_check_report.py card --out ${card_file#"$root"/}$shown"
   [ "$dry" -eq 0 ] || return 0
   mkdir -p "$(dirname "$card_file")" && rm -f "$card_file"
-  timeout -k 5 60 python3 scripts/gpu_check_report.py "${args[@]}" ||
+  limited 60 python3 scripts/gpu_check_report.py "${args[@]}" ||
     echo "gpu-check: the card's probe failed (the figures say 'unknown card', the bounds none)"
+  time_up || true
   card_name="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["name"])' "$card_file" 2>/dev/null ||
                echo "unknown card")"
 }
@@ -347,8 +490,9 @@ part_build() {
   read -ra args <<<"$(configure_args)"
   read -ra python_args <<<"$(python_extension_args)"
   [ "${#python_args[@]}" -eq 0 ] || python_in_build=1
-  if ! run bash scripts/build.sh "$build_dir" "${args[@]}" -DCUGYM_BUILD_TESTS=ON "${python_args[@]}" \
+  if ! run_limited 0 bash scripts/build.sh "$build_dir" "${args[@]}" -DCUGYM_BUILD_TESTS=ON "${python_args[@]}" \
        "${dep_cmake_args[@]}"; then
+    if time_up; then echo "gpu-check: the build was cut off at the part's end"; return 5; fi
     # A configure that failed (no build.ninja written) with the Python extension gets one more try
     # without it, so that the image's Python cannot cost the whole call; pip builds it later.
     if [ "${#python_args[@]}" -eq 0 ] || [ -f "$build_dir/build.ninja" ] || [ -f "$build_dir/Makefile" ]; then
@@ -358,7 +502,8 @@ part_build() {
     echo "gpu-check: configuring with the Python extension failed; building without it (pip builds it later)"
     python_in_build=0
     rm -rf "${build_dir:?}/CMakeCache.txt" "${build_dir:?}/CMakeFiles"
-    if ! run bash scripts/build.sh "$build_dir" "${args[@]}" -DCUGYM_BUILD_TESTS=ON "${dep_cmake_args[@]}"; then
+    if ! run_limited 0 bash scripts/build.sh "$build_dir" "${args[@]}" -DCUGYM_BUILD_TESTS=ON "${dep_cmake_args[@]}"; then
+      if time_up; then echo "gpu-check: the build was cut off at the part's end"; return 5; fi
       echo "gpu-check: BUILD FAILED"
       return 1
     fi
@@ -367,7 +512,7 @@ part_build() {
   local build_s=$((SECONDS - t0))
 
   # Each test cut off at 150 s: the slowest CUDA cases take well under a minute, and one that hangs
-  # must not eat the call.
+  # must not eat the call; ctest as a whole at the part's end.
   banner "ctest (-j $cores, CUGYM_REQUIRE_GPU=1, each test cut off at 150 s)"
   local ctest_args=(--test-dir "$build_dir" --output-on-failure -j "$cores" --timeout 150)
   [ "$slow" -eq 1 ] || ctest_args+=(-LE slow)
@@ -377,7 +522,8 @@ part_build() {
   t0=$SECONDS
   echo "+ CUGYM_REQUIRE_GPU=$require ctest ${ctest_args[*]}"
   if [ "$dry" -eq 0 ]; then
-    CUGYM_REQUIRE_GPU=$require ctest "${ctest_args[@]}" 2>&1 | tee "$log" || rc=$?
+    limited 0 env CUGYM_REQUIRE_GPU="$require" ctest "${ctest_args[@]}" 2>&1 | tee "$log" || rc=$?
+    time_up || true
   fi
   local ctest_s=$((SECONDS - t0))
 
@@ -388,9 +534,11 @@ part_build() {
   local sanitizer_s=$((SECONDS - t0))
   [ "$dry" -eq 0 ] || return 0
   banner "summary: build part (paste into docs/benchmarks.md)"
-  $report ctest "$log" --build-seconds "$build_s" --ctest-seconds "$ctest_s" --card "$card_file"
-  $report sanitizer "$sanitizer_log" --seconds "$sanitizer_s" --limit "$sanitizer_limit" || sanitizer_rc=$?
-  if [ "$rc" -ne 0 ]; then
+  report ctest "$log" --build-seconds "$build_s" --ctest-seconds "$ctest_s" --card "$card_file"
+  report sanitizer "$sanitizer_log" --seconds "$sanitizer_s" --limit "$sanitizer_used_limit" || sanitizer_rc=$?
+  if [ "$rc" -eq 124 ] && [ "$part_cut" -eq 1 ]; then
+    echo "gpu-check: ctest cut off at the part's end (the tests it finished are above)"
+  elif [ "$rc" -ne 0 ]; then
     echo "gpu-check: TESTS FAILED (ctest exit $rc)"
     return 2
   fi
@@ -398,6 +546,7 @@ part_build() {
     echo "gpu-check: COMPUTE-SANITIZER FOUND ERRORS (see sanitizer-memcheck.log)"
     return 2
   fi
+  [ "$part_cut" -eq 0 ] || return 5
   echo "build part: pass"
 }
 
@@ -416,16 +565,19 @@ part_racecheck() {
   sanitize "$log" racecheck
   [ "$dry" -eq 0 ] || return 0
   banner "summary: racecheck part"
-  $report sanitizer "$log" --seconds "$((SECONDS - t0))" --limit "$sanitizer_limit" || rc=$?
+  report sanitizer "$log" --seconds "$((SECONDS - t0))" --limit "$sanitizer_used_limit" || rc=$?
   [ "$rc" -eq 0 ] || { echo "gpu-check: COMPUTE-SANITIZER FOUND HAZARDS (see sanitizer-racecheck.log)"; return 2; }
+  [ "$part_cut" -eq 0 ] || return 5
   echo "racecheck part: pass"
 }
 
 # sanitize LOG TOOL: the tool over a few CUDA cases of each CUDA file, all at once, each cut off at
-# $sanitizer_limit s; every run's tail and exit status go into LOG for the report, which fails a
-# run whose tool found an error or whose cases failed under it, and only reports an unusable
-# sanitizer (gVisor's "Device not supported", none next to nvcc, --rehearse) or a run cut off.
+# $sanitizer_limit s (or the part's end); every run's tail and exit status go into LOG for the
+# report, which fails a run whose tool found an error or whose cases failed under it, and only
+# reports an unusable sanitizer (gVisor's "Device not supported", none next to nvcc, --rehearse) or
+# a run cut off.
 sanitizer_limit=60
+sanitizer_used_limit=$sanitizer_limit
 sanitizer_cases=(
   "envs tests/cugym_tests CudaAgreement.EveryEnvGivesTheCpuBits:*Conformance.ASnapshotContinuesExactly/*cuda*"
   "nn tests/nn/cugym_nn_tests *CudaAgreement.ForwardBackwardAndLoss*:*LayerNormTest.*cuda*"
@@ -436,10 +588,18 @@ sanitize() {
   sanitizer="$(command -v compute-sanitizer || true)"
   [ -n "$sanitizer" ] || sanitizer="$(dirname "$(command -v nvcc 2>/dev/null || echo /x/nvcc)")/compute-sanitizer"
   [ "$dry" -eq 1 ] || : >"$log"
-  if [ "$rehearse" -eq 1 ] || [ ! -x "$sanitizer" ]; then
+  sanitizer_used_limit="$(step_limit "$sanitizer_limit")"
+  local why=""
+  if [ "$rehearse" -eq 1 ]; then
+    why="--rehearse: no GPU"
+  elif [ ! -x "$sanitizer" ]; then
+    why="no compute-sanitizer next to nvcc"
+  elif [ "$sanitizer_used_limit" -le 0 ]; then
+    why="the part's time is up"
+    part_cut=1
+  fi
+  if [ -n "$why" ]; then
     can=0
-    local why="no compute-sanitizer next to nvcc"
-    [ "$rehearse" -eq 0 ] || why="--rehearse: no GPU"
     echo "sanitizer: not run ($why); the runs would be:"
     [ "$dry" -eq 1 ] || echo "sanitizer: not run ($why)" >>"$log"
   fi
@@ -449,8 +609,8 @@ sanitize() {
     local run_log="$root/$build_dir/sanitizer-$tool-$name.log"
     echo "+ timeout $sanitizer_limit compute-sanitizer --tool $tool --error-exitcode 99 $build_dir/$bin --gtest_filter='$filter'"
     [ "$dry" -eq 0 ] && [ "$can" -eq 1 ] || continue
-    (CUGYM_REQUIRE_GPU=1 timeout "$sanitizer_limit" "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 20 \
-       "$build_dir/$bin" "--gtest_filter=$filter" >"$run_log" 2>&1
+    (CUGYM_REQUIRE_GPU=1 timeout -k 5 "$sanitizer_used_limit" "$sanitizer" --tool "$tool" --error-exitcode 99 \
+       --print-limit 20 "$build_dir/$bin" "--gtest_filter=$filter" >"$run_log" 2>&1
      echo "sanitizer exit $?" >>"$run_log") &
     pids+=($!)
     logs+=("$run_log")
@@ -460,25 +620,38 @@ sanitize() {
     wait "${pids[$i]}"
     { echo "=== $(basename "${logs[$i]}" .log)"; tail -n 40 "${logs[$i]}"; } >>"$log"
   done
+  time_up || true
 }
 
 # ---- speed: env steps and nn updates ---------------------------------------------------------------
-# ensure_cli: builds cugym and the nn bench where no build part ran on this machine (a fresh one).
+# ensure_cli: builds cugym and the nn bench where no build part ran on this machine (a fresh one),
+# once a call: where that failed, the later parts say so at once instead of building again.
+cli_failed=0
 ensure_cli() {
   [ "$built_here" -eq 0 ] || return 0
+  if [ "$cli_failed" -eq 1 ]; then echo "gpu-check: not run: cugym did not build earlier in this call"; return 1; fi
   if [ -x "$cli" ] && [ -x "$build_dir/bench/cugym_bench_nn" ]; then return 0; fi
-  banner "build (cugym and the nn bench only: no build part ran on this machine)"
+  banner "build (cugym and the nn bench only: no build part built them on this machine)"
   local args gen=()
   read -ra args <<<"$(configure_args)"
   command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)  # as scripts/build.sh: the image may lack make
   # Without the tests (GoogleTest is built from deps/ by the build part only, which, run later on
   # this folder, configures them back on), with the benchmark programs.
   if [ ! -f "$build_dir/CMakeCache.txt" ]; then
-    run cmake -S . -B "$build_dir" "${gen[@]}" "${args[@]}" -DCUGYM_BUILD_TESTS=OFF -DCUGYM_BUILD_BENCH=ON \
-      "${dep_cmake_args[@]}" >/dev/null || { echo "gpu-check: BUILD FAILED"; return 1; }
+    if ! run_limited 0 cmake -S . -B "$build_dir" "${gen[@]}" "${args[@]}" -DCUGYM_BUILD_TESTS=OFF \
+         -DCUGYM_BUILD_BENCH=ON "${dep_cmake_args[@]}" >/dev/null; then
+      time_up && { echo "gpu-check: configuring was cut off at the part's end"; return 5; }
+      cli_failed=1
+      echo "gpu-check: BUILD FAILED"
+      return 1
+    fi
   fi
-  run cmake --build "$build_dir" -j "$cores" --target cugym cugym_bench_nn cugym_minatar ||
-    { echo "gpu-check: BUILD FAILED"; return 1; }
+  if ! run_limited 0 cmake --build "$build_dir" -j "$cores" --target cugym cugym_bench_nn cugym_minatar; then
+    time_up && { echo "gpu-check: building cugym was cut off at the part's end"; return 5; }
+    cli_failed=1
+    echo "gpu-check: BUILD FAILED"
+    return 1
+  fi
 }
 
 # bench_env ENV DEVICE N STEPS MODE: one `cugym bench --json` line appended to $jsonl.
@@ -489,7 +662,8 @@ bench_env() {
   echo "+ ${cmd[*]}"
   [ "$dry" -eq 0 ] || return 0
   local out rc=0
-  out="$(timeout 120 "${cmd[@]}" 2>&1)" || rc=$?
+  out="$(limited 120 "${cmd[@]}" 2>&1)" || rc=$?
+  time_up || true
   if [ "$rc" -ne 0 ] || ! grep -q '^{' <<<"$out"; then
     echo "  FAILED (exit $rc): $(tail -n 1 <<<"$out")"
     echo "{\"env\": \"$1\", \"device\": \"$2\", \"num_envs\": $n, \"mode\": \"$5\", \"failed\": \"exit $rc\"}" >>"$jsonl"
@@ -513,7 +687,8 @@ bench_nn() {
   shift
   echo "+ $build_dir/bench/cugym_bench_nn $* --json >> $nn_jsonl"
   [ "$dry" -eq 0 ] || return 0
-  if ! timeout 120 "$build_dir/bench/cugym_bench_nn" "$@" --json >>"$nn_jsonl"; then
+  if ! limited 120 "$build_dir/bench/cugym_bench_nn" "$@" --json >>"$nn_jsonl"; then
+    time_up || true
     echo "gpu-check: cugym_bench_nn ($name) FAILED"
     echo "{\"bench\": \"nn_update\", \"failed\": \"cugym_bench_nn ($name) exited non-zero\"}" >>"$nn_jsonl"
   fi
@@ -556,7 +731,7 @@ part_speed() {
   [ "$dry" -eq 0 ] || return 0
   banner "summary: speed part (paste into docs/benchmarks.md)"
   echo "speed part on $card_name: $((SECONDS - t0)) s"
-  $report speed --env-jsonl "$jsonl" --nn-jsonl "$nn_jsonl" --card "$card_file"
+  report speed --env-jsonl "$jsonl" --nn-jsonl "$nn_jsonl" --card "$card_file"
 }
 
 # speed-more (call 2): every other env, and nn updates/s of the default nets on both devices.
@@ -581,51 +756,76 @@ part_speed_more() {
   [ "$dry" -eq 0 ] || return 0
   banner "summary: speed-more part (paste into docs/benchmarks.md)"
   echo "speed-more part on $card_name: $((SECONDS - t0)) s"
-  $report speed --env-jsonl "$jsonl" --nn-jsonl "$nn_jsonl" --card "$card_file"
+  report speed --env-jsonl "$jsonl" --nn-jsonl "$nn_jsonl" --card "$card_file"
 }
 
 # ---- dqn: the shipped configs over seeds -------------------------------------------------------------
-# train_seeds CONFIG DEVICE SEEDS...: starts one training per seed in the background (run folders
-# under $dqn_dir, the exit status in RUN.rc); wait_trainings waits for all of them. Each is cut
-# off after $train_limit s, so the part stays inside its budget whatever happens.
+# train_seeds [--as GROUP] [--set K=V]... CONFIG DEVICE SEEDS...: starts one training per seed in the
+# background (run folders GROUP-SEED under $dqn_dir, GROUP by default CONFIG-DEVICE, the exit
+# status in RUN.rc); wait_trainings waits for all of them. Each is cut off after $train_limit s
+# (or at the part's end), so the part stays inside its budget whatever happens.
 train_limit=75
 training_pids=()
+# train_options ARGS...: the leading --as GROUP and --set K=V into $train_group and $train_sets; the
+# number of arguments they took in $train_shift.
+train_options() {
+  train_group=""
+  train_sets=()
+  train_shift=0
+  while [ "$#" -gt 1 ]; do
+    case "$1" in
+      --as) train_group="$2" ;;
+      --set) train_sets+=(--set "$2") ;;
+      *) return 0 ;;
+    esac
+    shift 2
+    train_shift=$((train_shift + 2))
+  done
+}
 train_seeds() {
-  local config="$1" device="$2" seed
+  train_options "$@"
+  shift "$train_shift"
+  local config="$1" device="$2" seed lim
   shift 2
+  local group="${train_group:-$config-$device}"
   for seed in "$@"; do
-    local dir="$dqn_dir/$config-$device-$seed"
-    local cmd=("$cli" train --config "configs/$config.toml" --device "$device" --seed "$seed" --out "$dir")
+    local dir="$dqn_dir/$group-$seed"
+    local cmd=("$cli" train --config "configs/$config.toml" --device "$device" --seed "$seed" "${train_sets[@]}"
+               --out "$dir")
     echo "+ ${cmd[*]} > $dir.log &"
     [ "$dry" -eq 0 ] || continue
     rm -rf "$dir" "$dir.rc"
+    lim="$(step_limit "$train_limit")"
+    if [ "$lim" -le 0 ]; then part_cut=1; echo "gpu-check: not run (the part's time is up): $group-$seed"; continue; fi
     # One BLAS thread per CPU run: several train at once.
-    (OPENBLAS_NUM_THREADS=1 timeout "$train_limit" "${cmd[@]}" >"$dir.log" 2>&1; echo $? >"$dir.rc") &
+    (OPENBLAS_NUM_THREADS=1 timeout -k 5 "$lim" "${cmd[@]}" >"$dir.log" 2>&1; echo $? >"$dir.rc") &
     training_pids+=($!)
   done
 }
-# train_batch CONFIG DEVICE SEEDS LIMIT: the same config's seeds in lockstep as one `cugym train --seeds`
-# process (issue 23) into $dqn_dir/CONFIG-DEVICE-batch, its exit status and wall seconds beside it,
-# cut off after LIMIT seconds. No periodic checkpoints and none with the replay memory (1,024 runs
-# would write gigabytes; the model bits do not depend on them), as PureJaxRL's 1,024-seed figure
-# has none.
+# train_batch [--as GROUP] [--set K=V]... CONFIG DEVICE SEEDS LIMIT: the same config's seeds in
+# lockstep as one `cugym train --seeds` process (issue 23) into $dqn_dir/GROUP-batch, its exit status
+# and wall seconds beside it, cut off after LIMIT seconds (or at the part's end). No periodic
+# checkpoints and none with the replay memory (1,024 runs would write gigabytes; the model bits do
+# not depend on them), as PureJaxRL's 1,024-seed figure has none; then the --set options given.
 train_batch() {
-  local config="$1" device="$2" seeds="$3" limit="$4"
-  local dir="$dqn_dir/$config-$device-batch"
-  # Only DQN (the default algo) and SAC have a replay memory; PQN and PPO refuse save_replay.
-  local algo replay=()
-  algo="$(sed -n 's/^algo = "\(.*\)"/\1/p' "configs/$config.toml")"
-  case "${algo:-dqn}" in dqn|sac) replay=(--set save_replay=false) ;; esac
+  train_options "$@"
+  shift "$train_shift"
+  local config="$1" device="$2" seeds="$3" limit="$4" lim
+  local group="${train_group:-$config-$device}"
+  local dir="$dqn_dir/$group-batch" replay
+  read -ra replay <<<"$(replay_sets "$config")"
   local cmd=("$cli" train --config "configs/$config.toml" --device "$device" --seeds "$seeds" --lockstep on
-             --set checkpoint_interval=0 "${replay[@]}" --out "$dir")
+             --set checkpoint_interval=0 "${replay[@]}" "${train_sets[@]}" --out "$dir")
   echo "+ ${cmd[*]} > $dir.log &"
   [ "$dry" -eq 0 ] || return 0
   rm -rf "$dir" "$dir.rc" "$dir.seconds"
+  lim="$(step_limit "$limit")"
+  if [ "$lim" -le 0 ]; then part_cut=1; echo "gpu-check: not run (the part's time is up): $group-batch"; return 0; fi
   (
     # Wall seconds to a tenth (bash's EPOCHREALTIME: no other tool needed; a locale may write
     # its decimal point as a comma).
     local t0=${EPOCHREALTIME/[.,]/} t1 us
-    OPENBLAS_NUM_THREADS=1 timeout "$limit" "${cmd[@]}" >"$dir.log" 2>&1
+    OPENBLAS_NUM_THREADS=1 timeout -k 5 "$lim" "${cmd[@]}" >"$dir.log" 2>&1
     echo $? >"$dir.rc"
     t1=${EPOCHREALTIME/[.,]/}
     us=$((10#$t1 - 10#$t0))
@@ -633,10 +833,18 @@ train_batch() {
   ) &
   training_pids+=($!)
 }
+# replay_sets CONFIG: "--set save_replay=false" where the config's algo has a replay memory (DQN, the
+# default, and SAC; PQN and PPO refuse the key).
+replay_sets() {
+  local algo
+  algo="$(sed -n 's/^algo = "\(.*\)"/\1/p' "configs/$1.toml")"
+  case "${algo:-dqn}" in dqn|sac) echo "--set save_replay=false" ;; esac
+}
 wait_trainings() {
   local pid
   for pid in "${training_pids[@]}"; do wait "$pid"; done
   training_pids=()
+  time_up || true
 }
 
 # dqn_start NAME: probe, cugym built, $dqn_dir made.
@@ -664,7 +872,8 @@ part_dqn() {
   wait_trainings
   local dqn_s=$((SECONDS - t0))
   [ "$dry" -eq 0 ] || return 0
-  [ -z "${OUT:-}" ] || tar -czf "$OUT/dqn-runs.tgz" -C "$build_dir" --exclude='*.safetensors' dqn 2>/dev/null || true
+  [ -z "${OUT:-}" ] ||
+    limited 30 tar -czf "$OUT/dqn-runs.tgz" -C "$build_dir" --exclude='*.safetensors' dqn 2>/dev/null || true
   banner "summary: dqn part (paste into docs/benchmarks.md)"
   echo "dqn part on $card_name: ${dqn_s} s (each run cut off at ${train_limit} s, the batch at 45 s)"
   # Bar (the CPU's success rate of this config is in docs/benchmarks.md): at least 6 of 8 seeds at
@@ -675,7 +884,7 @@ part_dqn() {
   # rehearsal's 2 seeds on the CPU are judged without it.
   local need=6 goal=:10
   [ "$rehearse" -eq 0 ] || { need=1; goal=""; }
-  $report dqn --dqn-dir "$dqn_dir" --limit "$train_limit" --bar "cartpole-$dev:475:$need" \
+  report dqn --dqn-dir "$dqn_dir" --limit "$train_limit" --bar "cartpole-$dev:475:$need" \
     --batch "cartpole-$dev-batch:cartpole-$dev:lockstep$goal" --card "$card_file"
 }
 
@@ -706,7 +915,8 @@ part_dqn_more() {
   wait_trainings
   local dqn_s=$((SECONDS - t0))
   [ "$dry" -eq 0 ] || return 0
-  [ -z "${OUT:-}" ] || tar -czf "$OUT/dqn-more-runs.tgz" -C "$build_dir" --exclude='*.safetensors' dqn 2>/dev/null || true
+  [ -z "${OUT:-}" ] ||
+    limited 30 tar -czf "$OUT/dqn-more-runs.tgz" -C "$build_dir" --exclude='*.safetensors' dqn 2>/dev/null || true
   banner "summary: dqn-more part (paste into docs/benchmarks.md)"
   echo "dqn-more part on $card_name: ${dqn_s} s (each run cut off at ${train_limit} s)"
   # Bars as dqn's: Acrobot-v1 and PQN's CartPole at least 6 of 8 (32 of 32 Acrobot seeds on the
@@ -720,7 +930,7 @@ part_dqn_more() {
   [ "$rehearse" -eq 1 ] || bars+=(--bar "cartpole-cpu:475:0")
   local ppo_goal=:30
   [ "$rehearse" -eq 0 ] || ppo_goal=""
-  $report dqn --dqn-dir "$dqn_dir" --limit "$train_limit" "${bars[@]}" --batch "acrobot-$dev-batch:acrobot-$dev:lockstep" \
+  report dqn --dqn-dir "$dqn_dir" --limit "$train_limit" "${bars[@]}" --batch "acrobot-$dev-batch:acrobot-$dev:lockstep" \
     --batch "cartpole_ppo-$dev-batch:cartpole_ppo-$dev:lockstep$ppo_goal" \
     --batch "pendulum_sac-$dev-batch:pendulum_sac-$dev:lockstep:report" --card "$card_file"
 }
@@ -734,18 +944,19 @@ part_python() {
   use_deps 0
   local dir="$root/build-gpu-python" site="$root/build-gpu-python/site"
   if compgen -G "$deps_dir/whl/*.whl" >/dev/null; then
-    run python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" \
-      "$deps_dir"/whl/*.whl || { echo "gpu-check: installing deps/whl failed"; return 4; }
+    run_limited 0 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" \
+      "$deps_dir"/whl/*.whl || { time_up && return 5; echo "gpu-check: installing deps/whl failed"; return 4; }
   fi
   export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
   probe python || return $?
   local t0=$SECONDS
   if [ "$python_in_build" -eq 1 ]; then
     banner "the package from $build_dir (its extension and plugin, python/cugym), into $site"
-    if ! { run cmake --build "$build_dir" -j "$cores" --target _cugym &&
+    if ! { run_limited 0 cmake --build "$build_dir" -j "$cores" --target _cugym &&
            run rm -rf "$site/cugym" &&
-           run cmake --install "$build_dir" --component python --prefix "$site" >/dev/null &&
+           run_limited 0 cmake --install "$build_dir" --component python --prefix "$site" >/dev/null &&
            run cp -r python/cugym/. "$site/cugym/"; }; then
+      time_up && { echo "gpu-check: the package was cut off at the part's end"; return 5; }
       echo "gpu-check: BUILD FAILED (the package from $build_dir)"
       return 1
     fi
@@ -757,9 +968,10 @@ part_python() {
     for a in "${dep_cmake_args[@]}"; do
       case "$a" in -DCUGYM_CBLAS*|-DCUGYM_OPENBLAS*) defines+=("--config-settings=cmake.define.${a#-D}") ;; esac
     done
-    if ! CUGYM_CUDA=$cuda CMAKE_BUILD_PARALLEL_LEVEL="$cores" run python3 -m pip install -q --no-build-isolation \
-        --no-deps --no-index --upgrade --target "$site" "--config-settings=build-dir=$dir/build" \
+    if ! run_limited 0 env CUGYM_CUDA="$cuda" CMAKE_BUILD_PARALLEL_LEVEL="$cores" python3 -m pip install -q \
+        --no-build-isolation --no-deps --no-index --upgrade --target "$site" "--config-settings=build-dir=$dir/build" \
         "--config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=${CUGYM_GPU_ARCH:-90}" "${defines[@]}" "$root"; then
+      time_up && { echo "gpu-check: pip install . was cut off at the part's end"; return 5; }
       echo "gpu-check: BUILD FAILED (pip install .)"
       return 1
     fi
@@ -773,10 +985,15 @@ part_python() {
   echo "+ (cd $dir && ${cmd[*]})"
   [ "$dry" -eq 0 ] || return 0
   mkdir -p "$dir"
-  (cd "$dir" && "${cmd[@]}") 2>&1 | tee "$log" || rc=$?
+  (cd "$dir" && limited 0 "${cmd[@]}") 2>&1 | tee "$log" || rc=$?
+  time_up || true
   banner "summary: python part (paste into docs/benchmarks.md)"
   echo "python part on $card_name: package ${build_s} s, pytest $((SECONDS - t0)) s:" \
        "$(grep -E '[0-9]+ (passed|failed)' "$log" | tail -n 1)"
+  if [ "$rc" -eq 124 ] && [ "$part_cut" -eq 1 ]; then
+    echo "gpu-check: pytest cut off at the part's end (the tests it finished are above)"
+    return 5
+  fi
   if [ "$rc" -ne 0 ]; then
     echo "gpu-check: PYTHON TESTS FAILED (pytest exit $rc)"
     return 2
@@ -784,21 +1001,55 @@ part_python() {
   echo "python part: pass"
 }
 
+# fake_slow PART: for tests of the deadline (CUGYM_GPU_CHECK_FAKE_SLOW=PART:SECONDS), PART first
+# sleeps SECONDS under its limits, --dry-run included; 5 when that used up the part's time.
+fake_slow() {
+  local entry secs=""
+  for entry in ${fake_slow//,/ }; do [ "${entry%%:*}" != "$1" ] || secs="${entry#*:}"; done
+  [ -n "$secs" ] || return 0
+  echo "+ sleep $secs (CUGYM_GPU_CHECK_FAKE_SLOW: part $1 made slow)"
+  limited 0 sleep "$secs"
+  ! time_up || return 5
+}
+
+# severity STATUS: the order in which a call's status is its worst part's: 1 (the build), 2 (a
+# test), 3 (a bar), 4 (a prerequisite), 5 (time), then 0; a status no part should give first.
+severity() {
+  case "$1" in 0) echo 0 ;; 5) echo 1 ;; 4) echo 2 ;; 3) echo 3 ;; 2) echo 4 ;; 1) echo 5 ;; *) echo 6 ;; esac
+}
+
 main() {
-  local status=0 part part_status t0
+  local status=0 part part_status t0 how done_parts=()
   [ "$dry" -eq 1 ] || { mkdir -p "$results" && rm -f "$results/parts.txt"; }
+  if [ "$call_end" -gt 0 ]; then
+    echo "gpu-check: deadline ${deadline} s from the start (CUGYM_GPU_CHECK_DEADLINE), ${reserve} s of it kept for the reports"
+  fi
+  # A part that fails does not stop the call: a later one may still build what it needs (the dqn
+  # and speed parts build cugym alone), find its own prerequisites, or measure.
   for part in "${parts[@]}"; do
     part_status=0
+    how=""
     t0=$SECONDS
-    "part_${part//-/_}" || part_status=$?
-    echo "gpu-check: part $part exit $part_status ($((SECONDS - t0)) s)"
-    part_seconds "$part" "$((SECONDS - t0))" "$part_status"
-    [ "$status" -ne 0 ] || status=$part_status
-    # Without a build or a prerequisite the later parts cannot run; a failed test or bar still
-    # lets them measure.
-    case "$part_status" in 1|4) [ "$part" = deps ] || break ;; esac
+    if start_part "$part"; then
+      fake_slow "$part" || part_status=$?
+      [ "$part_status" -ne 0 ] || "part_${part//-/_}" || part_status=$?
+      if [ "$part_cut" -eq 1 ]; then
+        how="cut off"
+        echo "gpu-check: part $part cut off at its end, after $((SECONDS - t0)) s ($part_end_by)"
+        # What it missed for want of time is no finding; a failed build or test still is.
+        case "$part_status" in 0|3) part_status=5 ;; esac
+      fi
+    else
+      part_status=5
+      how="skipped"
+    fi
+    echo "gpu-check: part $part exit $part_status ($((SECONDS - t0)) s${how:+, $how})"
+    part_seconds "$part" "$((SECONDS - t0))" "$part_status${how:+ ($how)}"
+    done_parts+=("$part $part_status${how:+ ($how)}")
+    [ "$(severity "$part_status")" -le "$(severity "$status")" ] || status=$part_status
   done
   [ "$dry" -eq 0 ] || echo "gpu-check: dry run of '${parts[*]}' (nothing was built or run)"
+  echo "gpu-check: parts: $(printf '%s, ' "${done_parts[@]}" | sed 's/, $//'); the worst: $status ($((SECONDS - call_start)) s in all)"
   return "$status"
 }
 

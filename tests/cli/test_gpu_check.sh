@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# scripts/gpu-check.sh without a GPU: usage errors, the dry-run plans of every part and of the
-# two device calls (first, second), a clean "no GPU" exit naming every missing piece in one line,
-# and the report's verdicts on made-up results (a solved config, a miss, a crash, a fallback from
-# the CUDA graph, a run cut off, batches judged on bytes or on their rate, PPO's and SAC's lanes
-# against their solo runs, speed goals in their mode and for the card, the card's bandwidth, the
-# CUDA cases by name, the sanitizer's errors and an unusable sanitizer).
+# scripts/gpu-check.sh without a GPU: usage errors, --help's whole header, the dry-run plans of
+# every part and of the two device calls (first, second), the deadline (a part made slow is cut
+# off and the later parts skipped, the call ending in time), a clean "no GPU" exit naming every
+# missing piece in one line with every part still tried, and the report's verdicts on made-up
+# results (a solved config, a miss, a crash, a fallback from the CUDA graph, a run cut off,
+# batches judged on bytes or on their rate, PPO's and SAC's lanes against their solo runs, speed
+# goals in their mode and for the card, the card's bandwidth, the CUDA cases by name, the
+# sanitizer's errors and an unusable sanitizer).
 #   test_gpu_check.sh SOURCE_DIR
 set -u
 src="$1"
@@ -47,23 +49,65 @@ check 0 'cugym train --config configs/cartpole_ppo.toml --device cuda --seeds 1-
 check 0 'cugym train --config configs/pendulum_sac.toml --device cuda --seeds 1-1024 --lockstep on' -- dqn-more --dry-run
 check 0 'pip install .*--no-build-isolation --no-deps --no-index' -- python --dry-run
 check 0 'apt-get download googletest libopenblas0-pthread' -- deps --dry-run
-check 0 "dry run of 'build python dqn speed racecheck speed-more dqn-more'" -- all --dry-run
+check 0 "dry run of 'build dqn speed python racecheck speed-more dqn-more'" -- all --dry-run
 check 0 "dry run of 'racecheck speed-more dqn-more'" -- second --dry-run
-# The first device call holds, in this order: the build, ctest, memcheck, pytest, DQN's 8 CartPole
-# seeds and its 1,024 in lockstep, then the speed part; none of what the second call measures.
+# The first device call holds, in this order: the build, ctest, memcheck, DQN's 8 CartPole seeds
+# and its 1,024 in lockstep, the speed part, and the python part last; none of what the second
+# call measures.
 cugym_run first --dry-run
 order="$(grep -o -e 'scripts/build.sh build-gpu' -e 'ctest --test-dir' -e 'tool memcheck' -e 'python3 -m pytest' \
-           -e 'cartpole.toml --device cuda --seed 8' -e 'seeds 1-1024' -e 'cugym bench --env CartPole' \
-           -e 'layer-norm off,on' "$tmp/out" | uniq | tr '\n' '|')"
-want='scripts/build.sh build-gpu|ctest --test-dir|tool memcheck|python3 -m pytest|cartpole.toml --device cuda --seed 8|seeds 1-1024|cugym bench --env CartPole|layer-norm off,on|'
+           -e 'cartpole.toml --device cuda --seed 8' -e 'cartpole.toml --device cuda --seeds 1-1024' \
+           -e 'cugym bench --env CartPole' -e 'layer-norm off,on' "$tmp/out" | uniq | tr '\n' '|')"
+want='scripts/build.sh build-gpu|ctest --test-dir|tool memcheck|cartpole.toml --device cuda --seed 8|'
+want+='cartpole.toml --device cuda --seeds 1-1024|cugym bench --env CartPole|layer-norm off,on|python3 -m pytest|'
 [ "$order" = "$want" ] || fail "first: the plan's order is '$order', want '$want'"
-if grep -q -e racecheck -e acrobot -e Pendulum -e pqn "$tmp/out"; then fail "first: holds a part of the second call"; fi
-grep -q "dry run of 'build python dqn speed'" "$tmp/out" || fail "first: not the parts build python dqn speed"
+if grep -q -e racecheck -e acrobot -e Pendulum -e pqn -e 'cartpole_ppo.toml --device cuda --seeds 1-1024' \
+     -e 'pendulum_sac.toml --device cuda --seeds 1-1024' "$tmp/out"; then
+  fail "first: holds a part of the second call"
+fi
+grep -q "dry run of 'build dqn speed python'" "$tmp/out" || fail "first: not the parts build dqn speed python"
 # --help prints the whole comment block at the top, the second call's lines and the budget included.
 cugym_run --help
 last="$(grep -B 1 '^set -uo pipefail' "$src/scripts/gpu-check.sh" | head -n 1 | sed 's/^# \{0,1\}//')"
 if ! grep -q '^  call 2:' "$tmp/out" || [ "$(tail -n 1 "$tmp/out")" != "$last" ] || grep -q 'pipefail' "$tmp/out"; then
   fail "--help: not the whole header (want it to end with '$last'):"; tail -n 3 "$tmp/out" | sed 's/^/    /'
+fi
+
+# The deadline (CUGYM_GPU_CHECK_DEADLINE): a part made slow (CUGYM_GPU_CHECK_FAKE_SLOW, which sleeps
+# even in a dry run) is cut off at the deadline less the reports' reserve, the parts after it are
+# skipped with one line each, and the call ends in time with status 5; the part before it ran.
+cugym_deadline() {  # cugym_deadline DEADLINE SLOW ARGS...
+  local deadline=$1 slow=$2
+  shift 2
+  checks=$((checks + 1))
+  CUGYM_GPU_CHECK_DEADLINE=$deadline CUGYM_GPU_CHECK_FAKE_SLOW=$slow bash "$src/scripts/gpu-check.sh" "$@" >"$tmp/out" 2>&1
+}
+cugym_deadline soon "" first --dry-run
+if [ $? -ne 64 ] || ! grep -q 'CUGYM_GPU_CHECK_DEADLINE must be whole seconds' "$tmp/out"; then
+  fail "a deadline of 'soon' is a usage error"
+fi
+cugym_deadline 10 dqn first --dry-run
+if [ $? -ne 64 ] || ! grep -q 'CUGYM_GPU_CHECK_FAKE_SLOW must be PART:SECONDS' "$tmp/out"; then
+  fail "a slow part without its seconds is a usage error"
+fi
+t0=$SECONDS
+cugym_deadline 10 dqn:600 first --dry-run
+got=$? took=$((SECONDS - t0))
+if [ "$got" -ne 5 ] || [ "$took" -gt 10 ] || ! grep -q '^gpu-check: part build exit 0' "$tmp/out" ||
+   ! grep -q '^gpu-check: part dqn cut off at its end, after [0-9]* s (the deadline less its reserve)' "$tmp/out" ||
+   ! grep -q '^gpu-check: part dqn exit 5 ([0-9]* s, cut off)' "$tmp/out" ||
+   [ "$(grep -c '^gpu-check: part speed skipped: 0 s left before the deadline' "$tmp/out")" -ne 1 ] ||
+   [ "$(grep -c '^gpu-check: part python skipped: 0 s left before the deadline' "$tmp/out")" -ne 1 ] ||
+   grep -q -e 'seeds 1-1024' -e 'cugym bench' -e 'pytest' "$tmp/out" ||
+   ! grep -q '^gpu-check: parts: build 0, dqn 5 (cut off), speed 5 (skipped), python 5 (skipped); the worst: 5' "$tmp/out"; then
+  fail "deadline 10 s, dqn made slow: exit $got after $took s (want 5 within 10 s, dqn cut, speed and python skipped):"
+  sed 's/^/    /' "$tmp/out" | grep -v '^    +' | tail -n 20
+fi
+# A part's own cut-off (dqn: 200 s) is no later than the deadline allows; a slow part that ends
+# within its time is no finding.
+cugym_deadline 30 speed:1 speed --dry-run
+if [ $? -ne 0 ] || ! grep -q '^gpu-check: part speed: up to 2[0-9] s (its own cut-off 75 s; 30 s to the deadline)' "$tmp/out"; then
+  fail "deadline 30 s, speed made slow for 1 s: want it to pass within its time:"; sed 's/^/    /' "$tmp/out" | tail -n 8
 fi
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
   check 4 'no GPU here' -- build
@@ -74,9 +118,13 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
   if [ "$(grep -c '^gpu-check: missing: ' "$tmp/out")" -ne 1 ] || ! grep -q '^gpu-check: missing: .*a GPU (nvidia-smi lists none)' "$tmp/out"; then
     fail "dqn without a GPU: want one 'missing:' line naming the GPU:"; sed 's/^/    /' "$tmp/out"
   fi
-  # A failed probe stops the call: the python part after it does not run.
+  # A failed probe does not stop the call: each later part is tried (and finds no GPU either).
   cugym_run build python
-  if grep -q 'python part: probe' "$tmp/out"; then fail "build python: the python part ran after a failed probe"; fi
+  got=$?
+  if [ "$got" -ne 4 ] || ! grep -q 'python part: probe' "$tmp/out" ||
+     ! grep -q '^gpu-check: parts: build 4, python 4; the worst: 4' "$tmp/out"; then
+    fail "build python: want both parts tried after a failed probe, exit 4 (got $got):"; sed 's/^/    /' "$tmp/out" | tail -n 8
+  fi
 fi
 
 report() { checks=$((checks + 1)); python3 "$src/scripts/gpu_check_report.py" "$@" >"$tmp/out" 2>&1; }
