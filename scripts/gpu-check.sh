@@ -16,10 +16,13 @@
 #   build      probe (the card's copy bandwidth measured), CUDA build for sm_90 into build-gpu (Box2D
 #              from deps/, no SDL2; the Python extension too where python3 can build it), ctest -j
 #              with CUGYM_REQUIRE_GPU=1 (a CUDA case that skips is a failure; each test cut off at
-#              150 s), then compute-sanitizer memcheck over a few CUDA cases of envs, nn and agents;
-#              --slow adds the slow tests
-#   dqn        DQN's CartPole config on cuda over 8 seeds, then 1,024 CartPole seeds in lockstep as
-#              one process, judged (builds cugym where needed)
+#              150 s), then the slow tests among the CUDA cases by name (below), then
+#              compute-sanitizer memcheck over CUDA cases of envs, nn, the agents and PPO and SAC;
+#              --slow runs every slow test instead
+#   dqn        DQN's CartPole config on cuda over 8 seeds, with seed 1 of PPO's CartPole and SAC's
+#              Pendulum configs solo (each sized by total_steps to about 20 s); then, each alone on
+#              the GPU, lockstep batches of 1,024 DQN CartPole seeds, 64 PPO and 64 SAC seeds, judged
+#              (builds cugym where needed)
 #   speed      env steps/s of CartPole at 1M and 16M envs and MinAtar Breakout at 1M, beside the
 #              card's bandwidth bound; nn updates/s at K = 1 and 1,024 and PQN's MinAtar network with
 #              its LayerNorms (builds cugym where needed)
@@ -32,9 +35,12 @@
 #              PQN's CartPole (8) and MinAtar Breakout (1) configs on cuda, PPO's CartPole config
 #              over 1,024 seeds in lockstep (goal 30 s) and SAC's Pendulum over 1,024 (its time
 #              reported), judged
+# The CUDA cases by name (ctest's -R and the sanitizers' --gtest_filter; a pattern that matches no
+# test yet is reported, not failed): PpoCuda*, SacCuda*, *Replicas* CUDA cases, *CudaAgreement*,
+# AgentOpsAgreement* (docs/gpu-check.md lists the filters).
 # Options: --dry-run  print the probe and every command the parts would run, run none of them
-#          --rehearse no GPU needed: cpu wherever cuda, 1/64 of the env counts, fewer seeds; checks
-#                     the script itself (its parsing and judging) on a machine without a GPU
+#          --rehearse no GPU needed: cpu wherever cuda, 1/64 of the env counts, fewer seeds and steps;
+#                     checks the script itself (its parsing and judging) on a machine without a GPU
 # Time: the call ends by its deadline (CUGYM_GPU_CHECK_DEADLINE s from its start; default 540, none
 # with --rehearse, 0 none). Each part has a cut-off of its own (build 330 s, dqn 200, speed 75,
 # python 90, racecheck 90, speed-more 90, dqn-more 240; none with --rehearse) and ends by the
@@ -479,6 +485,12 @@ part_seconds() {
 }
 
 # ---- build: build, ctest, compute-sanitizer memcheck ------------------------------------------------
+# The CUDA cases by name: the cases of PPO and SAC on CUDA (PpoCuda*, SacCuda*: gtest's names, as
+# gtest_discover_tests gives them to ctest), the replicated networks' CUDA cases (*Replicas*, the
+# CUDA parameter or a Cuda in the name), the CUDA-against-CPU agreements (*CudaAgreement*) and the
+# agent ops' (AgentOpsAgreement*). ctest runs them all without a filter (-LE slow); this regex adds
+# those among them labelled slow, and the report counts each pattern's tests (none: reported).
+cuda_case_regexes=('PpoCuda' 'SacCuda' 'Replicas.*(/cuda|Cuda)' 'CudaAgreement' 'AgentOpsAgreement')
 python_in_build=0  # the build part configured build-gpu with the Python extension
 built_here=0       # the build part built everything in this call
 part_build() {
@@ -518,23 +530,36 @@ part_build() {
   [ "$slow" -eq 1 ] || ctest_args+=(-LE slow)
   local require=1
   [ "$rehearse" -eq 0 ] || require=0  # no GPU to require
-  local log="$results/ctest-gpu.log" rc=0
+  local log="$results/ctest-gpu.log" rc=0 regex
+  regex="$(IFS='|'; echo "${cuda_case_regexes[*]}")"
   t0=$SECONDS
   echo "+ CUGYM_REQUIRE_GPU=$require ctest ${ctest_args[*]}"
   if [ "$dry" -eq 0 ]; then
     limited 0 env CUGYM_REQUIRE_GPU="$require" ctest "${ctest_args[@]}" 2>&1 | tee "$log" || rc=$?
     time_up || true
   fi
+  # The slow tests among the CUDA cases (none matched: ctest says so, and that is no failure).
+  if [ "$slow" -eq 0 ]; then
+    local slow_args=(--test-dir "$build_dir" --output-on-failure -j "$cores" --timeout 150 -L slow -R "$regex"
+                     --no-tests=ignore)
+    echo "+ CUGYM_REQUIRE_GPU=$require ctest ${slow_args[*]}"
+    if [ "$dry" -eq 0 ]; then
+      limited 0 env CUGYM_REQUIRE_GPU="$require" ctest "${slow_args[@]}" 2>&1 | tee -a "$log" || rc=$((rc ? rc : $?))
+      time_up || true
+    fi
+  fi
   local ctest_s=$((SECONDS - t0))
 
-  banner "compute-sanitizer memcheck over CUDA cases of envs, nn and agents"
+  banner "compute-sanitizer memcheck over CUDA cases of envs, nn, the agents, PPO and SAC"
   local sanitizer_log="$results/sanitizer-memcheck.log" sanitizer_rc=0
   t0=$SECONDS
   sanitize "$sanitizer_log" memcheck
   local sanitizer_s=$((SECONDS - t0))
   [ "$dry" -eq 0 ] || return 0
   banner "summary: build part (paste into docs/benchmarks.md)"
-  report ctest "$log" --build-seconds "$build_s" --ctest-seconds "$ctest_s" --card "$card_file"
+  local cases=() r
+  for r in "${cuda_case_regexes[@]}"; do cases+=(--case "$r"); done
+  report ctest "$log" --build-seconds "$build_s" --ctest-seconds "$ctest_s" "${cases[@]}" --card "$card_file"
   report sanitizer "$sanitizer_log" --seconds "$sanitizer_s" --limit "$sanitizer_used_limit" || sanitizer_rc=$?
   if [ "$rc" -eq 124 ] && [ "$part_cut" -eq 1 ]; then
     echo "gpu-check: ctest cut off at the part's end (the tests it finished are above)"
@@ -574,14 +599,16 @@ part_racecheck() {
 # sanitize LOG TOOL: the tool over a few CUDA cases of each CUDA file, all at once, each cut off at
 # $sanitizer_limit s (or the part's end); every run's tail and exit status go into LOG for the
 # report, which fails a run whose tool found an error or whose cases failed under it, and only
-# reports an unusable sanitizer (gVisor's "Device not supported", none next to nvcc, --rehearse) or
-# a run cut off.
+# reports an unusable sanitizer (gVisor's "Device not supported", none next to nvcc, --rehearse), a
+# run cut off, or a filter that matched no case yet (PpoCuda*, SacCuda*: the cases to come).
 sanitizer_limit=60
 sanitizer_used_limit=$sanitizer_limit
 sanitizer_cases=(
-  "envs tests/cugym_tests CudaAgreement.EveryEnvGivesTheCpuBits:*Conformance.ASnapshotContinuesExactly/*cuda*"
-  "nn tests/nn/cugym_nn_tests *CudaAgreement.ForwardBackwardAndLoss*:*LayerNormTest.*cuda*"
-  "agents tests/cugym_agent_tests AgentOpsAgreement.CudaGivesTheCpuBits:DqnCuda.GraphReplayGivesTheEagerWeights"
+  "envs tests/cugym_tests *CudaAgreement*:*Conformance.ASnapshotContinuesExactly/*cuda*"
+  "nn tests/nn/cugym_nn_tests *CudaAgreement*:*LayerNormTest.*cuda*"
+  "nn-replicas tests/nn/cugym_nn_tests *Replicas*cuda*:*Replicas*Cuda*"
+  "agents tests/cugym_agent_tests AgentOpsAgreement*:DqnCuda.GraphReplayGivesTheEagerWeights:*CudaAgreement*:*Replicas*cuda*:*Replicas*Cuda*"
+  "ppo-sac tests/cugym_agent_tests PpoCuda*:SacCuda*"
 )
 sanitize() {
   local log="$1" tool="$2" sanitizer can=1
@@ -857,25 +884,78 @@ dqn_start() {
   [ "$dry" -eq 1 ] || mkdir -p "$dqn_dir"
 }
 
-# dqn (call 1): 8 CartPole seeds on cuda in parallel; then issue 23's lockstep batch of 1,024
-# CartPole seeds alone, so that its wall time (to a tenth of a second) is its own, judged on its
-# goal (10 s, 95% solved) and beside seeds 1-8's solo runs (their model bytes: a finding); cut off
-# at 45 s, four and a half times its goal.
+# lanes_pair GROUP CONFIG DEVICE SEED LANES STEPS: seed SEED's lane of the batch GROUP-batch beside
+# its solo run GROUP-SEED (the same settings), with cmp. Where the bytes differ (on CUDA the batch's
+# layers are cuBLAS's strided-batched GEMMs, a solo run's single GEMMs, and a shrinking batch
+# changes their count), the same pair again for STEPS env steps, the config's first learning
+# iterations, into GROUP-short-batch and GROUP-short-SEED: the report compares those models within
+# rounding (1e-3 normwise relative, tests/agents/solo_claim.h's tolerance), where a lane reading
+# another's data would be far off.
+lanes_pair() {
+  local group="$1" config="$2" device="$3" seed="$4" lanes="$5" steps="$6"
+  local lane="$dqn_dir/$group-batch/seed_$seed/model.safetensors" solo="$dqn_dir/$group-$seed/model.safetensors"
+  echo "+ cmp $lane $solo"
+  if [ "$dry" -eq 1 ]; then
+    echo "  (where the bytes differ: the first learning iterations, $steps steps, compared within 1e-3)"
+    return 0
+  fi
+  if cmp -s "$lane" "$solo"; then
+    echo "lanes $group: seed $seed: the solo run's model bytes"
+    return 0
+  fi
+  if [ ! -f "$lane" ] || [ ! -f "$solo" ]; then
+    echo "lanes $group: seed $seed: a model is missing (the report says why)"
+    return 0
+  fi
+  echo "lanes $group: seed $seed: other model bytes than its solo run; its first learning iterations ($steps" \
+       "env steps) as a batch of $lanes and solo, to compare within rounding"
+  local replay
+  read -ra replay <<<"$(replay_sets "$config")"
+  train_seeds --as "$group-short" --set checkpoint_interval=0 "${replay[@]}" --set "total_steps=$steps" \
+    "$config" "$device" "$seed"
+  train_batch --as "$group-short" --set "total_steps=$steps" "$config" "$device" "1-$lanes" 45
+  wait_trainings
+}
+
+# dqn (call 1): 8 DQN CartPole seeds on cuda in parallel, and beside them seed 1 of PPO's CartPole
+# and SAC's Pendulum configs solo; then, each alone on the GPU so that its wall time (to a tenth of
+# a second) is its own: issue 23's lockstep batch of 1,024 CartPole seeds, judged on its goal
+# (10 s, 95% solved) and beside seeds 1-8's solo runs (their model bytes: a finding), cut off at
+# 45 s, four and a half times its goal; then 64 PPO and 64 SAC seeds in lockstep, each cut off at
+# 60 s, judged on a completed run, no fallback from the CUDA graph, finite losses, and seed 1's lane
+# against its solo run (lanes_pair). PPO and SAC run for a set number of env steps, sized to about
+# 20 s on the GPU (estimated: PPO's shipped 500k steps, about 1,000 iterations of 4 x 128 env steps
+# and 16 minibatch updates at 10-15 ms each as one CUDA graph, most lanes stopping earlier at the
+# threshold; SAC's 60k, 15,000 iterations of 4 env steps and 4 updates at about 1.3 ms; the report
+# prints the steps that 20 s gives at the measured rate, to size them anew).
+ppo_steps=500000
+sac_steps=60000
 part_dqn() {
   dqn_start dqn || return $?
-  banner "DQN: CartPole on $dev over 8 seeds (in parallel), then 1,024 seeds in lockstep"
-  local t0=$SECONDS seeds=(1 2 3 4 5 6 7 8) batch=1024
-  if [ "$rehearse" -eq 1 ]; then seeds=(1 2); batch=2; fi
+  banner "DQN's CartPole on $dev over 8 seeds with PPO's and SAC's seed 1 solo; then 1,024 DQN, 64 PPO, 64 SAC seeds in lockstep"
+  local t0=$SECONDS seeds=(1 2 3 4 5 6 7 8) batch=1024 lanes=64 ppo_n=$ppo_steps sac_n=$sac_steps
+  if [ "$rehearse" -eq 1 ]; then seeds=(1 2); batch=2; lanes=2; ppo_n=20480; sac_n=3000; fi
+  local ppo="cartpole_ppo_$((ppo_n / 1000))k-$dev" sac="pendulum_sac_$((sac_n / 1000))k-$dev"
+  # The solo runs' settings are their batches' (train_batch's --set options).
   train_seeds cartpole "$dev" "${seeds[@]}"
+  train_seeds --as "$ppo" --set checkpoint_interval=0 --set "total_steps=$ppo_n" cartpole_ppo "$dev" 1
+  train_seeds --as "$sac" --set checkpoint_interval=0 --set save_replay=false --set "total_steps=$sac_n" \
+    pendulum_sac "$dev" 1
   wait_trainings
   train_batch cartpole "$dev" "1-$batch" 45
   wait_trainings
+  train_batch --as "$ppo" --set "total_steps=$ppo_n" cartpole_ppo "$dev" "1-$lanes" 60
+  wait_trainings
+  lanes_pair "$ppo" cartpole_ppo "$dev" 1 "$lanes" 1536      # 3 iterations of 4 x 128 env steps
+  train_batch --as "$sac" --set "total_steps=$sac_n" pendulum_sac "$dev" "1-$lanes" 60
+  wait_trainings
+  lanes_pair "$sac" pendulum_sac "$dev" 1 "$lanes" 1012      # learning starts at 1,000: 3 iterations
   local dqn_s=$((SECONDS - t0))
   [ "$dry" -eq 0 ] || return 0
   [ -z "${OUT:-}" ] ||
     limited 30 tar -czf "$OUT/dqn-runs.tgz" -C "$build_dir" --exclude='*.safetensors' dqn 2>/dev/null || true
   banner "summary: dqn part (paste into docs/benchmarks.md)"
-  echo "dqn part on $card_name: ${dqn_s} s (each run cut off at ${train_limit} s, the batch at 45 s)"
+  echo "dqn part on $card_name: ${dqn_s} s (each run cut off at ${train_limit} s, the DQN batch at 45 s, PPO's and SAC's at 60 s)"
   # Bar (the CPU's success rate of this config is in docs/benchmarks.md): at least 6 of 8 seeds at
   # the threshold (31 of 32 seeds on a 2-core CPU: a working GPU path, whose sums round
   # differently and so act like other seeds, misses this bar with probability well under 1%; a
@@ -885,7 +965,8 @@ part_dqn() {
   local need=6 goal=:10
   [ "$rehearse" -eq 0 ] || { need=1; goal=""; }
   report dqn --dqn-dir "$dqn_dir" --limit "$train_limit" --bar "cartpole-$dev:475:$need" \
-    --batch "cartpole-$dev-batch:cartpole-$dev:lockstep$goal" --card "$card_file"
+    --batch "cartpole-$dev-batch:cartpole-$dev:lockstep$goal" \
+    --lanes "$ppo:1:policy_loss,value_loss" --lanes "$sac:1:qf1_loss,qf2_loss,actor_loss" --card "$card_file"
 }
 
 # dqn-more (call 2): Acrobot over 8 seeds beside 64 in lockstep, MountainCar over 4, a CartPole run

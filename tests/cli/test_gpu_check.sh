@@ -43,6 +43,17 @@ check 0 'cugym_bench_nn --device cuda .*--replicas 1,1024 ' -- speed --dry-run
 check 0 'cugym_bench_nn --device cuda --nets 10x10x4c16-128-6 --layer-norm off,on ' -- speed --dry-run
 check 0 'bench --env Pendulum-v1 --device cuda --num-envs 1048576 --steps 200 --mode fused --json' -- speed-more --dry-run
 check 0 'cugym train --config configs/cartpole.toml --device cuda --seeds 1-1024 --lockstep on' -- dqn --dry-run
+# PPO's and SAC's lanes in call 1: seed 1 solo and 64 seeds in lockstep with the same settings.
+check 0 'cugym train --config configs/cartpole_ppo.toml --device cuda --seed 1 --set checkpoint_interval=0 --set total_steps=[0-9]+ --out build-gpu/dqn/cartpole_ppo_[0-9]+k-cuda-1 ' -- dqn --dry-run
+check 0 'cugym train --config configs/cartpole_ppo.toml --device cuda --seeds 1-64 --lockstep on --set checkpoint_interval=0 --set total_steps=[0-9]+ --out build-gpu/dqn/cartpole_ppo_[0-9]+k-cuda-batch ' -- dqn --dry-run
+check 0 'cugym train --config configs/pendulum_sac.toml --device cuda --seed 1 --set checkpoint_interval=0 --set save_replay=false --set total_steps=[0-9]+ --out build-gpu/dqn/pendulum_sac_[0-9]+k-cuda-1 ' -- dqn --dry-run
+check 0 'cugym train --config configs/pendulum_sac.toml --device cuda --seeds 1-64 --lockstep on --set checkpoint_interval=0 --set save_replay=false --set total_steps=[0-9]+ --out build-gpu/dqn/pendulum_sac_[0-9]+k-cuda-batch ' -- dqn --dry-run
+check 0 '\+ cmp build-gpu/dqn/pendulum_sac_[0-9]+k-cuda-batch/seed_1/model.safetensors build-gpu/dqn/pendulum_sac_[0-9]+k-cuda-1/model.safetensors' -- dqn --dry-run
+# The CUDA cases by name: in ctest's second run (the slow ones among them) and the sanitizers' filters.
+check 0 'ctest --test-dir build-gpu .*-L slow -R PpoCuda\|SacCuda\|Replicas.*CudaAgreement\|AgentOpsAgreement --no-tests=ignore' -- build --dry-run
+check 0 "memcheck --error-exitcode 99 build-gpu/tests/cugym_agent_tests --gtest_filter='PpoCuda\*:SacCuda\*'" -- build --dry-run
+check 0 "memcheck --error-exitcode 99 build-gpu/tests/nn/cugym_nn_tests --gtest_filter='\*Replicas\*cuda\*" -- build --dry-run
+check 0 "racecheck --error-exitcode 99 build-gpu/tests/cugym_agent_tests --gtest_filter='PpoCuda\*:SacCuda\*'" -- racecheck --dry-run
 check 0 '\+ python3 scripts/gpu_check_report.py card --out build-gpu/card.json' -- speed --dry-run
 check 0 'cugym train --config configs/acrobot.toml --device cuda --seed 8' -- dqn-more --dry-run
 check 0 'cugym train --config configs/cartpole_ppo.toml --device cuda --seeds 1-1024 --lockstep on --set checkpoint_interval=0 --out' -- dqn-more --dry-run
@@ -52,14 +63,18 @@ check 0 'apt-get download googletest libopenblas0-pthread' -- deps --dry-run
 check 0 "dry run of 'build dqn speed python racecheck speed-more dqn-more'" -- all --dry-run
 check 0 "dry run of 'racecheck speed-more dqn-more'" -- second --dry-run
 # The first device call holds, in this order: the build, ctest, memcheck, DQN's 8 CartPole seeds
-# and its 1,024 in lockstep, the speed part, and the python part last; none of what the second
-# call measures.
+# with PPO's and SAC's seed 1 solo, DQN's 1,024 seeds in lockstep, PPO's 64 and SAC's 64, the speed
+# part, and the python part last; none of what the second call measures.
 cugym_run first --dry-run
 order="$(grep -o -e 'scripts/build.sh build-gpu' -e 'ctest --test-dir' -e 'tool memcheck' -e 'python3 -m pytest' \
-           -e 'cartpole.toml --device cuda --seed 8' -e 'cartpole.toml --device cuda --seeds 1-1024' \
+           -e 'cartpole.toml --device cuda --seed 8' -e 'cartpole_ppo.toml --device cuda --seed 1 ' \
+           -e 'pendulum_sac.toml --device cuda --seed 1 ' -e 'cartpole.toml --device cuda --seeds 1-1024' \
+           -e 'cartpole_ppo.toml --device cuda --seeds 1-64 ' -e 'pendulum_sac.toml --device cuda --seeds 1-64 ' \
            -e 'cugym bench --env CartPole' -e 'layer-norm off,on' "$tmp/out" | uniq | tr '\n' '|')"
 want='scripts/build.sh build-gpu|ctest --test-dir|tool memcheck|cartpole.toml --device cuda --seed 8|'
-want+='cartpole.toml --device cuda --seeds 1-1024|cugym bench --env CartPole|layer-norm off,on|python3 -m pytest|'
+want+='cartpole_ppo.toml --device cuda --seed 1 |pendulum_sac.toml --device cuda --seed 1 |'
+want+='cartpole.toml --device cuda --seeds 1-1024|cartpole_ppo.toml --device cuda --seeds 1-64 |'
+want+='pendulum_sac.toml --device cuda --seeds 1-64 |cugym bench --env CartPole|layer-norm off,on|python3 -m pytest|'
 [ "$order" = "$want" ] || fail "first: the plan's order is '$order', want '$want'"
 if grep -q -e racecheck -e acrobot -e Pendulum -e pqn -e 'cartpole_ppo.toml --device cuda --seeds 1-1024' \
      -e 'pendulum_sac.toml --device cuda --seeds 1-1024' "$tmp/out"; then
