@@ -8,7 +8,11 @@
 # Needs root. The first run installs debootstrap if missing and makes the root in build-bare/ (a
 # minute, from Debian's packages and PyPI); later runs reuse it and its build-gpu* folders (delete
 # build-bare/ to start anew). Run `bash scripts/gpu-check.sh deps` first. Each part's seconds end
-# up in build-bare/root/repo/build-gpu/results/parts.txt. Exit status: gpu-check's.
+# up in build-bare/root/repo/build-gpu/results/parts.txt. Then the deadline, rehearsed in the same
+# root: `dqn speed python --rehearse` under CUGYM_GPU_CHECK_DEADLINE=40 with the dqn part made slow
+# (CUGYM_GPU_CHECK_FAKE_SLOW=dqn:600) must end within 40 s with status 5, dqn cut off, speed and
+# python skipped with their one line each (about 35 s; nothing built). Exit status: gpu-check's,
+# or 1 where the deadline did not hold.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -52,7 +56,31 @@ mount --bind /dev "$bare/dev" && mounts+=("$bare/dev")
 
 echo "rehearsal: unshare -n chroot ${bare#"$repo"/} bash scripts/gpu-check.sh ${parts[*]} --rehearse"
 status=0
-unshare -n chroot "$bare" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-  bash -c "cd /repo && bash scripts/gpu-check.sh ${parts[*]} --rehearse" || status=$?
+in_root() {  # in_root ENV... -- COMMAND: COMMAND in /repo of the bare root, without network
+  local env=()
+  while [ "$1" != -- ]; do env+=("$1"); shift; done
+  shift
+  unshare -n chroot "$bare" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+    "${env[@]}" bash -c "cd /repo && $*"
+}
+in_root -- bash scripts/gpu-check.sh "${parts[*]}" --rehearse || status=$?
 echo "rehearsal: exit $status"
+
+# The deadline: a part made slow is cut off at the deadline less the reports' reserve, the parts
+# after it are skipped, and the call ends in time (no part builds: dqn sleeps before its probe).
+echo "rehearsal: the deadline: dqn speed python --rehearse, 40 s, dqn made slow"
+log="$bare/repo/build-gpu/deadline.log"
+mkdir -p "$(dirname "$log")"
+t0=$SECONDS
+got=0
+in_root CUGYM_GPU_CHECK_DEADLINE=40 CUGYM_GPU_CHECK_FAKE_SLOW=dqn:600 CUGYM_GPU_CHECK_RESULTS=/repo/build-gpu/results-deadline \
+  -- bash scripts/gpu-check.sh dqn speed python --rehearse >"$log" 2>&1 || got=$?
+took=$((SECONDS - t0))
+grep '^gpu-check: ' "$log" || true
+if [ "$got" -ne 5 ] || [ "$took" -gt 40 ] || ! grep -q '^gpu-check: part dqn cut off at its end' "$log" ||
+   ! grep -q '^gpu-check: part speed skipped: ' "$log" || ! grep -q '^gpu-check: part python skipped: ' "$log"; then
+  echo "rehearsal: the deadline did not hold: exit $got after $took s (want 5 within 40 s, dqn cut off, speed and python skipped)"
+  exit 1
+fi
+echo "rehearsal: the deadline held: exit 5 after $took s"
 exit "$status"
