@@ -62,14 +62,16 @@
 # part that fails does not stop the call: the next part runs, and the call's status is the worst
 # of its parts', in the order 1, 2, 3, 4, 5.
 #
-# Budget on the lent machine (docs/gpu-check.md gives the basis: the rehearsal's CPU seconds over
-# 16 cores, its longest single steps, and the cut-offs where only a GPU runs). Call 1: deps
-# unpacked, GoogleTest built, the probe and the card 20 s; CUDA build 2-2.5 min (the MinAtar
-# plugin's CUDA unit is the long pole); ctest 1.5 min; memcheck 1 min at most: the build part 5 min
-# (cut off at 5.5); dqn 2 min (cut off at 3.3); speed 35 s; python 45 s: about 8.2 minutes, never
-# more than the deadline's 9. The session's 15 minutes: the machine's start 2-3 min, call 1 8.2-9,
-# its transfer and the give-back 0.5: 10.7-12.5 min, which leaves call 2 (racecheck 1-1.5 min,
-# speed-more 1, dqn-more 3.5-4: 5.5-6.5 min) too little time to finish; its deadline skips the rest.
+# Budget on the lent machine, H100 or H200 alike (docs/gpu-check.md gives the basis: the
+# rehearsal's CPU seconds over 16 cores, its longest single steps, and the cut-offs where only a
+# GPU runs). Call 1: deps unpacked, GoogleTest built, the probe and the card 20 s; CUDA build
+# 2-2.5 min (the MinAtar plugin's CUDA unit is the long pole); ctest 1.5 min; memcheck 1 min at
+# most: the build part 5 min (cut off at 5.5); dqn 1.7-2 min (DQN's seeds with PPO's and SAC's
+# solo runs 40 s, the DQN batch 15 s, PPO's and SAC's 20 s each; cut off at 3.3); speed 35 s;
+# python 45 s: about 8.2 minutes, never more than the deadline's 9. The session's 15 minutes: the
+# machine's start 2-3 min, call 1 8.2-9, its output back and the give-back 0.5: 10.7-12.5 min,
+# which leaves 2.5-4.3, too little for call 2 (racecheck 1-1.5 min, speed-more 1, dqn-more
+# 3.5-4: 5.5-6.5 min) to finish: its deadline skips the rest, so name its parts by their worth.
 set -uo pipefail
 export LC_ALL=C  # '.' decimal point in printf
 
