@@ -11,6 +11,7 @@
 set -u
 src="$1"
 unset OUT  # on the GPU machine the outer gpu-check.sh logs to $OUT: the dry runs here must not
+unset CUGYM_GPU_CHECK_DEADLINE CUGYM_GPU_CHECK_FAKE_SLOW  # nor take an outer call's time limits
 cugym="bash $src/scripts/gpu-check.sh"  # for common.sh's run/expect
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
