@@ -50,8 +50,8 @@
 # speed-more 30, dqn-more 90, or a fifth of a shorter deadline) is skipped with one line saying so.
 # Each part prints its verdict and a summary block for docs/benchmarks.md as it finishes, every
 # figure labelled with the card; with $OUT set, the log and the raw results are written there as
-# they come, so a call cut off keeps them (call 1 writes 8 files, the most a device call brings
-# back). The log's "part P exit S (T s)" lines give each part's seconds (and, without $OUT,
+# they come, so a call cut off keeps them (call 1 writes 7 files; a device call brings back at
+# most 8). The log's "part P exit S (T s)" lines give each part's seconds (and, without $OUT,
 # build-gpu/results/parts.txt).
 # Env: CUGYM_GPU_ARCH (default 90), CUGYM_GPU_CHECK_RESULTS (results without $OUT; default
 # build-gpu/results), CUGYM_GPU_CHECK_DEADLINE (above), CUGYM_GPU_CHECK_FAKE_SLOW=PART:SECONDS[,...]
