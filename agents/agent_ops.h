@@ -13,6 +13,7 @@
 #include "agents/ppo_loss_kernels.h"
 #include "agents/ppo_rollout_kernels.h"
 #include "agents/pqn_kernels.h"
+#include "agents/rollout_kernels.h"
 #include "agents/sac_kernels.h"
 #include "core/device.h"
 
@@ -82,10 +83,11 @@ class AgentOps {
                                 const float* rewards, const uint8_t* terminated, const uint8_t* truncated) = 0;
   // PQN: the Q(lambda) targets of the whole rollout, one env's column each (QLambdaColumn).
   virtual void QLambdaTargets(const RolloutArrays& r, double gamma, double lambda, double reward_scale) = 0;
-  // PQN: every lane's `size` rows of the minibatch at position `first` of epoch `epoch`'s
-  // permutation of its own rollout (GatherRolloutRow), keyed by EpochKey of its seed (seeds: a
-  // device array of r.lanes) and the device's counters.
-  virtual void GatherMinibatch(const RolloutArrays& r, const RolloutBatch& batch, int64_t first, int64_t size,
+  // PQN, PPO: every lane's `size` rows of the minibatch at position `first` of epoch `epoch`'s
+  // permutation of its own rollout (r's shape: steps, envs, lanes), each of `columns` copied
+  // (GatherRow), keyed by EpochKey of its seed (seeds: a device array of r.lanes) and the device's
+  // counters.
+  virtual void GatherMinibatch(const RolloutArrays& r, const GatherColumns& columns, int64_t first, int64_t size,
                                const StepCounters* counters, const uint64_t* seeds, int64_t epoch) = 0;
   // PQN: rows first.. first + count - 1 of every lane's next observations side by side in `staged`
   // (StageNextObsRow), and back, their values into r.next_values (UnstageValue).
@@ -101,10 +103,6 @@ class AgentOps {
   virtual void SamplePolicy(const PolicyHead& head, const float* outputs, int64_t lanes, int64_t n,
                             const StepCounters* counters, const uint64_t* seeds, bool deterministic,
                             const PolicySample& out) = 0;
-  // PPO: every lane's `size` rows of the minibatch at position `first` of epoch `epoch`'s
-  // permutation of its own rollout (GatherPpoRow), keyed as GatherMinibatch's.
-  virtual void GatherPpoMinibatch(const PpoRollout& r, const PpoMinibatch& batch, int64_t first, int64_t size,
-                                  const StepCounters* counters, const uint64_t* seeds, int64_t epoch) = 0;
   // PPO: each of `replicas` replicas' gradients in `spans` clipped by their joint norm
   // (JointGradPartial into partials [replicas 32], JointGradNorm into norms [replicas], then
   // ScaleGradElement); `scale` is scratch [replicas].

@@ -96,10 +96,11 @@ class CpuAgentOps final : public AgentOps {
   void QLambdaTargets(const RolloutArrays& r, double gamma, double lambda, double reward_scale) override {
     for (int64_t i = 0; i < r.envs; ++i) QLambdaColumn(r, gamma, lambda, reward_scale, i);
   }
-  void GatherMinibatch(const RolloutArrays& r, const RolloutBatch& batch, int64_t first, int64_t size,
+  void GatherMinibatch(const RolloutArrays& r, const GatherColumns& columns, int64_t first, int64_t size,
                        const StepCounters* counters, const uint64_t* seeds, int64_t epoch) override {
-    for (int64_t e = 0; e < r.lanes * size; ++e) GatherRolloutRow(r, batch, first, size, counters, seeds, epoch, e);
+    for (int64_t e = 0; e < r.lanes * size; ++e) GatherRow(r, columns, first, size, counters, seeds, epoch, e);
   }
+
   void StageNextObs(const RolloutArrays& r, int64_t first, int64_t count, float* staged) override {
     for (int64_t e = 0; e < r.lanes * count; ++e) StageNextObsRow(r, first, count, staged, e);
   }
@@ -114,10 +115,7 @@ class CpuAgentOps final : public AgentOps {
                     const PolicySample& out) override {
     for (int64_t e = 0; e < lanes * n; ++e) SamplePolicyRow(head, outputs, n, counters, seeds, deterministic, out, e);
   }
-  void GatherPpoMinibatch(const PpoRollout& r, const PpoMinibatch& batch, int64_t first, int64_t size,
-                          const StepCounters* counters, const uint64_t* seeds, int64_t epoch) override {
-    for (int64_t e = 0; e < r.lanes * size; ++e) GatherPpoRow(r, batch, first, size, counters, seeds, epoch, e);
-  }
+
   void ClipJointGradNorm(const GradSpans& spans, int64_t replicas, double max_norm, double* partials, float* norms,
                          float* scale) override {
     for (int64_t t = 0; t < replicas * kGradNormPartials; ++t) JointGradPartial(spans, partials, t);

@@ -234,14 +234,14 @@ struct QLambdaFunctor {
   __device__ void operator()(int64_t i) const { QLambdaColumn(r, gamma, lambda, reward_scale, i); }
 };
 
-struct GatherRolloutFunctor {
+struct GatherFunctor {
   RolloutArrays r;
-  RolloutBatch batch;
+  GatherColumns columns;
   int64_t first, size;
   const StepCounters* counters;
   const uint64_t* seeds;
   int64_t epoch;
-  __device__ void operator()(int64_t e) const { GatherRolloutRow(r, batch, first, size, counters, seeds, epoch, e); }
+  __device__ void operator()(int64_t e) const { GatherRow(r, columns, first, size, counters, seeds, epoch, e); }
 };
 
 struct StageNextObsFunctor {
@@ -335,9 +335,9 @@ class CudaAgentOps final : public AgentOps {
   void QLambdaTargets(const RolloutArrays& r, double gamma, double lambda, double reward_scale) override {
     ForEach(stream_, r.envs, QLambdaFunctor{r, gamma, lambda, reward_scale});
   }
-  void GatherMinibatch(const RolloutArrays& r, const RolloutBatch& batch, int64_t first, int64_t size,
+  void GatherMinibatch(const RolloutArrays& r, const GatherColumns& columns, int64_t first, int64_t size,
                        const StepCounters* counters, const uint64_t* seeds, int64_t epoch) override {
-    ForEach(stream_, r.lanes * size, GatherRolloutFunctor{r, batch, first, size, counters, seeds, epoch});
+    ForEach(stream_, r.lanes * size, GatherFunctor{r, columns, first, size, counters, seeds, epoch});
   }
   void StageNextObs(const RolloutArrays& r, int64_t first, int64_t count, float* staged) override {
     ForEach(stream_, r.lanes * count, StageNextObsFunctor{r, first, count, staged});
@@ -352,10 +352,6 @@ class CudaAgentOps final : public AgentOps {
                     const StepCounters* counters, const uint64_t* seeds, bool deterministic,
                     const PolicySample& out) override {
     ForEach(stream_, lanes * n, SamplePolicyFunctor{head, outputs, n, counters, seeds, deterministic, out});
-  }
-  void GatherPpoMinibatch(const PpoRollout& r, const PpoMinibatch& batch, int64_t first, int64_t size,
-                          const StepCounters* counters, const uint64_t* seeds, int64_t epoch) override {
-    ForEach(stream_, r.lanes * size, GatherPpoFunctor{r, batch, first, size, counters, seeds, epoch});
   }
   void ClipJointGradNorm(const GradSpans& spans, int64_t replicas, double max_norm, double* partials, float* norms,
                          float* scale) override {

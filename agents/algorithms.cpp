@@ -50,7 +50,7 @@ void RegisterBuiltinAlgorithms() {
   Add({"dqn", {std::begin(q), std::end(q)}, Make<DqnAgent>, {}, [](const TrainConfig& c, const EnvSpec& spec) {
          return ReplayMemoryBytes(c, spec, false);
        }});
-  Add({"pqn", {std::begin(q), std::end(q)}, Make<PqnAgent>});
+  Add({"pqn", {std::begin(q), std::end(q)}, Make<PqnAgent>, {}, nullptr});
   Add({"ppo",
        {{"policy_loss", "losses/policy_loss"},
         {"value_loss", "losses/value_loss"},
@@ -59,7 +59,9 @@ void RegisterBuiltinAlgorithms() {
         {"clipfrac", "losses/clipfrac"},
         {"explained_variance", "losses/explained_variance"},
         {"learning_rate", "charts/learning_rate"}},
-       Make<PpoAgent>});
+       Make<PpoAgent>,
+       {},
+       nullptr});
   Add({"sac",
        {{"qf1_loss", "losses/qf1_loss"},
         {"qf2_loss", "losses/qf2_loss"},

@@ -107,23 +107,6 @@ PpoAgent::PpoAgent(const Registry& registry, const TrainConfig& config, std::vec
 
 PpoAgent::~PpoAgent() = default;
 
-PpoRollout PpoAgent::rollout() const {
-  PpoRollout r;
-  r.obs = obs_.data();
-  r.actions = actions_.data();
-  r.samples = samples_.data();
-  r.log_probs = log_probs_.data();
-  r.values = values_.data();
-  r.advantages = advantages_.data();
-  r.returns = returns_.data();
-  r.steps = config_.num_steps;
-  r.envs = lanes() * config_.num_envs;
-  r.obs_dim = obs_dim_;
-  r.action_dim = head_.gaussian ? outputs_ : 0;
-  r.lanes = lanes();
-  return r;
-}
-
 void PpoAgent::ObserveCurrent(const float* obs, float* out, int64_t m, bool frozen) {
   if (norms_->observations()) {
     ops_->NormalizeObservations(norms_->observation_moments(), obs, out, m, frozen, kPpoObsClip);
@@ -195,10 +178,22 @@ void PpoAgent::CollectStep(int64_t t) {
 }
 
 void PpoAgent::GatherMinibatch(int64_t first, int64_t rows, int64_t epoch) {
-  const PpoMinibatch batch{batch_obs_.data(),       batch_actions_.data(), batch_samples_.data(),
-                           batch_log_probs_.data(), batch_values_.data(),  batch_advantages_.data(),
-                           batch_returns_.data()};
-  ops_->GatherPpoMinibatch(rollout(), batch, first, rows, counters_dev_.data(), lanes_->seeds_dev(), epoch);
+  RolloutArrays shape;  // the rollout's layout: steps x (lanes x n) envs
+  shape.steps = config_.num_steps;
+  shape.envs = lanes() * config_.num_envs;
+  shape.lanes = lanes();
+  GatherColumns columns;
+  columns.Add(obs_.data(), batch_obs_.data(), obs_dim_);
+  if (head_.gaussian)
+    columns.Add(samples_.data(), batch_samples_.data(), outputs_);
+  else
+    columns.Add(actions_.data(), batch_actions_.data(), 1);
+  for (auto [from, to] : {std::pair{&log_probs_, &batch_log_probs_},
+                          {&values_, &batch_values_},
+                          {&advantages_, &batch_advantages_},
+                          {&returns_, &batch_returns_}})
+    columns.Add(from->data(), to->data(), 1);
+  ops_->GatherMinibatch(shape, columns, first, rows, counters_dev_.data(), lanes_->seeds_dev(), epoch);
 }
 
 // CleanRL's target_kl: the epochs stop once the last minibatch's approx_kl exceeds it (a host read

@@ -54,7 +54,6 @@ class PpoAgent final : public OnPolicyAgent {
   bool StopEpochs() override;
   // The normalized (or copied) current observations of `env` into `out`, for lanes of m envs.
   void ObserveCurrent(const float* obs, float* out, int64_t m, bool frozen);
-  PpoRollout rollout() const;
   PpoLearner& Solo(int lane) const { return solo_.Of(*learner_, lane, backend_); }
 
   // LaneAgent's hooks: a checkpoint adds the normalizers and the learner (networks, log_std,

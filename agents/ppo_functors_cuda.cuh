@@ -84,17 +84,6 @@ struct ScaleRewardFunctor {
   __device__ void operator()(int64_t i) const { ScaleReward(s, rewards, terminated, truncated, scaled, n, clip, i); }
 };
 
-struct GatherPpoFunctor {
-  PpoRollout r;
-  PpoMinibatch batch;
-  int64_t first, size;
-  const StepCounters* counters;
-  const uint64_t* seeds;
-  int64_t epoch;
-  __device__ void operator()(int64_t e) const { GatherPpoRow(r, batch, first, size, counters, seeds, epoch, e); }
-};
-
-// A thread per replica sums its squares in order, as the CPU does.
 struct JointGradPartialFunctor {
   GradSpans spans;
   double* partials;

@@ -1,6 +1,7 @@
-// The PPO agent's rollout: GAE(lambda) over it, its minibatches and the joint gradient clipping,
-// written once as CUGYM_HD functions (AgentOps::GaeAdvantages, GatherPpoMinibatch and
-// ClipJointGradNorm run them). Lanes as in policy_math.h: a rollout step of E = lanes x n envs, lane l owning envs l n
+// The PPO agent's rollout work: GAE(lambda) over it and the joint gradient clipping, written once
+// as CUGYM_HD functions (AgentOps::GaeAdvantages and ClipJointGradNorm run them; the minibatch
+// gather is the on-policy family's, rollout_kernels.h). Lanes as in policy_math.h: a rollout step of E = lanes x n
+// envs, lane l owning envs l n
 // .. l n + n - 1, and minibatches of lanes x b rows, lane l's rows l b .. l b + b - 1; each lane reads only its own.
 #pragma once
 
@@ -8,7 +9,7 @@
 #include <cstdint>
 
 #include "agents/exploration_kernels.h"
-#include "agents/pqn_kernels.h"
+#include "agents/rollout_kernels.h"
 #include "core/macros.h"
 
 namespace cugym::agent {
@@ -50,51 +51,6 @@ CUGYM_HD inline void GaeColumn(const GaeArrays& r, double gamma, double lambda, 
     r.advantages[at] = static_cast<float>(advantage);
     r.returns[at] = static_cast<float>(advantage + value);
   }
-}
-
-// A PPO rollout: `steps` vector steps of `envs` envs, step-major (element (t, e) at t envs + e).
-struct PpoRollout {
-  const float* obs = nullptr;         // [steps][envs][obs_dim] what the actor saw (normalized where it is)
-  const int32_t* actions = nullptr;   // categorical: [steps][envs]
-  const float* samples = nullptr;     // Gaussian: [steps][envs][action_dim] the samples u
-  const float* log_probs = nullptr;   // [steps][envs] log pi_old(action)
-  const float* values = nullptr;      // [steps][envs] V(s_t) in the rollout
-  const float* advantages = nullptr;  // [steps][envs] GAE's
-  const float* returns = nullptr;     // [steps][envs] the critic's targets
-  int64_t steps = 0, envs = 0, obs_dim = 0, action_dim = 0, lanes = 1;  // action_dim 0: categorical
-};
-
-// One minibatch of every lane, gathered contiguous for the networks and the loss (PpoBatch).
-struct PpoMinibatch {
-  float* obs = nullptr;        // [lanes b][obs_dim]
-  int32_t* actions = nullptr;  // categorical: [lanes b]
-  float* samples = nullptr;    // Gaussian: [lanes b][action_dim]
-  float* log_probs = nullptr;  // [lanes b]
-  float* values = nullptr;     // [lanes b]
-  float* advantages = nullptr;
-  float* returns = nullptr;
-};
-
-// Element e of the lanes' minibatches, `size` rows per lane: row e % size of lane l's minibatch
-// that starts at position `first` of its epoch's permutation of its own rollout (keyed by seeds[l],
-// as PQN's GatherRolloutRow), so that each lane gathers what its solo run gathers.
-CUGYM_HD inline void GatherPpoRow(const PpoRollout& r, const PpoMinibatch& b, int64_t first, int64_t size,
-                                  const StepCounters* counters, const uint64_t* seeds, int64_t epoch, int64_t e) {
-  const int64_t lane = e / size, j = e % size, n = r.envs / r.lanes;
-  const uint32_t rows = static_cast<uint32_t>(r.steps * n);
-  const uint32_t key = EpochKey(seeds[lane], counters, epoch);
-  const int64_t q = ShuffledIndex(static_cast<uint32_t>(first + j), rows, key);
-  const int64_t row = (q / n) * r.envs + lane * n + q % n;
-  for (int64_t k = 0; k < r.obs_dim; ++k) b.obs[e * r.obs_dim + k] = r.obs[row * r.obs_dim + k];
-  if (r.action_dim > 0) {
-    for (int64_t k = 0; k < r.action_dim; ++k) b.samples[e * r.action_dim + k] = r.samples[row * r.action_dim + k];
-  } else {
-    b.actions[e] = r.actions[row];
-  }
-  b.log_probs[e] = r.log_probs[row];
-  b.values[e] = r.values[row];
-  b.advantages[e] = r.advantages[row];
-  b.returns[e] = r.returns[row];
 }
 
 // Up to three gradient buffers clipped together, as torch.nn.utils.clip_grad_norm_ over the

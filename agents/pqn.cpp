@@ -132,8 +132,11 @@ void PqnAgent::NextValues() {
 }
 
 void PqnAgent::GatherMinibatch(int64_t first, int64_t rows, int64_t epoch) {
-  const RolloutBatch batch{batch_obs_.data(), batch_actions_.data(), batch_targets_.data()};
-  ops_->GatherMinibatch(rollout(), batch, first, rows, counters_dev_.data(), lanes_->seeds_dev(), epoch);
+  GatherColumns columns;
+  columns.Add(obs_.data(), batch_obs_.data(), obs_dim_);
+  columns.Add(actions_.data(), batch_actions_.data(), 1);
+  columns.Add(targets_.data(), batch_targets_.data(), 1);
+  ops_->GatherMinibatch(rollout(), columns, first, rows, counters_dev_.data(), lanes_->seeds_dev(), epoch);
 }
 
 void PqnAgent::TrainMinibatch() {

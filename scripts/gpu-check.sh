@@ -611,7 +611,7 @@ sanitizer_cases=(
   "nn tests/nn/cugym_nn_tests *CudaAgreement*:*LayerNormTest.*cuda*"
   "nn-replicas tests/nn/cugym_nn_tests *Replicas*cuda*:*Replicas*Cuda*"
   "agents tests/cugym_agent_tests AgentOpsAgreement*:DqnCuda.GraphReplayGivesTheEagerWeights:*CudaAgreement*:*Replicas*cuda*:*Replicas*Cuda*"
-  "ppo-sac tests/cugym_agent_tests PpoCuda*:SacCuda*"
+  "ppo-sac tests/cugym_agent_tests PpoCuda*:SacCuda*:PpoDevices/*cuda:SacDevices/*cuda"
 )
 sanitize() {
   local log="$1" tool="$2" sanitizer can=1

@@ -1060,9 +1060,9 @@ void ExpectSameBits(const Results& a, const Results& b) {
   EXPECT_TRUE(SameBits("ClipJointGradNorm (norms)", a.clip_norms, b.clip_norms));
   EXPECT_TRUE(SameBits("ClipJointGradNorm (span 0)", a.clipped0, b.clipped0));
   EXPECT_TRUE(SameBits("ClipJointGradNorm (span 1)", a.clipped1, b.clipped1));
-  EXPECT_TRUE(SameBits("GatherPpoMinibatch (observations)", a.gathered_obs, b.gathered_obs));
-  EXPECT_TRUE(SameBits("GatherPpoMinibatch (actions)", a.gathered_actions, b.gathered_actions));
-  EXPECT_TRUE(SameBits("GatherPpoMinibatch (advantages)", a.gathered_advantages, b.gathered_advantages));
+  EXPECT_TRUE(SameBits("GatherMinibatch (observations)", a.gathered_obs, b.gathered_obs));
+  EXPECT_TRUE(SameBits("GatherMinibatch (actions)", a.gathered_actions, b.gathered_actions));
+  EXPECT_TRUE(SameBits("GatherMinibatch (advantages)", a.gathered_advantages, b.gathered_advantages));
 }
 
 Results RunAll(Device device, const Scenario& s) {
@@ -1159,22 +1159,19 @@ Results RunAll(Device device, const Scenario& s) {
     Buffer<int32_t> acts = OnDevice(device, s.rollout_actions);
     Buffer<uint64_t> seeds = OnDevice(device, s.seeds);
     Buffer<StepCounters> counters = OnDevice(device, std::vector<StepCounters>{{5, 5 * envs}});
-    PpoRollout r;
-    r.obs = obs.data();
-    r.actions = acts.data();
-    r.log_probs = logp.data();
-    r.values = values.data();
-    r.advantages = adv.data();
-    r.returns = ret.data();
+    RolloutArrays r;
     r.steps = s.steps;
     r.envs = envs;
-    r.obs_dim = s.obs_dim;
     r.lanes = s.lanes;
     Buffer<float> bo(device, s.lanes * b * s.obs_dim), bl(device, s.lanes * b), bv(device, s.lanes * b);
     Buffer<float> ba(device, s.lanes * b), br(device, s.lanes * b);
     Buffer<int32_t> bact(device, s.lanes * b);
-    const PpoMinibatch batch{bo.data(), bact.data(), nullptr, bl.data(), bv.data(), ba.data(), br.data()};
-    ops->GatherPpoMinibatch(r, batch, b, b, counters.data(), seeds.data(), 1);
+    GatherColumns columns;  // PPO's: the observations, actions, log-probabilities, values, advantages, returns
+    columns.Add(obs.data(), bo.data(), s.obs_dim);
+    columns.Add(acts.data(), bact.data(), 1);
+    for (auto [from, to] : {std::pair{&logp, &bl}, {&values, &bv}, {&adv, &ba}, {&ret, &br}})
+      columns.Add(from->data(), to->data(), 1);
+    ops->GatherMinibatch(r, columns, b, b, counters.data(), seeds.data(), 1);
     out.gathered_obs = bo.ToHost();
     out.gathered_actions = bact.ToHost();
     out.gathered_advantages = ba.ToHost();

@@ -212,8 +212,11 @@ TEST_P(PqnLaneOps, EachLaneGathersAndStagesItsSoloRows) {
   Buffer<float> batch_obs(device, lanes * size * obs_dim), batch_targets(device, lanes * size);
   Buffer<int32_t> batch_actions(device, lanes * size);
   auto ops = MakeAgentOps(device, nullptr);
-  ops->GatherMinibatch(r, RolloutBatch{batch_obs.data(), batch_actions.data(), batch_targets.data()}, first, size,
-                       counters.data(), seeds_d.data(), 1);
+  GatherColumns columns;
+  columns.Add(r.obs, batch_obs.data(), obs_dim);
+  columns.Add(r.actions, batch_actions.data(), 1);
+  columns.Add(r.targets, batch_targets.data(), 1);
+  ops->GatherMinibatch(r, columns, first, size, counters.data(), seeds_d.data(), 1);
   const int64_t count = 7;
   Buffer<float> staged(device, lanes * count * obs_dim), staged_values(device, lanes * count);
   ops->StageNextObs(r, first, count, staged.data());

@@ -52,9 +52,9 @@ check 0 'cugym train --config configs/pendulum_sac.toml --device cuda --seeds 1-
 check 0 '\+ cmp build-gpu/dqn/pendulum_sac_[0-9]+k-cuda-batch/seed_1/model.safetensors build-gpu/dqn/pendulum_sac_[0-9]+k-cuda-1/model.safetensors' -- dqn --dry-run
 # The CUDA cases by name: in ctest's second run (the slow ones among them) and the sanitizers' filters.
 check 0 'ctest --test-dir build-gpu .*-L slow -R PpoCuda\|SacCuda\|Replicas.*CudaAgreement\|AgentOpsAgreement --no-tests=ignore' -- build --dry-run
-check 0 "memcheck --error-exitcode 99 build-gpu/tests/cugym_agent_tests --gtest_filter='PpoCuda\*:SacCuda\*'" -- build --dry-run
+check 0 "memcheck --error-exitcode 99 build-gpu/tests/cugym_agent_tests --gtest_filter='PpoCuda\*:SacCuda\*:PpoDevices/\*cuda:SacDevices/\*cuda'" -- build --dry-run
 check 0 "memcheck --error-exitcode 99 build-gpu/tests/nn/cugym_nn_tests --gtest_filter='\*Replicas\*cuda\*" -- build --dry-run
-check 0 "racecheck --error-exitcode 99 build-gpu/tests/cugym_agent_tests --gtest_filter='PpoCuda\*:SacCuda\*'" -- racecheck --dry-run
+check 0 "racecheck --error-exitcode 99 build-gpu/tests/cugym_agent_tests --gtest_filter='PpoCuda\*:SacCuda\*:PpoDevices/\*cuda:SacDevices/\*cuda'" -- racecheck --dry-run
 check 0 '\+ python3 scripts/gpu_check_report.py card --out build-gpu/card.json' -- speed --dry-run
 check 0 'cugym train --config configs/acrobot.toml --device cuda --seed 8' -- dqn-more --dry-run
 check 0 'cugym train --config configs/cartpole_ppo.toml --device cuda --seeds 1-1024 --lockstep on --set checkpoint_interval=0 --out' -- dqn-more --dry-run

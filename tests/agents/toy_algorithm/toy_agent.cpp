@@ -21,7 +21,8 @@ agent::Algorithm ToyAlgorithm() {
             return std::make_unique<ToyQAgent>(registry, config, device, std::move(seeds));
           },
           {{"toy_epsilon", epsilon, [](const TomlValue& v) { return v.number >= 0 && v.number <= 1; },
-            "must be in [0, 1]"}}};
+            "must be in [0, 1]"}},
+          nullptr};
 }
 
 ToyQAgent::ToyQAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds)
@@ -98,8 +99,11 @@ void ToyQAgent::IterationKernels(bool) {
 }
 
 void ToyQAgent::GatherMinibatch(int64_t first, int64_t rows, int64_t epoch) {
-  const agent::RolloutBatch batch{batch_obs_.data(), batch_actions_.data(), batch_targets_.data()};
-  ops_->GatherMinibatch(rollout(), batch, first, rows, counters_dev_.data(), lanes_->seeds_dev(), epoch);
+  agent::GatherColumns columns;
+  columns.Add(obs_.data(), batch_obs_.data(), obs_dim_);
+  columns.Add(actions_.data(), batch_actions_.data(), 1);
+  columns.Add(targets_.data(), batch_targets_.data(), 1);
+  ops_->GatherMinibatch(rollout(), columns, first, rows, counters_dev_.data(), lanes_->seeds_dev(), epoch);
 }
 
 void ToyQAgent::TrainMinibatch() {
