@@ -84,21 +84,30 @@ const EnvSpec& DiscreteSpec(const Registry& registry, const std::string& id, con
   return spec;
 }
 
-MetricsRow MakeProgress(int64_t global_step, double epsilon, double interval_seconds, int64_t interval_steps,
-                        const EpisodeStats::Interval& ended, const QLearner::Stats& stats, const LoopState& loop) {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+EpsilonSchedule EpsilonScheduleOf(const TrainConfig& c) {
+  return EpsilonSchedule{c.start_e, c.end_e, c.exploration_fraction * static_cast<double>(c.total_steps)};
+}
+
+MetricsRow EpisodeRow(int64_t global_step, double interval_seconds, int64_t interval_steps,
+                      const EpisodeStats::Interval& ended, const LoopState& loop) {
   MetricsRow p;
   p.global_step = global_step;
   p.wall_time = loop.wall_time;
-  p.Set("td_loss", stats.updates > 0 ? stats.loss : kNaN);
-  p.Set("q_values", stats.updates > 0 ? stats.mean_q : kNaN);
-  p.Set("epsilon", epsilon);
   p.sps = interval_seconds > 0 ? static_cast<double>(interval_steps) / interval_seconds : 0;
   p.episodic_return = ended.mean_return;
   p.episodic_length = ended.mean_length;
   p.mean_return_100 = ended.mean_return_100;
   p.episodes = ended.episodes;
   p.eval_return = loop.last_eval_return;
+  return p;
+}
+
+MetricsRow MakeProgress(int64_t global_step, double epsilon, double interval_seconds, int64_t interval_steps,
+                        const EpisodeStats::Interval& ended, const QLearner::Stats& stats, const LoopState& loop) {
+  MetricsRow p = EpisodeRow(global_step, interval_seconds, interval_steps, ended, loop);
+  p.Set("td_loss", stats.updates > 0 ? stats.loss : MetricsRow::kNaN);
+  p.Set("q_values", stats.updates > 0 ? stats.mean_q : MetricsRow::kNaN);
+  p.Set("epsilon", epsilon);
   return p;
 }
 

@@ -16,6 +16,7 @@
 #include "agents/checkpoint.h"
 #include "agents/episode_stats.h"
 #include "agents/evaluation.h"
+#include "agents/exploration_kernels.h"
 #include "agents/q_learner.h"
 #include "agents/train_config.h"
 #include "core/registry.h"
@@ -118,6 +119,13 @@ class Agent {
 // Why `lanes` lanes of `config` cannot train as one agent, "" when they can. One lane always can.
 std::string Unbatchable(const Registry& registry, const TrainConfig& config, int lanes);
 
+// The Q-learners' epsilon: start_e to end_e over exploration_fraction of total_steps.
+EpsilonSchedule EpsilonScheduleOf(const TrainConfig& config);
+
+// A metrics row's fields every agent fills the same way: the episodes that ended since the last
+// row, the steps per second over the interval, the loop's values.
+MetricsRow EpisodeRow(int64_t global_step, double interval_seconds, int64_t interval_steps,
+                      const EpisodeStats::Interval& ended, const LoopState& loop);
 // A metrics row from what the Q-learning agents (DQN, PQN) keep: the episodes that ended since the last row and the
 // learner's last update.
 MetricsRow MakeProgress(int64_t global_step, double epsilon, double interval_seconds, int64_t interval_steps,

@@ -170,4 +170,9 @@ void SaveQModel(const std::string& path, const QLearner& learner, const std::str
                {"cugym.version", VersionString()}});
 }
 
+void LoadQModel(const std::string& path, QLearner& solo, int lane, QLearner& learner) {
+  nn::LoadMlp(path, solo.online());
+  if (&solo != &learner) learner.online().CopyReplicaFrom(lane, solo.online());
+}
+
 }  // namespace cugym::agent

@@ -121,6 +121,9 @@ bool ReadEnvSnapshot(const CheckpointReader& in, int64_t n, int64_t state_dim, V
 // A model file (nn::SaveMlp) of the learner's online network with the env, the training step and
 // the head in its metadata: what eval, watch and record read, whichever agent trained it.
 void SaveQModel(const std::string& path, const QLearner& learner, const std::string& env_id, int64_t global_step);
+// Such a file into replica `lane` of `learner`, through `solo`, the lane's learner of one (the
+// learner itself when it has one replica); throws std::invalid_argument for another network.
+void LoadQModel(const std::string& path, QLearner& solo, int lane, QLearner& learner);
 
 // The one header and counters scheme of every agent's checkpoint: cugym.algo, .env_id, .version,
 // .config (`config` with the lane's seed), .global_step, .vector_steps, .wall_time,

@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "nn/backend.h"
-#include "nn/checkpoint.h"
 
 namespace cugym::agent {
 namespace {
@@ -62,12 +61,7 @@ DqnAgent::DqnAgent(const Registry& registry, const TrainConfig& config, std::vec
 
 DqnAgent::~DqnAgent() = default;
 
-double DqnAgent::Epsilon(int64_t step) const { return ScheduledEpsilon(epsilon_schedule(), step); }
-
-EpsilonSchedule DqnAgent::epsilon_schedule() const {
-  return EpsilonSchedule{config_.start_e, config_.end_e,
-                         config_.exploration_fraction * static_cast<double>(config_.total_steps)};
-}
+double DqnAgent::Epsilon(int64_t step) const { return ScheduledEpsilon(EpsilonScheduleOf(config_), step); }
 
 DqnAgent::IterationPlan DqnAgent::PlanIteration() {
   const int64_t step = global_step_ + n_;
@@ -122,7 +116,7 @@ void DqnAgent::Collect(bool greedy) {
   // On the network's stream, without waiting: the host queues the whole iteration ahead.
   CopyBytesAsync(obs_.data(), env.obs(), rows * obs_dim_ * sizeof(float), device_, stream());
   if (greedy) learner_->Act(Rows(obs_.data(), rows, obs_dim_, device_), Vec(actions_.data(), rows, device_));
-  ops_->Explore(actions_.data(), lanes(), n_, counters_dev_.data(), epsilon_schedule(), lanes_->seeds_dev(),
+  ops_->Explore(actions_.data(), lanes(), n_, counters_dev_.data(), EpsilonScheduleOf(config_), lanes_->seeds_dev(),
                 num_actions_, lanes_->hold());
   env.Step(actions_.data());
   replay_->Insert(*ops_, n_, obs_.data(), actions_.data(), env.rewards(), env.obs(), env.final_obs(), env.terminated(),
@@ -177,9 +171,7 @@ void DqnAgent::SaveModel(int lane, const std::string& path) const {
 }
 
 void DqnAgent::LoadModel(int lane, const std::string& path) {
-  QLearner& solo = Solo(lane);  // a network of one of the lane's shape (convolution and all)
-  nn::LoadMlp(path, solo.online());
-  if (lanes() > 1) learner_->online().CopyReplicaFrom(lane, solo.online());
+  LoadQModel(path, Solo(lane), lane, *learner_);
   lanes_->Forget();
 }
 

@@ -66,7 +66,6 @@ class DqnAgent final : public OffPolicyAgent {
   void Update();
   void UpdateKernels();
   void UpdateTarget() { learner_->UpdateTarget(static_cast<float>(config_.tau)); }
-  EpsilonSchedule epsilon_schedule() const;
   QLearner& Solo(int lane) const { return solo_.Of(*learner_, lane, backend_); }
 
   // LaneAgent's and OffPolicyAgent's hooks. A checkpoint adds cugym.next_target_step and the

@@ -42,17 +42,7 @@ bool LaneAgent::GraphAllowed() const {
 }
 
 MetricsRow LaneAgent::CommonRow(int lane, double seconds, int64_t steps, const LoopState& loop) {
-  const EpisodeStats::Interval ended = lanes_->Ended(lane, global_step_);
-  MetricsRow p;
-  p.global_step = global_step_;
-  p.wall_time = loop.wall_time;
-  p.sps = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
-  p.episodic_return = ended.mean_return;
-  p.episodic_length = ended.mean_length;
-  p.mean_return_100 = ended.mean_return_100;
-  p.episodes = ended.episodes;
-  p.eval_return = loop.last_eval_return;
-  return p;
+  return EpisodeRow(global_step_, seconds, steps, lanes_->Ended(lane, global_step_), loop);
 }
 
 EvalResult LaneAgent::Evaluate(int lane, int64_t index) { return lanes_->Evaluate(lane, index, global_step_, Play()); }

@@ -10,7 +10,6 @@
 
 #include "agents/checkpoint.h"
 #include "core/build_info.h"
-#include "nn/checkpoint.h"
 
 namespace cugym::agent {
 namespace {
@@ -57,12 +56,7 @@ PqnAgent::PqnAgent(const Registry& registry, const TrainConfig& config, std::vec
 
 PqnAgent::~PqnAgent() = default;
 
-double PqnAgent::Epsilon(int64_t step) const { return ScheduledEpsilon(epsilon_schedule(), step); }
-
-EpsilonSchedule PqnAgent::epsilon_schedule() const {
-  return EpsilonSchedule{config_.start_e, config_.end_e,
-                         config_.exploration_fraction * static_cast<double>(config_.total_steps)};
-}
+double PqnAgent::Epsilon(int64_t step) const { return ScheduledEpsilon(EpsilonScheduleOf(config_), step); }
 
 RolloutArrays PqnAgent::rollout() {
   RolloutArrays r;
@@ -100,8 +94,8 @@ void PqnAgent::CollectStep(int64_t t, bool greedy) {
   if (greedy)
     learner_->Act(nn::ConstBatchView(env_->obs(), envs, obs_dim_, device_),
                   nn::VectorView<int32_t>(actions, envs, device_));
-  ops_->Explore(actions, lanes(), n, counters_dev_.data(), epsilon_schedule(), lanes_->seeds_dev(), num_actions_,
-                lanes_->hold());
+  ops_->Explore(actions, lanes(), n, counters_dev_.data(), EpsilonScheduleOf(config_), lanes_->seeds_dev(),
+                num_actions_, lanes_->hold());
   CopyBytesAsync(obs_.data() + t * envs * obs_dim_, env_->obs(), envs * obs_dim_ * sizeof(float), device_, stream());
   env_->Step(actions);
   ops_->StoreRolloutStep(rollout(), t, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(),
@@ -170,9 +164,7 @@ void PqnAgent::SaveModel(int lane, const std::string& path) const {
 }
 
 void PqnAgent::LoadModel(int lane, const std::string& path) {
-  QLearner& solo = Solo(lane);
-  nn::LoadMlp(path, solo.online());
-  if (lanes() > 1) learner_->online().CopyReplicaFrom(lane, solo.online());
+  LoadQModel(path, Solo(lane), lane, *learner_);
   lanes_->Forget();
 }
 

@@ -50,7 +50,6 @@ class PqnAgent final : public OnPolicyAgent {
   void NextValues();
   void GatherMinibatch(int64_t first, int64_t rows, int64_t epoch) override;
   void TrainMinibatch() override;
-  EpsilonSchedule epsilon_schedule() const;
   RolloutArrays rollout();
   QLearner& Solo(int lane) const { return solo_.Of(*learner_, lane, backend_); }
 
