@@ -1066,6 +1066,10 @@ part_python() {
   [ "$rehearse" -eq 0 ] || env_args=(CUGYM_CUDA_TESTS_ON_CPU=1)
   t0=$SECONDS
   local cmd=(env "${env_args[@]}" python3 -m pytest -q -rs -p no:cacheprovider "$root/python/tests")
+  # A package installed from the build tree has no pip metadata for the licence test to read (CI's
+  # pip install checks it).
+  [ "$python_in_build" -eq 0 ] ||
+    cmd+=(-k "not test_the_metadata_names_every_licence")
   echo "+ (cd $dir && ${cmd[*]})"
   [ "$dry" -eq 0 ] || return 0
   mkdir -p "$dir"

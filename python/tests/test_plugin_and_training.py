@@ -9,6 +9,20 @@ import numpy as np
 import pytest
 
 
+def read_tensors(path):
+    """A safetensors file's F32 tensors by name, read with NumPy alone (the GPU image has no
+    safetensors package): an 8-byte header length, the JSON header, the raw little-endian data."""
+    raw = open(path, "rb").read()
+    size = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8 : 8 + size])
+    data = raw[8 + size :]
+    return {
+        name: np.frombuffer(data[t["data_offsets"][0] : t["data_offsets"][1]], dtype="<f4").reshape(t["shape"])
+        for name, t in header.items()
+        if name != "__metadata__" and t["dtype"] == "F32"
+    }
+
+
 def test_plugin_envs_are_registered(plugin_path):
     added = cugym.load_plugin(plugin_path) if "Catch-v0" not in cugym.env_ids() else ["Catch-v0"]
     assert added == ["Catch-v0"]
@@ -288,9 +302,7 @@ def test_sac_trains_logs_its_losses_resumes_and_its_model_rebuilds_in_numpy(tmp_
     obs = np.random.default_rng(1).uniform(-3.0, 3.0, size=(50, 3)).astype(np.float32)
     actions = policy(obs)
     assert actions.shape == (50, 1) and actions.dtype == np.float32 and np.all(np.abs(actions) < 2.0)
-    from safetensors.numpy import load_file
-
-    t = load_file(s["model"])
+    t = read_tensors(s["model"])
     x = obs.astype(np.float64)
     for layer in range(3):
         x = x @ t[f"{2 * layer}.weight"].astype(np.float64).T + t[f"{2 * layer}.bias"]

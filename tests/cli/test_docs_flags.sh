@@ -16,8 +16,17 @@ checks=$((checks + 1))
 [ "$documented_commands" = "$commands" ] ||
   fail "commands in docs/cli.md's list: $(echo $documented_commands); in cugym --help: $(echo $commands)"
 
+sdl=no
+"$cugym" --version | grep -q 'SDL2 yes' && sdl=yes
 for cmd in $commands; do
   checks=$((checks + 1))
+  if [ "$cmd" = watch ] && [ "$sdl" = no ]; then
+    # A build without SDL2 (the GPU image's) has no watch to list flags for: one line says so.
+    out=$("$cugym" watch --help 2>&1) && fail "cugym watch --help without SDL2 exited 0"
+    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && printf '%s' "$out" | grep -q 'built without SDL2' ||
+      fail "cugym watch without SDL2 says: $out"
+    continue
+  fi
   helped=$("$cugym" "$cmd" --help | awk '/^flags:/{f=1;next} f && /^  --/{print $1}' | grep -vx -- '--help' | sort -u)
   documented=$(printf '%s\n' "$joined" | awk -v c="$cmd" '$2 == c' | grep -oE -- '--[a-z][a-z-]*' | sort -u)
   if [ -z "$helped" ] && [ "$cmd" != list ]; then
