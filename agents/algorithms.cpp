@@ -12,14 +12,6 @@
 namespace cugym::agent {
 namespace {
 
-// One lane's replay memory: DQN's with int32 actions, SAC's with float ones.
-int64_t ReplayMemoryBytes(const TrainConfig& c, const EnvSpec& spec, bool float_actions) {
-  ReplayOptions replay{
-      c.buffer_size, static_cast<int>(spec.obs_dim()), c.num_envs, c.batch_size, c.prioritized_replay, {}};
-  if (float_actions) replay.action_dim = spec.action_dim();
-  return ReplayBytes(replay);
-}
-
 template <class A>
 std::unique_ptr<Agent> Make(const Registry& registry, const TrainConfig& config, Device device,
                             std::vector<uint64_t> seeds) {
@@ -48,7 +40,7 @@ void RegisterBuiltinAlgorithms() {
   const MetricColumn q[] = {
       {"td_loss", "losses/td_loss"}, {"q_values", "losses/q_values"}, {"epsilon", "charts/epsilon"}};
   Add({"dqn", {std::begin(q), std::end(q)}, Make<DqnAgent>, {}, [](const TrainConfig& c, const EnvSpec& spec) {
-         return ReplayMemoryBytes(c, spec, false);
+         return ReplayBytes(DqnReplayOptions(c, spec));
        }});
   Add({"pqn", {std::begin(q), std::end(q)}, Make<PqnAgent>, {}, nullptr});
   Add({"ppo",
@@ -72,7 +64,7 @@ void RegisterBuiltinAlgorithms() {
         {"entropy", ""}},
        Make<SacAgent>,
        {},
-       [](const TrainConfig& c, const EnvSpec& spec) { return ReplayMemoryBytes(c, spec, true); }});
+       [](const TrainConfig& c, const EnvSpec& spec) { return ReplayBytes(SacReplayOptions(c, spec)); }});
 }
 
 // The table, with the built-in algorithms registered before its first use.

@@ -24,6 +24,12 @@ nn::VectorView<T> Vec(T* data, int64_t size, Device device) {
 
 }  // namespace
 
+ReplayOptions DqnReplayOptions(const TrainConfig& c, const EnvSpec& spec) {
+  const PriorityOptions priorities{c.per_alpha, c.per_eps, c.per_beta, std::max<int64_t>(c.PlannedUpdates(), 1)};
+  return ReplayOptions{c.buffer_size, static_cast<int>(spec.obs_dim()), c.num_envs, c.batch_size, c.prioritized_replay,
+                       priorities};
+}
+
 DqnAgent::DqnAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds)
     : DqnAgent(registry, config, LaneSeeds(config, std::move(seeds)), nn::MakeBackend(device)) {}
 
@@ -34,9 +40,7 @@ DqnAgent::DqnAgent(const Registry& registry, const TrainConfig& config, std::vec
   obs_dim_ = static_cast<int>(spec.obs_dim());
   num_actions_ = static_cast<int>(spec.action_space.n);
   const int64_t k = static_cast<int64_t>(seeds.size()), b = config_.batch_size;
-  const PriorityOptions priorities{config_.per_alpha, config_.per_eps, config_.per_beta,
-                                   std::max<int64_t>(config_.PlannedUpdates(), 1)};
-  MakeReplay(ReplayOptions{config_.buffer_size, obs_dim_, n_, b, config_.prioritized_replay, priorities}, seeds);
+  MakeReplay(DqnReplayOptions(config_, spec), seeds);
 
   // A learner of K replicas; its rows per replica: its envs, its Double DQN minibatch and its
   // evaluation envs.

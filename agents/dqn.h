@@ -23,6 +23,9 @@
 
 namespace cugym::agent {
 
+// A lane's replay memory for `config` on `spec`'s env (the agent's, and the registry's size check).
+ReplayOptions DqnReplayOptions(const TrainConfig& config, const EnvSpec& spec);
+
 class DqnAgent final : public OffPolicyAgent {
  public:
   // A lane per seed (`seeds` empty: one lane of config.seed). Throws std::invalid_argument for an

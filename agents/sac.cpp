@@ -31,6 +31,12 @@ constexpr uint32_t kActTag = 0, kNextActionTag = 1, kActorTag = 2;
 
 }  // namespace
 
+ReplayOptions SacReplayOptions(const TrainConfig& c, const EnvSpec& spec) {
+  ReplayOptions replay{c.buffer_size, static_cast<int>(spec.obs_dim()), c.num_envs, c.batch_size, false, {}};
+  replay.action_dim = spec.action_dim();  // float actions
+  return replay;
+}
+
 SacAgent::SacAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds)
     : SacAgent(registry, config, LaneSeeds(config, std::move(seeds)), nn::MakeBackend(device)) {}
 
@@ -44,9 +50,7 @@ SacAgent::SacAgent(const Registry& registry, const TrainConfig& config, std::vec
   obs_dim_ = static_cast<int>(spec.obs_dim());
   action_dim_ = static_cast<int>(spec.action_dim());
   const int64_t b = config_.batch_size;
-  ReplayOptions replay{config_.buffer_size, obs_dim_, n_, b, false, {}};
-  replay.action_dim = action_dim_;
-  MakeReplay(replay, seeds);
+  MakeReplay(SacReplayOptions(config_, spec), seeds);
 
   SacLearnerOptions o;
   o.obs_dim = obs_dim_;

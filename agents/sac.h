@@ -23,6 +23,10 @@
 
 namespace cugym::agent {
 
+// A lane's replay memory for `config` on `spec`'s env, float actions (the agent's, and the
+// registry's size check).
+ReplayOptions SacReplayOptions(const TrainConfig& config, const EnvSpec& spec);
+
 class SacAgent final : public OffPolicyAgent {
  public:
   // A lane per seed (`seeds` empty: one lane of config.seed). Throws std::invalid_argument for an
