@@ -230,11 +230,11 @@ void AgentLanes::TakeLanes(const AgentLanes& from, const std::vector<int>& keep)
   }
 }
 
-AgentLanes::Play DeterministicPolicyPlay(AgentOps& ops, nn::Mlp& actor, const PolicyHead& head,
-                                         const RunningMoments& moments, double clip, int lanes,
+AgentLanes::Play DeterministicPolicyPlay(EpisodeOps& episode_ops, PolicyOps& ops, nn::Mlp& actor,
+                                         const PolicyHead& head, const RunningMoments& moments, double clip, int lanes,
                                          PolicyPlayScratch& scratch) {
-  return [&ops, &actor, head, moments, clip, lanes, &scratch](VectorEnv& env, const std::vector<uint64_t>& seeds,
-                                                              const std::vector<bool>& evaluate, int64_t episodes) {
+  return [&episode_ops, &ops, &actor, head, moments, clip, lanes, &scratch](
+             VectorEnv& env, const std::vector<uint64_t>& seeds, const std::vector<bool>& evaluate, int64_t episodes) {
     const int64_t total = env.num_envs(), m = total / lanes, obs_dim = actor.in_features();
     const Device device = actor.device();
     if (static_cast<int64_t>(scratch.obs.size()) < total * obs_dim) {
@@ -243,7 +243,7 @@ AgentLanes::Play DeterministicPolicyPlay(AgentOps& ops, nn::Mlp& actor, const Po
       scratch.samples = Buffer<float>(device, total * head.out);
       scratch.env_actions = Buffer<float>(device, total * head.out);
     }
-    return EvaluateLanes(env, ops, seeds, evaluate, episodes, [&](uint64_t) {
+    return EvaluateLanes(env, episode_ops, seeds, evaluate, episodes, [&](uint64_t) {
       PolicySample sample;
       sample.actions = scratch.actions.data();
       sample.samples = scratch.samples.data();

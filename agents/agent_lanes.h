@@ -18,6 +18,7 @@
 
 #include "agents/agent.h"
 #include "agents/checkpoint.h"
+#include "agents/episode_ops.h"
 #include "agents/episode_stats.h"
 #include "agents/exploration_kernels.h"
 #include "agents/policy.h"
@@ -136,8 +137,8 @@ class AgentLanes {
 // ActDeterministically (the normalizer `moments`, or none, and `head`'s argmax or mean), the
 // sequence GreedyPolicy runs for a model file, so a lane's evaluation and its model file's give
 // the same bits; Discrete envs step with int32 actions, Box envs with float ones.
-AgentLanes::Play DeterministicPolicyPlay(AgentOps& ops, nn::Mlp& actor, const PolicyHead& head,
-                                         const RunningMoments& moments, double clip, int lanes,
+AgentLanes::Play DeterministicPolicyPlay(EpisodeOps& episode_ops, PolicyOps& ops, nn::Mlp& actor,
+                                         const PolicyHead& head, const RunningMoments& moments, double clip, int lanes,
                                          PolicyPlayScratch& scratch);
 
 }  // namespace cugym::agent

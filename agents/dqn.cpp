@@ -120,14 +120,14 @@ void DqnAgent::Collect(bool greedy) {
   // On the network's stream, without waiting: the host queues the whole iteration ahead.
   CopyBytesAsync(obs_.data(), env.obs(), rows * obs_dim_ * sizeof(float), device_, stream());
   if (greedy) learner_->Act(Rows(obs_.data(), rows, obs_dim_, device_), Vec(actions_.data(), rows, device_));
-  ops_->Explore(actions_.data(), lanes(), n_, counters_dev_.data(), EpsilonScheduleOf(config_), lanes_->seeds_dev(),
-                num_actions_, lanes_->hold());
+  q_ops_->Explore(actions_.data(), lanes(), n_, counters_dev_.data(), EpsilonScheduleOf(config_), lanes_->seeds_dev(),
+                  num_actions_, lanes_->hold());
   env.Step(actions_.data());
-  replay_->Insert(*ops_, n_, obs_.data(), actions_.data(), env.rewards(), env.obs(), env.final_obs(), env.terminated(),
-                  env.truncated());
-  ops_->CollectEpisodes(env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(), lanes(), n_,
-                        lanes_->rings());
-  ops_->AdvanceSteps(counters_dev_.data(), n_);
+  replay_->Insert(*replay_ops_, n_, obs_.data(), actions_.data(), env.rewards(), env.obs(), env.final_obs(),
+                  env.terminated(), env.truncated());
+  episode_ops_->CollectEpisodes(env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(),
+                                lanes(), n_, lanes_->rings());
+  episode_ops_->AdvanceSteps(counters_dev_.data(), n_);
 }
 
 // On CUDA, where the whole iteration is not one graph, the gradient step alone is a CudaGraph:
@@ -148,7 +148,7 @@ void DqnAgent::UpdateKernels() {
   const int64_t rows = lanes() * config_.batch_size;
   const bool prioritized = config_.prioritized_replay;
   ReplayMemory& replay = *replay_;
-  replay.Sample(*ops_, seeds().front(), static_cast<int>(config_.n_step), static_cast<float>(config_.gamma));
+  replay.Sample(*replay_ops_, seeds().front(), static_cast<int>(config_.n_step), static_cast<float>(config_.gamma));
   const auto next_obs = Rows(replay.batch_next_obs(), rows, obs_dim_, device_);
   if (config_.double_dqn) {
     learner_->Act(next_obs, Vec(next_actions_.data(), rows, device_));
@@ -157,13 +157,13 @@ void DqnAgent::UpdateKernels() {
   } else {
     learner_->TargetMaxQ(next_obs, Vec(next_q_.data(), rows, device_));
   }
-  ops_->TdTargets(replay.batch_rewards(), replay.batch_bootstrap(), next_q_.data(), targets_.data(), rows);
+  q_ops_->TdTargets(replay.batch_rewards(), replay.batch_bootstrap(), next_q_.data(), targets_.data(), rows);
   learner_->TrainStep(
       Rows(replay.batch_obs(), rows, obs_dim_, device_), Vec<const int32_t>(replay.batch_actions(), rows, device_),
       Vec<const float>(targets_.data(), rows, device_),
       prioritized ? Vec<const float>(replay.batch_weights(), rows, device_) : nn::VectorView<const float>(),
       prioritized ? Vec(replay.td_errors(), rows, device_) : nn::VectorView<float>());
-  if (prioritized) replay.UpdatePriorities(*ops_);
+  if (prioritized) replay.UpdatePriorities(*replay_ops_);
 }
 
 MetricsRow DqnAgent::Progress(int lane, double seconds, int64_t steps, const LoopState& loop) {

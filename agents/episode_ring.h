@@ -2,7 +2,7 @@
 // the ring of training episodes (return, length), to which each vector step appends the episodes
 // that ended in it, in env order, and which the host reads every log_interval env steps
 // (agents/episode_stats.h); and an evaluation's episodes (EvalRecord), read once at its end.
-// Written once as CUGYM_HD functions; AgentOps runs them on each back end.
+// Written once as CUGYM_HD functions; EpisodeOps runs them on each back end.
 #pragma once
 
 #include <cstdint>

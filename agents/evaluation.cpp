@@ -8,9 +8,10 @@
 #include <stdexcept>
 #include <utility>
 
-#include "agents/agent_ops.h"
+#include "agents/episode_ops.h"
 #include "agents/policy.h"
 #include "agents/q_learner.h"
+#include "agents/q_ops.h"
 
 namespace cugym::agent {
 
@@ -27,7 +28,7 @@ struct Played {
 // steps past the last episode changes nothing recorded. On the CPU it asks every step.
 constexpr int64_t kCheckEvery = 8;
 
-Played PlayLanes(VectorEnv& env, AgentOps& ops, int64_t lanes, const std::vector<int64_t>& quota,
+Played PlayLanes(VectorEnv& env, EpisodeOps& ops, int64_t lanes, const std::vector<int64_t>& quota,
                  const std::function<void(uint64_t step)>& act) {
   const int64_t n = env.num_envs(), lane = n / lanes;
   const Device device = env.device();
@@ -90,7 +91,7 @@ EvalResult Summarize(const std::string& env_id, const std::vector<double>& retur
 
 }  // namespace
 
-std::vector<EvalResult> EvaluateLanes(VectorEnv& env, AgentOps& ops, const std::vector<uint64_t>& seeds,
+std::vector<EvalResult> EvaluateLanes(VectorEnv& env, EpisodeOps& ops, const std::vector<uint64_t>& seeds,
                                       const std::vector<bool>& evaluate, int64_t episodes,
                                       const std::function<void(uint64_t step)>& act) {
   const int64_t lanes = static_cast<int64_t>(seeds.size()), n = env.num_envs();
@@ -123,7 +124,7 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
                                 spec.action_space.ToString() + " actions: evaluate it with epsilon 0");
   std::unique_ptr<VectorEnv> env = MakeVectorEnv(registry, policy.env_id(), n, device);
   env->set_stream(policy.native_stream());
-  auto ops = MakeAgentOps(device, policy.native_stream());
+  const auto ops = MakeOps<EpisodeOps>(device, policy.native_stream());
   if (policy.continuous()) {
     Buffer<float> actions(device, n * policy.action_dim());
     return EvaluateLanes(*env, *ops, {seed}, {true}, episodes,
@@ -134,13 +135,14 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
         .front();
   }
   Buffer<int32_t> actions(device, n);
+  const auto q_ops = MakeOps<QOps>(device, policy.native_stream());
   return EvaluateLanes(*env, *ops, {seed}, {true}, episodes,
                        [&](uint64_t step) {
                          policy.Act(env->obs(), actions.data(), n);
                          if (epsilon > 0)
-                           ops->EpsilonGreedy(actions.data(), n, static_cast<float>(epsilon),
-                                              static_cast<int>(spec.action_space.n),
-                                              StepKey(seed, RngStream::kExploration, step), ExploreHold{});
+                           q_ops->EpsilonGreedy(actions.data(), n, static_cast<float>(epsilon),
+                                                static_cast<int>(spec.action_space.n),
+                                                StepKey(seed, RngStream::kExploration, step), ExploreHold{});
                          env->Step(actions.data());
                        })
       .front();
@@ -164,7 +166,7 @@ std::vector<EvalResult> EvaluateReplicas(VectorEnv& env, QLearner& learner, Buff
     throw std::invalid_argument("EvaluateReplicas: " + std::to_string(seeds.size()) + " seeds for " +
                                 std::to_string(learner.online().replicas()) + " replicas");
   const nn::ConstBatchView obs(env.obs(), n, learner.online().in_features(), device);
-  const std::unique_ptr<AgentOps> ops = MakeAgentOps(device, learner.backend().native_stream());
+  const auto ops = MakeOps<EpisodeOps>(device, learner.backend().native_stream());
   return EvaluateLanes(env, *ops, seeds, evaluate, episodes, [&](uint64_t) {
     learner.Act(obs, nn::VectorView<int32_t>(actions.data(), n, device));
     env.Step(actions.data());

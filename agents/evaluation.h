@@ -14,7 +14,7 @@
 
 namespace cugym::agent {
 
-class AgentOps;
+class EpisodeOps;
 class QLearner;
 
 struct EvalResult {
@@ -32,7 +32,7 @@ struct EvalResult {
 // recorded on the device by `ops` (on env's stream) and summed in the order they ended (by step, then env); on CUDA the
 // host reads their count every few steps, not the done flags of every step. One result per lane, a default one where
 // not evaluated. Model files (EvaluateModel) and learners (EvaluateReplicas) are evaluated through it.
-std::vector<EvalResult> EvaluateLanes(VectorEnv& env, AgentOps& ops, const std::vector<uint64_t>& seeds,
+std::vector<EvalResult> EvaluateLanes(VectorEnv& env, EpisodeOps& ops, const std::vector<uint64_t>& seeds,
                                       const std::vector<bool>& evaluate, int64_t episodes,
                                       const std::function<void(uint64_t step)>& act);
 

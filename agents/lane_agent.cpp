@@ -28,7 +28,6 @@ LaneAgent::LaneAgent(const Registry& registry, const TrainConfig& config, const 
 LaneAgent::~LaneAgent() = default;
 
 void LaneAgent::MakeLanes(std::vector<uint64_t> seeds, void* stream) {
-  ops_ = MakeAgentOps(device_, stream);
   env_ = MakeLaneEnvs(*registry_, config_, seeds, device_, stream);
   lanes_ = std::make_unique<AgentLanes>(*registry_, config_, device_, stream, std::move(seeds));
   counters_dev_ = Buffer<StepCounters>(device_, 1);

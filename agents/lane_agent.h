@@ -17,9 +17,9 @@
 
 #include "agents/agent.h"
 #include "agents/agent_lanes.h"
-#include "agents/agent_ops.h"
 #include "agents/checkpoint.h"
 #include "agents/cuda_graph.h"
+#include "agents/episode_ops.h"
 #include "agents/train_config.h"
 #include "core/memory.h"
 #include "core/registry.h"
@@ -88,7 +88,7 @@ class LaneAgent : public Agent {
   // lane 0's seed as config.seed; the algorithm then makes its learner and calls MakeLanes.
   LaneAgent(const Registry& registry, const TrainConfig& config, const std::vector<uint64_t>& seeds,
             std::shared_ptr<nn::Backend> backend, const std::string& algo);
-  // The agent ops, the K x n envs (lane k's reset as seed k's solo run), the lanes and the step
+  // The K x n envs (lane k's reset as seed k's solo run), the lanes and the step
   // counters, on `stream` (the learner's).
   void MakeLanes(std::vector<uint64_t> seeds, void* stream);
   // Whether whole iterations may run from the CUDA graph: CUDA with cuda_graph and an env stepped on
@@ -121,7 +121,7 @@ class LaneAgent : public Agent {
   TrainConfig config_;
   std::shared_ptr<nn::Backend> backend_;
   Device device_;
-  std::unique_ptr<AgentOps> ops_;
+  std::unique_ptr<EpisodeOps> episode_ops_ = MakeOps<EpisodeOps>(device_, stream());
   std::unique_ptr<VectorEnv> env_;     // K x n envs in lanes, lane k's the k-th n
   std::unique_ptr<AgentLanes> lanes_;  // seeds, episodes, holds, evaluations
   Buffer<StepCounters> counters_dev_;  // [1] vector and env steps, kept by AdvanceSteps

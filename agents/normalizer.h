@@ -1,6 +1,6 @@
 // The running normalizers of observations and rewards (as Gymnasium's NormalizeObservation and
 // NormalizeReward; PPO's, and model files keep the observations'): their statistics in plain
-// device arrays, which AgentOps::NormalizeObservations and ScaleRewards read and update, and each
+// device arrays, which PolicyOps::NormalizeObservations and ScaleRewards read and update, and each
 // lane's part of its checkpoint. The keys a lane's checkpoint gets, for the normalizers that are on:
 //   norm.obs_mean            I64 [obs_dim]  the running mean of each observation feature
 //   norm.obs_var             I64 [obs_dim]  the running (population) variance of each feature
@@ -46,7 +46,7 @@ class Normalizers {
 
   bool observations() const { return observations_; }
   bool rewards() const { return rewards_; }
-  // Views for AgentOps (valid while this object lives; unset where the normalizer is off).
+  // Views for PolicyOps (valid while this object lives; unset where the normalizer is off).
   RunningMoments observation_moments();
   RewardScaler reward_scaler();
 

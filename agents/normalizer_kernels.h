@@ -1,5 +1,5 @@
 // Running normalizers of observations and rewards, per lane (policy_math.h says how lanes and
-// bits are kept). Written once as CUGYM_HD functions; AgentOps::NormalizeObservations and
+// bits are kept). Written once as CUGYM_HD functions; PolicyOps::NormalizeObservations and
 // ScaleRewards run them, Normalizers (normalizer.h) holds their statistics.
 #pragma once
 

@@ -14,6 +14,7 @@
 
 #include "agents/lane_agent.h"
 #include "agents/replay_memory.h"
+#include "agents/replay_ops.h"
 
 namespace cugym::agent {
 
@@ -42,7 +43,8 @@ class OffPolicyAgent : public LaneAgent {
   virtual void ResumedOwn(const CheckpointReader& /*first*/) {}
   virtual void KeepOwn(const std::vector<int>& keep, LaneAgent& next) const = 0;
 
-  int64_t n_;                             // envs per lane
+  int64_t n_;  // envs per lane
+  std::unique_ptr<ReplayOps> replay_ops_ = MakeOps<ReplayOps>(device_, stream());
   std::unique_ptr<ReplayMemory> replay_;  // a lane per lane
   double update_debt_ = 0;
   int64_t learning_resumes_at_ = 0;  // learning_starts, or after a resume without the replay memory

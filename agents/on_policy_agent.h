@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "agents/lane_agent.h"
+#include "agents/rollout_ops.h"
 
 namespace cugym::agent {
 
@@ -38,6 +39,8 @@ class OnPolicyAgent : public LaneAgent {
   virtual void GatherMinibatch(int64_t first, int64_t rows, int64_t epoch) = 0;
   virtual void TrainMinibatch() = 0;
   virtual bool StopEpochs() { return false; }
+
+  std::unique_ptr<RolloutOps> rollout_ops_ = MakeOps<RolloutOps>(device_, stream());
 };
 
 }  // namespace cugym::agent

@@ -33,7 +33,7 @@ std::unique_ptr<nn::Mlp> BuildNetwork(const SafetensorsFile& file, const std::st
 
 }  // namespace
 
-void ActDeterministically(AgentOps& ops, nn::Mlp& actor, const PolicyHead& head, const RunningMoments& moments,
+void ActDeterministically(PolicyOps& ops, nn::Mlp& actor, const PolicyHead& head, const RunningMoments& moments,
                           double clip, const float* obs, float* normalized, int64_t lanes, int64_t n,
                           const PolicySample& out) {
   const float* x = obs;
@@ -105,7 +105,7 @@ void GreedyPolicy::LoadPolicy(const SafetensorsFile& file, const std::string& pa
   net_ = BuildNetwork(file, path, backend_, max_batch);
   nn::LoadMlp(file, path, *net_);
   const PolicyModelInfo info = ReadPolicyModelInfo(file, path, *net_);
-  ops_ = MakeAgentOps(device_, backend_->native_stream());
+  ops_ = MakeOps<PolicyOps>(device_, backend_->native_stream());
   head_.out = static_cast<int>(actions);
   head_.gaussian = gaussian;
   head_.squash = info.squash;

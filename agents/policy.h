@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/agent_ops.h"
+#include "agents/policy_ops.h"
 #include "core/memory.h"
 #include "core/registry.h"
 #include "core/safetensors.h"
@@ -56,7 +56,7 @@ PolicyModelInfo LoadPolicyModel(const std::string& path, nn::Mlp& actor);
 //      out.env_actions = GaussianEnvAction of them (clipped to the Box, or with squash tanh
 //      rescaled to it; head.low and head.high are the Box's bounds as device arrays).
 // On the CPU the same inputs give the same bits, whoever calls it.
-void ActDeterministically(AgentOps& ops, nn::Mlp& actor, const PolicyHead& head, const RunningMoments& moments,
+void ActDeterministically(PolicyOps& ops, nn::Mlp& actor, const PolicyHead& head, const RunningMoments& moments,
                           double clip, const float* obs, float* normalized, int64_t lanes, int64_t n,
                           const PolicySample& out);
 
@@ -103,7 +103,7 @@ class GreedyPolicy {
   bool dueling_ = false;  // a dueling head (model metadata cugym.head): Q from V and A
   Buffer<float> q_;       // dueling: the aggregated Q values
   // A policy file: its head, normalizer and clip, and their device arrays.
-  std::unique_ptr<AgentOps> ops_;
+  std::unique_ptr<PolicyOps> ops_;
   PolicyHead head_;
   RunningMoments moments_;
   double clip_ = 10.0;

@@ -109,7 +109,7 @@ PpoAgent::~PpoAgent() = default;
 
 void PpoAgent::ObserveCurrent(const float* obs, float* out, int64_t m, bool frozen) {
   if (norms_->observations()) {
-    ops_->NormalizeObservations(norms_->observation_moments(), obs, out, m, frozen, kPpoObsClip);
+    policy_ops_->NormalizeObservations(norms_->observation_moments(), obs, out, m, frozen, kPpoObsClip);
   } else if (obs != out) {
     CopyBytesAsync(out, obs, lanes() * m * obs_dim_ * sizeof(float), device_, stream());
   }
@@ -128,7 +128,7 @@ void PpoAgent::IterationKernels(bool) {
   gae.returns = returns_.data();
   gae.steps = config_.num_steps;
   gae.envs = lanes() * config_.num_envs;
-  ops_->GaeAdvantages(gae, config_.gamma, config_.gae_lambda);
+  rollout_ops_->GaeAdvantages(gae, config_.gamma, config_.gae_lambda);
   Epochs();
 }
 
@@ -147,7 +147,7 @@ void PpoAgent::CollectStep(int64_t t) {
   sample.samples = head_.gaussian ? samples_.data() + t * envs * outputs_ : nullptr;
   sample.env_actions = head_.gaussian ? env_actions_.data() : nullptr;
   sample.log_probs = log_probs_.data() + t * envs;
-  ops_->SamplePolicy(head_, logits.data(), lanes(), n, counters_dev_.data(), lanes_->seeds_dev(), false, sample);
+  policy_ops_->SamplePolicy(head_, logits.data(), lanes(), n, counters_dev_.data(), lanes_->seeds_dev(), false, sample);
   const nn::ConstBatchView values = learner_->critic().Forward(obs_view);
   CopyBytesAsync(values_.data() + t * envs, values.data(), envs * sizeof(float), device_, stream());
   if (head_.gaussian)
@@ -163,18 +163,19 @@ void PpoAgent::CollectStep(int64_t t) {
   r.envs = envs;
   r.obs_dim = obs_dim_;
   r.lanes = lanes();
-  ops_->StoreRolloutStep(r, 0, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(), env_->truncated());
+  rollout_ops_->StoreRolloutStep(r, 0, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(),
+                                 env_->truncated());
   if (norms_->rewards())
-    ops_->ScaleRewards(norms_->reward_scaler(), r.rewards, r.terminated, r.truncated, r.rewards, n, false,
-                       kPpoRewardClip);
+    policy_ops_->ScaleRewards(norms_->reward_scaler(), r.rewards, r.terminated, r.truncated, r.rewards, n, false,
+                              kPpoRewardClip);
   ObserveCurrent(env_->obs(), current_obs_.data(), n, false);
   ObserveCurrent(next_obs, next_obs, n, true);
   const nn::ConstBatchView next_values =
       learner_->critic().Forward(nn::ConstBatchView(next_obs, envs, obs_dim_, device_));
   CopyBytesAsync(next_values_.data() + t * envs, next_values.data(), envs * sizeof(float), device_, stream());
-  ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(),
-                        lanes(), n, lanes_->rings());
-  ops_->AdvanceSteps(counters_dev_.data(), n);
+  episode_ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(),
+                                lanes(), n, lanes_->rings());
+  episode_ops_->AdvanceSteps(counters_dev_.data(), n);
 }
 
 void PpoAgent::GatherMinibatch(int64_t first, int64_t rows, int64_t epoch) {
@@ -193,7 +194,7 @@ void PpoAgent::GatherMinibatch(int64_t first, int64_t rows, int64_t epoch) {
                           {&advantages_, &batch_advantages_},
                           {&returns_, &batch_returns_}})
     columns.Add(from->data(), to->data(), 1);
-  ops_->GatherMinibatch(shape, columns, first, rows, counters_dev_.data(), lanes_->seeds_dev(), epoch);
+  rollout_ops_->GatherMinibatch(shape, columns, first, rows, counters_dev_.data(), lanes_->seeds_dev(), epoch);
 }
 
 // CleanRL's target_kl: the epochs stop once the last minibatch's approx_kl exceeds it (a host read
@@ -224,8 +225,8 @@ void PpoAgent::TrainMinibatch() {
   batch.row_terms = row_terms_.data();
   batch.lanes = lanes();
   batch.rows = config_.minibatch_size();
-  ops_->PpoLoss(head_, batch, loss_);
-  learner_->Step(*ops_);
+  policy_ops_->PpoLoss(head_, batch, loss_);
+  learner_->Step(*policy_ops_);
 }
 
 }  // namespace cugym::agent

@@ -20,6 +20,7 @@
 
 #include "agents/normalizer.h"
 #include "agents/on_policy_agent.h"
+#include "agents/policy_ops.h"
 #include "agents/ppo_learner.h"
 
 namespace cugym::agent {
@@ -67,6 +68,7 @@ class PpoAgent final : public OnPolicyAgent {
   void KeepLanes(const std::vector<int>& keep, LaneAgent& next) const override;
 
   EnvSpec spec_;
+  std::unique_ptr<PolicyOps> policy_ops_ = MakeOps<PolicyOps>(device_, stream());
   std::unique_ptr<PpoLearner> learner_;
   SoloCopy<PpoLearner> solo_;
   std::unique_ptr<Normalizers> norms_;

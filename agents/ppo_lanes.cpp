@@ -65,8 +65,8 @@ MetricsRow PpoAgent::Progress(int lane, double seconds, int64_t steps, const Loo
 }
 
 AgentLanes::Play PpoAgent::Play() {
-  return DeterministicPolicyPlay(*ops_, learner_->actor(), head_, norms_->observation_moments(), kPpoObsClip, lanes(),
-                                 eval_scratch_);
+  return DeterministicPolicyPlay(*episode_ops_, *policy_ops_, learner_->actor(), head_, norms_->observation_moments(),
+                                 kPpoObsClip, lanes(), eval_scratch_);
 }
 
 void PpoAgent::SaveModel(int lane, const std::string& path) const {

@@ -82,7 +82,7 @@ void PqnAgent::IterationKernels(bool captured) {
     while (greedy_from < steps && Epsilon(global_step_ + greedy_from * n) >= 1.0) ++greedy_from;
   for (int64_t t = 0; t < steps; ++t) CollectStep(t, t >= greedy_from);
   NextValues();
-  ops_->QLambdaTargets(rollout(), config_.gamma, config_.q_lambda, config_.reward_scale);
+  q_ops_->QLambdaTargets(rollout(), config_.gamma, config_.q_lambda, config_.reward_scale);
   Epochs();
 }
 
@@ -94,15 +94,15 @@ void PqnAgent::CollectStep(int64_t t, bool greedy) {
   if (greedy)
     learner_->Act(nn::ConstBatchView(env_->obs(), envs, obs_dim_, device_),
                   nn::VectorView<int32_t>(actions, envs, device_));
-  ops_->Explore(actions, lanes(), n, counters_dev_.data(), EpsilonScheduleOf(config_), lanes_->seeds_dev(),
-                num_actions_, lanes_->hold());
+  q_ops_->Explore(actions, lanes(), n, counters_dev_.data(), EpsilonScheduleOf(config_), lanes_->seeds_dev(),
+                  num_actions_, lanes_->hold());
   CopyBytesAsync(obs_.data() + t * envs * obs_dim_, env_->obs(), envs * obs_dim_ * sizeof(float), device_, stream());
   env_->Step(actions);
-  ops_->StoreRolloutStep(rollout(), t, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(),
-                         env_->truncated());
-  ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(),
-                        lanes(), n, lanes_->rings());
-  ops_->AdvanceSteps(counters_dev_.data(), n);
+  rollout_ops_->StoreRolloutStep(rollout(), t, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(),
+                                 env_->truncated());
+  episode_ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(),
+                                lanes(), n, lanes_->rings());
+  episode_ops_->AdvanceSteps(counters_dev_.data(), n);
 }
 
 // In the solo run's chunks of value_rows_ rows of its rollout, so that each lane's forwards have
@@ -118,10 +118,10 @@ void PqnAgent::NextValues() {
                      nn::VectorView<float>(next_values_.data() + first, count, device_));
       continue;
     }
-    ops_->StageNextObs(r, first, count, staged_obs_.data());
+    q_ops_->StageNextObs(r, first, count, staged_obs_.data());
     learner_->MaxQ(nn::ConstBatchView(staged_obs_.data(), k * count, obs_dim_, device_),
                    nn::VectorView<float>(staged_values_.data(), k * count, device_));
-    ops_->UnstageValues(r, first, count, staged_values_.data());
+    q_ops_->UnstageValues(r, first, count, staged_values_.data());
   }
 }
 
@@ -130,7 +130,7 @@ void PqnAgent::GatherMinibatch(int64_t first, int64_t rows, int64_t epoch) {
   columns.Add(obs_.data(), batch_obs_.data(), obs_dim_);
   columns.Add(actions_.data(), batch_actions_.data(), 1);
   columns.Add(targets_.data(), batch_targets_.data(), 1);
-  ops_->GatherMinibatch(rollout(), columns, first, rows, counters_dev_.data(), lanes_->seeds_dev(), epoch);
+  rollout_ops_->GatherMinibatch(rollout(), columns, first, rows, counters_dev_.data(), lanes_->seeds_dev(), epoch);
 }
 
 void PqnAgent::TrainMinibatch() {

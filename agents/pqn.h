@@ -20,6 +20,7 @@
 
 #include "agents/on_policy_agent.h"
 #include "agents/q_learner.h"
+#include "agents/q_ops.h"
 
 namespace cugym::agent {
 
@@ -63,6 +64,7 @@ class PqnAgent final : public OnPolicyAgent {
   void KeepLanes(const std::vector<int>& keep, LaneAgent& next) const override;
 
   EnvSpec spec_;
+  std::unique_ptr<QOps> q_ops_ = MakeOps<QOps>(device_, stream());
   std::unique_ptr<QLearner> learner_;
   SoloCopy<QLearner> solo_;
   int obs_dim_;

@@ -1,6 +1,6 @@
 // Prioritized replay's sum tree: the priorities of the replay rows on the device, the draw of a
 // row by priority, and the per-row helpers of its two updates. Written once as CUGYM_HD functions;
-// AgentOps runs them on each back end, agents/replay_memory.h owns the tree's buffers.
+// ReplayOps runs them on each back end, agents/replay_memory.h owns the tree's buffers.
 #pragma once
 
 #include <cstdint>

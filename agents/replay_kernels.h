@@ -1,6 +1,6 @@
 // The replay memory's per-element work: inserting a vector step's transitions into the ring,
 // sampling a minibatch of n-step transitions (uniformly or by priority) and the importance weights
-// of prioritized replay. Written once as CUGYM_HD functions; AgentOps runs them on each back end,
+// of prioritized replay. Written once as CUGYM_HD functions; ReplayOps runs them on each back end,
 // agents/replay_memory.h owns the buffers they work on.
 #pragma once
 

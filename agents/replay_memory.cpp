@@ -100,14 +100,14 @@ void ReplayMemory::SetLaneSeeds(const std::vector<uint64_t>& seeds) {
   lane_seeds_.FromHost(seeds.data(), seeds.size());
 }
 
-void ReplayMemory::Insert(AgentOps& ops, int64_t n, const float* obs, const int32_t* actions, const float* rewards,
+void ReplayMemory::Insert(ReplayOps& ops, int64_t n, const float* obs, const int32_t* actions, const float* rewards,
                           const float* next_obs, const float* final_obs, const uint8_t* terminated,
                           const uint8_t* truncated, const float* action_values) {
   ops.AddTransitions(arrays(), n, obs, actions, rewards, next_obs, final_obs, terminated, truncated, action_values);
   if (prioritized()) ops.PrioritizeNewRows(arrays(), tree_, n);
 }
 
-void ReplayMemory::InsertLane(AgentOps& ops, int64_t lane, int64_t n, const float* obs, const int32_t* actions,
+void ReplayMemory::InsertLane(ReplayOps& ops, int64_t lane, int64_t n, const float* obs, const int32_t* actions,
                               const float* rewards, const float* next_obs, const float* final_obs,
                               const uint8_t* terminated, const uint8_t* truncated) {
   if (lane < 0 || lane >= options_.lanes)
@@ -115,7 +115,7 @@ void ReplayMemory::InsertLane(AgentOps& ops, int64_t lane, int64_t n, const floa
   ops.WriteTransitions(Lane(arrays(), lane), n, obs, actions, rewards, next_obs, final_obs, terminated, truncated);
 }
 
-void ReplayMemory::Inserted(AgentOps& ops, int64_t n) {
+void ReplayMemory::Inserted(ReplayOps& ops, int64_t n) {
   ops.AdvanceReplay(arrays(), n);
   if (prioritized()) ops.PrioritizeNewRows(arrays(), tree_, n);
 }
@@ -125,14 +125,14 @@ void ReplayMemory::Stored(int64_t n) {
   size_ = std::min(size_ + n, options_.capacity);
 }
 
-void ReplayMemory::Sample(AgentOps& ops, uint64_t seed, int n_step, float gamma) {
+void ReplayMemory::Sample(ReplayOps& ops, uint64_t seed, int n_step, float gamma) {
   Minibatch batch{batch_obs_.data(),       batch_next_obs_.data(), batch_actions_.data(), batch_rewards_.data(),
                   batch_bootstrap_.data(), batch_rows_.data(),     batch_weights_.data()};
   batch.action_values = batch_action_values_.size() > 0 ? batch_action_values_.data() : nullptr;
   ops.Sample(arrays(), batch, options_.batch_size, seed, n_step, gamma, tree_);
 }
 
-void ReplayMemory::UpdatePriorities(AgentOps& ops) {
+void ReplayMemory::UpdatePriorities(ReplayOps& ops) {
   ops.UpdatePriorities(tree_, batch_rows_.data(), td_errors_.data(), options_.batch_size);
 }
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "agents/agent_ops.h"
 #include "agents/checkpoint.h"
+#include "agents/replay_ops.h"
 #include "core/memory.h"
 
 namespace cugym::agent {
@@ -56,28 +56,28 @@ class ReplayMemory {
 
   int64_t lanes() const { return options_.lanes; }
 
-  // Queues the insertion of a vector step's n transitions per lane (AgentOps::AddTransitions; the
+  // Queues the insertion of a vector step's n transitions per lane (ReplayOps::AddTransitions; the
   // arrays hold lanes x n) and, with prioritized replay, gives the new rows the largest priority.
   // The host mirrors do not move: the loop calls Stored(n) once the step has been queued (a
   // captured insertion replays without the host).
   // With continuous actions, they come from action_values [lanes n][action_dim] (actions unread).
-  void Insert(AgentOps& ops, int64_t n, const float* obs, const int32_t* actions, const float* rewards,
+  void Insert(ReplayOps& ops, int64_t n, const float* obs, const int32_t* actions, const float* rewards,
               const float* next_obs, const float* final_obs, const uint8_t* terminated, const uint8_t* truncated,
               const float* action_values = nullptr);
   // Insert in parts, for lanes whose transitions come from separate arrays: each lane's n with
   // InsertLane, then Inserted(n) once (the head moves, the new rows get their priorities).
-  void InsertLane(AgentOps& ops, int64_t lane, int64_t n, const float* obs, const int32_t* actions,
+  void InsertLane(ReplayOps& ops, int64_t lane, int64_t n, const float* obs, const int32_t* actions,
                   const float* rewards, const float* next_obs, const float* final_obs, const uint8_t* terminated,
                   const uint8_t* truncated);
-  void Inserted(AgentOps& ops, int64_t n);
+  void Inserted(ReplayOps& ops, int64_t n);
   void Stored(int64_t n);  // the host mirrors after a vector step of n transitions per lane
   // Each lane's seed (lane l samples with seeds[l]; throws std::invalid_argument unless there is
   // one per lane). Without them every lane samples with the seed Sample is given.
   void SetLaneSeeds(const std::vector<uint64_t>& seeds);
   // Queues the sampling of one minibatch of n-step transitions per lane into the batch buffers.
-  void Sample(AgentOps& ops, uint64_t seed, int n_step, float gamma);
+  void Sample(ReplayOps& ops, uint64_t seed, int n_step, float gamma);
   // Prioritized replay: queues the update of the sampled rows' priorities from td_errors().
-  void UpdatePriorities(AgentOps& ops);
+  void UpdatePriorities(ReplayOps& ops);
 
   // The last minibatch, [lanes x batch_size] rows each (lane l's batch_size rows after lane l-1's).
   const float* batch_obs() const { return batch_obs_.data(); }

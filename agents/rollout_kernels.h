@@ -77,7 +77,7 @@ CUGYM_HD inline int64_t LaneRolloutRow(const RolloutArrays& r, int64_t lane, int
   return (q / n) * r.envs + lane * n + q % n;
 }
 
-// The columns one minibatch gathers from a rollout (AgentOps::GatherMinibatch): each a [steps][envs]
+// The columns one minibatch gathers from a rollout (RolloutOps::GatherMinibatch): each a [steps][envs]
 // array of rows of `width` 4-byte elements (floats or int32s, copied as bits) and its destination,
 // [lanes size][width] (lane l's rows after lane l - 1's).
 struct GatherColumns {

@@ -165,14 +165,14 @@ void SacAgent::Collect(bool random) {
     out.noise_state = noise_state_.data();
     out.rho = config_.noise_correlation;
   }
-  ops_->SacSamplePolicy(head(), outputs, lanes(), n_,
-                        SacKey{lanes_->seeds_dev(), counters_dev_.data(), nullptr, kActTag}, random, out);
+  sac_ops_->SacSamplePolicy(head(), outputs, lanes(), n_,
+                            SacKey{lanes_->seeds_dev(), counters_dev_.data(), nullptr, kActTag}, random, out);
   env.Step(actions_.data());
-  replay_->Insert(*ops_, n_, obs_.data(), nullptr, env.rewards(), env.obs(), env.final_obs(), env.terminated(),
+  replay_->Insert(*replay_ops_, n_, obs_.data(), nullptr, env.rewards(), env.obs(), env.final_obs(), env.terminated(),
                   env.truncated(), actions_.data());
-  ops_->CollectEpisodes(env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(), lanes(), n_,
-                        lanes_->rings());
-  ops_->AdvanceSteps(counters_dev_.data(), n_);
+  episode_ops_->CollectEpisodes(env.terminated(), env.truncated(), env.episode_returns(), env.episode_lengths(),
+                                lanes(), n_, lanes_->rings());
+  episode_ops_->AdvanceSteps(counters_dev_.data(), n_);
 }
 
 // A minibatch per lane; the next actions drawn at the next observations and valued by the target
@@ -180,18 +180,18 @@ void SacAgent::Collect(bool random) {
 void SacAgent::UpdateCritics() {
   const int64_t b = config_.batch_size, rows = lanes() * b, in = obs_dim_ + action_dim_;
   ReplayMemory& replay = *replay_;
-  replay.Sample(*ops_, lanes_->seeds().front(), 1, static_cast<float>(config_.gamma));
+  replay.Sample(*replay_ops_, lanes_->seeds().front(), 1, static_cast<float>(config_.gamma));
   const float* next_obs = replay.batch_next_obs();
   const nn::ConstBatchView next_out = learner_->actor().Forward(Rows(next_obs, rows, obs_dim_, device_));
   SacSample next;
   next.actions = next_actions_.data();
   next.log_probs = next_log_probs_.data();
-  ops_->SacSamplePolicy(head(), next_out.data(), lanes(), b,
-                        SacKey{lanes_->seeds_dev(), nullptr, replay.draws_dev(), kNextActionTag}, false, next);
-  ops_->SacJoin(next_obs, obs_dim_, next_actions_.data(), action_dim_, rows, critic_in_.data());
+  sac_ops_->SacSamplePolicy(head(), next_out.data(), lanes(), b,
+                            SacKey{lanes_->seeds_dev(), nullptr, replay.draws_dev(), kNextActionTag}, false, next);
+  sac_ops_->SacJoin(next_obs, obs_dim_, next_actions_.data(), action_dim_, rows, critic_in_.data());
   const nn::ConstBatchView target_q1 = learner_->target_q1().Forward(Rows(critic_in_.data(), rows, in, device_));
   const nn::ConstBatchView target_q2 = learner_->target_q2().Forward(Rows(critic_in_.data(), rows, in, device_));
-  ops_->SacJoin(replay.batch_obs(), obs_dim_, replay.batch_action_values(), action_dim_, rows, critic_in_.data());
+  sac_ops_->SacJoin(replay.batch_obs(), obs_dim_, replay.batch_action_values(), action_dim_, rows, critic_in_.data());
   const nn::ConstBatchView q1 = learner_->q1().ForwardTrain(Rows(critic_in_.data(), rows, in, device_));
   const nn::ConstBatchView q2 = learner_->q2().ForwardTrain(Rows(critic_in_.data(), rows, in, device_));
   SacCriticBatch batch;
@@ -209,7 +209,7 @@ void SacAgent::UpdateCritics() {
   batch.row_terms = row_terms_.data();
   batch.lanes = lanes();
   batch.rows = b;
-  ops_->SacCriticLoss(batch);
+  sac_ops_->SacCriticLoss(batch);
   learner_->StepCritics(static_cast<float>(config_.tau));
 }
 
@@ -225,9 +225,9 @@ void SacAgent::UpdateActor(uint32_t repeat) {
   draw.actions = pi_actions_.data();
   draw.log_probs = pi_log_probs_.data();
   draw.noise = pi_noise_.data();
-  ops_->SacSamplePolicy(head(), out.data(), lanes(), b,
-                        SacKey{lanes_->seeds_dev(), nullptr, replay.draws_dev(), kActorTag + repeat}, false, draw);
-  ops_->SacJoin(replay.batch_obs(), obs_dim_, pi_actions_.data(), action_dim_, rows, critic_in_.data());
+  sac_ops_->SacSamplePolicy(head(), out.data(), lanes(), b,
+                            SacKey{lanes_->seeds_dev(), nullptr, replay.draws_dev(), kActorTag + repeat}, false, draw);
+  sac_ops_->SacJoin(replay.batch_obs(), obs_dim_, pi_actions_.data(), action_dim_, rows, critic_in_.data());
   nn::Mlp& q1 = learner_->q1();
   nn::Mlp& q2 = learner_->q2();
   const nn::ConstBatchView q1_values = q1.ForwardTrain(Rows(critic_in_.data(), rows, in, device_));
@@ -249,14 +249,14 @@ void SacAgent::UpdateActor(uint32_t repeat) {
   batch.target_entropy = config_.target_entropy_per_dim * action_dim_;
   batch.lanes = lanes();
   batch.rows = b;
-  ops_->SacActorPick(batch);
+  sac_ops_->SacActorPick(batch);
   // The critics' parameter gradients this computes are never stepped: the next critic update
   // overwrites them.
   q1.Backward(q1.OutputGrad());
   q2.Backward(q2.OutputGrad());
   batch.q1_input_grad = q1.InputGrad().data();
   batch.q2_input_grad = q2.InputGrad().data();
-  ops_->SacActorGrads(head(), batch);
+  sac_ops_->SacActorGrads(head(), batch);
   learner_->StepActor();
 }
 

@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "agents/off_policy_agent.h"
+#include "agents/policy_ops.h"
 #include "agents/sac_learner.h"
+#include "agents/sac_ops.h"
 
 namespace cugym::agent {
 
@@ -78,6 +80,8 @@ class SacAgent final : public OffPolicyAgent {
   void KeepOwn(const std::vector<int>& keep, LaneAgent& next) const override;
 
   int obs_dim_, action_dim_;
+  std::unique_ptr<SacOps> sac_ops_ = MakeOps<SacOps>(device_, stream());
+  std::unique_ptr<PolicyOps> policy_ops_ = MakeOps<PolicyOps>(device_, stream());  // evaluations
   std::unique_ptr<SacLearner> learner_;
   SoloCopy<SacLearner> solo_;
   Buffer<float> low_, high_;  // the Box's bounds

@@ -33,7 +33,8 @@ MetricsRow SacAgent::Progress(int lane, double seconds, int64_t steps, const Loo
 }
 
 AgentLanes::Play SacAgent::Play() {
-  return DeterministicPolicyPlay(*ops_, learner_->actor(), eval_head_, RunningMoments{}, 10.0, lanes(), eval_scratch_);
+  return DeterministicPolicyPlay(*episode_ops_, *policy_ops_, learner_->actor(), eval_head_, RunningMoments{}, 10.0,
+                                 lanes(), eval_scratch_);
 }
 
 void SacAgent::SaveModel(int lane, const std::string& path) const {

@@ -4,7 +4,7 @@
 // initialization; the targets start as copies). One Adam each for the actor (policy_lr), the
 // critics and log_alpha (learning_rate); no gradient clipping. K replicas (the lanes of agent.h)
 // run as one, each the learner of one of its seed. It knows nothing of envs or replay memories:
-// SacAgent runs the losses (AgentOps::SacCriticLoss, SacActorGrads) into the networks' output
+// SacAgent runs the losses (SacOps::SacCriticLoss, SacActorGrads) into the networks' output
 // gradients, then calls the Step functions.
 #pragma once
 

@@ -15,12 +15,14 @@ install(TARGETS cugym_core cugym_envs cugym_nn cugym_agents cugym_flags cugym_st
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # Headers keep their folder (#include "agents/dqn.h") under include/cugym. Every header a public
 # one includes is installed; the few that only the libraries' own sources include are not (nn's
-# back-end internals, and cublas_check.h, which needs the CUDA toolkit's headers).
+# back-end internals, the agents' device ops as loop bodies (device_ops_impl.h, which needs nvcc's
+# --extended-lambda), and cublas_check.h, which needs the CUDA toolkit's headers).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core ${PROJECT_SOURCE_DIR}/envs ${PROJECT_SOURCE_DIR}/nn
                   ${PROJECT_SOURCE_DIR}/agents
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cugym
         FILES_MATCHING PATTERN "*.h" PATTERN "*.cuh"
-        PATTERN "backend_impl.h" EXCLUDE PATTERN "cublas_check.h" EXCLUDE PATTERN "small_gemm.h" EXCLUDE)
+        PATTERN "backend_impl.h" EXCLUDE PATTERN "cublas_check.h" EXCLUDE PATTERN "small_gemm.h" EXCLUDE
+        PATTERN "device_ops_impl.h" EXCLUDE)
 install(EXPORT cugymTargets NAMESPACE cugym:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cugym)
 
 # What the package needs to know about this build: the plugin helper's CUDA and Thrust, and the

@@ -1,7 +1,9 @@
 // Replay insertion and sampling, exploration, TD targets and episode bookkeeping (agent_kernels.h
-// through AgentOps) on every back end, and CUDA against the CPU bit for bit (the CUDA cases skip
-// without a GPU).
-#include "agents/agent_ops.h"
+// through the agents' device ops, device_ops.h) on every back end, and CUDA against the CPU bit for bit (the CUDA cases
+// skip without a GPU).
+#include "agents/episode_ops.h"
+#include "agents/q_ops.h"
+#include "agents/replay_ops.h"
 
 #include <gtest/gtest.h>
 
@@ -28,10 +30,15 @@ Buffer<T> OnDevice(Device device, const std::vector<T>& values) {
 
 // The ops of one device, on the stream of an nn back end as in the DQN loop.
 struct Ops {
-  explicit Ops(Device device) : backend(nn::MakeBackend(device)), ops(MakeAgentOps(device, backend->native_stream())) {}
+  explicit Ops(Device device)
+      : backend(nn::MakeBackend(device)),
+        episodes(MakeOps<EpisodeOps>(device, backend->native_stream())),
+        replay(MakeOps<ReplayOps>(device, backend->native_stream())),
+        q(MakeOps<QOps>(device, backend->native_stream())) {}
   std::shared_ptr<nn::Backend> backend;
-  std::unique_ptr<AgentOps> ops;
-  AgentOps* operator->() { return ops.get(); }
+  std::unique_ptr<EpisodeOps> episodes;
+  std::unique_ptr<ReplayOps> replay;
+  std::unique_ptr<QOps> q;
 };
 
 // A replay memory on one device, with host views for the checks.
@@ -165,11 +172,11 @@ struct StepData {
         terminated(OnDevice(device, term)),
         truncated(OnDevice(device, trunc)) {}
   // At the replay's head, which then moves on.
-  void AddTo(AgentOps& ops, const Replay& replay) const {
+  void AddTo(ReplayOps& ops, const Replay& replay) const {
     ops.AddTransitions(replay.arrays, static_cast<int64_t>(actions.size()), obs.data(), actions.data(), rewards.data(),
                        next_obs.data(), final_obs.data(), terminated.data(), truncated.data());
   }
-  void CollectInto(AgentOps& ops, const Ring& ring) const {
+  void CollectInto(EpisodeOps& ops, const Ring& ring) const {
     // The episode statistics are the rewards here: any float per env will do.
     ops.CollectEpisodes(terminated.data(), truncated.data(), rewards.data(), actions.data(), 1,
                         static_cast<int64_t>(actions.size()), ring.on_device.data());
@@ -192,14 +199,14 @@ TEST_P(AgentOpsTest, TruncationBootstrapsFromTheFinalObservationTerminationDoesN
   const StepData step(device(), {1, 2, 3}, {0, 1, 2}, {1, 1, 0}, {10, 20, 30}, {-1, -2, -3}, {0, 1, 0}, {0, 0, 1});
   const int64_t three = 3;
   replay.head.FromHost(&three, 1);  // the insertion writes where the device's head is
-  step.AddTo(*ops.ops, replay);     // rows 3, 0, 1 (the ring wraps)
+  step.AddTo(*ops.replay, replay);  // rows 3, 0, 1 (the ring wraps)
   EXPECT_EQ(replay.size.ToHost()[0], 3);
   EXPECT_EQ(replay.head.ToHost()[0], 2);
   EXPECT_EQ(replay.obs.ToHost(), (std::vector<float>{2, 3, 0, 1}));
-  step.AddTo(*ops.ops, replay);           // rows 2, 3, 0
+  step.AddTo(*ops.replay, replay);        // rows 2, 3, 0
   EXPECT_EQ(replay.size.ToHost()[0], 4);  // at most the capacity
   EXPECT_EQ(replay.head.ToHost()[0], 1);
-  step.AddTo(*ops.ops, replay);  // rows 1, 2, 3
+  step.AddTo(*ops.replay, replay);  // rows 1, 2, 3
   EXPECT_EQ(replay.head.ToHost()[0], 0);
   const std::vector<float> obs = replay.obs.ToHost(), next = replay.next_obs.ToHost(),
                            terminals = replay.terminals.ToHost();
@@ -219,7 +226,7 @@ TEST_P(AgentOpsTest, RefusesMoreTransitionsThanTheReplayHolds) {
   Replay replay(device(), 2, 1);
   const StepData step(device(), {1, 2, 3}, {0, 1, 2}, {1, 1, 0}, {10, 20, 30}, {-1, -2, -3}, {0, 1, 0}, {0, 0, 1});
   try {
-    step.AddTo(*ops.ops, replay);
+    step.AddTo(*ops.replay, replay);
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()), "AddTransitions: 3 transitions in one step exceed the replay capacity 2");
@@ -250,7 +257,7 @@ TEST_P(AgentOpsTest, SamplingIsSeededUniformAndCopiesWholeTransitions) {
   std::vector<int32_t> first;
   for (uint32_t draw = 0; draw < 200; ++draw) {
     ASSERT_EQ(replay.draws.ToHost()[0], draw);  // each minibatch advances the counter
-    ops->Sample(replay.arrays, batch.view, 64, 7, 1, 0.9f, {});
+    ops.replay->Sample(replay.arrays, batch.view, 64, 7, 1, 0.9f, {});
     const std::vector<int32_t> rows = batch.actions.ToHost();
     const std::vector<float> b_obs = batch.obs.ToHost(), b_next = batch.next_obs.ToHost(),
                              b_rewards = batch.rewards.ToHost();
@@ -269,10 +276,10 @@ TEST_P(AgentOpsTest, SamplingIsSeededUniformAndCopiesWholeTransitions) {
   for (int h : hits) EXPECT_NEAR(h, 200 * 64 / size, 80);
   const uint32_t zero = 0;
   replay.draws.FromHost(&zero, 1);
-  ops->Sample(replay.arrays, batch.view, 64, 7, 1, 0.9f, {});
+  ops.replay->Sample(replay.arrays, batch.view, 64, 7, 1, 0.9f, {});
   EXPECT_EQ(batch.actions.ToHost(), first);  // same seed and draw, same minibatch
   replay.draws.FromHost(&zero, 1);
-  ops->Sample(replay.arrays, batch.view, 64, 8, 1, 0.9f, {});
+  ops.replay->Sample(replay.arrays, batch.view, 64, 8, 1, 0.9f, {});
   EXPECT_NE(batch.actions.ToHost(), first);
 }
 
@@ -280,9 +287,9 @@ TEST_P(AgentOpsTest, EpsilonGreedyMixesAtTheRequestedRate) {
   Ops ops(device());
   const int64_t n = 20000;
   Buffer<int32_t> actions = OnDevice(device(), std::vector<int32_t>(n, 1));
-  ops->EpsilonGreedy(actions.data(), n, 0.0f, 4, 99, {});
+  ops.q->EpsilonGreedy(actions.data(), n, 0.0f, 4, 99, {});
   for (int32_t a : actions.ToHost()) ASSERT_EQ(a, 1);
-  ops->EpsilonGreedy(actions.data(), n, 0.3f, 4, 99, {});
+  ops.q->EpsilonGreedy(actions.data(), n, 0.3f, 4, 99, {});
   int counts[4] = {};
   for (int32_t a : actions.ToHost()) counts[a]++;
   // 70% keep action 1, the other 30% are uniform over the 4 actions.
@@ -334,11 +341,11 @@ TEST_P(AgentOpsTest, ExploreTakesEpsilonAndTheStepKeyFromTheDeviceCounters) {
     std::vector<int32_t> greedy(n);
     for (int64_t i = 0; i < n; ++i) greedy[i] = static_cast<int32_t>((t + i) % num_actions);
     Buffer<int32_t> a = OnDevice(device(), greedy), b = OnDevice(device(), greedy);
-    ops->Explore(a.data(), 1, n, counters.data(), schedule, seed_on_device.data(), num_actions, hold_a);
-    ops->AdvanceSteps(counters.data(), n);
+    ops.q->Explore(a.data(), 1, n, counters.data(), schedule, seed_on_device.data(), num_actions, hold_a);
+    ops.episodes->AdvanceSteps(counters.data(), n);
     const double epsilon = HostEpsilon(1.0, 0.05, 0.5, total, t * n);
-    ops->EpsilonGreedy(b.data(), n, static_cast<float>(epsilon), num_actions,
-                       StepKey(seed, RngStream::kExploration, static_cast<uint64_t>(t)), hold_b);
+    ops.q->EpsilonGreedy(b.data(), n, static_cast<float>(epsilon), num_actions,
+                         StepKey(seed, RngStream::kExploration, static_cast<uint64_t>(t)), hold_b);
     ASSERT_EQ(a.ToHost(), b.ToHost()) << "vector step " << t;
     ASSERT_EQ(left_a.ToHost(), left_b.ToHost()) << "vector step " << t;
     const std::vector<int32_t> acted = a.ToHost();
@@ -384,7 +391,7 @@ TEST_P(AgentOpsTest, EzGreedyRepeatsItsRandomActionsForHeavyTailedSpans) {
   Buffer<int32_t> actions(device(), n);
   for (int t = 0; t < steps; ++t) {
     actions.FromHost(std::vector<int32_t>(n, -1).data(), n);
-    ops->EpsilonGreedy(actions.data(), n, 1.0f, num_actions, StepKey(5, RngStream::kExploration, t), hold);
+    ops.q->EpsilonGreedy(actions.data(), n, 1.0f, num_actions, StepKey(5, RngStream::kExploration, t), hold);
     const std::vector<int32_t> step = actions.ToHost();
     for (int64_t i = 0; i < n; ++i) trace[i].push_back(step[i]);
   }
@@ -413,10 +420,10 @@ TEST_P(AgentOpsTest, EzGreedyRepeatsItsRandomActionsForHeavyTailedSpans) {
   // leaves the greedy action alone.
   actions.FromHost(std::vector<int32_t>(n, 7).data(), n);
   left.FromHost(std::vector<int32_t>(n, 1).data(), n);
-  ops->EpsilonGreedy(actions.data(), n, 0.0f, num_actions, 11, hold);
+  ops.q->EpsilonGreedy(actions.data(), n, 0.0f, num_actions, 11, hold);
   EXPECT_EQ(actions.ToHost(), held.ToHost());
   actions.FromHost(std::vector<int32_t>(n, 7).data(), n);
-  ops->EpsilonGreedy(actions.data(), n, 0.0f, num_actions, 12, hold);
+  ops.q->EpsilonGreedy(actions.data(), n, 0.0f, num_actions, 12, hold);
   EXPECT_EQ(actions.ToHost(), std::vector<int32_t>(n, 7));
 }
 
@@ -425,7 +432,7 @@ TEST_P(AgentOpsTest, TdTargetsStopAtTermination) {
   Buffer<float> rewards = OnDevice(device(), std::vector<float>{1, 1}),
                 bootstrap = OnDevice(device(), std::vector<float>{0.9f, 0}),
                 next_q = OnDevice(device(), std::vector<float>{10, 10}), targets(device(), 2);
-  ops->TdTargets(rewards.data(), bootstrap.data(), next_q.data(), targets.data(), 2);
+  ops.q->TdTargets(rewards.data(), bootstrap.data(), next_q.data(), targets.data(), 2);
   const std::vector<float> t = targets.ToHost();
   EXPECT_FLOAT_EQ(t[0], 10.0f);
   EXPECT_FLOAT_EQ(t[1], 1.0f);
@@ -434,7 +441,7 @@ TEST_P(AgentOpsTest, TdTargetsStopAtTermination) {
 // Two envs for five vector steps with gamma 0.5: env 0 terminates at step 2, env 1 is truncated
 // at step 1. Rewards 1 + t (env 0) and 10 + t (env 1); observations 100 i + t, next observations
 // + 0.5, final observations -(100 i + t).
-Replay FiveSteps(Device device, AgentOps& ops) {
+Replay FiveSteps(Device device, ReplayOps& ops) {
   Replay replay(device, 12, 1, 2);
   for (int t = 0; t < 5; ++t) {
     const StepData step(device, {static_cast<float>(t), static_cast<float>(100 + t)}, {t, t},
@@ -448,7 +455,7 @@ Replay FiveSteps(Device device, AgentOps& ops) {
 
 TEST_P(AgentOpsTest, NStepReturnsStopAtEpisodeEndsAndAtTheNewestTransition) {
   Ops ops(device());
-  const Replay replay = FiveSteps(device(), *ops.ops);
+  const Replay replay = FiveSteps(device(), *ops.replay);
   const HostReplay host(replay);
   EXPECT_EQ(host.head[0], 10);
   EXPECT_EQ(host.size[0], 10);
@@ -478,10 +485,10 @@ TEST_P(AgentOpsTest, NStepReturnsStopAtEpisodeEndsAndAtTheNewestTransition) {
 
 TEST_P(AgentOpsTest, SampledMinibatchesHoldTheNStepTransitionOfEachRow) {
   Ops ops(device());
-  Replay replay = FiveSteps(device(), *ops.ops);
+  Replay replay = FiveSteps(device(), *ops.replay);
   const HostReplay host(replay);
   Batch batch(device(), 256, 1);
-  ops->Sample(replay.arrays, batch.view, 256, 4, 3, 0.5f, {});
+  ops.replay->Sample(replay.arrays, batch.view, 256, 4, 3, 0.5f, {});
   const std::vector<float> obs = batch.obs.ToHost(), next = batch.next_obs.ToHost(), ret = batch.rewards.ToHost(),
                            boot = batch.bootstrap.ToHost();
   for (int j = 0; j < 256; ++j) {
@@ -499,7 +506,7 @@ TEST_P(AgentOpsTest, EpisodeRingKeepsTheLastEpisodesInEnvOrder) {
   Ops ops(device());
   Ring ring(device(), 4);
   const StepData step(device(), {0, 0, 0}, {50, 60, 70}, {5, 6, 7}, {0, 0, 0}, {0, 0, 0}, {1, 0, 1}, {0, 0, 0});
-  for (int k = 0; k < 3; ++k) step.CollectInto(*ops.ops, ring);
+  for (int k = 0; k < 3; ++k) step.CollectInto(*ops.episodes, ring);
   const unsigned long long count = ring.count.ToHost()[0];
   EXPECT_EQ(count, 6u);
   // Episodes 2..5 in slots 2, 3, 0, 1: (5, 50), (7, 70), (5, 50), (7, 70).
@@ -513,7 +520,7 @@ TEST_P(AgentOpsTest, EpisodeRingKeepsTheLastEpisodesInEnvOrder) {
   for (int64_t i = 0; i < n; ++i) returns[i] = static_cast<float>(100 + i);
   const StepData burst(device(), std::vector<float>(n), std::vector<int32_t>(n, 1), returns, std::vector<float>(n),
                        std::vector<float>(n), std::vector<uint8_t>(n, 1), std::vector<uint8_t>(n, 0));
-  burst.CollectInto(*ops.ops, ring);
+  burst.CollectInto(*ops.episodes, ring);
   EXPECT_EQ(ring.count.ToHost()[0], 17u);
   // Episodes 6..16 map to slots 2, 3, 0, 1, 2, ...; the last four (returns 107..110, episodes
   // 13..16) remain, in slots 1, 2, 3, 0.
@@ -540,7 +547,7 @@ TEST_P(AgentOpsTest, EvalEpisodesKeepEachEnvsFirstEpisodesAndTheirSteps) {
     const Buffer<uint8_t> term = OnDevice(device(), terminated[t]), trunc = OnDevice(device(), truncated[t]);
     const Buffer<float> ret = OnDevice(device(), std::vector<float>{base, base + 1, base + 2});
     const Buffer<int32_t> len = OnDevice(device(), std::vector<int32_t>{static_cast<int32_t>(t), 7, 9});
-    ops.ops->RecordEvalEpisodes(record, term.data(), trunc.data(), ret.data(), len.data(), 3, t, recorded.data());
+    ops.episodes->RecordEvalEpisodes(record, term.data(), trunc.data(), ret.data(), len.data(), 3, t, recorded.data());
   }
   // Env 0: steps 0 and 1 (its quota of two; step 2's is ignored); env 1 plays none; env 2: step 1.
   EXPECT_EQ(returns.ToHost(), (std::vector<float>{10, 20, 22}));
@@ -552,7 +559,7 @@ TEST_P(AgentOpsTest, EvalEpisodesKeepEachEnvsFirstEpisodesAndTheirSteps) {
 
 // A replay of `size` rows with obs = row, written as one vector step, each row given a priority
 // by UpdatePriorities from errors[row].
-Replay PrioritizedReplay(Device device, AgentOps& ops, const Tree& tree, const std::vector<float>& errors) {
+Replay PrioritizedReplay(Device device, ReplayOps& ops, const Tree& tree, const std::vector<float>& errors) {
   const int64_t size = static_cast<int64_t>(errors.size());
   Replay replay(device, size, 1, size);
   std::vector<float> obs(size);
@@ -574,7 +581,7 @@ TEST_P(AgentOpsTest, PrioritizedSamplingFollowsThePrioritiesWithImportanceWeight
   // alpha 0.5: priorities sqrt(|e| + 1e-6); errors 1, 4, 9, ... give 1, 2, 3, ... (within eps).
   const int64_t size = 6, b = 32;
   Tree tree(device(), size, 0.5f, 0.4f, 100);
-  const Replay replay = PrioritizedReplay(device(), *ops.ops, tree, {1, 4, 9, 16, 25, 36});
+  const Replay replay = PrioritizedReplay(device(), *ops.replay, tree, {1, 4, 9, 16, 25, 36});
   tree.ExpectSumsOfChildren();
   const std::vector<float> leaves = tree.Leaves(size);
   for (int r = 0; r < size; ++r) EXPECT_NEAR(leaves[r], r + 1, 1e-5) << r;
@@ -585,7 +592,7 @@ TEST_P(AgentOpsTest, PrioritizedSamplingFollowsThePrioritiesWithImportanceWeight
   std::vector<int> hits(size, 0);
   const int draws = 600;
   for (int draw = 0; draw < draws; ++draw) {
-    ops->Sample(replay.arrays, batch.view, b, 11, 1, 0.9f, tree.view);
+    ops.replay->Sample(replay.arrays, batch.view, b, 11, 1, 0.9f, tree.view);
     const std::vector<float> obs = batch.obs.ToHost(), w = batch.weights.ToHost();
     const std::vector<int64_t> rows = batch.rows.ToHost();
     float least = 1e30f;
@@ -619,13 +626,13 @@ TEST_P(AgentOpsTest, NewRowsGetTheLargestPriorityAndDuplicatesKeepTheLastError) 
   for (int step = 0; step < 3; ++step) {
     const StepData data(device(), {1, 2, 3, 4}, {0, 0, 0, 0}, {0, 0, 0, 0}, {1, 2, 3, 4}, {1, 2, 3, 4}, {0, 0, 0, 0},
                         {0, 0, 0, 0});
-    data.AddTo(*ops.ops, replay);
-    ops->PrioritizeNewRows(replay.arrays, tree.view, 4);
+    data.AddTo(*ops.replay, replay);
+    ops.replay->PrioritizeNewRows(replay.arrays, tree.view, 4);
     if (step == 1) {
       // Rows 2 and 5 learn errors 7 and 0.5 (alpha 1: priorities 7 and 0.5): the largest is now 7.
       const Buffer<int64_t> rows = OnDevice(device(), std::vector<int64_t>{2, 5, 2});
       const Buffer<float> errors = OnDevice(device(), std::vector<float>{3, -0.5f, -7});
-      ops->UpdatePriorities(tree.view, rows.data(), errors.data(), 3);
+      ops.replay->UpdatePriorities(tree.view, rows.data(), errors.data(), 3);
       EXPECT_EQ(tree.max_leaf.ToHost()[0], LeafPriority(7, 1.0f, 1e-6f));
     }
   }
@@ -702,17 +709,17 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
     for (Side* s : {&cpu, &gpu}) {
       s->actions.FromHost(greedy.data(), n);
       const ExploreHold hold{s->held.data(), s->left.data(), 2.0f, 100};
-      s->ops->Explore(s->actions.data(), 1, n, s->counters.data(), schedule, s->seed.data(), num_actions, hold);
-      s->ops->AdvanceSteps(s->counters.data(), n);
+      s->ops.q->Explore(s->actions.data(), 1, n, s->counters.data(), schedule, s->seed.data(), num_actions, hold);
+      s->ops.episodes->AdvanceSteps(s->counters.data(), n);
       const StepData step(s->device, obs, s->actions.ToHost(), rewards, next, final_obs, term, trunc);
-      step.AddTo(*s->ops.ops, s->replay);
-      step.CollectInto(*s->ops.ops, s->ring);
-      s->ops->PrioritizeNewRows(s->replay.arrays, s->tree.view, n);
+      step.AddTo(*s->ops.replay, s->replay);
+      step.CollectInto(*s->ops.episodes, s->ring);
+      s->ops.replay->PrioritizeNewRows(s->replay.arrays, s->tree.view, n);
       // Uniform on even steps, by priority on odd ones (each with its own draw counter value).
-      s->ops->Sample(s->replay.arrays, s->batch.view, batch, 3, 3, 0.99f, t % 2 ? s->tree.view : PriorityTree{});
-      s->ops->TdTargets(s->batch.rewards.data(), s->batch.bootstrap.data(), s->batch.obs.data(), s->targets.data(),
-                        batch);
-      if (t % 2) s->ops->UpdatePriorities(s->tree.view, s->batch.rows.data(), s->targets.data(), batch);
+      s->ops.replay->Sample(s->replay.arrays, s->batch.view, batch, 3, 3, 0.99f, t % 2 ? s->tree.view : PriorityTree{});
+      s->ops.q->TdTargets(s->batch.rewards.data(), s->batch.bootstrap.data(), s->batch.obs.data(), s->targets.data(),
+                          batch);
+      if (t % 2) s->ops.replay->UpdatePriorities(s->tree.view, s->batch.rows.data(), s->targets.data(), batch);
     }
     if (t % 2) {
       EXPECT_EQ(cpu.batch.rows.ToHost(), gpu.batch.rows.ToHost());

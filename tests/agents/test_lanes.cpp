@@ -13,8 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "agents/agent_ops.h"
+#include "agents/episode_ops.h"
+#include "agents/q_ops.h"
 #include "agents/replay_memory.h"
+#include "agents/replay_ops.h"
 #include "core/memory.h"
 #include "nn/backend.h"
 #include "tests/agents/agent_test_util.h"
@@ -120,7 +122,7 @@ class LanesTest : public ::testing::TestWithParam<Device> {
 TEST_P(LanesTest, EachLaneIsAMemoryOfItsOwn) {
   const Device device = GetParam();
   const std::shared_ptr<nn::Backend> backend = nn::MakeBackend(device);
-  const std::unique_ptr<AgentOps> ops = MakeAgentOps(device, backend->native_stream());
+  const std::unique_ptr<ReplayOps> ops = MakeOps<ReplayOps>(device, backend->native_stream());
   ReplayMemory lanes(device, Options(kLanes));
   lanes.SetLaneSeeds(kSeeds);
   std::vector<std::unique_ptr<ReplayMemory>> alone;
@@ -196,7 +198,8 @@ TEST_P(LanesTest, EachLaneIsAMemoryOfItsOwn) {
 TEST_P(LanesTest, ExplorationAndEpisodesInLanesAreEachAgentsOwn) {
   const Device device = GetParam();
   const std::shared_ptr<nn::Backend> backend = nn::MakeBackend(device);
-  const std::unique_ptr<AgentOps> ops = MakeAgentOps(device, backend->native_stream());
+  const std::unique_ptr<QOps> q_ops = MakeOps<QOps>(device, backend->native_stream());
+  const std::unique_ptr<EpisodeOps> episode_ops = MakeOps<EpisodeOps>(device, backend->native_stream());
   const int64_t n = 5, total = kLanes * n;
   const EpsilonSchedule schedule{1.0, 0.05, 400.0};
   std::vector<int32_t> zeros(total, 0);
@@ -251,11 +254,11 @@ TEST_P(LanesTest, ExplorationAndEpisodesInLanesAreEachAgentsOwn) {
     for (int32_t& a : greedy) a = static_cast<int32_t>(rng() % 3);
     lane_actions.FromHost(greedy.data(), total);
     own_actions.FromHost(greedy.data(), total);
-    ops->Explore(lane_actions.data(), kLanes, n, counters.data(), schedule, seeds.data(), 3,
-                 ExploreHold{lane_held.data(), lane_left.data(), 2.0f, 6});
+    q_ops->Explore(lane_actions.data(), kLanes, n, counters.data(), schedule, seeds.data(), 3,
+                   ExploreHold{lane_held.data(), lane_left.data(), 2.0f, 6});
     for (int64_t l = 0; l < kLanes; ++l)
-      ops->Explore(own_actions.data() + l * n, 1, n, counters.data(), schedule, seeds.data() + l, 3,
-                   ExploreHold{own_held.data() + l * n, own_left.data() + l * n, 2.0f, 6});
+      q_ops->Explore(own_actions.data() + l * n, 1, n, counters.data(), schedule, seeds.data() + l, 3,
+                     ExploreHold{own_held.data() + l * n, own_left.data() + l * n, 2.0f, 6});
     ASSERT_EQ(lane_actions.ToHost(), own_actions.ToHost()) << "step " << step;
     explored += lane_actions.ToHost() != greedy;
     ASSERT_EQ(lane_left.ToHost(), own_left.ToHost()) << "step " << step;
@@ -272,10 +275,10 @@ TEST_P(LanesTest, ExplorationAndEpisodesInLanesAreEachAgentsOwn) {
                     trunc = OnDevice(device, truncated.data(), total);
     Buffer<float> ret = OnDevice(device, returns.data(), total);
     Buffer<int32_t> len = OnDevice(device, lengths.data(), total);
-    ops->CollectEpisodes(term.data(), trunc.data(), ret.data(), len.data(), kLanes, n, rings.data());
+    episode_ops->CollectEpisodes(term.data(), trunc.data(), ret.data(), len.data(), kLanes, n, rings.data());
     for (int64_t l = 0; l < kLanes; ++l)
-      ops->CollectEpisodes(term.data() + l * n, trunc.data() + l * n, ret.data() + l * n, len.data() + l * n, 1, n,
-                           own.data() + l);
+      episode_ops->CollectEpisodes(term.data() + l * n, trunc.data() + l * n, ret.data() + l * n, len.data() + l * n, 1,
+                                   n, own.data() + l);
     for (int64_t l = 0; l < kLanes; ++l) {
       std::vector<int64_t> ended;
       for (int64_t i = l * n; i < (l + 1) * n; ++i)
@@ -292,7 +295,7 @@ TEST_P(LanesTest, ExplorationAndEpisodesInLanesAreEachAgentsOwn) {
       ASSERT_EQ(lane_rings[l]->lengths.ToHost(), host_lengths[l]) << "step " << step << ", lane " << l;
       ASSERT_EQ(lane_rings[l]->count.ToHost()[0], host_count[l]) << "step " << step << ", lane " << l;
     }
-    ops->AdvanceSteps(counters.data(), n);
+    episode_ops->AdvanceSteps(counters.data(), n);
   }
   EXPECT_GT(explored, 10);
   EXPECT_GT(lane_rings[0]->count.ToHost()[0], static_cast<unsigned long long>(capacity));  // the rings wrapped
@@ -304,7 +307,7 @@ TEST(Lanes, RefusesWhatDoesNotFitItsLanes) {
   EXPECT_EQ(InvalidArgumentMessage([&] { lanes.SetLaneSeeds({1, 2}); }), "replay memory: 2 seeds for 3 lanes");
   EXPECT_THROW(ReplayMemory(Device::kCpu, Options(0)), std::invalid_argument);
   const std::shared_ptr<nn::Backend> backend = nn::MakeBackend(Device::kCpu);
-  const std::unique_ptr<AgentOps> ops = MakeCpuAgentOps();
+  const std::unique_ptr<ReplayOps> ops = MakeOps<ReplayOps>(Device::kCpu, nullptr);
   std::vector<float> obs(kEnvs * kObs);
   std::vector<int32_t> actions(kEnvs);
   std::vector<float> rewards(kEnvs);

@@ -1,4 +1,4 @@
-// PPO's kernels (agents/policy_math.h, through AgentOps): GAE on a hand-made rollout; the policy
+// PPO's kernels (agents/policy_math.h, through PolicyOps and RolloutOps): GAE on a hand-made rollout; the policy
 // heads' log-probabilities, entropies and tanh correction against float64 formulas, and their
 // draws' statistics; the loss's statistics and gradients against float64 finite differences of
 // the loss; the normalizers against two-pass statistics of everything seen, frozen, and through a
@@ -18,9 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "agents/agent_ops.h"
 #include "agents/checkpoint.h"
 #include "agents/normalizer.h"
+#include "agents/policy_ops.h"
+#include "agents/rollout_ops.h"
 #include "core/memory.h"
 #include "core/safetensors.h"
 #include "tests/agents/agent_test_util.h"
@@ -93,7 +94,7 @@ TEST_P(PpoOps, GaeStopsAtEpisodeEndsAndBootstrapsOnlyTruncations) {
   Buffer<float> advantages(device, 10), returns(device, 10);
   const GaeArrays arrays{r.data(), term.data(), trunc.data(), v.data(), nv.data(), advantages.data(), returns.data(), 5,
                          2};
-  MakeAgentOps(device, nullptr)->GaeAdvantages(arrays, 0.9, 0.8);
+  MakeOps<RolloutOps>(device, nullptr)->GaeAdvantages(arrays, 0.9, 0.8);
   // By hand, gamma 0.9, gamma lambda 0.72. Env 0:
   //   t = 4  delta = 3 + 0.9 * 0.75 - 1.5 = 2.175                     A = 2.175
   //   t = 3  truncated: delta = -1 + 0.9 * 4 - 2 = 0.6                 A = 0.6 (A_4 belongs to the next episode)
@@ -212,7 +213,7 @@ Draws SampleOn(Device device, const PolicyHead& host_head, const std::vector<flo
   } else {
     out.actions = actions.data();
   }
-  MakeAgentOps(device, nullptr)
+  MakeOps<PolicyOps>(device, nullptr)
       ->SamplePolicy(head, out_d.data(), lanes, n, counters.data(), seeds_d.data(), deterministic, out);
   Draws d;
   d.log_probs = logp.ToHost();
@@ -421,7 +422,7 @@ LossResult RunLoss(Device device, const LossInputs& in, const PpoLossConfig& con
   b.row_terms = row_terms.data();
   b.lanes = in.lanes;
   b.rows = in.rows;
-  MakeAgentOps(device, nullptr)->PpoLoss(head, b, config);
+  MakeOps<PolicyOps>(device, nullptr)->PpoLoss(head, b, config);
   LossResult r;
   r.grad_outputs = grad_outputs.ToHost();
   if (in.gaussian) r.grad_log_std = grad_log_std.ToHost();
@@ -736,7 +737,7 @@ TEST_P(PpoOps, ObservationStatisticsAreTheTwoPassOnesOfEverythingSeen) {
   const int64_t lanes = 2, n = 5, dim = 3, steps = 4;
   std::mt19937 gen(5);
   MomentBuffers m(device, lanes, dim);
-  auto ops = MakeAgentOps(device, nullptr);
+  auto ops = MakeOps<PolicyOps>(device, nullptr);
   std::vector<std::vector<double>> seen(lanes * dim);  // per (lane, feature)
   for (int64_t t = 0; t < steps; ++t) {
     SCOPED_TRACE(::testing::Message() << "step " << t);
@@ -793,7 +794,7 @@ TEST_P(PpoOps, RewardsAreScaledByTheRunningStdOfEachEnvsDiscountedReturn) {
   MomentBuffers m(device, lanes, 1);
   Buffer<double> returns = OnDevice(device, std::vector<double>(lanes * n, 0.0));
   const RewardScaler scaler{returns.data(), m.view, gamma};
-  auto ops = MakeAgentOps(device, nullptr);
+  auto ops = MakeOps<PolicyOps>(device, nullptr);
   std::vector<double> g(lanes * n, 0.0);
   std::vector<uint8_t> done_before(lanes * n, 0);
   std::vector<std::vector<double>> seen(lanes);
@@ -858,7 +859,7 @@ TEST(Normalizers, ALanesCheckpointGoesOnAsInTheBatch) {
   const ScratchDir scratch("cugym_ppo_normalizers");
   const int64_t n = 3, dim = 2;
   std::mt19937 gen(7);
-  const std::unique_ptr<AgentOps> ops = MakeCpuAgentOps();
+  const std::unique_ptr<PolicyOps> ops = MakeOps<PolicyOps>(Device::kCpu, nullptr);
   Normalizers batch(Device::kCpu, 2, n, dim, true, true, 0.99);
   // One step: the normalized observations, then the scaled rewards.
   auto step = [&](Normalizers& norm, const std::vector<float>& obs, const std::vector<float>& r,
@@ -1066,7 +1067,8 @@ void ExpectSameBits(const Results& a, const Results& b) {
 }
 
 Results RunAll(Device device, const Scenario& s) {
-  const std::unique_ptr<AgentOps> ops = MakeAgentOps(device, nullptr);
+  const std::unique_ptr<PolicyOps> ops = MakeOps<PolicyOps>(device, nullptr);
+  const std::unique_ptr<RolloutOps> rollout_ops = MakeOps<RolloutOps>(device, nullptr);
   const int64_t envs = s.lanes * s.n, cells = s.steps * envs;
   Results out;
   {
@@ -1074,9 +1076,9 @@ Results RunAll(Device device, const Scenario& s) {
     Buffer<float> nv = OnDevice(device, s.next_values);
     Buffer<uint8_t> term = OnDevice(device, s.terminated), trunc = OnDevice(device, s.truncated);
     Buffer<float> advantages(device, cells), returns(device, cells);
-    ops->GaeAdvantages(GaeArrays{r.data(), term.data(), trunc.data(), v.data(), nv.data(), advantages.data(),
-                                 returns.data(), s.steps, envs},
-                       0.99, 0.95);
+    rollout_ops->GaeAdvantages(GaeArrays{r.data(), term.data(), trunc.data(), v.data(), nv.data(), advantages.data(),
+                                         returns.data(), s.steps, envs},
+                               0.99, 0.95);
     out.advantages = advantages.ToHost();
     out.returns = returns.ToHost();
   }
@@ -1171,7 +1173,7 @@ Results RunAll(Device device, const Scenario& s) {
     columns.Add(acts.data(), bact.data(), 1);
     for (auto [from, to] : {std::pair{&logp, &bl}, {&values, &bv}, {&adv, &ba}, {&ret, &br}})
       columns.Add(from->data(), to->data(), 1);
-    ops->GatherMinibatch(r, columns, b, b, counters.data(), seeds.data(), 1);
+    rollout_ops->GatherMinibatch(r, columns, b, b, counters.data(), seeds.data(), 1);
     out.gathered_obs = bo.ToHost();
     out.gathered_actions = bact.ToHost();
     out.gathered_advantages = ba.ToHost();

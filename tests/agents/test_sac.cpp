@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "agents/agent_ops.h"
 #include "agents/checkpoint.h"
 #include "agents/dqn.h"
 #include "agents/policy.h"
 #include "agents/ppo.h"
 #include "agents/sac.h"
 #include "agents/sac_kernels.h"
+#include "agents/sac_ops.h"
 #include "agents/train_config.h"
 #include "core/memory.h"
 #include "core/toml.h"
@@ -311,7 +311,7 @@ SacOpResults RunSacOps(Device device) {
     b.FromHost(v.data(), v.size());
     return b;
   };
-  const std::unique_ptr<AgentOps> ops = MakeAgentOps(device, nullptr);
+  const std::unique_ptr<SacOps> ops = MakeOps<SacOps>(device, nullptr);
   Buffer<float> low = on({-2.0f, -0.5f}), high = on({2.0f, 1.5f});
   const SacHead head{kDims, low.data(), high.data()};
   Buffer<float> outputs = on(uniform(total * 2 * kDims, -1.5f, 1.5f));

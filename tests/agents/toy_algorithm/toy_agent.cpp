@@ -83,18 +83,18 @@ void ToyQAgent::IterationKernels(bool) {
   for (int64_t t = 0; t < config_.num_steps; ++t) {
     int32_t* actions = actions_.data() + t * n;
     learner_->Act(nn::ConstBatchView(env_->obs(), n, obs_dim_, device_), nn::VectorView<int32_t>(actions, n, device_));
-    ops_->Explore(actions, 1, n, counters_dev_.data(), epsilon(), lanes_->seeds_dev(), num_actions_, lanes_->hold());
+    q_ops_->Explore(actions, 1, n, counters_dev_.data(), epsilon(), lanes_->seeds_dev(), num_actions_, lanes_->hold());
     CopyBytesAsync(obs_.data() + t * n * obs_dim_, env_->obs(), n * obs_dim_ * sizeof(float), device_, stream());
     env_->Step(actions);
-    ops_->StoreRolloutStep(rollout(), t, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(),
-                           env_->truncated());
-    ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(), env_->episode_lengths(), 1, n,
-                          lanes_->rings());
-    ops_->AdvanceSteps(counters_dev_.data(), n);
+    rollout_ops_->StoreRolloutStep(rollout(), t, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(),
+                                   env_->truncated());
+    episode_ops_->CollectEpisodes(env_->terminated(), env_->truncated(), env_->episode_returns(),
+                                  env_->episode_lengths(), 1, n, lanes_->rings());
+    episode_ops_->AdvanceSteps(counters_dev_.data(), n);
   }
   learner_->MaxQ(nn::ConstBatchView(next_obs_.data(), rows, obs_dim_, device_),
                  nn::VectorView<float>(next_values_.data(), rows, device_));
-  ops_->QLambdaTargets(rollout(), config_.gamma, 0.0, 1.0);
+  q_ops_->QLambdaTargets(rollout(), config_.gamma, 0.0, 1.0);
   Epochs();
 }
 
@@ -103,7 +103,7 @@ void ToyQAgent::GatherMinibatch(int64_t first, int64_t rows, int64_t epoch) {
   columns.Add(obs_.data(), batch_obs_.data(), obs_dim_);
   columns.Add(actions_.data(), batch_actions_.data(), 1);
   columns.Add(targets_.data(), batch_targets_.data(), 1);
-  ops_->GatherMinibatch(rollout(), columns, first, rows, counters_dev_.data(), lanes_->seeds_dev(), epoch);
+  rollout_ops_->GatherMinibatch(rollout(), columns, first, rows, counters_dev_.data(), lanes_->seeds_dev(), epoch);
 }
 
 void ToyQAgent::TrainMinibatch() {

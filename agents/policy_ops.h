@@ -1,0 +1,48 @@
+// The policy agents' device work (device_ops.h): PPO's sampling, loss and gradient clipping
+// (policy_math.h, ppo_loss_kernels.h, ppo_rollout_kernels.h), the observation and reward
+// normalizers (normalizer_kernels.h), and a policy's deterministic actions (PPO's and SAC's
+// evaluations).
+#pragma once
+
+#include <cstdint>
+
+#include "agents/device_ops.h"
+#include "agents/normalizer_kernels.h"
+#include "agents/policy_math.h"
+#include "agents/ppo_loss_kernels.h"
+#include "agents/ppo_rollout_kernels.h"
+
+namespace cugym::agent {
+
+class PolicyOps {
+ public:
+  virtual ~PolicyOps() = default;
+  // The actions of `lanes` lanes of n rows from the actor's outputs [lanes n][head.out] and their
+  // log-probabilities (SamplePolicyRow), each lane's drawn as its solo run draws them, with seeds[l]
+  // (a device array) at the vector step the device's counters hold; deterministic: the argmax or the
+  // mean (evaluation; counters and seeds may be null).
+  virtual void SamplePolicy(const PolicyHead& head, const float* outputs, int64_t lanes, int64_t n,
+                            const StepCounters* counters, const uint64_t* seeds, bool deterministic,
+                            const PolicySample& out) = 0;
+  // Each of `replicas` replicas' gradients in `spans` clipped by their joint norm (JointGradPartial
+  // into partials [replicas 32], JointGradNorm into norms [replicas], then ScaleGradElement);
+  // `scale` is scratch [replicas].
+  virtual void ClipJointGradNorm(const GradSpans& spans, int64_t replicas, double max_norm, double* partials,
+                                 float* norms, float* scale) = 0;
+  // PPO: the loss of every lane's minibatch, its gradients and statistics (PpoBatch): the
+  // advantages' moments per lane (PpoAdvantageMoments), each row's terms and gradients
+  // (PpoRowLoss), then the per-lane sums in row order (PpoLaneReduce).
+  virtual void PpoLoss(const PolicyHead& head, const PpoBatch& batch, const PpoLossConfig& config) = 0;
+  // Observations [lanes n][m.dim] normalized with their lane's running statistics into `out`
+  // (NormalizeObservation; in place is fine), the statistics first updated with them
+  // (UpdateMomentsFeature, AdvanceCount) unless frozen: frozen for evaluation, and for a step's
+  // final observations, which are normalized with the statistics of the step's new ones.
+  virtual void NormalizeObservations(const RunningMoments& m, const float* obs, float* out, int64_t n, bool frozen,
+                                     double clip) = 0;
+  // The rewards of `s.moments.lanes` lanes of n envs scaled (AccumulateLaneReturns unless frozen
+  // also updates the statistics, then ScaleReward; in place is fine).
+  virtual void ScaleRewards(const RewardScaler& s, const float* rewards, const uint8_t* terminated,
+                            const uint8_t* truncated, float* scaled, int64_t n, bool frozen, double clip) = 0;
+};
+
+}  // namespace cugym::agent

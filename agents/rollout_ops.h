@@ -1,0 +1,28 @@
+// The on-policy family's device work (device_ops.h): storing a rollout step, gathering minibatches
+// of every lane's rollout (rollout_kernels.h), and GAE (ppo_rollout_kernels.h).
+#pragma once
+
+#include <cstdint>
+
+#include "agents/device_ops.h"
+#include "agents/ppo_rollout_kernels.h"
+#include "agents/rollout_kernels.h"
+
+namespace cugym::agent {
+
+class RolloutOps {
+ public:
+  virtual ~RolloutOps() = default;
+  // Rollout step t of the r.envs envs after their step (StoreRolloutStep).
+  virtual void StoreRolloutStep(const RolloutArrays& r, int64_t t, const float* obs, const float* final_obs,
+                                const float* rewards, const uint8_t* terminated, const uint8_t* truncated) = 0;
+  // Every lane's `size` rows of the minibatch at position `first` of epoch `epoch`'s permutation of
+  // its own rollout (r's shape: steps, envs, lanes), each of `columns` copied (GatherRow), keyed by
+  // EpochKey of its seed (seeds: a device array of r.lanes) and the device's counters.
+  virtual void GatherMinibatch(const RolloutArrays& r, const GatherColumns& columns, int64_t first, int64_t size,
+                               const StepCounters* counters, const uint64_t* seeds, int64_t epoch) = 0;
+  // PPO: the GAE(lambda) advantages and returns of the whole rollout, one env's column each (GaeColumn).
+  virtual void GaeAdvantages(const GaeArrays& r, double gamma, double lambda) = 0;
+};
+
+}  // namespace cugym::agent
