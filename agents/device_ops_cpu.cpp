@@ -17,6 +17,7 @@ namespace {
 
 class CpuEpisodeOps final : public EpisodeOpsOn<CpuLoop> {
  public:
+  using EpisodeOpsOn::EpisodeOpsOn;
   void CollectEpisodes(const uint8_t* terminated, const uint8_t* truncated, const float* returns,
                        const int32_t* lengths, int64_t lanes, int64_t n, const EpisodeRing* rings) override {
     for (int64_t l = 0; l < lanes; ++l) CollectLaneEpisodes(terminated, truncated, returns, lengths, n, rings, l);
@@ -25,6 +26,7 @@ class CpuEpisodeOps final : public EpisodeOpsOn<CpuLoop> {
 
 class CpuReplayOps final : public ReplayOpsOn<CpuLoop> {
  public:
+  using ReplayOpsOn::ReplayOpsOn;
   void PrioritizeNewRows(const ReplayArrays& replay, const PriorityTree& trees, int64_t n) override {
     int64_t lo[2], hi[2];
     const int ranges = NewRowRanges(*replay.head, n, replay.capacity, lo, hi);
@@ -61,39 +63,11 @@ class CpuReplayOps final : public ReplayOpsOn<CpuLoop> {
   }
 };
 
-// Each family's CPU class.
-template <class Ops>
-struct Cpu;
-template <>
-struct Cpu<EpisodeOps> {
-  using type = CpuEpisodeOps;
-};
-template <>
-struct Cpu<ReplayOps> {
-  using type = CpuReplayOps;
-};
-template <>
-struct Cpu<QOps> {
-  using type = QOpsOn<CpuLoop>;
-};
-template <>
-struct Cpu<RolloutOps> {
-  using type = RolloutOpsOn<CpuLoop>;
-};
-template <>
-struct Cpu<PolicyOps> {
-  using type = PolicyOpsOn<CpuLoop>;
-};
-template <>
-struct Cpu<SacOps> {
-  using type = SacOpsOn<CpuLoop>;
-};
-
 }  // namespace
 
 template <class Ops>
 std::unique_ptr<Ops> MakeOps(Device device, void* stream) {
-  if (device == Device::kCpu) return std::make_unique<typename Cpu<Ops>::type>();
+  if (device == Device::kCpu) return MakeOpsOn<Ops, CpuEpisodeOps, CpuReplayOps>(CpuLoop{});
 #ifdef CUGYM_HAVE_CUDA
   return MakeCudaOps<Ops>(stream);
 #else
@@ -101,12 +75,9 @@ std::unique_ptr<Ops> MakeOps(Device device, void* stream) {
   throw std::invalid_argument("this cugym was built without CUDA");
 #endif
 }
-template std::unique_ptr<EpisodeOps> MakeOps(Device, void*);
-template std::unique_ptr<ReplayOps> MakeOps(Device, void*);
-template std::unique_ptr<QOps> MakeOps(Device, void*);
-template std::unique_ptr<RolloutOps> MakeOps(Device, void*);
-template std::unique_ptr<PolicyOps> MakeOps(Device, void*);
-template std::unique_ptr<SacOps> MakeOps(Device, void*);
+#define CUGYM_INSTANTIATE(Ops) template std::unique_ptr<Ops> MakeOps(Device, void*);
+CUGYM_EACH_OPS_FAMILY(CUGYM_INSTANTIATE)
+#undef CUGYM_INSTANTIATE
 
 void ReplayOps::WriteTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,
                                  const float* rewards, const float* next_obs, const float* final_obs,

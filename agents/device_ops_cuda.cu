@@ -84,14 +84,13 @@ class CudaReplayOps final : public ReplayOpsOn<CudaLoop> {
   using ReplayOpsOn::ReplayOpsOn;
   void PrioritizeNewRows(const ReplayArrays& replay, const PriorityTree& tree, int64_t n) override {
     if (n <= 0) return;
-    PrioritizeNewRowsKernel<<<static_cast<unsigned>(tree.lanes), kTreeThreads, 0, loop_.stream>>>(
-        tree, replay.head, n, replay.capacity);
+    PrioritizeNewRowsKernel<<<static_cast<unsigned>(tree.lanes), kTreeThreads, 0, loop_.stream>>>(tree, replay.head, n,
+                                                                                                  replay.capacity);
     CUGYM_CUDA_CHECK_LAST();
   }
   void UpdatePriorities(const PriorityTree& tree, const int64_t* rows, const float* errors, int64_t n) override {
     if (n <= 0) return;
-    UpdatePrioritiesKernel<<<static_cast<unsigned>(tree.lanes), kTreeThreads, 0, loop_.stream>>>(tree, rows, errors,
-                                                                                                 n);
+    UpdatePrioritiesKernel<<<static_cast<unsigned>(tree.lanes), kTreeThreads, 0, loop_.stream>>>(tree, rows, errors, n);
     CUGYM_CUDA_CHECK_LAST();
   }
 };
@@ -132,9 +131,8 @@ class CudaEpisodeOps final : public EpisodeOpsOn<CudaLoop> {
       const EpisodeRing& ring = rings[lane];
       StoreEpisode(ring, *ring.count, span.offsets[i] - span.base(lane), span.total(lane), returns[i], lengths[i]);
     });
-    loop_(lanes, [=] __device__(int64_t lane) {
-      *rings[lane].count += static_cast<unsigned long long>(span.total(lane));
-    });
+    loop_(lanes,
+          [=] __device__(int64_t lane) { *rings[lane].count += static_cast<unsigned long long>(span.total(lane)); });
   }
 
  private:
@@ -155,46 +153,15 @@ class CudaEpisodeOps final : public EpisodeOpsOn<CudaLoop> {
   Buffer<unsigned char> scan_scratch_;
 };
 
-// Each family's CUDA class.
-template <class Ops>
-struct Cuda;
-template <>
-struct Cuda<EpisodeOps> {
-  using type = CudaEpisodeOps;
-};
-template <>
-struct Cuda<ReplayOps> {
-  using type = CudaReplayOps;
-};
-template <>
-struct Cuda<QOps> {
-  using type = QOpsOn<CudaLoop>;
-};
-template <>
-struct Cuda<RolloutOps> {
-  using type = RolloutOpsOn<CudaLoop>;
-};
-template <>
-struct Cuda<PolicyOps> {
-  using type = PolicyOpsOn<CudaLoop>;
-};
-template <>
-struct Cuda<SacOps> {
-  using type = SacOpsOn<CudaLoop>;
-};
-
 }  // namespace
 
 // Called by MakeOps (device_ops_cpu.cpp).
 template <class Ops>
 std::unique_ptr<Ops> MakeCudaOps(void* stream) {
-  return std::make_unique<typename Cuda<Ops>::type>(CudaLoop{static_cast<cudaStream_t>(stream)});
+  return MakeOpsOn<Ops, CudaEpisodeOps, CudaReplayOps>(CudaLoop{static_cast<cudaStream_t>(stream)});
 }
-template std::unique_ptr<EpisodeOps> MakeCudaOps(void*);
-template std::unique_ptr<ReplayOps> MakeCudaOps(void*);
-template std::unique_ptr<QOps> MakeCudaOps(void*);
-template std::unique_ptr<RolloutOps> MakeCudaOps(void*);
-template std::unique_ptr<PolicyOps> MakeCudaOps(void*);
-template std::unique_ptr<SacOps> MakeCudaOps(void*);
+#define CUGYM_INSTANTIATE(Ops) template std::unique_ptr<Ops> MakeCudaOps(void*);
+CUGYM_EACH_OPS_FAMILY(CUGYM_INSTANTIATE)
+#undef CUGYM_INSTANTIATE
 
 }  // namespace cugym::agent

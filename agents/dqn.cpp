@@ -120,8 +120,8 @@ void DqnAgent::Collect(bool greedy) {
   // On the network's stream, without waiting: the host queues the whole iteration ahead.
   CopyBytesAsync(obs_.data(), env.obs(), rows * obs_dim_ * sizeof(float), device_, stream());
   if (greedy) learner_->Act(Rows(obs_.data(), rows, obs_dim_, device_), Vec(actions_.data(), rows, device_));
-  q_ops_->Explore(actions_.data(), lanes(), n_, counters_dev_.data(), EpsilonScheduleOf(config_), lanes_->seeds_dev(),
-                  num_actions_, lanes_->hold());
+  explore_ops_->Explore(actions_.data(), lanes(), n_, counters_dev_.data(), EpsilonScheduleOf(config_),
+                        lanes_->seeds_dev(), num_actions_, lanes_->hold());
   env.Step(actions_.data());
   replay_->Insert(*replay_ops_, n_, obs_.data(), actions_.data(), env.rewards(), env.obs(), env.final_obs(),
                   env.terminated(), env.truncated());
@@ -157,7 +157,7 @@ void DqnAgent::UpdateKernels() {
   } else {
     learner_->TargetMaxQ(next_obs, Vec(next_q_.data(), rows, device_));
   }
-  q_ops_->TdTargets(replay.batch_rewards(), replay.batch_bootstrap(), next_q_.data(), targets_.data(), rows);
+  replay_ops_->TdTargets(replay.batch_rewards(), replay.batch_bootstrap(), next_q_.data(), targets_.data(), rows);
   learner_->TrainStep(
       Rows(replay.batch_obs(), rows, obs_dim_, device_), Vec<const int32_t>(replay.batch_actions(), rows, device_),
       Vec<const float>(targets_.data(), rows, device_),

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "agents/explore_ops.h"
 #include "agents/off_policy_agent.h"
 #include "agents/q_learner.h"
-#include "agents/q_ops.h"
 
 namespace cugym::agent {
 
@@ -85,7 +85,7 @@ class DqnAgent final : public OffPolicyAgent {
   void KeepOwn(const std::vector<int>& keep, LaneAgent& next) const override;
 
   int obs_dim_, num_actions_;
-  std::unique_ptr<QOps> q_ops_ = MakeOps<QOps>(device_, stream());
+  std::unique_ptr<ExploreOps> explore_ops_ = MakeOps<ExploreOps>(device_, stream());
   std::unique_ptr<QLearner> learner_;
   SoloCopy<QLearner> solo_;
   Buffer<float> obs_;        // [K n, obs_dim] every lane's observations before the step

@@ -1,16 +1,9 @@
-// DQN's per-element work that is not the network's: the TD targets. What it shares with the other
-// agents has headers of its own, included here: replay insertion and n-step sampling
-// (replay_kernels.h), the priority sum tree (priority_tree.h), epsilon-greedy and ez-greedy
-// exploration (exploration_kernels.h), the episode ring (episode_ring.h). Written once as
-// CUGYM_HD functions; agent_ops_cpu.cpp and agent_ops_cuda.cu run them over their ranges.
+// DQN's per-element work that is not the network's or the replay memory's: the TD targets of a
+// minibatch. Written once as a CUGYM_HD function; ReplayOps::TdTargets runs it.
 #pragma once
 
 #include <cstdint>
 
-#include "agents/episode_ring.h"
-#include "agents/exploration_kernels.h"
-#include "agents/priority_tree.h"
-#include "agents/replay_kernels.h"
 #include "core/macros.h"
 
 namespace cugym::agent {

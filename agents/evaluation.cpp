@@ -9,9 +9,9 @@
 #include <utility>
 
 #include "agents/episode_ops.h"
+#include "agents/explore_ops.h"
 #include "agents/policy.h"
 #include "agents/q_learner.h"
-#include "agents/q_ops.h"
 
 namespace cugym::agent {
 
@@ -135,14 +135,14 @@ EvalResult EvaluateModel(const Registry& registry, const std::string& model_path
         .front();
   }
   Buffer<int32_t> actions(device, n);
-  const auto q_ops = MakeOps<QOps>(device, policy.native_stream());
+  const auto explore_ops = MakeOps<ExploreOps>(device, policy.native_stream());
   return EvaluateLanes(*env, *ops, {seed}, {true}, episodes,
                        [&](uint64_t step) {
                          policy.Act(env->obs(), actions.data(), n);
                          if (epsilon > 0)
-                           q_ops->EpsilonGreedy(actions.data(), n, static_cast<float>(epsilon),
-                                                static_cast<int>(spec.action_space.n),
-                                                StepKey(seed, RngStream::kExploration, step), ExploreHold{});
+                           explore_ops->EpsilonGreedy(actions.data(), n, static_cast<float>(epsilon),
+                                                      static_cast<int>(spec.action_space.n),
+                                                      StepKey(seed, RngStream::kExploration, step), ExploreHold{});
                          env->Step(actions.data());
                        })
       .front();

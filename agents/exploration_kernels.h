@@ -1,6 +1,6 @@
 // Exploration on the device: epsilon-greedy with its linear schedule, ez-greedy's held actions,
 // and the loop's step counters that key them, so a captured iteration explores as the eager one
-// does. Written once as CUGYM_HD functions; QOps runs them on each back end.
+// does. Written once as CUGYM_HD functions; ExploreOps runs them on each back end.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,6 @@
-// The policy agents' device work (device_ops.h): PPO's sampling, loss and gradient clipping
-// (policy_math.h, ppo_loss_kernels.h, ppo_rollout_kernels.h), the observation and reward
-// normalizers (normalizer_kernels.h), and a policy's deterministic actions (PPO's and SAC's
-// evaluations).
+// A policy's device work (device_ops.h): drawing from the categorical and Gaussian heads and their
+// deterministic actions (policy_math.h: PPO's acting, PPO's and SAC's evaluations, policy model
+// files), and the observation and reward normalizers (normalizer_kernels.h).
 #pragma once
 
 #include <cstdint>
@@ -9,8 +8,6 @@
 #include "agents/device_ops.h"
 #include "agents/normalizer_kernels.h"
 #include "agents/policy_math.h"
-#include "agents/ppo_loss_kernels.h"
-#include "agents/ppo_rollout_kernels.h"
 
 namespace cugym::agent {
 
@@ -24,15 +21,6 @@ class PolicyOps {
   virtual void SamplePolicy(const PolicyHead& head, const float* outputs, int64_t lanes, int64_t n,
                             const StepCounters* counters, const uint64_t* seeds, bool deterministic,
                             const PolicySample& out) = 0;
-  // Each of `replicas` replicas' gradients in `spans` clipped by their joint norm (JointGradPartial
-  // into partials [replicas 32], JointGradNorm into norms [replicas], then ScaleGradElement);
-  // `scale` is scratch [replicas].
-  virtual void ClipJointGradNorm(const GradSpans& spans, int64_t replicas, double max_norm, double* partials,
-                                 float* norms, float* scale) = 0;
-  // PPO: the loss of every lane's minibatch, its gradients and statistics (PpoBatch): the
-  // advantages' moments per lane (PpoAdvantageMoments), each row's terms and gradients
-  // (PpoRowLoss), then the per-lane sums in row order (PpoLaneReduce).
-  virtual void PpoLoss(const PolicyHead& head, const PpoBatch& batch, const PpoLossConfig& config) = 0;
   // Observations [lanes n][m.dim] normalized with their lane's running statistics into `out`
   // (NormalizeObservation; in place is fine), the statistics first updated with them
   // (UpdateMomentsFeature, AdvanceCount) unless frozen: frozen for evaluation, and for a step's

@@ -225,8 +225,8 @@ void PpoAgent::TrainMinibatch() {
   batch.row_terms = row_terms_.data();
   batch.lanes = lanes();
   batch.rows = config_.minibatch_size();
-  policy_ops_->PpoLoss(head_, batch, loss_);
-  learner_->Step(*policy_ops_);
+  ppo_ops_->PpoLoss(head_, batch, loss_);
+  learner_->Step(*ppo_ops_);
 }
 
 }  // namespace cugym::agent

@@ -22,6 +22,7 @@
 #include "agents/on_policy_agent.h"
 #include "agents/policy_ops.h"
 #include "agents/ppo_learner.h"
+#include "agents/ppo_ops.h"
 
 namespace cugym::agent {
 
@@ -69,6 +70,7 @@ class PpoAgent final : public OnPolicyAgent {
 
   EnvSpec spec_;
   std::unique_ptr<PolicyOps> policy_ops_ = MakeOps<PolicyOps>(device_, stream());
+  std::unique_ptr<PpoOps> ppo_ops_ = MakeOps<PpoOps>(device_, stream());
   std::unique_ptr<PpoLearner> learner_;
   SoloCopy<PpoLearner> solo_;
   std::unique_ptr<Normalizers> norms_;

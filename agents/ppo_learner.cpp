@@ -82,7 +82,7 @@ std::vector<PpoLearner::Part> PpoLearner::Parts() {
   return parts;
 }
 
-void PpoLearner::Step(PolicyOps& ops) {
+void PpoLearner::Step(PpoOps& ops) {
   actor_.Backward(actor_.OutputGrad());
   critic_.Backward(critic_.OutputGrad());
   std::vector<Part> parts = Parts();

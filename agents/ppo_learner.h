@@ -3,7 +3,7 @@
 // log standard deviation per replica for a Gaussian policy, one Adam for each, and the joint
 // gradient clipping of all three (torch.nn.utils.clip_grad_norm_ over every parameter, as
 // CleanRL does). K replicas (the lanes of agent.h) run as one, each the learner of one of its
-// seed. It knows nothing of envs or rollouts: PpoAgent runs the loss (PolicyOps::PpoLoss) into
+// seed. It knows nothing of envs or rollouts: PpoAgent runs the loss (PpoOps::PpoLoss) into
 // the networks' output gradients, then calls Step.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "agents/policy_ops.h"
+#include "agents/ppo_ops.h"
 #include "core/memory.h"
 #include "nn/adam.h"
 #include "nn/backend.h"
@@ -53,7 +53,7 @@ class PpoLearner {
   // One update of every replica, all queued: the backward passes of the last ForwardTrain of each
   // network from their OutputGrad() (and log_std_grad()), each replica's gradients clipped by
   // their joint norm, then the three Adam steps.
-  void Step(PolicyOps& ops);
+  void Step(PpoOps& ops);
   // The learning rate of update `t` (1-based; Adam reads its step count on the device).
   double LearningRate(int64_t t) const;
   // Updates taken so far (the actor's Adam's step count; a host read that waits for the device).

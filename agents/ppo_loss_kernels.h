@@ -1,6 +1,6 @@
 // The clipped PPO loss per lane, with its gradients with respect to the actor's outputs, the
 // lanes' log standard deviations and the critic's values (policy_math.h says how lanes and bits
-// are kept). Written once as CUGYM_HD functions; PolicyOps::PpoLoss runs them.
+// are kept). Written once as CUGYM_HD functions; PpoOps::PpoLoss runs them.
 #pragma once
 
 #include <cstdint>

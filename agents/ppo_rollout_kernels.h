@@ -1,5 +1,5 @@
 // The PPO agent's rollout work: GAE(lambda) over it and the joint gradient clipping, written once
-// as CUGYM_HD functions (RolloutOps::GaeAdvantages and PolicyOps::ClipJointGradNorm run them; the minibatch
+// as CUGYM_HD functions (RolloutOps::GaeAdvantages and PpoOps::ClipJointGradNorm run them; the minibatch
 // gather is the on-policy family's, rollout_kernels.h). Lanes as in policy_math.h: a rollout step of E = lanes x n
 // envs, lane l owning envs l n
 // .. l n + n - 1, and minibatches of lanes x b rows, lane l's rows l b .. l b + b - 1; each lane reads only its own.

@@ -82,7 +82,7 @@ void PqnAgent::IterationKernels(bool captured) {
     while (greedy_from < steps && Epsilon(global_step_ + greedy_from * n) >= 1.0) ++greedy_from;
   for (int64_t t = 0; t < steps; ++t) CollectStep(t, t >= greedy_from);
   NextValues();
-  q_ops_->QLambdaTargets(rollout(), config_.gamma, config_.q_lambda, config_.reward_scale);
+  rollout_ops_->QLambdaTargets(rollout(), config_.gamma, config_.q_lambda, config_.reward_scale);
   Epochs();
 }
 
@@ -94,8 +94,8 @@ void PqnAgent::CollectStep(int64_t t, bool greedy) {
   if (greedy)
     learner_->Act(nn::ConstBatchView(env_->obs(), envs, obs_dim_, device_),
                   nn::VectorView<int32_t>(actions, envs, device_));
-  q_ops_->Explore(actions, lanes(), n, counters_dev_.data(), EpsilonScheduleOf(config_), lanes_->seeds_dev(),
-                  num_actions_, lanes_->hold());
+  explore_ops_->Explore(actions, lanes(), n, counters_dev_.data(), EpsilonScheduleOf(config_), lanes_->seeds_dev(),
+                        num_actions_, lanes_->hold());
   CopyBytesAsync(obs_.data() + t * envs * obs_dim_, env_->obs(), envs * obs_dim_ * sizeof(float), device_, stream());
   env_->Step(actions);
   rollout_ops_->StoreRolloutStep(rollout(), t, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(),
@@ -118,10 +118,10 @@ void PqnAgent::NextValues() {
                      nn::VectorView<float>(next_values_.data() + first, count, device_));
       continue;
     }
-    q_ops_->StageNextObs(r, first, count, staged_obs_.data());
+    rollout_ops_->StageNextObs(r, first, count, staged_obs_.data());
     learner_->MaxQ(nn::ConstBatchView(staged_obs_.data(), k * count, obs_dim_, device_),
                    nn::VectorView<float>(staged_values_.data(), k * count, device_));
-    q_ops_->UnstageValues(r, first, count, staged_values_.data());
+    rollout_ops_->UnstageValues(r, first, count, staged_values_.data());
   }
 }
 

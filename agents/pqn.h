@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "agents/explore_ops.h"
 #include "agents/on_policy_agent.h"
 #include "agents/q_learner.h"
-#include "agents/q_ops.h"
 
 namespace cugym::agent {
 
@@ -64,7 +64,7 @@ class PqnAgent final : public OnPolicyAgent {
   void KeepLanes(const std::vector<int>& keep, LaneAgent& next) const override;
 
   EnvSpec spec_;
-  std::unique_ptr<QOps> q_ops_ = MakeOps<QOps>(device_, stream());
+  std::unique_ptr<ExploreOps> explore_ops_ = MakeOps<ExploreOps>(device_, stream());
   std::unique_ptr<QLearner> learner_;
   SoloCopy<QLearner> solo_;
   int obs_dim_;

@@ -1,10 +1,12 @@
 // The off-policy family's device work (device_ops.h): the replay memory's ring of transitions
-// (replay_kernels.h) and its priority trees (priority_tree.h).
+// (replay_kernels.h), its priority trees (priority_tree.h), and DQN's TD targets of a minibatch
+// (dqn_kernels.h).
 #pragma once
 
 #include <cstdint>
 
 #include "agents/device_ops.h"
+#include "agents/dqn_kernels.h"
 #include "agents/priority_tree.h"
 #include "agents/replay_kernels.h"
 
@@ -41,6 +43,9 @@ class ReplayOps {
   // its TD error errors[l n + j] (LeafPriority; the last of duplicate rows wins), the lane's
   // largest priority is updated and its tree brought up to date.
   virtual void UpdatePriorities(const PriorityTree& tree, const int64_t* rows, const float* errors, int64_t n) = 0;
+  // DQN: targets = rewards + bootstrap * next_q (TdTarget).
+  virtual void TdTargets(const float* rewards, const float* bootstrap, const float* next_q, float* targets,
+                         int64_t n) = 0;
 
  private:
   virtual void DoWriteTransitions(const ReplayArrays& replay, int64_t n, const float* obs, const int32_t* actions,

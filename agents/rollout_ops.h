@@ -1,11 +1,13 @@
 // The on-policy family's device work (device_ops.h): storing a rollout step, gathering minibatches
-// of every lane's rollout (rollout_kernels.h), and GAE (ppo_rollout_kernels.h).
+// of every lane's rollout (rollout_kernels.h), PQN's Q(lambda) targets and its staging of next
+// observations (pqn_kernels.h), and PPO's GAE (ppo_rollout_kernels.h).
 #pragma once
 
 #include <cstdint>
 
 #include "agents/device_ops.h"
 #include "agents/ppo_rollout_kernels.h"
+#include "agents/pqn_kernels.h"
 #include "agents/rollout_kernels.h"
 
 namespace cugym::agent {
@@ -21,6 +23,12 @@ class RolloutOps {
   // EpochKey of its seed (seeds: a device array of r.lanes) and the device's counters.
   virtual void GatherMinibatch(const RolloutArrays& r, const GatherColumns& columns, int64_t first, int64_t size,
                                const StepCounters* counters, const uint64_t* seeds, int64_t epoch) = 0;
+  // PQN: the Q(lambda) targets of the whole rollout, one env's column each (QLambdaColumn).
+  virtual void QLambdaTargets(const RolloutArrays& r, double gamma, double lambda, double reward_scale) = 0;
+  // PQN: rows first.. first + count - 1 of every lane's next observations side by side in `staged`
+  // (StageNextObsRow), and back, their values into r.next_values (UnstageValue).
+  virtual void StageNextObs(const RolloutArrays& r, int64_t first, int64_t count, float* staged) = 0;
+  virtual void UnstageValues(const RolloutArrays& r, int64_t first, int64_t count, const float* values) = 0;
   // PPO: the GAE(lambda) advantages and returns of the whole rollout, one env's column each (GaeColumn).
   virtual void GaeAdvantages(const GaeArrays& r, double gamma, double lambda) = 0;
 };

@@ -2,7 +2,7 @@
 // through the agents' device ops, device_ops.h) on every back end, and CUDA against the CPU bit for bit (the CUDA cases
 // skip without a GPU).
 #include "agents/episode_ops.h"
-#include "agents/q_ops.h"
+#include "agents/explore_ops.h"
 #include "agents/replay_ops.h"
 
 #include <gtest/gtest.h>
@@ -34,11 +34,11 @@ struct Ops {
       : backend(nn::MakeBackend(device)),
         episodes(MakeOps<EpisodeOps>(device, backend->native_stream())),
         replay(MakeOps<ReplayOps>(device, backend->native_stream())),
-        q(MakeOps<QOps>(device, backend->native_stream())) {}
+        explore(MakeOps<ExploreOps>(device, backend->native_stream())) {}
   std::shared_ptr<nn::Backend> backend;
   std::unique_ptr<EpisodeOps> episodes;
   std::unique_ptr<ReplayOps> replay;
-  std::unique_ptr<QOps> q;
+  std::unique_ptr<ExploreOps> explore;
 };
 
 // A replay memory on one device, with host views for the checks.
@@ -287,9 +287,9 @@ TEST_P(AgentOpsTest, EpsilonGreedyMixesAtTheRequestedRate) {
   Ops ops(device());
   const int64_t n = 20000;
   Buffer<int32_t> actions = OnDevice(device(), std::vector<int32_t>(n, 1));
-  ops.q->EpsilonGreedy(actions.data(), n, 0.0f, 4, 99, {});
+  ops.explore->EpsilonGreedy(actions.data(), n, 0.0f, 4, 99, {});
   for (int32_t a : actions.ToHost()) ASSERT_EQ(a, 1);
-  ops.q->EpsilonGreedy(actions.data(), n, 0.3f, 4, 99, {});
+  ops.explore->EpsilonGreedy(actions.data(), n, 0.3f, 4, 99, {});
   int counts[4] = {};
   for (int32_t a : actions.ToHost()) counts[a]++;
   // 70% keep action 1, the other 30% are uniform over the 4 actions.
@@ -341,11 +341,11 @@ TEST_P(AgentOpsTest, ExploreTakesEpsilonAndTheStepKeyFromTheDeviceCounters) {
     std::vector<int32_t> greedy(n);
     for (int64_t i = 0; i < n; ++i) greedy[i] = static_cast<int32_t>((t + i) % num_actions);
     Buffer<int32_t> a = OnDevice(device(), greedy), b = OnDevice(device(), greedy);
-    ops.q->Explore(a.data(), 1, n, counters.data(), schedule, seed_on_device.data(), num_actions, hold_a);
+    ops.explore->Explore(a.data(), 1, n, counters.data(), schedule, seed_on_device.data(), num_actions, hold_a);
     ops.episodes->AdvanceSteps(counters.data(), n);
     const double epsilon = HostEpsilon(1.0, 0.05, 0.5, total, t * n);
-    ops.q->EpsilonGreedy(b.data(), n, static_cast<float>(epsilon), num_actions,
-                         StepKey(seed, RngStream::kExploration, static_cast<uint64_t>(t)), hold_b);
+    ops.explore->EpsilonGreedy(b.data(), n, static_cast<float>(epsilon), num_actions,
+                               StepKey(seed, RngStream::kExploration, static_cast<uint64_t>(t)), hold_b);
     ASSERT_EQ(a.ToHost(), b.ToHost()) << "vector step " << t;
     ASSERT_EQ(left_a.ToHost(), left_b.ToHost()) << "vector step " << t;
     const std::vector<int32_t> acted = a.ToHost();
@@ -391,7 +391,7 @@ TEST_P(AgentOpsTest, EzGreedyRepeatsItsRandomActionsForHeavyTailedSpans) {
   Buffer<int32_t> actions(device(), n);
   for (int t = 0; t < steps; ++t) {
     actions.FromHost(std::vector<int32_t>(n, -1).data(), n);
-    ops.q->EpsilonGreedy(actions.data(), n, 1.0f, num_actions, StepKey(5, RngStream::kExploration, t), hold);
+    ops.explore->EpsilonGreedy(actions.data(), n, 1.0f, num_actions, StepKey(5, RngStream::kExploration, t), hold);
     const std::vector<int32_t> step = actions.ToHost();
     for (int64_t i = 0; i < n; ++i) trace[i].push_back(step[i]);
   }
@@ -420,10 +420,10 @@ TEST_P(AgentOpsTest, EzGreedyRepeatsItsRandomActionsForHeavyTailedSpans) {
   // leaves the greedy action alone.
   actions.FromHost(std::vector<int32_t>(n, 7).data(), n);
   left.FromHost(std::vector<int32_t>(n, 1).data(), n);
-  ops.q->EpsilonGreedy(actions.data(), n, 0.0f, num_actions, 11, hold);
+  ops.explore->EpsilonGreedy(actions.data(), n, 0.0f, num_actions, 11, hold);
   EXPECT_EQ(actions.ToHost(), held.ToHost());
   actions.FromHost(std::vector<int32_t>(n, 7).data(), n);
-  ops.q->EpsilonGreedy(actions.data(), n, 0.0f, num_actions, 12, hold);
+  ops.explore->EpsilonGreedy(actions.data(), n, 0.0f, num_actions, 12, hold);
   EXPECT_EQ(actions.ToHost(), std::vector<int32_t>(n, 7));
 }
 
@@ -432,7 +432,7 @@ TEST_P(AgentOpsTest, TdTargetsStopAtTermination) {
   Buffer<float> rewards = OnDevice(device(), std::vector<float>{1, 1}),
                 bootstrap = OnDevice(device(), std::vector<float>{0.9f, 0}),
                 next_q = OnDevice(device(), std::vector<float>{10, 10}), targets(device(), 2);
-  ops.q->TdTargets(rewards.data(), bootstrap.data(), next_q.data(), targets.data(), 2);
+  ops.replay->TdTargets(rewards.data(), bootstrap.data(), next_q.data(), targets.data(), 2);
   const std::vector<float> t = targets.ToHost();
   EXPECT_FLOAT_EQ(t[0], 10.0f);
   EXPECT_FLOAT_EQ(t[1], 1.0f);
@@ -709,7 +709,7 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
     for (Side* s : {&cpu, &gpu}) {
       s->actions.FromHost(greedy.data(), n);
       const ExploreHold hold{s->held.data(), s->left.data(), 2.0f, 100};
-      s->ops.q->Explore(s->actions.data(), 1, n, s->counters.data(), schedule, s->seed.data(), num_actions, hold);
+      s->ops.explore->Explore(s->actions.data(), 1, n, s->counters.data(), schedule, s->seed.data(), num_actions, hold);
       s->ops.episodes->AdvanceSteps(s->counters.data(), n);
       const StepData step(s->device, obs, s->actions.ToHost(), rewards, next, final_obs, term, trunc);
       step.AddTo(*s->ops.replay, s->replay);
@@ -717,8 +717,8 @@ TEST(AgentOpsAgreement, CudaGivesTheCpuBits) {
       s->ops.replay->PrioritizeNewRows(s->replay.arrays, s->tree.view, n);
       // Uniform on even steps, by priority on odd ones (each with its own draw counter value).
       s->ops.replay->Sample(s->replay.arrays, s->batch.view, batch, 3, 3, 0.99f, t % 2 ? s->tree.view : PriorityTree{});
-      s->ops.q->TdTargets(s->batch.rewards.data(), s->batch.bootstrap.data(), s->batch.obs.data(), s->targets.data(),
-                          batch);
+      s->ops.replay->TdTargets(s->batch.rewards.data(), s->batch.bootstrap.data(), s->batch.obs.data(),
+                               s->targets.data(), batch);
       if (t % 2) s->ops.replay->UpdatePriorities(s->tree.view, s->batch.rows.data(), s->targets.data(), batch);
     }
     if (t % 2) {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "agents/episode_ops.h"
-#include "agents/q_ops.h"
+#include "agents/explore_ops.h"
 #include "agents/replay_memory.h"
 #include "agents/replay_ops.h"
 #include "core/memory.h"
@@ -198,7 +198,7 @@ TEST_P(LanesTest, EachLaneIsAMemoryOfItsOwn) {
 TEST_P(LanesTest, ExplorationAndEpisodesInLanesAreEachAgentsOwn) {
   const Device device = GetParam();
   const std::shared_ptr<nn::Backend> backend = nn::MakeBackend(device);
-  const std::unique_ptr<QOps> q_ops = MakeOps<QOps>(device, backend->native_stream());
+  const std::unique_ptr<ExploreOps> explore_ops = MakeOps<ExploreOps>(device, backend->native_stream());
   const std::unique_ptr<EpisodeOps> episode_ops = MakeOps<EpisodeOps>(device, backend->native_stream());
   const int64_t n = 5, total = kLanes * n;
   const EpsilonSchedule schedule{1.0, 0.05, 400.0};
@@ -254,11 +254,11 @@ TEST_P(LanesTest, ExplorationAndEpisodesInLanesAreEachAgentsOwn) {
     for (int32_t& a : greedy) a = static_cast<int32_t>(rng() % 3);
     lane_actions.FromHost(greedy.data(), total);
     own_actions.FromHost(greedy.data(), total);
-    q_ops->Explore(lane_actions.data(), kLanes, n, counters.data(), schedule, seeds.data(), 3,
-                   ExploreHold{lane_held.data(), lane_left.data(), 2.0f, 6});
+    explore_ops->Explore(lane_actions.data(), kLanes, n, counters.data(), schedule, seeds.data(), 3,
+                         ExploreHold{lane_held.data(), lane_left.data(), 2.0f, 6});
     for (int64_t l = 0; l < kLanes; ++l)
-      q_ops->Explore(own_actions.data() + l * n, 1, n, counters.data(), schedule, seeds.data() + l, 3,
-                     ExploreHold{own_held.data() + l * n, own_left.data() + l * n, 2.0f, 6});
+      explore_ops->Explore(own_actions.data() + l * n, 1, n, counters.data(), schedule, seeds.data() + l, 3,
+                           ExploreHold{own_held.data() + l * n, own_left.data() + l * n, 2.0f, 6});
     ASSERT_EQ(lane_actions.ToHost(), own_actions.ToHost()) << "step " << step;
     explored += lane_actions.ToHost() != greedy;
     ASSERT_EQ(lane_left.ToHost(), own_left.ToHost()) << "step " << step;

@@ -1,9 +1,8 @@
-// PPO's kernels (agents/policy_math.h, through PolicyOps and RolloutOps): GAE on a hand-made rollout; the policy
-// heads' log-probabilities, entropies and tanh correction against float64 formulas, and their
-// draws' statistics; the loss's statistics and gradients against float64 finite differences of
-// the loss; the normalizers against two-pass statistics of everything seen, frozen, and through a
-// checkpoint; K lanes, each the bits of its lane alone; and every op on each device the CPU's bits
-// (the CUDA cases skip without a GPU).
+// PPO's kernels (agents/policy_math.h, through PolicyOps, PpoOps and RolloutOps): GAE on a hand-made rollout; the
+// policy heads' log-probabilities, entropies and tanh correction against float64 formulas, and their draws' statistics;
+// the loss's statistics and gradients against float64 finite differences of the loss; the normalizers against two-pass
+// statistics of everything seen, frozen, and through a checkpoint; K lanes, each the bits of its lane alone; and every
+// op on each device the CPU's bits (the CUDA cases skip without a GPU).
 #include "agents/normalizer_kernels.h"
 #include "agents/policy_math.h"
 #include "agents/ppo_loss_kernels.h"
@@ -21,6 +20,7 @@
 #include "agents/checkpoint.h"
 #include "agents/normalizer.h"
 #include "agents/policy_ops.h"
+#include "agents/ppo_ops.h"
 #include "agents/rollout_ops.h"
 #include "core/memory.h"
 #include "core/safetensors.h"
@@ -73,12 +73,12 @@ std::vector<T> LaneOf(const std::vector<T>& v, int64_t blocks, int64_t lanes, in
   return out;
 }
 
-class PpoOps : public ::testing::TestWithParam<Device> {};
+class PpoKernels : public ::testing::TestWithParam<Device> {};
 
 // ---------------------------------------------------------------------------------------------
 // GAE
 
-TEST_P(PpoOps, GaeStopsAtEpisodeEndsAndBootstrapsOnlyTruncations) {
+TEST_P(PpoKernels, GaeStopsAtEpisodeEndsAndBootstrapsOnlyTruncations) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
   const Device device = GetParam();
   // 5 steps of 2 envs, (t, e) at 2 t + e. Env 0 terminates at t = 1 (its final observation's
@@ -232,7 +232,7 @@ std::vector<float> Repeat(const std::vector<float>& row, int64_t times) {
   return v;
 }
 
-TEST_P(PpoOps, CategoricalDrawsFollowTheSoftmaxAndRepeatPerKey) {
+TEST_P(PpoKernels, CategoricalDrawsFollowTheSoftmaxAndRepeatPerKey) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
   const Device device = GetParam();
   const int64_t n = 40000;
@@ -272,7 +272,7 @@ TEST_P(PpoOps, CategoricalDrawsFollowTheSoftmaxAndRepeatPerKey) {
   }
 }
 
-TEST_P(PpoOps, GaussianDrawsHaveTheirMeanAndStdAndRepeatPerKey) {
+TEST_P(PpoKernels, GaussianDrawsHaveTheirMeanAndStdAndRepeatPerKey) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
   const Device device = GetParam();
   const int64_t n = 40000;
@@ -422,7 +422,7 @@ LossResult RunLoss(Device device, const LossInputs& in, const PpoLossConfig& con
   b.row_terms = row_terms.data();
   b.lanes = in.lanes;
   b.rows = in.rows;
-  MakeOps<PolicyOps>(device, nullptr)->PpoLoss(head, b, config);
+  MakeOps<PpoOps>(device, nullptr)->PpoLoss(head, b, config);
   LossResult r;
   r.grad_outputs = grad_outputs.ToHost();
   if (in.gaussian) r.grad_log_std = grad_log_std.ToHost();
@@ -731,7 +731,7 @@ std::pair<double, double> TwoPass(const std::vector<double>& samples) {
   return {mean, m2 / count};
 }
 
-TEST_P(PpoOps, ObservationStatisticsAreTheTwoPassOnesOfEverythingSeen) {
+TEST_P(PpoKernels, ObservationStatisticsAreTheTwoPassOnesOfEverythingSeen) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
   const Device device = GetParam();
   const int64_t lanes = 2, n = 5, dim = 3, steps = 4;
@@ -785,7 +785,7 @@ TEST_P(PpoOps, ObservationStatisticsAreTheTwoPassOnesOfEverythingSeen) {
   EXPECT_EQ(Bits(probe_d.ToHost()), Bits(normalized));
 }
 
-TEST_P(PpoOps, RewardsAreScaledByTheRunningStdOfEachEnvsDiscountedReturn) {
+TEST_P(PpoKernels, RewardsAreScaledByTheRunningStdOfEachEnvsDiscountedReturn) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
   const Device device = GetParam();
   const int64_t lanes = 2, n = 3, steps = 8;
@@ -1069,6 +1069,7 @@ void ExpectSameBits(const Results& a, const Results& b) {
 Results RunAll(Device device, const Scenario& s) {
   const std::unique_ptr<PolicyOps> ops = MakeOps<PolicyOps>(device, nullptr);
   const std::unique_ptr<RolloutOps> rollout_ops = MakeOps<RolloutOps>(device, nullptr);
+  const std::unique_ptr<PpoOps> ppo_ops = MakeOps<PpoOps>(device, nullptr);
   const int64_t envs = s.lanes * s.n, cells = s.steps * envs;
   Results out;
   {
@@ -1147,7 +1148,7 @@ Results RunAll(Device device, const Scenario& s) {
     spans.num = 2;
     Buffer<double> partials(device, s.lanes * kGradNormPartials);
     Buffer<float> norms(device, s.lanes), scale(device, s.lanes);
-    ops->ClipJointGradNorm(spans, s.lanes, 1.0, partials.data(), norms.data(), scale.data());
+    ppo_ops->ClipJointGradNorm(spans, s.lanes, 1.0, partials.data(), norms.data(), scale.data());
     out.clip_norms = norms.ToHost();
     out.clipped0 = g0.ToHost();
     out.clipped1 = g1.ToHost();
@@ -1203,7 +1204,7 @@ TEST(PpoClip, TheJointNormIsTheNormOfEverySpanAndOnlyLargeOnesAreScaled) {
 // K = 3 lanes: each lane's results are, bit for bit, those of its inputs alone with its seed (its
 // draws keyed by its own seed and env indices, its advantages normalized, its gradients summed and
 // its statistics kept over its own rows and envs alone). And the lanes do differ.
-TEST_P(PpoOps, EachLaneGetsTheBitsOfItsLaneAlone) {
+TEST_P(PpoKernels, EachLaneGetsTheBitsOfItsLaneAlone) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
   const Device device = GetParam();
   const Scenario three(3, 11);
@@ -1218,14 +1219,14 @@ TEST_P(PpoOps, EachLaneGetsTheBitsOfItsLaneAlone) {
 
 // Every op on this device gives the CPU's bits (trivially on the CPU; on CUDA the strict
 // floating point and the fixed order of every sum make it so).
-TEST_P(PpoOps, EveryOpGivesTheCpusBits) {
+TEST_P(PpoKernels, EveryOpGivesTheCpusBits) {
   CUGYM_SKIP_WITHOUT_GPU(GetParam());
   const Scenario three(3, 12);
   ExpectSameBits(RunAll(GetParam(), three), RunAll(Device::kCpu, three));
 }
 
-// "PpoDevices/PpoOps.*/cpu": the suite within --gtest_filter='Ppo*'.
-INSTANTIATE_TEST_SUITE_P(PpoDevices, PpoOps, ::testing::ValuesIn(nn::testing::AllDevices()),
+// "PpoDevices/PpoKernels.*/cpu": the suite within --gtest_filter='Ppo*'.
+INSTANTIATE_TEST_SUITE_P(PpoDevices, PpoKernels, ::testing::ValuesIn(nn::testing::AllDevices()),
                          nn::testing::DeviceParamName);
 
 }  // namespace

@@ -125,7 +125,7 @@ TEST(QLambda, TargetsFollowTheRecursion) {
   h.truncated = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
   h.targets.assign(T * N, 0.0f);
   const double g = 0.9, l = 0.5, scale = 2.0;
-  auto cpu = MakeOps<QOps>(Device::kCpu, nullptr);
+  auto cpu = MakeOps<RolloutOps>(Device::kCpu, nullptr);
   cpu->QLambdaTargets(h.arrays(T, N), g, l, scale);
   auto target = [&](int64_t t, int64_t i) { return h.targets[t * N + i]; };
   // Env 0, backwards: t = 4 ends the rollout (bootstrap from its value), t = 3 is truncated

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "agents/pqn.h"
-#include "agents/q_ops.h"
 #include "agents/rollout_ops.h"
 #include "agents/train_config.h"
 #include "nn/checkpoint.h"
@@ -212,7 +211,6 @@ TEST_P(PqnLaneOps, EachLaneGathersAndStagesItsSoloRows) {
   const int64_t size = 6, first = 5;
   Buffer<float> batch_obs(device, lanes * size * obs_dim), batch_targets(device, lanes * size);
   Buffer<int32_t> batch_actions(device, lanes * size);
-  auto q_ops = MakeOps<QOps>(device, nullptr);
   auto rollout_ops = MakeOps<RolloutOps>(device, nullptr);
   GatherColumns columns;
   columns.Add(r.obs, batch_obs.data(), obs_dim);
@@ -221,11 +219,11 @@ TEST_P(PqnLaneOps, EachLaneGathersAndStagesItsSoloRows) {
   rollout_ops->GatherMinibatch(r, columns, first, size, counters.data(), seeds_d.data(), 1);
   const int64_t count = 7;
   Buffer<float> staged(device, lanes * count * obs_dim), staged_values(device, lanes * count);
-  q_ops->StageNextObs(r, first, count, staged.data());
+  rollout_ops->StageNextObs(r, first, count, staged.data());
   std::vector<float> values(lanes * count);
   for (std::size_t e = 0; e < values.size(); ++e) values[e] = 0.5f + static_cast<float>(e);
   staged_values.FromHost(values.data(), values.size());
-  q_ops->UnstageValues(r, first, count, staged_values.data());
+  rollout_ops->UnstageValues(r, first, count, staged_values.data());
 
   const std::vector<float> got_obs = batch_obs.ToHost(), got_staged = staged.ToHost(), got_values = values_d.ToHost();
   const std::vector<int32_t> got_actions = batch_actions.ToHost();

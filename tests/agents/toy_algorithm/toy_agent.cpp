@@ -83,7 +83,8 @@ void ToyQAgent::IterationKernels(bool) {
   for (int64_t t = 0; t < config_.num_steps; ++t) {
     int32_t* actions = actions_.data() + t * n;
     learner_->Act(nn::ConstBatchView(env_->obs(), n, obs_dim_, device_), nn::VectorView<int32_t>(actions, n, device_));
-    q_ops_->Explore(actions, 1, n, counters_dev_.data(), epsilon(), lanes_->seeds_dev(), num_actions_, lanes_->hold());
+    explore_ops_->Explore(actions, 1, n, counters_dev_.data(), epsilon(), lanes_->seeds_dev(), num_actions_,
+                          lanes_->hold());
     CopyBytesAsync(obs_.data() + t * n * obs_dim_, env_->obs(), n * obs_dim_ * sizeof(float), device_, stream());
     env_->Step(actions);
     rollout_ops_->StoreRolloutStep(rollout(), t, env_->obs(), env_->final_obs(), env_->rewards(), env_->terminated(),
@@ -94,7 +95,7 @@ void ToyQAgent::IterationKernels(bool) {
   }
   learner_->MaxQ(nn::ConstBatchView(next_obs_.data(), rows, obs_dim_, device_),
                  nn::VectorView<float>(next_values_.data(), rows, device_));
-  q_ops_->QLambdaTargets(rollout(), config_.gamma, 0.0, 1.0);
+  rollout_ops_->QLambdaTargets(rollout(), config_.gamma, 0.0, 1.0);
   Epochs();
 }
 

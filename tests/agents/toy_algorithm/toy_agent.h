@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "agents/algorithm.h"
+#include "agents/explore_ops.h"
 #include "agents/on_policy_agent.h"
 #include "agents/q_learner.h"
-#include "agents/q_ops.h"
 
 namespace cugym::testing {
 
@@ -49,7 +49,7 @@ class ToyQAgent final : public agent::OnPolicyAgent {
   agent::EpsilonSchedule epsilon() const;
 
   int obs_dim_, num_actions_;
-  std::unique_ptr<agent::QOps> q_ops_ = agent::MakeOps<agent::QOps>(device_, stream());
+  std::unique_ptr<agent::ExploreOps> explore_ops_ = agent::MakeOps<agent::ExploreOps>(device_, stream());
   std::unique_ptr<agent::QLearner> learner_;
   Buffer<float> obs_, next_obs_, rewards_, next_values_, targets_, batch_obs_, batch_targets_;
   Buffer<int32_t> actions_, batch_actions_;
