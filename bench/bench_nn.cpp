@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/q_learner.h"
+#include "agents/common/q_learner.h"
 #include "cli/args.h"
 #include "core/device.h"
 #include "core/json_writer.h"

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "agents/dqn.h"
+#include "agents/off_policy/dqn.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/common.h"

@@ -12,9 +12,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "agents/multi_run.h"
-#include "agents/train_config.h"
-#include "agents/trainer.h"
+#include "agents/common/train_config.h"
+#include "agents/run/multi_run.h"
+#include "agents/run/trainer.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/common.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/policy.h"
+#include "agents/common/policy.h"
 #include "core/canvas.h"
 #include "core/memory.h"
 #include "core/registry.h"

@@ -13,7 +13,7 @@ set_target_properties(cugym_flags PROPERTIES EXPORT_NAME flags)
 set_target_properties(cugym_strict_fp PROPERTIES EXPORT_NAME strict_fp)
 install(TARGETS cugym_core cugym_envs cugym_nn cugym_agents cugym_flags cugym_strict_fp EXPORT cugymTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-# Headers keep their folder (#include "agents/dqn.h") under include/cugym. Every header a public
+# Headers keep their folder (#include "agents/off_policy/dqn.h") under include/cugym. Every header a public
 # one includes is installed; the few that only the libraries' own sources include are not (nn's
 # back-end internals, the agents' device ops as loop bodies (device_ops_impl.h, which needs nvcc's
 # --extended-lambda), and cublas_check.h, which needs the CUDA toolkit's headers).

@@ -47,7 +47,7 @@ class AtomicFile {
 // each file is still written, flushed and closed at its Commit(), but made durable and renamed over
 // its target only at the group's Commit(), which syncs the data of every file with one syncfs(2)
 // per file system, renames them in order, then syncs the folders the same way. Many runs writing
-// at the same step (a lockstep batch's, agents/trainer.h) then cost two syncs instead of two per
+// at the same step (a lockstep batch's, agents/run/trainer.h) then cost two syncs instead of two per
 // file; a crash still never leaves a half-written file under a real name. Until the group commits,
 // each target keeps its old contents, so nothing may read a file written in the same group.
 // Destroying an uncommitted group removes its files' temporary copies (the targets stay as they

@@ -201,7 +201,7 @@ class VectorEnv {
   // seeds[0].
   virtual void ResetSeeds(const std::vector<uint64_t>& seeds) = 0;
   // Lanes: seeds.size() batches of lane_size envs in one (num_envs = seeds.size() x lane_size), for
-  // an agent's K lanes stepping together (agents/dqn.h): env l lane_size + j starts and draws as env j of
+  // an agent's K lanes stepping together (agents/off_policy/dqn.h): env l lane_size + j starts and draws as env j of
   // a batch of lane_size envs that Reset(seeds[l]) started does, in this episode and every later
   // one. Random actions (StepRandom) stay keyed by seeds[0] and the global index. Throws
   // std::invalid_argument when the sizes do not fit, and where the env cannot step in lanes (the

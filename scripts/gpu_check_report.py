@@ -481,7 +481,7 @@ def batch_summary(dqn_dir, spec, card):
         + (f", {missing} not compared (a run missing)" if missing else "")
         + f": {verdict}"
     )
-    # Where its time went (the driver's last note, agents/trainer.h), to see what the next change should cut.
+    # Where its time went (the driver's last note, agents/run/trainer.h), to see what the next change should cut.
     for line in re.findall(r"^cugym train: (a batch of \d+ agents took .*)$", log, flags=re.M):
         print(f"  {line}")
     return 1 if verdict.startswith("FAIL") else 0

@@ -1,6 +1,6 @@
 // cpp_train: trains DQN on CartPole-v1 through the library with a plain loop over the agent's
-// iterations (agents/dqn.h), saves the trained network as a model file and evaluates it greedily
-// (agents/evaluation.h). `cugym train` runs the same agent through agents/trainer.h, which adds
+// iterations (agents/off_policy/dqn.h), saves the trained network as a model file and evaluates it greedily
+// (agents/common/evaluation.h). `cugym train` runs the same agent through agents/run/trainer.h, which adds
 // the run folder, evaluations during training, checkpoints and resuming.
 //   cpp_train [--device cpu|cuda|auto] [--steps N] [--seed S] [--model PATH] [--eval-episodes E]
 #include <algorithm>
@@ -11,9 +11,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "agents/dqn.h"
-#include "agents/evaluation.h"
-#include "agents/train_config.h"
+#include "agents/common/evaluation.h"
+#include "agents/common/train_config.h"
+#include "agents/off_policy/dqn.h"
 #include "core/device.h"
 #include "core/registry.h"
 #include "envs/builtin.h"

@@ -3,7 +3,7 @@ Edge of the Statistical Precipice": the interquartile mean (IQM), the mean, thei
 percentile-bootstrap intervals over runs, and the five-number spread of times.
 
 These are the figures a batch's summary.json holds (``cugym train --seeds``), computed by the same
-C++ code (agents/run_stats.h): the same runs give the same intervals here, in summary.json,
+C++ code (agents/run/run_stats.h): the same runs give the same intervals here, in summary.json,
 ``python -m cugym.report`` and the benchmarks.
 
     from cugym import stats
@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _cugym
 
-REPS = 2000  # bootstrap resamples (fixed in agents/run_stats.cpp)
+REPS = 2000  # bootstrap resamples (fixed in agents/run/run_stats.cpp)
 
 
 def _along(function, scores, axis):

@@ -139,7 +139,7 @@ def _is_batch(folder):
 
 
 def _train_many(config, out, env_id, device, resume, seeds, sweep, jobs, lockstep, progress, overrides):
-    """train(seeds=..., sweep=...): agents/multi_run.h through the extension."""
+    """train(seeds=..., sweep=...): agents/run/multi_run.h through the extension."""
     config_path, table = _config_source(config)
     if resume is not None:
         if config is not None or out is not None or env_id is not None or seeds is not None or sweep is not None:

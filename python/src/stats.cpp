@@ -1,4 +1,4 @@
-// Python bindings of the run statistics (agents/run_stats.h), which cugym.stats wraps: Python's
+// Python bindings of the run statistics (agents/run/run_stats.h), which cugym.stats wraps: Python's
 // figures are summary.json's, from the same code.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/pair.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/run_stats.h"
+#include "agents/run/run_stats.h"
 #include "python/src/module.h"
 
 namespace nb = nanobind;

@@ -1,4 +1,4 @@
-// Python bindings of training and trained models: cugym.train() runs agents/trainer.h's
+// Python bindings of training and trained models: cugym.train() runs agents/run/trainer.h's
 // RunTraining, the same run as `cugym train`, with Ctrl-C checked through Python's signal
 // machinery; cugym.load_policy() wraps GreedyPolicy.
 #include <nanobind/nanobind.h>
@@ -12,10 +12,10 @@
 #include <string>
 #include <utility>
 
-#include "agents/multi_run.h"
-#include "agents/policy.h"
-#include "agents/train_config.h"
-#include "agents/trainer.h"
+#include "agents/common/policy.h"
+#include "agents/common/train_config.h"
+#include "agents/run/multi_run.h"
+#include "agents/run/trainer.h"
 #include "core/memory.h"
 #include "python/src/actions.h"
 #include "python/src/module.h"
@@ -209,7 +209,7 @@ nb::dict Train(const std::string& resume_dir, const std::string& config_path, nb
   return summary;
 }
 
-// Many runs in one process (agents/multi_run.h): seeds x the grid of `sweep` (a list of (key,
+// Many runs in one process (agents/run/multi_run.h): seeds x the grid of `sweep` (a list of (key,
 // [values])). Returns batch_dir, interrupted, and the summary files' paths.
 nb::dict TrainMany(const std::string& resume_dir, const std::string& config_path, nb::object table,
                    const std::string& env_id, nb::dict overrides, std::vector<uint64_t> seeds, nb::list sweep,

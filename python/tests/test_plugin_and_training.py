@@ -129,7 +129,7 @@ def test_seeds_and_a_sweep_in_one_process(tmp_path, capsys):
     assert all(p["seeds"] == 2 and len(p["runs"]) == 2 for p in points)
     run = points[1]["runs"][1]
     assert run["seed"] == 2 and run["run_dir"].endswith("learning_rate=0.0023/seed_2")
-    # summary.json's statistics are cugym.stats' (one implementation, agents/run_stats.h); the file
+    # summary.json's statistics are cugym.stats' (one implementation, agents/run/run_stats.h); the file
     # holds 9 significant digits.
     for point in points:
         finals = [r["final_mean_return"] for r in point["runs"]]

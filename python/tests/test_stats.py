@@ -1,4 +1,4 @@
-"""cugym.stats: the run statistics of summary.json (agents/run_stats.h) from Python."""
+"""cugym.stats: the run statistics of summary.json (agents/run/run_stats.h) from Python."""
 
 import numpy as np
 import pytest

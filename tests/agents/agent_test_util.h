@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "agents/agent.h"
-#include "agents/algorithm.h"
-#include "agents/train_config.h"
-#include "agents/train_schedule.h"
+#include "agents/common/agent.h"
+#include "agents/common/algorithm.h"
+#include "agents/common/train_config.h"
+#include "agents/run/train_schedule.h"
 #include "core/registry.h"
 #include "core/toml.h"
 #include "envs/builtin.h"

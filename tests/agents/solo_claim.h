@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/train_config.h"
+#include "agents/common/train_config.h"
 #include "core/device.h"
 #include "core/memory.h"
 #include "nn/mlp.h"

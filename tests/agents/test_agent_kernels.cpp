@@ -1,9 +1,9 @@
 // Replay insertion and sampling, exploration, TD targets and episode bookkeeping (agent_kernels.h
 // through the agents' device ops, device_ops.h) on every back end, and CUDA against the CPU bit for bit (the CUDA cases
 // skip without a GPU).
-#include "agents/episode_ops.h"
-#include "agents/explore_ops.h"
-#include "agents/replay_ops.h"
+#include "agents/common/episode_ops.h"
+#include "agents/common/explore_ops.h"
+#include "agents/off_policy/replay_ops.h"
 
 #include <gtest/gtest.h>
 

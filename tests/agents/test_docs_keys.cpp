@@ -11,8 +11,8 @@
 #include <sstream>
 #include <string>
 
-#include "agents/sweep_spec.h"
-#include "agents/train_config.h"
+#include "agents/common/train_config.h"
+#include "agents/run/sweep_spec.h"
 
 namespace cugym {
 namespace {

@@ -1,8 +1,8 @@
 // DQN: config keys and validation, refusal of Box action spaces, CPU determinism, checkpoints,
 // evaluation errors; and (label slow) learning with the shipped configs.
-#include "agents/dqn.h"
-#include "agents/policy.h"
-#include "agents/trainer.h"
+#include "agents/common/policy.h"
+#include "agents/off_policy/dqn.h"
+#include "agents/run/trainer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // The DQN iteration: its changing values (step counters, epsilon, the exploration key, the replay
 // head) kept on the device, so the same work runs eagerly and as one captured graph: the
 // whole-iteration graph path against the eager loop (on the CPU, where nn's Graph calls the
-// recorded work again, and on CUDA), and the graph helper's policy (agents/cuda_graph.h).
+// recorded work again, and on CUDA), and the graph helper's policy (agents/common/cuda_graph.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "agents/cuda_graph.h"
-#include "agents/dqn.h"
+#include "agents/common/cuda_graph.h"
+#include "agents/off_policy/dqn.h"
 #include "core/safetensors.h"
 #include "nn/backend.h"
 #include "tests/agents/agent_test_util.h"

@@ -1,11 +1,11 @@
-// A DQN agent of K lanes (agents/dqn.h): lane k's network after T iterations is, on the CPU, bit
+// A DQN agent of K lanes (agents/off_policy/dqn.h): lane k's network after T iterations is, on the CPU, bit
 // for bit that of the agent of one lane with seed k's seed trained T iterations alone: the shipped
 // CartPole config (prioritized replay, a dueling head, Polyak targets), and Double DQN with 3-step
 // returns and ez-greedy holds. On CUDA the same bits where cuBLAS's batched GEMMs give the single
 // GEMM's at the learner's shapes, else the schedule and a few updates within rounding
 // (tests/agents/solo_claim.h says why, and each test prints which case it was).
-#include "agents/algorithm.h"
-#include "agents/dqn.h"
+#include "agents/common/algorithm.h"
+#include "agents/off_policy/dqn.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/train_config.h"
+#include "agents/common/train_config.h"
 #include "nn/checkpoint.h"
 #include "tests/agents/agent_test_util.h"
 #include "tests/agents/solo_claim.h"

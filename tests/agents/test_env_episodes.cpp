@@ -1,6 +1,6 @@
-// Host-stepped envs' episodes in a checkpoint (agents/checkpoint.h) round trip through a file,
+// Host-stepped envs' episodes in a checkpoint (agents/common/checkpoint.h) round trip through a file,
 // and a batch's per-lane snapshots join into one (AppendEnvs) and split again (LanesOf) with them.
-#include "agents/checkpoint.h"
+#include "agents/common/checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "agents/episode_ops.h"
-#include "agents/explore_ops.h"
-#include "agents/replay_memory.h"
-#include "agents/replay_ops.h"
+#include "agents/common/episode_ops.h"
+#include "agents/common/explore_ops.h"
+#include "agents/off_policy/replay_memory.h"
+#include "agents/off_policy/replay_ops.h"
 #include "core/memory.h"
 #include "nn/backend.h"
 #include "tests/agents/agent_test_util.h"

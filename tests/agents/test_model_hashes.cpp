@@ -27,10 +27,10 @@
 #include <string>
 #include <vector>
 
-#include "agents/agent.h"
-#include "agents/algorithm.h"
-#include "agents/train_config.h"
-#include "agents/trainer.h"
+#include "agents/common/agent.h"
+#include "agents/common/algorithm.h"
+#include "agents/common/train_config.h"
+#include "agents/run/trainer.h"
 #include "core/safetensors.h"
 #include "core/toml.h"
 #include "tests/agents/agent_test_util.h"

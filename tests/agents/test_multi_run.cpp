@@ -1,8 +1,8 @@
-// Many runs in one process (agents/multi_run.h): seed s of a batch gives the model bits of a solo
+// Many runs in one process (agents/run/multi_run.h): seed s of a batch gives the model bits of a solo
 // run with seed s (K = 1, 3 and 8 on the CPU, apart and in lockstep), a grid of values, the
 // summary, an interrupted batch resumed, an agent leaving a lockstep batch, the one-line errors
 // for seed lists, sweep keys and unbatchable configs, and batches too big for memory.
-#include "agents/multi_run.h"
+#include "agents/run/multi_run.h"
 
 #include <gtest/gtest.h>
 
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/replay_memory.h"
-#include "agents/trainer.h"
+#include "agents/off_policy/replay_memory.h"
+#include "agents/run/trainer.h"
 #include "core/memory.h"
 #include "tests/agents/agent_test_util.h"
 #include "tests/core/test_util.h"

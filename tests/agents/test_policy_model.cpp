@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/evaluation.h"
-#include "agents/policy.h"
+#include "agents/common/evaluation.h"
+#include "agents/common/policy.h"
 #include "core/build_info.h"
 #include "core/safetensors.h"
 #include "nn/checkpoint.h"

@@ -1,4 +1,4 @@
-// The PPO agent (agents/ppo.h): its config keys and refusals, lanes that train as their solo runs,
+// The PPO agent (agents/on_policy/ppo.h): its config keys and refusals, lanes that train as their solo runs,
 // exact resumption, a shrunk batch, and learning CartPole.
 #include <gtest/gtest.h>
 
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "agents/checkpoint.h"
-#include "agents/dqn.h"
-#include "agents/ppo.h"
-#include "agents/train_config.h"
+#include "agents/common/checkpoint.h"
+#include "agents/common/train_config.h"
+#include "agents/off_policy/dqn.h"
+#include "agents/on_policy/ppo.h"
 #include "core/toml.h"
 #include "tests/agents/agent_test_util.h"
 #include "tests/gpu_skip.h"

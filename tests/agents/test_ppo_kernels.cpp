@@ -1,11 +1,11 @@
-// PPO's kernels (agents/policy_math.h, through PolicyOps, PpoOps and RolloutOps): GAE on a hand-made rollout; the
-// policy heads' log-probabilities, entropies and tanh correction against float64 formulas, and their draws' statistics;
-// the loss's statistics and gradients against float64 finite differences of the loss; the normalizers against two-pass
-// statistics of everything seen, frozen, and through a checkpoint; K lanes, each the bits of its lane alone; and every
-// op on each device the CPU's bits (the CUDA cases skip without a GPU).
-#include "agents/normalizer_kernels.h"
-#include "agents/policy_math.h"
-#include "agents/ppo_loss_kernels.h"
+// PPO's kernels (agents/common/policy_math.h, through PolicyOps, PpoOps and RolloutOps): GAE on a hand-made rollout;
+// the policy heads' log-probabilities, entropies and tanh correction against float64 formulas, and their draws'
+// statistics; the loss's statistics and gradients against float64 finite differences of the loss; the normalizers
+// against two-pass statistics of everything seen, frozen, and through a checkpoint; K lanes, each the bits of its lane
+// alone; and every op on each device the CPU's bits (the CUDA cases skip without a GPU).
+#include "agents/common/normalizer_kernels.h"
+#include "agents/common/policy_math.h"
+#include "agents/on_policy/ppo_loss_kernels.h"
 
 #include <gtest/gtest.h>
 
@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "agents/checkpoint.h"
-#include "agents/normalizer.h"
-#include "agents/policy_ops.h"
-#include "agents/ppo_ops.h"
-#include "agents/rollout_ops.h"
+#include "agents/common/checkpoint.h"
+#include "agents/common/normalizer.h"
+#include "agents/common/policy_ops.h"
+#include "agents/on_policy/ppo_ops.h"
+#include "agents/on_policy/rollout_ops.h"
 #include "core/memory.h"
 #include "core/safetensors.h"
 #include "tests/agents/agent_test_util.h"

@@ -1,7 +1,7 @@
 // PQN: its config keys, the Q(lambda) targets and the minibatch permutation against hand-made
 // cases, exact resumption, the whole-iteration graph's scheduling, checkpoints of the other
 // algorithm refused, and a short CartPole run through RunTraining (run folder, evaluation).
-#include "agents/pqn.h"
+#include "agents/on_policy/pqn.h"
 
 #include <gtest/gtest.h>
 
@@ -12,9 +12,9 @@
 #include <set>
 #include <sstream>
 
-#include "agents/dqn.h"
-#include "agents/train_config.h"
-#include "agents/trainer.h"
+#include "agents/common/train_config.h"
+#include "agents/off_policy/dqn.h"
+#include "agents/run/trainer.h"
 #include "core/safetensors.h"
 #include "nn/checkpoint.h"
 #include "tests/agents/agent_test_util.h"

@@ -1,4 +1,4 @@
-// A PQN agent of K lanes (agents/pqn.h): lane k's network, metrics row, evaluation and checkpoint
+// A PQN agent of K lanes (agents/on_policy/pqn.h): lane k's network, metrics row, evaluation and checkpoint
 // after T iterations are, on the CPU, bit for bit those of the agent of one lane with seed k's seed
 // (its minibatches drawn from its own rollout by its own permutation, its next values taken in the
 // solo run's chunks); a batch resumes from its lanes' checkpoints and shrinks to some of its lanes
@@ -13,9 +13,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "agents/pqn.h"
-#include "agents/rollout_ops.h"
-#include "agents/train_config.h"
+#include "agents/common/train_config.h"
+#include "agents/on_policy/pqn.h"
+#include "agents/on_policy/rollout_ops.h"
 #include "nn/checkpoint.h"
 #include "tests/agents/agent_test_util.h"
 #include "tests/agents/solo_claim.h"

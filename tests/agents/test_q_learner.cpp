@@ -1,4 +1,4 @@
-// The DQN learner (agents/q_learner.h): learning on a fixed minibatch, acting and target
+// The DQN learner (agents/common/q_learner.h): learning on a fixed minibatch, acting and target
 // evaluation, CUDA-graph replay against eager execution, checkpoints with optimizer state, and
 // CUDA against the CPU.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/q_learner.h"
+#include "agents/common/q_learner.h"
 #include "nn/checkpoint.h"
 #include "tests/nn/nn_test_util.h"
 

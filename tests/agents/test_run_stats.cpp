@@ -1,6 +1,6 @@
-// Statistics over runs (agents/run_stats.h): the figures summary.json, cugym.stats and the
+// Statistics over runs (agents/run/run_stats.h): the figures summary.json, cugym.stats and the
 // benchmarks report.
-#include "agents/run_stats.h"
+#include "agents/run/run_stats.h"
 
 #include <gtest/gtest.h>
 

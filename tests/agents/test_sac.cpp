@@ -1,4 +1,4 @@
-// SAC (agents/sac.h): its kernels against float64 references (the squashed Gaussian's
+// SAC (agents/off_policy/sac.h): its kernels against float64 references (the squashed Gaussian's
 // log-probability, the soft Bellman target of the twin critics, the actor's and the temperature's
 // gradients, Polyak targets), its config keys and refusals, lanes that train as their solo runs,
 // exact resumption, a shrunk batch, model files, and learning Pendulum.
@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "agents/checkpoint.h"
-#include "agents/dqn.h"
-#include "agents/policy.h"
-#include "agents/ppo.h"
-#include "agents/sac.h"
-#include "agents/sac_kernels.h"
-#include "agents/sac_ops.h"
-#include "agents/train_config.h"
+#include "agents/common/checkpoint.h"
+#include "agents/common/policy.h"
+#include "agents/common/train_config.h"
+#include "agents/off_policy/dqn.h"
+#include "agents/off_policy/sac.h"
+#include "agents/off_policy/sac_kernels.h"
+#include "agents/off_policy/sac_ops.h"
+#include "agents/on_policy/ppo.h"
 #include "core/memory.h"
 #include "core/toml.h"
 #include "tests/agents/agent_test_util.h"

@@ -1,11 +1,11 @@
-// Run folders (agents/run_folder.h, through the driver in agents/trainer.h): evaluations during training into
+// Run folders (agents/run/run_folder.h, through the driver in agents/run/trainer.h): evaluations during training into
 // evals.csv, best.safetensors and eval.json's best and threshold fields; evaluations leave the training itself
 // unchanged; a refused run leaves no folder; a resume falls back past damaged checkpoints.
-#include "agents/trainer.h"
+#include "agents/run/trainer.h"
 
-#include "agents/checkpoint.h"
-#include "agents/dqn.h"
-#include "agents/run_folder.h"
+#include "agents/common/checkpoint.h"
+#include "agents/off_policy/dqn.h"
+#include "agents/run/run_folder.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/policy.h"
+#include "agents/common/policy.h"
 #include "core/registry.h"
 #include "envs/builtin.h"
 #include "nn/mlp.h"

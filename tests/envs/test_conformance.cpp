@@ -259,7 +259,7 @@ TEST_P(Conformance, PerEnvSeedsKeyEachEnvAlone) {
   EXPECT_EQ(trace_of(*restored, last), trace_of(*a, last));
 }
 
-// Lanes (ResetLanes: an agent's K lanes of envs in one batch, agents/dqn.h): lane l of a batch of 3 x n
+// Lanes (ResetLanes: an agent's K lanes of envs in one batch, agents/off_policy/dqn.h): lane l of a batch of 3 x n
 // steps as a batch of n of its own reset with lane l's seed, given the same actions, bit for bit;
 // a snapshot keeps the lanes, and some of them go on alone (LanesOf).
 // Lanes of equal seeds too (each lane still draws as a batch of its own), and one lane alone.

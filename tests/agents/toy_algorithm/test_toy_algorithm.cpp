@@ -7,8 +7,8 @@
 #include <sstream>
 #include <string>
 
-#include "agents/algorithm.h"
-#include "agents/trainer.h"
+#include "agents/common/algorithm.h"
+#include "agents/run/trainer.h"
 #include "core/toml.h"
 #include "tests/agents/agent_test_util.h"
 #include "tests/agents/toy_algorithm/toy_agent.h"

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "agents/algorithm.h"
-#include "agents/explore_ops.h"
-#include "agents/on_policy_agent.h"
-#include "agents/q_learner.h"
+#include "agents/common/algorithm.h"
+#include "agents/common/explore_ops.h"
+#include "agents/common/q_learner.h"
+#include "agents/on_policy/on_policy_agent.h"
 
 namespace cugym::testing {
 
