@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "agents/common/train_config.h"
+#include "agents/run/config_source.h"
 #include "agents/run/multi_run.h"
 #include "agents/run/trainer.h"
 #include "cli/args.h"

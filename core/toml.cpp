@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "core/read_file.h"
 
@@ -185,6 +186,42 @@ TomlValue ParseValue(Cursor& c, const std::string& where) {
 }
 
 }  // namespace
+
+TomlValue TomlValue::Integer(int64_t n) {
+  TomlValue v;
+  v.kind = Kind::kInteger;
+  v.integer = n;
+  v.number = static_cast<double>(n);
+  return v;
+}
+
+TomlValue TomlValue::Float(double x) {
+  TomlValue v;
+  v.kind = Kind::kFloat;
+  v.number = x;
+  return v;
+}
+
+TomlValue TomlValue::Bool(bool b) {
+  TomlValue v;
+  v.kind = Kind::kBool;
+  v.boolean = b;
+  return v;
+}
+
+TomlValue TomlValue::String(std::string s) {
+  TomlValue v;
+  v.kind = Kind::kString;
+  v.text = std::move(s);
+  return v;
+}
+
+TomlValue TomlValue::Array(std::vector<TomlValue> items) {
+  TomlValue v;
+  v.kind = Kind::kArray;
+  v.items = std::move(items);
+  return v;
+}
 
 std::string TomlValue::ToToml() const {
   switch (kind) {

@@ -22,6 +22,13 @@ struct TomlValue {
   int line = 0;                  // where it was defined (0: set from the command line)
 
   std::string ToToml() const;  // the value written back as TOML
+
+  // Values made in code (line 0), as the parser makes them (an integer's `number` set too).
+  static TomlValue Integer(int64_t n);
+  static TomlValue Float(double x);
+  static TomlValue Bool(bool b);
+  static TomlValue String(std::string s);
+  static TomlValue Array(std::vector<TomlValue> items);
 };
 
 using TomlTable = std::map<std::string, TomlValue>;  // dotted keys, sorted

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "agents/common/algorithm.h"
 #include "agents/common/checkpoint.h"
 #include "nn/adam.h"
 
@@ -39,10 +40,39 @@ std::string Unbatchable(const Registry& registry, const TrainConfig& config, int
   if (lanes <= 1) return "";
   if (!MakeVectorEnv(registry, config.env_id, 1, Device::kCpu)->supports_lanes())
     return config.env_id + " cannot step its envs in lanes (VectorEnv::ResetLanes); train the seeds apart";
-  if (!config.ppo() && !config.sac()) DiscreteSpec(registry, config.env_id, config.pqn() ? "PQN" : "DQN");
-  if (config.ppo() && config.target_kl > 0)
-    return "target_kl stops each seed's epochs at its own time; train the seeds apart (--lockstep off)";
-  return "";
+  const Algorithm* algorithm = FindAlgorithm(config.algo);
+  return algorithm != nullptr && algorithm->unbatchable ? algorithm->unbatchable(registry, config) : "";
+}
+
+const std::vector<std::string>& QLearningKeys() {
+  static const std::vector<std::string> keys = {"buffer_size",
+                                                "batch_size",
+                                                "n_step",
+                                                "tau",
+                                                "target_update_interval",
+                                                "start_e",
+                                                "end_e",
+                                                "exploration_fraction",
+                                                "exploration_hold_mu",
+                                                "exploration_max_hold",
+                                                "learning_starts",
+                                                "replay_ratio",
+                                                "loss",
+                                                "double_dqn",
+                                                "dueling",
+                                                "prioritized_replay",
+                                                "per_alpha",
+                                                "per_beta",
+                                                "per_eps",
+                                                "save_replay",
+                                                "q_lambda",
+                                                "reward_scale"};
+  return keys;
+}
+
+std::vector<MetricColumn> QMetricColumns() {
+  // CleanRL's dqn.py's columns and tags.
+  return {{"td_loss", "losses/td_loss"}, {"q_values", "losses/q_values"}, {"epsilon", "charts/epsilon"}};
 }
 
 std::vector<uint64_t> LaneSeeds(const TrainConfig& config, std::vector<uint64_t> seeds) {

@@ -136,6 +136,10 @@ MetricsRow MakeProgress(int64_t global_step, double epsilon, double interval_sec
 QLearnerOptions LearnerOptionsFor(const TrainConfig& config, const EnvSpec& spec);
 // `options` for a lane per seed: K replicas, replica k's initial weights those of seed k's solo run.
 QLearnerOptions ForLanes(QLearnerOptions options, const std::vector<uint64_t>& seeds);
+// The Q-learners' (DQN's and PQN's) part of their Algorithm (algorithm.h): the keys they read
+// (exploration, replay memory, targets, Q(lambda)) and their metrics columns.
+const std::vector<std::string>& QLearningKeys();
+std::vector<MetricColumn> QMetricColumns();
 // `id`'s spec; throws std::invalid_argument unless its actions are discrete ("AGENT needs a
 // discrete action space, but ...").
 const EnvSpec& DiscreteSpec(const Registry& registry, const std::string& id, const std::string& agent);

@@ -1,8 +1,9 @@
 // The algorithms cugym trains, each registered once with what the rest of cugym needs to know of
 // it: its name (config.algo), its metrics columns (metrics.csv, TensorBoard and Python's rows take
-// them generically) and its agent factory. The built-in ones (DQN, PQN, PPO, SAC) are registered by
-// one line each in algorithms.cpp, the first time any is looked up; a program or a test adds its own
-// with RegisterAlgorithm. Agents are built only here (MakeAgent), above them all.
+// them generically), its agent factory, and its config keys with their checks. Each algorithm
+// describes itself in its own files (DqnAlgorithm in dqn.h, ...); the built-in ones are registered by
+// one line each in agents/run/algorithms.cpp, the first time any is looked up; a program or a test
+// adds its own with RegisterAlgorithm. Agents are built only there (MakeAgent), above them all.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,18 @@ struct Algorithm {
   // The bytes of one lane's replay memory (ReplayBytes), which many runs at once must fit together;
   // null for an algorithm without one.
   std::function<int64_t(const TrainConfig&, const EnvSpec&)> replay_bytes;
+  // The TrainConfig keys it reads among those that only some algorithms read: with another algo,
+  // such a key set away from its default is refused, naming the algorithms that read it.
+  std::vector<std::string> reads;
+  // Its checks of the TrainConfig keys it reads, after TrainConfig::Validate's checks of each key
+  // alone: throws std::invalid_argument naming the key. Null: none.
+  std::function<void(const TrainConfig&)> check;
+  // The gradient steps a whole run plans (TrainConfig::PlannedUpdates: learning-rate annealing,
+  // prioritized replay's beta). Null: 0.
+  std::function<int64_t(const TrainConfig&)> planned_updates;
+  // Why K > 1 seeds of the config cannot be the lanes of one agent ("" where they can), beyond the
+  // env's lanes (Unbatchable); throws std::invalid_argument for an env it cannot take. Null: "".
+  std::function<std::string(const Registry&, const TrainConfig&)> unbatchable;
 };
 
 // Adds `algorithm` (replacing one of the same name). Throws std::invalid_argument for an empty name
@@ -49,6 +62,8 @@ struct Algorithm {
 void RegisterAlgorithm(Algorithm algorithm);
 // The algorithm called `name`, or nullptr.
 const Algorithm* FindAlgorithm(const std::string& name);
+// The algorithm called `name`; throws std::invalid_argument "unknown algo" for none.
+const Algorithm& GetAlgorithm(const std::string& name);
 // Every registered name, in registration order (the built-in ones first).
 std::vector<std::string> AlgorithmNames();
 // The algorithm that owns config key `name` (Algorithm::keys) and the key, or {nullptr, nullptr}.

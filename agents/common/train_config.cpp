@@ -2,6 +2,7 @@
 #include "agents/common/train_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -35,32 +36,6 @@ bool AsBool(const std::string& key, const TomlValue& v) {
 std::string AsString(const std::string& key, const TomlValue& v) {
   if (v.kind != TomlValue::Kind::kString) throw std::invalid_argument(Where(key, v) + " must be a string");
   return v.text;
-}
-
-TomlValue Int(int64_t n) {
-  TomlValue v;
-  v.kind = TomlValue::Kind::kInteger;
-  v.integer = n;
-  v.number = static_cast<double>(n);
-  return v;
-}
-TomlValue Float(double x) {
-  TomlValue v;
-  v.kind = TomlValue::Kind::kFloat;
-  v.number = x;
-  return v;
-}
-TomlValue Str(const std::string& s) {
-  TomlValue v;
-  v.kind = TomlValue::Kind::kString;
-  v.text = s;
-  return v;
-}
-TomlValue Bool(bool b) {
-  TomlValue v;
-  v.kind = TomlValue::Kind::kBool;
-  v.boolean = b;
-  return v;
 }
 
 // Every key, declared once: its name and the member it sets. The member's type says how its TOML
@@ -183,18 +158,17 @@ TomlValue Get(const TrainConfig& config, const Member& member) {
         const auto& value = config.*field;
         using T = std::decay_t<decltype(value)>;
         if constexpr (std::is_same_v<T, std::string>) {
-          return Str(value);
+          return TomlValue::String(value);
         } else if constexpr (std::is_same_v<T, uint64_t> || std::is_same_v<T, int64_t>) {
-          return Int(static_cast<int64_t>(value));
+          return TomlValue::Integer(static_cast<int64_t>(value));
         } else if constexpr (std::is_same_v<T, double>) {
-          return Float(value);
+          return TomlValue::Float(value);
         } else if constexpr (std::is_same_v<T, bool>) {
-          return Bool(value);
+          return TomlValue::Bool(value);
         } else {
-          TomlValue array;
-          array.kind = TomlValue::Kind::kArray;
-          for (int h : value) array.items.push_back(Int(h));
-          return array;
+          std::vector<TomlValue> items;
+          for (int h : value) items.push_back(TomlValue::Integer(h));
+          return TomlValue::Array(std::move(items));
         }
       },
       member);
@@ -208,13 +182,13 @@ void Require(bool ok, const std::string& key, const std::string& rule, const std
 TomlValue OwnValue(const std::string& name, const AlgorithmKey& key, const TomlValue& v) {
   switch (key.value.kind) {
     case TomlValue::Kind::kInteger:
-      return Int(AsInt(name, v));
+      return TomlValue::Integer(AsInt(name, v));
     case TomlValue::Kind::kFloat:
-      return Float(AsNumber(name, v));
+      return TomlValue::Float(AsNumber(name, v));
     case TomlValue::Kind::kBool:
-      return Bool(AsBool(name, v));
+      return TomlValue::Bool(AsBool(name, v));
     case TomlValue::Kind::kString:
-      return Str(AsString(name, v));
+      return TomlValue::String(AsString(name, v));
     case TomlValue::Kind::kArray:
       break;
   }
@@ -236,69 +210,43 @@ void RequireAlgorithmKeys(const TrainConfig& config) {
     }
 }
 
-// Keys that only one family of agents reads, refused (when set away from their defaults) for the
-// others: a key that would do nothing is a mistake the user should hear of.
-constexpr const char* kPpoKeys[] = {"gae_lambda",   "clip_coef",     "clip_vloss",       "ent_coef",
-                                    "vf_coef",      "norm_adv",      "policy",           "squash",
-                                    "init_log_std", "normalize_obs", "normalize_reward", "target_kl"};
-constexpr const char* kQKeys[] = {"buffer_size",
-                                  "batch_size",
-                                  "n_step",
-                                  "tau",
-                                  "target_update_interval",
-                                  "start_e",
-                                  "end_e",
-                                  "exploration_fraction",
-                                  "exploration_hold_mu",
-                                  "exploration_max_hold",
-                                  "learning_starts",
-                                  "replay_ratio",
-                                  "loss",
-                                  "double_dqn",
-                                  "dueling",
-                                  "prioritized_replay",
-                                  "per_alpha",
-                                  "per_beta",
-                                  "per_eps",
-                                  "save_replay",
-                                  "q_lambda",
-                                  "reward_scale"};
-
-constexpr const char* kSacKeys[] = {"policy_lr", "policy_frequency",       "alpha",
-                                    "autotune",  "target_entropy_per_dim", "noise_correlation"};
-// The Q-learners' keys that SAC's replay memory and critics read too.
-constexpr const char* kReplayKeys[] = {"buffer_size",     "batch_size",   "tau",
-                                       "learning_starts", "replay_ratio", "save_replay"};
-
-void RequireOwnKeys(const TrainConfig& config) {
+// The keys only some algorithms read (Algorithm::reads), refused when set away from their defaults
+// with an algo that does not read them: a key that would do nothing is a mistake the user should
+// hear of. Keys are taken in the algorithms' order, so the first one set is the one named.
+void RequireReadKeys(const TrainConfig& config) {
   static const TrainConfig defaults;
-  const auto refuse_set = [&](const char* key, const std::string& why) {
+  const std::vector<std::string>& mine = GetAlgorithm(config.algo).reads;
+  std::vector<std::pair<std::string, std::vector<std::string>>> readers;  // key, the algos that read it
+  for (const std::string& name : AlgorithmNames())
+    for (const std::string& key : GetAlgorithm(name).reads) {
+      auto known = std::find_if(readers.begin(), readers.end(), [&](const auto& r) { return r.first == key; });
+      if (known == readers.end()) known = readers.insert(readers.end(), {key, {}});
+      known->second.push_back(name);
+    }
+  const auto upper = [](std::string name) {
+    for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return name;
+  };
+  for (const auto& [key, algos] : readers) {
+    if (std::find(mine.begin(), mine.end(), key) != mine.end()) continue;
     const Key* k = FindKey(key);
+    if (k == nullptr) throw std::logic_error("algorithm " + algos.front() + " reads an unknown key " + key);
     const TomlValue value = Get(config, k->member);
-    if (value.ToToml() == Get(defaults, k->member).ToToml()) return;
+    if (value.ToToml() == Get(defaults, k->member).ToToml()) continue;
     std::ostringstream shown;  // as Validate shows numbers
     if (value.kind == TomlValue::Kind::kFloat)
       shown << value.number;
     else
       shown << value.ToToml();
-    throw std::invalid_argument(std::string(key) + " " + why + " (algo is \"" + config.algo + "\"), got " +
-                                shown.str());
-  };
-  const auto shared = [](const char* key) {
-    for (const char* k : kReplayKeys)
-      if (std::string(k) == key) return true;
-    return false;
-  };
-  if (config.ppo()) {
-    for (const char* key : kQKeys) refuse_set(key, "is a DQN or PQN key, which PPO does not read");
-  } else {
-    for (const char* key : kPpoKeys) refuse_set(key, "is a PPO key (algo = \"ppo\")");
-  }
-  if (config.sac()) {
-    for (const char* key : kQKeys)
-      if (!shared(key)) refuse_set(key, "is a DQN or PQN key, which SAC does not read");
-  } else {
-    for (const char* key : kSacKeys) refuse_set(key, "is a SAC key (algo = \"sac\")");
+    std::string why;
+    if (algos.size() == 1) {
+      why = "is a " + upper(algos.front()) + " key (algo = \"" + algos.front() + "\")";
+    } else {
+      for (std::size_t i = 0; i < algos.size(); ++i)
+        why += (i == 0 ? "is a " : i + 1 == algos.size() ? " or " : ", ") + upper(algos[i]);
+      why += " key, which " + upper(config.algo) + " does not read";
+    }
+    throw std::invalid_argument(key + " " + why + " (algo is \"" + config.algo + "\"), got " + shown.str());
   }
 }
 
@@ -327,12 +275,22 @@ void TrainConfig::Apply(const TomlTable& table) {
   }
 }
 
+std::string ShowNumber(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
+void RequireKey(bool ok, const std::string& key, const std::string& rule, double value) {
+  Require(ok, key, rule, ShowNumber(value));
+}
+
+void RequireKey(bool ok, const std::string& key, const std::string& rule, const std::string& value) {
+  Require(ok, key, rule, value);
+}
+
 void TrainConfig::Validate() const {
-  auto s = [](double x) {
-    std::ostringstream out;
-    out << x;
-    return out.str();
-  };
+  const auto s = ShowNumber;
   Require(!env_id.empty(), "env_id", "must be set", "\"\"");
   Require(num_envs > 0, "num_envs", "must be > 0", s(num_envs));
   Require(total_steps > 0, "total_steps", "must be > 0", s(total_steps));
@@ -344,14 +302,6 @@ void TrainConfig::Validate() const {
   Require(adam_eps > 0, "adam_eps", "must be > 0", s(adam_eps));
   Require(buffer_size > 0, "buffer_size", "must be > 0", s(buffer_size));
   Require(batch_size > 0, "batch_size", "must be > 0", s(batch_size));
-  if (!pqn() && !ppo()) {  // PQN and PPO have no replay memory
-    Require(
-        num_envs <= buffer_size, "num_envs",
-        "must not exceed buffer_size (" + s(buffer_size) + "): one vector step writes num_envs rows of the replay ring",
-        s(num_envs));
-    Require(batch_size <= buffer_size, "batch_size", "must not exceed buffer_size (" + s(buffer_size) + ")",
-            s(batch_size));
-  }
   Require(gamma >= 0 && gamma <= 1, "gamma", "must be in [0, 1]", s(gamma));
   Require(n_step >= 1 && n_step <= 1000, "n_step", "must be in 1..1000", s(n_step));
   Require(per_alpha >= 0 && per_alpha <= 10, "per_alpha", "must be in [0, 10] (0: uniform sampling)", s(per_alpha));
@@ -407,40 +357,14 @@ void TrainConfig::Validate() const {
           "target_entropy_per_dim", "must be in [-100, 100]", s(target_entropy_per_dim));
   Require(noise_correlation >= 0 && noise_correlation < 1, "noise_correlation", "must be in [0, 1) (0: white noise)",
           s(noise_correlation));
-  RequireOwnKeys(*this);
+  RequireReadKeys(*this);
   RequireAlgorithmKeys(*this);
-  if (!pqn() && !ppo()) return;
-  Require(rollout_size() <= (int64_t{1} << 30), "num_steps",
-          "times num_envs (" + s(num_envs) + ") must be at most 2^30 transitions per rollout", s(num_steps));
-  Require(rollout_size() % num_minibatches == 0 && num_minibatches <= rollout_size(), "num_minibatches",
-          "must divide num_envs * num_steps (" + s(rollout_size()) + ")", s(num_minibatches));
-  if (ppo()) return;  // RequireOwnKeys refused the others' keys
-  // Keys that only mean something with a replay memory and a target network.
-  Require(!prioritized_replay, "prioritized_replay", "needs a replay memory (algo = \"dqn\")", "true");
-  Require(!double_dqn, "double_dqn", "needs a target network (algo = \"dqn\")", "true");
-  Require(n_step == 1, "n_step", "must be 1 with algo = \"pqn\" (q_lambda sets how far its targets look)", s(n_step));
-}
-
-const ShippedConfig* FindShippedConfig(const std::string& env_id, const std::string& algo) {
-  for (int i = 0; i < kNumShippedConfigs; ++i) {
-    TrainConfig config;
-    config.Apply(ParseToml(kShippedConfigs[i].toml, kShippedConfigs[i].path));
-    if (config.env_id == env_id && (algo.empty() || config.algo == algo)) return &kShippedConfigs[i];
-  }
-  return nullptr;
+  if (const Algorithm& algorithm = GetAlgorithm(algo); algorithm.check) algorithm.check(*this);
 }
 
 int64_t TrainConfig::PlannedUpdates() const {
-  if (pqn() || ppo()) {
-    // Rollouts until total_steps is reached, each with num_epochs * num_minibatches updates.
-    const int64_t rollouts = (total_steps + rollout_size() - 1) / rollout_size();
-    return rollouts * num_epochs * num_minibatches;
-  }
-  const int64_t n = num_envs;
-  const int64_t vector_steps = (total_steps + n - 1) / n;
-  const int64_t first = std::max(learning_starts / n + 1, (batch_size + n - 1) / n);  // 1-based
-  const int64_t learning = std::max<int64_t>(vector_steps - first + 1, 0);
-  return static_cast<int64_t>(std::floor(replay_ratio * static_cast<double>(n * learning) + 1e-9));
+  const Algorithm& algorithm = GetAlgorithm(algo);
+  return algorithm.planned_updates ? algorithm.planned_updates(*this) : 0;
 }
 
 const TomlValue& TrainConfig::Own(const std::string& key) const {
@@ -458,46 +382,6 @@ std::string TrainConfig::ToToml() const {
   if (const Algorithm* algorithm = FindAlgorithm(algo))
     for (const AlgorithmKey& key : algorithm->keys) out += key.name + " = " + Own(key.name).ToToml() + "\n";
   return out;
-}
-
-TrainConfig ResolveTrainConfig(const Registry& registry, const TrainConfigSource& source, std::ostream& notes) {
-  TrainConfig config;
-  if (!source.resume_dir.empty()) {
-    const fs::path run_dir = source.resume_dir;
-    if (!fs::is_regular_file(run_dir / "config.toml"))
-      throw std::invalid_argument("resume " + run_dir.string() + ": no config.toml there (not a cugym run folder)");
-    if (!source.config_path.empty() || !source.env_id.empty())
-      throw std::invalid_argument("a resumed run takes its own config; change keys with overrides instead");
-    config.Apply(ReadTomlFile((run_dir / "config.toml").string()));
-  } else if (!source.config_path.empty()) {
-    config.Apply(ReadTomlFile(source.config_path));
-  } else if (source.table) {
-    config.Apply(*source.table);
-  } else {
-    // No config file: the tuned one shipped for the env when there is one, else the defaults.
-    const std::string env = !source.env_id.empty() ? source.env_id : config.env_id;
-    registry.Get(env);  // an unknown id is the only thing said
-    // An algorithm asked for among the overrides picks its own tuned config (--set algo=pqn);
-    // otherwise the env's default (FindShippedConfig): the first listed for it.
-    auto algo = source.overrides.find("algo");
-    const std::string wanted =
-        algo != source.overrides.end() && algo->second.kind == TomlValue::Kind::kString ? algo->second.text : "";
-    if (const ShippedConfig* shipped = FindShippedConfig(env, wanted)) {
-      config.Apply(ParseToml(shipped->toml, shipped->path));
-      notes << "cugym train: " << env << " with the hyperparameters of " << shipped->path
-            << " (built in; pass a config file for others)\n";
-    } else {
-      const bool dqn = wanted.empty() || wanted == "dqn";
-      notes << "cugym train: no tuned config ships for " << env << (dqn ? "" : " with algo = " + wanted)
-            << "; using the defaults (configs/cartpole.toml's values, docs/dqn.md"
-            << (dqn ? "" : ", docs/" + wanted + ".md") << ")\n";
-    }
-  }
-  if (!source.env_id.empty()) config.env_id = source.env_id;
-  for (const auto& [key, value] : source.overrides) config.Apply({{key, value}});
-  config.Validate();
-  registry.Get(config.env_id);
-  return config;
 }
 
 }  // namespace cugym::agent

@@ -115,13 +115,14 @@ struct TrainConfig {
   // Applies every key of `table`; throws std::invalid_argument naming an unknown key or a value
   // of the wrong type.
   void Apply(const TomlTable& table);
-  // Checks ranges (learning_rate > 0, gamma in [0, 1], batch_size <= buffer_size, ...); throws
-  // std::invalid_argument naming the key.
+  // Checks each key's range (learning_rate > 0, gamma in [0, 1], ...), the keys only other
+  // algorithms read, then the algorithm's own checks (Algorithm::check: batch_size <= buffer_size,
+  // ...); throws std::invalid_argument naming the key.
   void Validate() const;
   std::string ToToml() const;
-  // The gradient steps a run from step 0 takes (as DqnAgent's iterations count them): replay_ratio per
-  // env step, over the vector steps that end past learning_starts with a full minibatch stored.
-  // Learning-rate annealing and prioritized replay's beta schedule span them.
+  // The gradient steps a run from step 0 takes (Algorithm::planned_updates: the off-policy family's
+  // and the on-policy family's count). Learning-rate annealing and prioritized replay's beta
+  // schedule span them.
   int64_t PlannedUpdates() const;
   bool pqn() const { return algo == "pqn"; }
   bool ppo() const { return algo == "ppo"; }
@@ -131,32 +132,11 @@ struct TrainConfig {
   int64_t minibatch_size() const { return rollout_size() / num_minibatches; }
 };
 
-// A tuned config shipped in configs/ and compiled in (agents/CMakeLists.txt lists them).
-struct ShippedConfig {
-  const char* path;  // e.g. "configs/acrobot.toml", relative to the source tree
-  const char* toml;  // the file's text
-};
-extern const ShippedConfig kShippedConfigs[];
-extern const int kNumShippedConfigs;
-
-// The shipped config of `algo` whose env_id is `env_id`, or nullptr when none is; `algo` empty:
-// the env's default, the first listed for it (agents/CMakeLists.txt orders them: DQN's where one
-// ships, and for the Box envs whichever of SAC's and PPO's is better there, docs/sac.md).
-const ShippedConfig* FindShippedConfig(const std::string& env_id, const std::string& algo = "dqn");
-
-// Where a run's config comes from, applied in this order.
-struct TrainConfigSource {
-  std::string resume_dir;          // non-empty: the run's own config.toml (config_path must be empty)
-  std::string config_path;         // else a TOML file
-  std::optional<TomlTable> table;  // else these keys over the defaults (a config given in code);
-                                   // else the config shipped for `env_id` (configs/), or the
-                                   // defaults when none ships
-  std::string env_id;              // overrides the file's env_id when non-empty
-  TomlTable overrides;             // keys applied last (--set, --seed, ...)
-};
-
-// Builds and validates the config; says on `notes` which shipped config it used, if any.
-// Throws std::invalid_argument naming the bad key, file or env.
-TrainConfig ResolveTrainConfig(const Registry& registry, const TrainConfigSource& source, std::ostream& notes);
+// Throws std::invalid_argument "KEY RULE, got VALUE" unless `ok`, the number as Validate shows
+// numbers: for an algorithm's checks (Algorithm::check).
+void RequireKey(bool ok, const std::string& key, const std::string& rule, double value);
+void RequireKey(bool ok, const std::string& key, const std::string& rule, const std::string& value);
+// `x` as Validate shows numbers (shortest of 6 significant digits).
+std::string ShowNumber(double x);
 
 }  // namespace cugym::agent

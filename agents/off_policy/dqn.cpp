@@ -30,6 +30,24 @@ ReplayOptions DqnReplayOptions(const TrainConfig& c, const EnvSpec& spec) {
                        priorities};
 }
 
+Algorithm DqnAlgorithm() {
+  Algorithm a;
+  a.name = "dqn";
+  a.metrics = QMetricColumns();
+  a.make = [](const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds) {
+    return std::make_unique<DqnAgent>(registry, config, device, std::move(seeds));
+  };
+  a.replay_bytes = [](const TrainConfig& c, const EnvSpec& spec) { return ReplayBytes(DqnReplayOptions(c, spec)); };
+  a.reads = QLearningKeys();
+  a.check = OffPolicyAgent::CheckReplay;
+  a.planned_updates = OffPolicyAgent::PlannedUpdates;
+  a.unbatchable = [](const Registry& registry, const TrainConfig& c) {
+    DiscreteSpec(registry, c.env_id, "DQN");
+    return std::string();
+  };
+  return a;
+}
+
 DqnAgent::DqnAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds)
     : DqnAgent(registry, config, LaneSeeds(config, std::move(seeds)), nn::MakeBackend(device)) {}
 

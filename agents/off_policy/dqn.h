@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/common/algorithm.h"
 #include "agents/common/explore_ops.h"
 #include "agents/common/q_learner.h"
 #include "agents/off_policy/off_policy_agent.h"
@@ -26,6 +27,8 @@ namespace cugym::agent {
 
 // A lane's replay memory for `config` on `spec`'s env (the agent's, and the registry's size check).
 ReplayOptions DqnReplayOptions(const TrainConfig& config, const EnvSpec& spec);
+// DQN as the registry knows it (algorithm.h): "dqn", its columns, keys, checks and factory.
+Algorithm DqnAlgorithm();
 
 class DqnAgent final : public OffPolicyAgent {
  public:

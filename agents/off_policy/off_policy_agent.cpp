@@ -17,6 +17,29 @@ OffPolicyAgent::OffPolicyAgent(const Registry& registry, const TrainConfig& conf
 
 OffPolicyAgent::~OffPolicyAgent() = default;
 
+const std::vector<std::string>& OffPolicyAgent::ReplayKeys() {
+  static const std::vector<std::string> keys = {"buffer_size",     "batch_size",   "tau",
+                                                "learning_starts", "replay_ratio", "save_replay"};
+  return keys;
+}
+
+void OffPolicyAgent::CheckReplay(const TrainConfig& c) {
+  RequireKey(c.num_envs <= c.buffer_size, "num_envs",
+             "must not exceed buffer_size (" + ShowNumber(c.buffer_size) +
+                 "): one vector step writes num_envs rows of the replay ring",
+             c.num_envs);
+  RequireKey(c.batch_size <= c.buffer_size, "batch_size",
+             "must not exceed buffer_size (" + ShowNumber(c.buffer_size) + ")", c.batch_size);
+}
+
+int64_t OffPolicyAgent::PlannedUpdates(const TrainConfig& c) {
+  const int64_t n = c.num_envs;
+  const int64_t vector_steps = (c.total_steps + n - 1) / n;
+  const int64_t first = std::max(c.learning_starts / n + 1, (c.batch_size + n - 1) / n);  // 1-based
+  const int64_t learning = std::max<int64_t>(vector_steps - first + 1, 0);
+  return static_cast<int64_t>(std::floor(c.replay_ratio * static_cast<double>(n * learning) + 1e-9));
+}
+
 void OffPolicyAgent::MakeReplay(ReplayOptions options, const std::vector<uint64_t>& seeds) {
   options.lanes = static_cast<int64_t>(seeds.size());
   replay_ = std::make_unique<ReplayMemory>(device_, options);

@@ -19,6 +19,15 @@
 namespace cugym::agent {
 
 class OffPolicyAgent : public LaneAgent {
+ public:
+  // The family's part of an algorithm's description (algorithm.h): the replay memory's keys, its
+  // checks (one vector step and one minibatch fit in it), and the gradient steps of a run
+  // (replay_ratio per env step, over the vector steps that end past learning_starts with a full
+  // minibatch stored, as PlanUpdates counts them).
+  static const std::vector<std::string>& ReplayKeys();
+  static void CheckReplay(const TrainConfig& config);
+  static int64_t PlannedUpdates(const TrainConfig& config);
+
  protected:
   OffPolicyAgent(const Registry& registry, const TrainConfig& config, const std::vector<uint64_t>& seeds,
                  std::shared_ptr<nn::Backend> backend, const std::string& algo);

@@ -37,6 +37,29 @@ ReplayOptions SacReplayOptions(const TrainConfig& c, const EnvSpec& spec) {
   return replay;
 }
 
+Algorithm SacAlgorithm() {
+  Algorithm a;
+  a.name = "sac";
+  // CleanRL's sac_continuous_action.py's columns and tags.
+  a.metrics = {{"qf1_loss", "losses/qf1_loss"},
+               {"qf2_loss", "losses/qf2_loss"},
+               {"qf1_values", "losses/qf1_values"},
+               {"actor_loss", "losses/actor_loss"},
+               {"alpha", "losses/alpha"},
+               {"alpha_loss", "losses/alpha_loss"},
+               {"entropy", ""}};
+  a.make = [](const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds) {
+    return std::make_unique<SacAgent>(registry, config, device, std::move(seeds));
+  };
+  a.replay_bytes = [](const TrainConfig& c, const EnvSpec& spec) { return ReplayBytes(SacReplayOptions(c, spec)); };
+  a.reads = {"policy_lr", "policy_frequency", "alpha", "autotune", "target_entropy_per_dim", "noise_correlation"};
+  const std::vector<std::string>& replay = OffPolicyAgent::ReplayKeys();
+  a.reads.insert(a.reads.end(), replay.begin(), replay.end());
+  a.check = OffPolicyAgent::CheckReplay;
+  a.planned_updates = OffPolicyAgent::PlannedUpdates;
+  return a;
+}
+
 SacAgent::SacAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds)
     : SacAgent(registry, config, LaneSeeds(config, std::move(seeds)), nn::MakeBackend(device)) {}
 

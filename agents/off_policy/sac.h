@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/common/algorithm.h"
 #include "agents/common/policy_ops.h"
 #include "agents/off_policy/off_policy_agent.h"
 #include "agents/off_policy/sac_learner.h"
@@ -28,6 +29,8 @@ namespace cugym::agent {
 // A lane's replay memory for `config` on `spec`'s env, float actions (the agent's, and the
 // registry's size check).
 ReplayOptions SacReplayOptions(const TrainConfig& config, const EnvSpec& spec);
+// SAC as the registry knows it (algorithm.h): "sac", its columns, keys, checks and factory.
+Algorithm SacAlgorithm();
 
 class SacAgent final : public OffPolicyAgent {
  public:

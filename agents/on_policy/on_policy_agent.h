@@ -19,6 +19,12 @@ namespace cugym::agent {
 
 class OnPolicyAgent : public LaneAgent {
  public:
+  // The family's part of an algorithm's description (algorithm.h): the rollout's checks
+  // (num_minibatches divides it) and the gradient steps of a run (rollouts until total_steps, each
+  // num_epochs x num_minibatches).
+  static void CheckRollout(const TrainConfig& config);
+  static int64_t PlannedUpdates(const TrainConfig& config);
+
   // One rollout (num_envs * num_steps env steps per lane) and its updates.
   void Iterate() final;
 

@@ -52,6 +52,32 @@ PpoLearnerOptions LearnerOptions(const TrainConfig& c, const EnvSpec& spec, cons
 
 }  // namespace
 
+Algorithm PpoAlgorithm() {
+  Algorithm a;
+  a.name = "ppo";
+  // CleanRL's ppo.py's columns and tags.
+  a.metrics = {{"policy_loss", "losses/policy_loss"},
+               {"value_loss", "losses/value_loss"},
+               {"entropy", "losses/entropy"},
+               {"approx_kl", "losses/approx_kl"},
+               {"clipfrac", "losses/clipfrac"},
+               {"explained_variance", "losses/explained_variance"},
+               {"learning_rate", "charts/learning_rate"}};
+  a.make = [](const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds) {
+    return std::make_unique<PpoAgent>(registry, config, device, std::move(seeds));
+  };
+  a.reads = {"gae_lambda", "clip_coef", "clip_vloss",   "ent_coef",      "vf_coef",          "norm_adv",
+             "policy",     "squash",    "init_log_std", "normalize_obs", "normalize_reward", "target_kl"};
+  a.check = OnPolicyAgent::CheckRollout;
+  a.planned_updates = OnPolicyAgent::PlannedUpdates;
+  a.unbatchable = [](const Registry&, const TrainConfig& c) {
+    return c.target_kl > 0
+               ? "target_kl stops each seed's epochs at its own time; train the seeds apart (--lockstep off)"
+               : std::string();
+  };
+  return a;
+}
+
 PpoAgent::PpoAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds)
     : PpoAgent(registry, config, LaneSeeds(config, std::move(seeds)), nn::MakeBackend(device)) {}
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/common/algorithm.h"
 #include "agents/common/normalizer.h"
 #include "agents/common/policy_ops.h"
 #include "agents/on_policy/on_policy_agent.h"
@@ -28,6 +29,9 @@ namespace cugym::agent {
 
 // CleanRL's clips of the normalized observations and rewards (after Gymnasium's normalizers).
 inline constexpr double kPpoObsClip = 10.0, kPpoRewardClip = 10.0;
+
+// PPO as the registry knows it (algorithm.h): "ppo", its columns, keys, checks and factory.
+Algorithm PpoAlgorithm();
 
 class PpoAgent final : public OnPolicyAgent {
  public:

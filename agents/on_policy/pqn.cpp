@@ -24,6 +24,30 @@ QLearnerOptions LearnerOptions(const TrainConfig& c, const EnvSpec& spec) {
 
 }  // namespace
 
+Algorithm PqnAlgorithm() {
+  Algorithm a;
+  a.name = "pqn";
+  a.metrics = QMetricColumns();
+  a.make = [](const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds) {
+    return std::make_unique<PqnAgent>(registry, config, device, std::move(seeds));
+  };
+  a.reads = QLearningKeys();
+  a.check = [](const TrainConfig& c) {
+    OnPolicyAgent::CheckRollout(c);
+    // Keys that only mean something with a replay memory and a target network.
+    RequireKey(!c.prioritized_replay, "prioritized_replay", "needs a replay memory (algo = \"dqn\")", "true");
+    RequireKey(!c.double_dqn, "double_dqn", "needs a target network (algo = \"dqn\")", "true");
+    RequireKey(c.n_step == 1, "n_step", "must be 1 with algo = \"pqn\" (q_lambda sets how far its targets look)",
+               c.n_step);
+  };
+  a.planned_updates = OnPolicyAgent::PlannedUpdates;
+  a.unbatchable = [](const Registry& registry, const TrainConfig& c) {
+    DiscreteSpec(registry, c.env_id, "PQN");
+    return std::string();
+  };
+  return a;
+}
+
 PqnAgent::PqnAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds)
     : PqnAgent(registry, config, LaneSeeds(config, std::move(seeds)), nn::MakeBackend(device)) {}
 

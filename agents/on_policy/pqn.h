@@ -18,11 +18,15 @@
 #include <string>
 #include <vector>
 
+#include "agents/common/algorithm.h"
 #include "agents/common/explore_ops.h"
 #include "agents/common/q_learner.h"
 #include "agents/on_policy/on_policy_agent.h"
 
 namespace cugym::agent {
+
+// PQN as the registry knows it (algorithm.h): "pqn", its columns, keys, checks and factory.
+Algorithm PqnAlgorithm();
 
 class PqnAgent final : public OnPolicyAgent {
  public:

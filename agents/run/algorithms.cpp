@@ -12,12 +12,6 @@
 namespace cugym::agent {
 namespace {
 
-template <class A>
-std::unique_ptr<Agent> Make(const Registry& registry, const TrainConfig& config, Device device,
-                            std::vector<uint64_t> seeds) {
-  return std::make_unique<A>(registry, config, device, std::move(seeds));
-}
-
 std::vector<Algorithm>& Table() {
   static std::vector<Algorithm> table;
   return table;
@@ -36,35 +30,10 @@ void Add(Algorithm algorithm) {
 }
 
 void RegisterBuiltinAlgorithms() {
-  // CleanRL's names: dqn.py's, ppo.py's and sac_continuous_action.py's columns and tags.
-  const MetricColumn q[] = {
-      {"td_loss", "losses/td_loss"}, {"q_values", "losses/q_values"}, {"epsilon", "charts/epsilon"}};
-  Add({"dqn", {std::begin(q), std::end(q)}, Make<DqnAgent>, {}, [](const TrainConfig& c, const EnvSpec& spec) {
-         return ReplayBytes(DqnReplayOptions(c, spec));
-       }});
-  Add({"pqn", {std::begin(q), std::end(q)}, Make<PqnAgent>, {}, nullptr});
-  Add({"ppo",
-       {{"policy_loss", "losses/policy_loss"},
-        {"value_loss", "losses/value_loss"},
-        {"entropy", "losses/entropy"},
-        {"approx_kl", "losses/approx_kl"},
-        {"clipfrac", "losses/clipfrac"},
-        {"explained_variance", "losses/explained_variance"},
-        {"learning_rate", "charts/learning_rate"}},
-       Make<PpoAgent>,
-       {},
-       nullptr});
-  Add({"sac",
-       {{"qf1_loss", "losses/qf1_loss"},
-        {"qf2_loss", "losses/qf2_loss"},
-        {"qf1_values", "losses/qf1_values"},
-        {"actor_loss", "losses/actor_loss"},
-        {"alpha", "losses/alpha"},
-        {"alpha_loss", "losses/alpha_loss"},
-        {"entropy", ""}},
-       Make<SacAgent>,
-       {},
-       [](const TrainConfig& c, const EnvSpec& spec) { return ReplayBytes(SacReplayOptions(c, spec)); }});
+  Add(DqnAlgorithm());
+  Add(PqnAlgorithm());
+  Add(PpoAlgorithm());
+  Add(SacAlgorithm());
 }
 
 // The table, with the built-in algorithms registered before its first use.
@@ -87,6 +56,12 @@ const Algorithm* FindAlgorithm(const std::string& name) {
   return nullptr;
 }
 
+const Algorithm& GetAlgorithm(const std::string& name) {
+  const Algorithm* algorithm = FindAlgorithm(name);
+  if (algorithm == nullptr) throw std::invalid_argument("unknown algo \"" + name + "\"");
+  return *algorithm;
+}
+
 std::pair<const Algorithm*, const AlgorithmKey*> FindAlgorithmKey(const std::string& name) {
   for (const Algorithm& a : Algorithms())
     for (const AlgorithmKey& key : a.keys)
@@ -102,9 +77,7 @@ std::vector<std::string> AlgorithmNames() {
 
 std::unique_ptr<Agent> MakeAgent(const Registry& registry, const TrainConfig& config, Device device,
                                  std::vector<uint64_t> seeds) {
-  const Algorithm* algorithm = FindAlgorithm(config.algo);
-  if (algorithm == nullptr) throw std::invalid_argument("unknown algo \"" + config.algo + "\"");
-  return algorithm->make(registry, config, device, std::move(seeds));
+  return GetAlgorithm(config.algo).make(registry, config, device, std::move(seeds));
 }
 
 }  // namespace cugym::agent

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "agents/off_policy/replay_memory.h"
+#include "agents/run/config_source.h"
 #include "agents/run/trainer.h"
 #include "core/atomic_file.h"
 #include "core/memory.h"

@@ -19,6 +19,7 @@
 
 #include "agents/common/train_config.h"
 #include "agents/run/batch_summary.h"
+#include "agents/run/config_source.h"
 #include "agents/run/run_folder.h"
 #include "agents/run/sweep_spec.h"
 

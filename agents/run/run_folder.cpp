@@ -197,9 +197,7 @@ RunRecord::RunRecord(const Registry& registry, const TrainConfig& config, const 
   WriteFileAtomically((run_dir / "config.toml").string(), config.ToToml());
   // metrics.csv is a log, appended and flushed row by row (a resumed run continues it), so it is
   // the one file not rewritten through WriteFileAtomically.
-  const Algorithm* algorithm = FindAlgorithm(config.algo);
-  if (algorithm == nullptr) throw std::invalid_argument("unknown algo \"" + config.algo + "\"");
-  columns_ = algorithm->metrics;
+  columns_ = GetAlgorithm(config.algo).metrics;
   std::string header = "global_step,wall_time,episodic_return,episodic_length,";
   for (const MetricColumn& c : columns_) header += c.name + ",";
   metrics_ = OpenLog(run_dir / "metrics.csv", header + "sps,eval_return");

@@ -14,6 +14,7 @@
 
 #include "agents/common/policy.h"
 #include "agents/common/train_config.h"
+#include "agents/run/config_source.h"
 #include "agents/run/multi_run.h"
 #include "agents/run/trainer.h"
 #include "core/memory.h"
@@ -28,22 +29,17 @@ namespace {
 TomlValue ToToml(nb::handle value, const std::string& key) {
   TomlValue v;
   if (nb::isinstance<nb::bool_>(value)) {
-    v.kind = TomlValue::Kind::kBool;
-    v.boolean = nb::cast<bool>(value);
+    v = TomlValue::Bool(nb::cast<bool>(value));
   } else if (nb::isinstance<nb::int_>(value)) {
-    v.kind = TomlValue::Kind::kInteger;
-    v.integer = nb::cast<int64_t>(value);
-    v.number = static_cast<double>(v.integer);
+    v = TomlValue::Integer(nb::cast<int64_t>(value));
   } else if (nb::isinstance<nb::float_>(value)) {
-    v.kind = TomlValue::Kind::kFloat;
-    v.number = nb::cast<double>(value);
+    v = TomlValue::Float(nb::cast<double>(value));
   } else if (nb::isinstance<nb::str>(value)) {
-    v.kind = TomlValue::Kind::kString;
-    v.text = nb::cast<std::string>(value);
-    return v;
+    return TomlValue::String(nb::cast<std::string>(value));
   } else if (nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value)) {
-    v.kind = TomlValue::Kind::kArray;
-    for (nb::handle item : value) v.items.push_back(ToToml(item, key));
+    std::vector<TomlValue> items;
+    for (nb::handle item : value) items.push_back(ToToml(item, key));
+    v = TomlValue::Array(std::move(items));
   } else {
     throw nb::type_error(("config key '" + key + "': expected a bool, int, float, str or list, got " +
                           nb::cast<std::string>(nb::str(value.type())))

@@ -2,6 +2,7 @@
 // evaluation errors; and (label slow) learning with the shipped configs.
 #include "agents/common/policy.h"
 #include "agents/off_policy/dqn.h"
+#include "agents/run/config_source.h"
 #include "agents/run/trainer.h"
 
 #include <gtest/gtest.h>

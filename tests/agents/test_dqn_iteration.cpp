@@ -13,6 +13,7 @@
 
 #include "agents/common/cuda_graph.h"
 #include "agents/off_policy/dqn.h"
+#include "agents/run/config_source.h"
 #include "core/safetensors.h"
 #include "nn/backend.h"
 #include "tests/agents/agent_test_util.h"

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "agents/common/train_config.h"
+#include "agents/run/config_source.h"
 #include "nn/checkpoint.h"
 #include "tests/agents/agent_test_util.h"
 #include "tests/agents/solo_claim.h"

@@ -30,6 +30,7 @@
 #include "agents/common/agent.h"
 #include "agents/common/algorithm.h"
 #include "agents/common/train_config.h"
+#include "agents/run/config_source.h"
 #include "agents/run/trainer.h"
 #include "core/safetensors.h"
 #include "core/toml.h"

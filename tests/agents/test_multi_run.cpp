@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "agents/off_policy/replay_memory.h"
+#include "agents/run/config_source.h"
 #include "agents/run/trainer.h"
 #include "core/memory.h"
 #include "tests/agents/agent_test_util.h"

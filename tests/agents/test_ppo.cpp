@@ -14,6 +14,7 @@
 #include "agents/common/train_config.h"
 #include "agents/off_policy/dqn.h"
 #include "agents/on_policy/ppo.h"
+#include "agents/run/config_source.h"
 #include "core/toml.h"
 #include "tests/agents/agent_test_util.h"
 #include "tests/gpu_skip.h"
@@ -45,7 +46,7 @@ TEST(PpoConfig, EachAgentRefusesTheOthersKeys) {
             "normalize_obs is a PPO key (algo = \"ppo\") (algo is \"pqn\"), got true");
   const std::string ppo = "algo = \"ppo\"\nnum_envs = 4\nnum_steps = 128\nnum_minibatches = 4\n";
   EXPECT_EQ(ConfigError(ppo + "buffer_size = 1000"),
-            "buffer_size is a DQN or PQN key, which PPO does not read (algo is \"ppo\"), got 1000");
+            "buffer_size is a DQN, PQN or SAC key, which PPO does not read (algo is \"ppo\"), got 1000");
   EXPECT_EQ(ConfigError(ppo + "q_lambda = 0.5"),
             "q_lambda is a DQN or PQN key, which PPO does not read (algo is \"ppo\"), got 0.5");
   // At their defaults (a config.toml written back lists every key) they are no one's business.

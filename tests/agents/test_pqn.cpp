@@ -14,6 +14,7 @@
 
 #include "agents/common/train_config.h"
 #include "agents/off_policy/dqn.h"
+#include "agents/run/config_source.h"
 #include "agents/run/trainer.h"
 #include "core/safetensors.h"
 #include "nn/checkpoint.h"

@@ -22,6 +22,7 @@
 #include "agents/off_policy/sac_kernels.h"
 #include "agents/off_policy/sac_ops.h"
 #include "agents/on_policy/ppo.h"
+#include "agents/run/config_source.h"
 #include "core/memory.h"
 #include "core/toml.h"
 #include "tests/agents/agent_test_util.h"

@@ -78,6 +78,22 @@ TEST(Toml, RefusesMalformedNumbers) {
   EXPECT_EQ(t.at("f").number, 1000.0005);
 }
 
+// Values made in code write and read back as the parser's.
+TEST(Toml, ValuesMadeInCodeAreTheParsersValues) {
+  const std::pair<TomlValue, const char*> cases[] = {
+      {TomlValue::Integer(-7), "-7"},
+      {TomlValue::Float(0.5), "0.5"},
+      {TomlValue::Bool(true), "true"},
+      {TomlValue::String("a \"word\""), "\"a \\\"word\\\"\""},
+      {TomlValue::Array({TomlValue::Integer(1), TomlValue::Integer(2)}), "[1, 2]"}};
+  for (const auto& [made, text] : cases) {
+    const TomlValue parsed = ParseTomlValue(text, "v");
+    EXPECT_EQ(made.kind, parsed.kind) << text;
+    EXPECT_EQ(made.ToToml(), parsed.ToToml()) << text;
+    EXPECT_EQ(made.number, parsed.number) << text;
+  }
+}
+
 TEST(Toml, ValuesRoundTripWithTheirTypes) {
   using Kind = TomlValue::Kind;
   const std::pair<const char*, Kind> cases[] = {{"\"a \\\"quoted\\\" word\"", Kind::kString},

@@ -90,5 +90,17 @@ TEST_F(ToyAlgorithm, ItsKeyIsCheckedAndBelongsToIt) {
             agent::AlgorithmNames().end());
 }
 
+// Its registration's checks, update count and key families apply as the built-in ones' do.
+TEST_F(ToyAlgorithm, ItsChecksAndPlannedUpdatesAreItsFamilys) {
+  EXPECT_EQ(ConfigError("algo = \"toy_q\"\nnum_envs = 4\nnum_steps = 32\nnum_minibatches = 3\n"),
+            "num_minibatches must divide num_envs * num_steps (128), got 3");
+  EXPECT_EQ(Config().PlannedUpdates(), 16 * 2 * 2) << "2048 / 128 rollouts of 2 epochs x 2 minibatches";
+  // It reads none of the keys only other algorithms read: each is refused, naming its readers.
+  EXPECT_EQ(ConfigError("algo = \"toy_q\"\nnum_envs = 4\nnum_steps = 32\nnum_minibatches = 2\nclip_coef = 0.1"),
+            "clip_coef is a PPO key (algo = \"ppo\") (algo is \"toy_q\"), got 0.1");
+  EXPECT_EQ(ConfigError("algo = \"toy_q\"\nnum_envs = 4\nnum_steps = 32\nnum_minibatches = 2\nbuffer_size = 5"),
+            "buffer_size is a DQN, PQN or SAC key, which TOY_Q does not read (algo is \"toy_q\"), got 5");
+}
+
 }  // namespace
 }  // namespace cugym::testing

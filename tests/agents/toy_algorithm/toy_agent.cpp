@@ -12,17 +12,18 @@ namespace cugym::testing {
 using agent::TrainConfig;
 
 agent::Algorithm ToyAlgorithm() {
-  TomlValue epsilon;
-  epsilon.kind = TomlValue::Kind::kFloat;
-  epsilon.number = 0.1;
-  return {"toy_q",
-          {{"td_loss", "losses/td_loss"}, {"toy_rollouts", "charts/toy_rollouts"}},
-          [](const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds) {
-            return std::make_unique<ToyQAgent>(registry, config, device, std::move(seeds));
-          },
-          {{"toy_epsilon", epsilon, [](const TomlValue& v) { return v.number >= 0 && v.number <= 1; },
-            "must be in [0, 1]"}},
-          nullptr};
+  const TomlValue epsilon = TomlValue::Float(0.1);
+  agent::Algorithm a;
+  a.name = "toy_q";
+  a.metrics = {{"td_loss", "losses/td_loss"}, {"toy_rollouts", "charts/toy_rollouts"}};
+  a.make = [](const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds) {
+    return std::make_unique<ToyQAgent>(registry, config, device, std::move(seeds));
+  };
+  a.keys = {
+      {"toy_epsilon", epsilon, [](const TomlValue& v) { return v.number >= 0 && v.number <= 1; }, "must be in [0, 1]"}};
+  a.check = agent::OnPolicyAgent::CheckRollout;
+  a.planned_updates = agent::OnPolicyAgent::PlannedUpdates;
+  return a;
 }
 
 ToyQAgent::ToyQAgent(const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds)
@@ -32,8 +33,6 @@ ToyQAgent::ToyQAgent(const Registry& registry, const TrainConfig& config, std::v
                      std::shared_ptr<nn::Backend> backend)
     : OnPolicyAgent(registry, config, seeds, backend, "toy_q") {
   if (seeds.size() != 1) throw std::invalid_argument("toy_q trains one seed per agent");
-  if (config_.rollout_size() % config_.num_minibatches != 0)
-    throw std::invalid_argument("num_minibatches must divide num_envs * num_steps");
   const EnvSpec& spec = agent::DiscreteSpec(registry, config_.env_id, "toy_q");
   obs_dim_ = static_cast<int>(spec.obs_dim());
   num_actions_ = static_cast<int>(spec.action_space.n);
