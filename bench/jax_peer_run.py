@@ -152,17 +152,19 @@ def load(script):
 
 
 def final_returns(algo, out, seeds):
-    """Each seed's mean return over the last updates' finished episodes (PPO: the episodes that
-    ended in the last update's rollout; DQN: the last 100 updates' logged mean returns)."""
+    """Each seed's mean return at the end of training (PPO: the episodes that ended in the last
+    update whose rollout ended any, as a 500-step CartPole episode can outlast one rollout; DQN:
+    the last 100 updates' logged mean returns); None for a PPO seed whose rollouts ended none."""
     import numpy as np
 
     metrics = out["metrics"]
     result = []
     for s in range(seeds):
         if algo == "ppo":
-            returns = np.asarray(metrics["returned_episode_returns"][s, -1])
-            ended = np.asarray(metrics["returned_episode"][s, -1])
-            result.append(float(returns[ended].mean()) if ended.any() else float("nan"))
+            returns = np.asarray(metrics["returned_episode_returns"][s])
+            ended = np.asarray(metrics["returned_episode"][s])
+            with_ends = [u for u in range(ended.shape[0]) if ended[u].any()]
+            result.append(float(returns[with_ends[-1]][ended[with_ends[-1]]].mean()) if with_ends else None)
         else:
             result.append(float(np.asarray(metrics["returns"][s, -100:]).mean()))
     return result

@@ -25,6 +25,7 @@ import argparse
 import csv
 import datetime
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -110,7 +111,8 @@ def parse_peer(stdout):
 
 
 def mean(values):
-    values = [v for v in values if v is not None]
+    """The mean of the values that are numbers (not None, not NaN); None without any."""
+    values = [v for v in values if v is not None and not math.isnan(v)]
     return sum(values) / len(values) if values else None
 
 

@@ -93,7 +93,7 @@ class ParsingTest(unittest.TestCase):
 
     def test_medians_spread_and_table(self):
         peer = [{"seconds": s, "compile_s": 5.0, "returns": [500.0]} for s in (3.0, 4.0, 9.0)]
-        ours = [{"seconds": s, "compile_s": None, "returns": [480.0, None]} for s in (1.0, 2.0, 1.5)]
+        ours = [{"seconds": s, "compile_s": None, "returns": [480.0, None, float("nan")]} for s in (1.0, 2.0, 1.5)]
         cells = {("ppo", 1, "purejaxrl"): jax_peers.summarize(peer), ("ppo", 1, "cugym"): jax_peers.summarize(ours)}
         self.assertEqual(cells[("ppo", 1, "purejaxrl")]["seconds"], 4.0)
         self.assertEqual(cells[("ppo", 1, "purejaxrl")]["spread"], (3.0, 9.0))
