@@ -8,8 +8,9 @@ ReLU 120-84, MSE, Adam 2.5e-4, 5e5 env steps, cugym set to the same), each for o
 The sides alternate, --repeats times each, and the table gives medians:
 - PureJaxRL (bench/jax_peer_run.py with --jax-python, the peer's scripts as they are, from its
   checkout given by --purejaxrl): the seconds to train (the compiled program's run) and apart from
-  them the seconds to compile it; its returns are the last update's finished training episodes
-  (PPO) or the last 100 updates' logged mean return (DQN), averaged over the seeds.
+  them the seconds to compile it; its returns are the finished training episodes of the last
+  update that ended any (PPO) or the last 100 updates' logged mean return (DQN), averaged over the
+  seeds.
 - cugym (`cugym train --device cpu`, no evaluation, no checkpoints, all the steps): the whole
   process's seconds (start-up included; there is nothing to compile); its returns are the last
   metrics.csv row's training episodes, averaged over the seeds.
@@ -264,8 +265,8 @@ def section_body(a, cells, load, argv):
             "",
             "PureJaxRL's seconds are its compiled program's run (compile time apart); cugym's are its "
             "whole `cugym train` process (there is nothing to compile). Returns are training returns at "
-            "the end (PureJaxRL PPO: the last update's finished episodes; DQN: the last 100 updates' "
-            "logged means; cugym: the last metrics.csv row), averaged over the seeds.",
+            "the end (PureJaxRL PPO: the finished episodes of the last update that ended any; DQN: the "
+            "last 100 updates' logged means; cugym: the last metrics.csv row), averaged over the seeds.",
             "",
             f"`python3 bench/jax_peers.py {display_command(argv)}`",
         ]
