@@ -1,10 +1,9 @@
-// A training run's config: its keys, the shipped configs, where it comes from (train_config.h).
+// A training run's config: its keys, read from TOML and written back, and their checks (train_config.h).
 #include "agents/common/train_config.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 #include <type_traits>
@@ -13,7 +12,6 @@
 #include "agents/common/algorithm.h"
 
 namespace cugym::agent {
-namespace fs = std::filesystem;
 namespace {
 
 std::string Where(const std::string& key, const TomlValue& v) {

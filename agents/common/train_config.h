@@ -1,18 +1,15 @@
-// A training run's config, for every agent (algo: "dqn" by default, "pqn"): the keys and their
-// defaults, TOML files (configs/*.toml), --set overrides, validation that names the offending key,
-// the resolved config written back as TOML, the tuned configs shipped in configs/, and where a
-// run's config comes from (`cugym train`, cugym.train(): its run folder's own config.toml on a
-// resume, a TOML file, keys given in code, or the shipped config for the env, then overrides).
-// docs/dqn.md and docs/pqn.md say which keys each agent reads.
+// A training run's config, for every agent (algo: "dqn" by default, "pqn", "ppo", "sac" or a
+// registered one): the keys and their defaults, TOML files (configs/*.toml), --set overrides,
+// validation that names the offending key (through the registry for what each algorithm reads),
+// and the config written back as TOML. Where a run's config comes from, the shipped configs
+// included, is agents/run/config_source.h. docs/dqn.md, pqn.md, ppo.md and sac.md say which keys
+// each agent reads.
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <ostream>
 #include <string>
 #include <vector>
 
-#include "core/registry.h"
 #include "core/toml.h"
 
 namespace cugym::agent {
