@@ -57,6 +57,13 @@ struct Algorithm {
   std::function<std::string(const Registry&, const TrainConfig&)> unbatchable;
 };
 
+// Algorithm::make for an agent class A constructed as A(registry, config, device, seeds).
+template <class A>
+std::unique_ptr<Agent> MakeAgentOf(const Registry& registry, const TrainConfig& config, Device device,
+                                   std::vector<uint64_t> seeds) {
+  return std::make_unique<A>(registry, config, device, std::move(seeds));
+}
+
 // Adds `algorithm` (replacing one of the same name). Throws std::invalid_argument for an empty name
 // or no factory.
 void RegisterAlgorithm(Algorithm algorithm);

@@ -34,9 +34,7 @@ Algorithm DqnAlgorithm() {
   Algorithm a;
   a.name = "dqn";
   a.metrics = QMetricColumns();
-  a.make = [](const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds) {
-    return std::make_unique<DqnAgent>(registry, config, device, std::move(seeds));
-  };
+  a.make = MakeAgentOf<DqnAgent>;
   a.replay_bytes = [](const TrainConfig& c, const EnvSpec& spec) { return ReplayBytes(DqnReplayOptions(c, spec)); };
   a.reads = QLearningKeys();
   a.check = OffPolicyAgent::CheckReplay;

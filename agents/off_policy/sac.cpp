@@ -48,9 +48,7 @@ Algorithm SacAlgorithm() {
                {"alpha", "losses/alpha"},
                {"alpha_loss", "losses/alpha_loss"},
                {"entropy", ""}};
-  a.make = [](const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds) {
-    return std::make_unique<SacAgent>(registry, config, device, std::move(seeds));
-  };
+  a.make = MakeAgentOf<SacAgent>;
   a.replay_bytes = [](const TrainConfig& c, const EnvSpec& spec) { return ReplayBytes(SacReplayOptions(c, spec)); };
   a.reads = {"policy_lr", "policy_frequency", "alpha", "autotune", "target_entropy_per_dim", "noise_correlation"};
   const std::vector<std::string>& replay = OffPolicyAgent::ReplayKeys();

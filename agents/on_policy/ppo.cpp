@@ -63,9 +63,7 @@ Algorithm PpoAlgorithm() {
                {"clipfrac", "losses/clipfrac"},
                {"explained_variance", "losses/explained_variance"},
                {"learning_rate", "charts/learning_rate"}};
-  a.make = [](const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds) {
-    return std::make_unique<PpoAgent>(registry, config, device, std::move(seeds));
-  };
+  a.make = MakeAgentOf<PpoAgent>;
   a.reads = {"gae_lambda", "clip_coef", "clip_vloss",   "ent_coef",      "vf_coef",          "norm_adv",
              "policy",     "squash",    "init_log_std", "normalize_obs", "normalize_reward", "target_kl"};
   a.check = OnPolicyAgent::CheckRollout;

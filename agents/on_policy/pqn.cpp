@@ -28,9 +28,7 @@ Algorithm PqnAlgorithm() {
   Algorithm a;
   a.name = "pqn";
   a.metrics = QMetricColumns();
-  a.make = [](const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds) {
-    return std::make_unique<PqnAgent>(registry, config, device, std::move(seeds));
-  };
+  a.make = MakeAgentOf<PqnAgent>;
   a.reads = QLearningKeys();
   a.check = [](const TrainConfig& c) {
     OnPolicyAgent::CheckRollout(c);

@@ -16,9 +16,7 @@ agent::Algorithm ToyAlgorithm() {
   agent::Algorithm a;
   a.name = "toy_q";
   a.metrics = {{"td_loss", "losses/td_loss"}, {"toy_rollouts", "charts/toy_rollouts"}};
-  a.make = [](const Registry& registry, const TrainConfig& config, Device device, std::vector<uint64_t> seeds) {
-    return std::make_unique<ToyQAgent>(registry, config, device, std::move(seeds));
-  };
+  a.make = agent::MakeAgentOf<ToyQAgent>;
   a.keys = {
       {"toy_epsilon", epsilon, [](const TomlValue& v) { return v.number >= 0 && v.number <= 1; }, "must be in [0, 1]"}};
   a.check = agent::OnPolicyAgent::CheckRollout;
