@@ -12,7 +12,8 @@
 #      tensorboard, box2d, pygame and matplotlib from PyPI (test oracles) and the ray extra (those
 #      packages are fetched in the background during steps 2-3), the example plugin as the cuda
 #      configuration's plugin.out_of_tree test built it, then pytest python/tests and
-#      bench/test_dqn_seeds.py, test_sections.py, test_ppo_peers.py, test_sac_peers.py and test_jax_peers.py, python/tests/test_tune.py
+#      bench/test_dqn_seeds.py, test_sections.py, test_ppo_peers.py, test_sac_peers.py, test_jax_peers.py
+#      and test_profile_agents.py, python/tests/test_tune.py
 #      (a two-node Ray cluster, in a network namespace of its own: unshare -n), and
 #      python/tests/test_cuda.py again on the CPU back end (CUGYM_CUDA_TESTS_ON_CPU=1)
 # The Release (cuda) configuration runs every test, the `slow` learning checks included (seconds
@@ -230,7 +231,8 @@ run_python() {
   (cd "$dir" && CUGYM_REQUIRE_TENSORBOARD=1 CUGYM_REQUIRE_TORCH=1 "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider \
      --ignore="$root/python/tests/test_tune.py" "$root/python/tests" \
      "$root/bench/test_dqn_seeds.py" "$root/bench/test_sections.py" "$root/bench/test_ppo_peers.py" \
-     "$root/bench/test_sac_peers.py" "$root/bench/test_jax_peers.py") || rc=$?
+     "$root/bench/test_sac_peers.py" "$root/bench/test_jax_peers.py" \
+     "$root/bench/test_profile_agents.py") || rc=$?
   unset CUGYM_TEST_PLUGIN
   # Ray Tune on a two-node cluster that must talk over 127.0.0.1 only: in a network namespace of
   # its own where this machine allows one (root), else on the host with the test's own check
