@@ -1,4 +1,4 @@
-"""One PureJaxRL run, timed: run by bench/jax_peers.py with the Python that has JAX (it is not
+"""One PureJaxRL (or purejaxql) run, timed: run by bench/jax_peers.py with the Python that has JAX (it is not
 imported by anything else). Loads the peer's script from its checkout as it is, builds its
 `make_train(config)` with the config its own `__main__` uses, compiles the train function apart
 from running it (`jax.jit(...).lower(...).compile()`), runs it once with `jax.block_until_ready`,
@@ -9,13 +9,15 @@ and prints one JSON line: the seconds to compile and to train, and each seed's f
 Adapted around the peer, never inside it:
 - gymnax 1.0's `step` returns six values (obs, state, reward, terminated, truncated, info) where
   PureJaxRL unpacks five, done = terminated or truncated: for ppo.py (PureJaxRL's own wrappers)
-  the envs of `gymnax.make` return five, for dqn.py (gymnax's own wrappers, which want six) its
-  outermost wrapper, gymnax's LogWrapper, does.
-- PureJaxRL's wrappers.py imports brax and navix at the top for wrappers these runs do not use, and
-  dqn.py imports wandb: where they are missing, empty modules stand in for them.
+  the envs of `gymnax.make` return five, for dqn.py and pqn_gymnax.py (gymnax's own wrappers,
+  which want six) the outermost wrapper, gymnax's LogWrapper, does.
+- PureJaxRL's wrappers.py imports brax and navix at the top for wrappers these runs do not use,
+  dqn.py imports wandb, and purejaxql's pqn_gymnax.py hydra, omegaconf and safetensors for its
+  command line and saving: where they are missing, empty modules stand in for them.
 - jax 0.10 removed `jax.tree_map`, which dqn.py calls: it is set to `jax.tree.map`.
-- The config is the one in the script's `__main__` (PPO: ppo.py's CartPole config with DEBUG off;
-  DQN: dqn.py's); --total-steps changes its TOTAL_TIMESTEPS only.
+- The config is the one the script runs with (PPO: ppo.py's CartPole config with DEBUG off; DQN:
+  dqn.py's; PQN: purejaxql's pqn_cartpole.yaml, its testing during training off); --total-steps
+  changes its TOTAL_TIMESTEPS (and PQN's decay horizon with it) only.
 """
 
 import argparse
@@ -66,7 +68,42 @@ DQN_CONFIG = {  # purejaxrl/dqn.py's main()
     "ENTITY": "",
     "PROJECT": "",
 }
-CONFIGS = {"ppo": PPO_CONFIG, "dqn": DQN_CONFIG}
+PQN_CONFIG = {  # purejaxql's config/alg/pqn_cartpole.yaml and config.yaml, testing during training off
+    "ALG_NAME": "pqn",
+    "TOTAL_TIMESTEPS": 5e5,
+    "TOTAL_TIMESTEPS_DECAY": 5e5,
+    "NUM_ENVS": 32,
+    "NUM_STEPS": 64,
+    "EPS_START": 1.0,
+    "EPS_FINISH": 0.2,
+    "EPS_DECAY": 0.2,
+    "NUM_MINIBATCHES": 16,
+    "NUM_EPOCHS": 4,
+    "NORM_INPUT": False,
+    "HIDDEN_SIZE": 256,
+    "NUM_LAYERS": 2,
+    "NORM_TYPE": "layer_norm",
+    "LR": 0.0001,
+    "MAX_GRAD_NORM": 10,
+    "LR_LINEAR_DECAY": True,
+    "REW_SCALE": 0.1,
+    "GAMMA": 0.99,
+    "LAMBDA": 0.95,
+    "ENV_NAME": "CartPole-v1",
+    "ENV_KWARGS": {},
+    "TEST_DURING_TRAINING": False,
+    "TEST_INTERVAL": 0.05,
+    "TEST_NUM_ENVS": 128,
+    "EPS_TEST": 0.0,
+    "NUM_SEEDS": 1,
+    "SEED": 0,
+    "HYP_TUNE": False,
+    "WANDB_MODE": "disabled",
+    "ENTITY": "",
+    "PROJECT": "",
+    "WANDB_LOG_ALL_SEEDS": False,
+}
+CONFIGS = {"ppo": PPO_CONFIG, "dqn": DQN_CONFIG, "pqn": PQN_CONFIG}
 
 
 def stand_in(name, **attrs):
@@ -139,6 +176,9 @@ def prepare(algo):
     stand_in("brax.envs.wrappers.training", EpisodeWrapper=_Unused, AutoResetWrapper=_Unused)
     stand_in("navix")
     stand_in("wandb", init=lambda *a, **k: None, log=lambda *a, **k: None)
+    stand_in("hydra", main=lambda *a, **k: lambda f: f)
+    stand_in("omegaconf", OmegaConf=None)
+    stand_in("safetensors.flax", load_file=None, save_file=None)
 
 
 def load(script):
@@ -154,7 +194,8 @@ def load(script):
 def final_returns(algo, out, seeds):
     """Each seed's mean return at the end of training (PPO: the episodes that ended in the last
     update whose rollout ended any, as a 500-step CartPole episode can outlast one rollout; DQN:
-    the last 100 updates' logged mean returns); None for a PPO seed whose rollouts ended none."""
+    and PQN: the last 100 updates' logged mean returns); None for a PPO seed whose rollouts ended
+    none."""
     import numpy as np
 
     metrics = out["metrics"]
@@ -166,7 +207,8 @@ def final_returns(algo, out, seeds):
             with_ends = [u for u in range(ended.shape[0]) if ended[u].any()]
             result.append(float(returns[with_ends[-1]][ended[with_ends[-1]]].mean()) if with_ends else None)
         else:
-            result.append(float(np.asarray(metrics["returns"][s, -100:]).mean()))
+            key = "returns" if algo == "dqn" else "returned_episode_returns"
+            result.append(float(np.asarray(metrics[key][s, -100:]).mean()))
     return result
 
 
@@ -186,6 +228,8 @@ def main():
     config = dict(CONFIGS[a.algo])
     if a.total_steps:
         config["TOTAL_TIMESTEPS"] = a.total_steps
+        if "TOTAL_TIMESTEPS_DECAY" in config:
+            config["TOTAL_TIMESTEPS_DECAY"] = a.total_steps
     train = jax.vmap(peer.make_train(config))
     rngs = jax.random.split(jax.random.PRNGKey(30), a.seeds)
     start = time.perf_counter()

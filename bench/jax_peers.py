@@ -1,25 +1,32 @@
-"""cugym against PureJaxRL on the same CPU, in one run: PPO on CartPole-v1 (PureJaxRL's ppo.py
-config, which is CleanRL's and cugym's configs/cartpole_ppo.toml: 4 envs x 128 steps, 4 epochs x 4
-minibatches, 64-64 tanh, 5e5 env steps) and DQN on CartPole-v1 (PureJaxRL's dqn.py config: 10
-envs, buffer 10,000, batch 128, one update per 10 env steps, hard target update every 500 steps,
-ReLU 120-84, MSE, Adam 2.5e-4, 5e5 env steps, cugym set to the same), each for one seed and for
---seeds seeds (PureJaxRL: `jax.vmap` of its train function; cugym: `--seeds 1-K --lockstep on`).
+"""cugym against PureJaxRL and purejaxql on the same CPU, in one run: PPO on CartPole-v1
+(PureJaxRL's ppo.py config, which is CleanRL's and cugym's configs/cartpole_ppo.toml: 4 envs x 128
+steps, 4 epochs x 4 minibatches, 64-64 tanh, 5e5 env steps) and DQN on CartPole-v1 (PureJaxRL's
+dqn.py config: 10 envs, buffer 10,000, batch 128, one update per 10 env steps, hard target update
+every 500 steps, ReLU 120-84, MSE, Adam 2.5e-4, 5e5 env steps, cugym set to the same) and, with
+--purejaxql, PQN on CartPole-v1 (purejaxql's pqn_cartpole.yaml: 32 envs x 64 steps, 4 epochs x 16
+minibatches, 256-256 with layer norm, Adam 1e-4 annealed, Q(0.95), rewards x 0.1, epsilon 1 ->
+0.2 over a fifth of the run, 5e5 env steps, cugym set to the same), each for one seed and for
+--seeds seeds (the peer: `jax.vmap` of its train function; cugym: `--seeds 1-K --lockstep on`).
 
 The sides alternate, --repeats times each, and the table gives medians:
-- PureJaxRL (bench/jax_peer_run.py with --jax-python, the peer's scripts as they are, from its
-  checkout given by --purejaxrl): the seconds to train (the compiled program's run) and apart from
-  them the seconds to compile it; its returns are the finished training episodes of the last
-  update that ended any (PPO) or the last 100 updates' logged mean return (DQN), averaged over the
-  seeds.
+- PureJaxRL and purejaxql (bench/jax_peer_run.py with --jax-python, the peers' scripts as they
+  are, from their checkouts given by --purejaxrl and --purejaxql): the seconds to train (the
+  compiled program's run) and apart from them the seconds to compile it; their returns are the
+  finished training episodes of the last update that ended any (PPO) or the last 100 updates'
+  logged mean return (DQN, PQN), averaged over the seeds.
 - cugym (`cugym train --device cpu`, no evaluation, no checkpoints, all the steps): the whole
   process's seconds (start-up included; there is nothing to compile); its returns are the last
   metrics.csv row's training episodes, averaged over the seeds.
 
-    python3 bench/jax_peers.py --purejaxrl PUREJAXRL --jax-python JAXPY [--cugym build/cli/cugym]
-        [--seeds 8] [--repeats 5] [--total-steps 500000] [--only ppo|dqn] [--write docs/benchmarks.md]
+    python3 bench/jax_peers.py --purejaxrl PUREJAXRL --jax-python JAXPY [--purejaxql PUREJAXQL]
+        [--cugym build/cli/cugym] [--seeds 8] [--repeats 5] [--total-steps 500000]
+        [--only ppo|dqn|pqn] [--write docs/benchmarks.md]
 
-Needs only the standard library here; --jax-python needs jax[cpu], flax, optax, distrax, gymnax and
-flashbax (docs/benchmarks.md names the versions measured).
+--only writes its own section (jax-peers-ALGO), so one work can be measured again alone.
+
+Needs only the standard library here; --jax-python needs jax[cpu], flax, optax, distrax, gymnax,
+flashbax, and for PQN hydra-core, omegaconf and safetensors (docs/benchmarks.md names the versions
+measured).
 """
 
 import argparse
@@ -40,7 +47,7 @@ from bench_isa import cpu_name
 ROOT = os.path.dirname(os.path.abspath(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(ROOT, "bench")
 SECTION = "jax-peers"
-# cugym set to each PureJaxRL config (the keys not named keep the shipped config's values, which are
+# cugym set to each peer's config (the keys not named keep the shipped config's values, which are
 # the peer's already: configs/cartpole_ppo.toml is ppo.py's config).
 CUGYM_SETTINGS = {
     "ppo": ["--env", "CartPole-v1", "--set", "algo=ppo"],
@@ -72,9 +79,49 @@ CUGYM_SETTINGS = {
         ),
     ],
 }
+CUGYM_SETTINGS["pqn"] = [
+    "--env",
+    "CartPole-v1",
+    *(
+        x
+        for kv in (
+            "algo=pqn",
+            "num_envs=32",
+            "num_steps=64",
+            "num_epochs=4",
+            "num_minibatches=16",
+            "hidden_sizes=[256,256]",
+            "layer_norm=true",
+            'optimizer="adam"',
+            "learning_rate=1e-4",
+            "anneal_lr=true",
+            "max_grad_norm=10.0",
+            "reward_scale=0.1",
+            "gamma=0.99",
+            "q_lambda=0.95",
+            "start_e=1.0",
+            "end_e=0.2",
+            "exploration_fraction=0.2",
+        )
+        for x in ("--set", kv)
+    ),
+]
 WHOLE_RUN = ["--set", "eval_episodes=0", "--set", "checkpoint_interval=0", "--set", "stop_at_threshold=false"]
-PEER_SCRIPTS = {"ppo": os.path.join("purejaxrl", "ppo.py"), "dqn": os.path.join("purejaxrl", "dqn.py")}
-PLACEHOLDERS = {"--purejaxrl": "PUREJAXRL", "--jax-python": "JAXPY", "--cugym": "CUGYM", "--write": "FILE.md"}
+# algo: (its peer's checkout option, the script in that checkout)
+PEER_SCRIPTS = {
+    "ppo": ("purejaxrl", os.path.join("purejaxrl", "ppo.py")),
+    "dqn": ("purejaxrl", os.path.join("purejaxrl", "dqn.py")),
+    "pqn": ("purejaxql", os.path.join("purejaxql", "pqn_gymnax.py")),
+}
+NAMES = {"ppo": "PPO CartPole-v1", "dqn": "DQN CartPole-v1", "pqn": "PQN CartPole-v1"}
+PEERS = {"purejaxrl": "PureJaxRL", "purejaxql": "purejaxql"}
+PLACEHOLDERS = {
+    "--purejaxrl": "PUREJAXRL",
+    "--purejaxql": "PUREJAXQL",
+    "--jax-python": "JAXPY",
+    "--cugym": "CUGYM",
+    "--write": "FILE.md",
+}
 
 
 # ---- pure ----
@@ -135,19 +182,19 @@ def fmt(x, digits=1):
 def table(cells, seeds):
     """The markdown table: a row per (algo, seeds) with both sides' medians and cugym's speed-up."""
     lines = [
-        "| work | seeds | PureJaxRL: training s (spread), compile s | cugym: process s (spread) | "
-        "returns (PureJaxRL / cugym) | cugym faster by |",
+        "| work | seeds | JAX peer: training s (spread), compile s | cugym: process s (spread) | "
+        "returns (peer / cugym) | cugym faster by |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    names = {"ppo": "PPO CartPole-v1", "dqn": "DQN CartPole-v1"}
-    for algo in ("ppo", "dqn"):
+    for algo in PEER_SCRIPTS:
         for k in (1, seeds):
-            peer, ours = cells.get((algo, k, "purejaxrl")), cells.get((algo, k, "cugym"))
+            peer, ours = cells.get((algo, k, "peer")), cells.get((algo, k, "cugym"))
             if not peer or not ours:
                 continue
             speedup = peer["seconds"] / ours["seconds"] if ours["seconds"] > 0 else None
             lines.append(
-                f"| {names[algo]} | {k} | {fmt(peer['seconds'], 2)} ({fmt(peer['spread'][0], 2)}-"
+                f"| {NAMES[algo]} ({PEERS[PEER_SCRIPTS[algo][0]]}) | {k} | {fmt(peer['seconds'], 2)} "
+                f"({fmt(peer['spread'][0], 2)}-"
                 f"{fmt(peer['spread'][1], 2)}), {fmt(peer['compile_s'], 1)} | {fmt(ours['seconds'], 2)} "
                 f"({fmt(ours['spread'][0], 2)}-{fmt(ours['spread'][1], 2)}) | {fmt(peer['returns'])} / "
                 f"{fmt(ours['returns'])} | {fmt(speedup, 2)}x |"
@@ -174,13 +221,13 @@ def display_command(argv, root=ROOT, placeholders=PLACEHOLDERS):
 # ---- running ----
 
 
-def run_peer(python, purejaxrl, algo, seeds, total_steps):
-    script = os.path.join(purejaxrl, PEER_SCRIPTS[algo])
+def run_peer(python, checkout, algo, seeds, total_steps):
+    script = os.path.join(checkout, PEER_SCRIPTS[algo][1])
     cmd = [python, os.path.join(BENCH, "jax_peer_run.py"), "--script", script, "--algo", algo]
     cmd += ["--seeds", str(seeds), "--total-steps", str(total_steps)]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
-        raise SystemExit(f"PureJaxRL {algo} failed (exit {p.returncode}):\n{p.stderr[-3000:]}")
+        raise SystemExit(f"the JAX peer's {algo} failed (exit {p.returncode}):\n{p.stderr[-3000:]}")
     r = parse_peer(p.stdout)
     return {"seconds": r["train_s"], "compile_s": r["compile_s"], "returns": r["returns"], "jax": r["jax"]}
 
@@ -205,7 +252,7 @@ def cugym_version(cugym):
 
 def peer_versions(python):
     code = (
-        "import jax, flax, optax, distrax, gymnax, flashbax, importlib.metadata as m;"
+        "import importlib.metadata as m;"
         "print(', '.join(f'{n} {m.version(n)}' for n in "
         "('jax', 'jaxlib', 'flax', 'optax', 'distrax', 'gymnax', 'flashbax')))"
     )
@@ -215,8 +262,10 @@ def peer_versions(python):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--purejaxrl", required=True, help="a checkout of github.com/luchris429/purejaxrl")
+    ap.add_argument("--purejaxrl", help="a checkout of github.com/luchris429/purejaxrl (PPO's and DQN's rows)")
     ap.add_argument("--purejaxrl-commit", help="its commit, for the caption")
+    ap.add_argument("--purejaxql", help="a checkout of github.com/mttga/purejaxql (PQN's rows)")
+    ap.add_argument("--purejaxql-commit", help="its commit, for the caption")
     ap.add_argument("--jax-python", required=True, help="a Python with jax[cpu], flax, optax, distrax, gymnax")
     ap.add_argument("--cugym", default=os.path.join(ROOT, "build", "cli", "cugym"))
     ap.add_argument("--seeds", type=int, default=8, help="the many-seeds rows' seeds (and the one-seed rows)")
@@ -227,46 +276,54 @@ def main():
     a = ap.parse_args()
     if a.seeds < 2 or a.repeats < 1 or a.total_steps < 1:
         ap.error("--seeds must be at least 2, --repeats and --total-steps at least 1")
-    for script in PEER_SCRIPTS.values():
-        if not os.path.isfile(os.path.join(a.purejaxrl, script)):
-            ap.error(f"--purejaxrl {a.purejaxrl}: no {script} there (a checkout of luchris429/purejaxrl)")
+    algos = [a.only] if a.only else [x for x in PEER_SCRIPTS if getattr(a, PEER_SCRIPTS[x][0])]
+    for algo in algos:
+        option, script = PEER_SCRIPTS[algo]
+        checkout = getattr(a, option)
+        if not checkout or not os.path.isfile(os.path.join(checkout, script)):
+            ap.error(f"--{option} {checkout}: no {script} there (a checkout of {option}, for {algo})")
     if not os.access(a.cugym, os.X_OK):
         ap.error(f"--cugym {a.cugym}: not an executable (build it first)")
 
     load = os.getloadavg()[0]
     runs = {}
-    algos = [a.only] if a.only else ["ppo", "dqn"]
     with tempfile.TemporaryDirectory(prefix="cugym_jax_peers_") as scratch:
         for _ in range(a.repeats):
             for algo in algos:
                 for k in (1, a.seeds):
-                    peer = run_peer(a.jax_python, a.purejaxrl, algo, k, a.total_steps)
+                    peer = run_peer(a.jax_python, getattr(a, PEER_SCRIPTS[algo][0]), algo, k, a.total_steps)
                     ours = run_cugym(a.cugym, algo, k, a.total_steps, scratch)
-                    runs.setdefault((algo, k, "purejaxrl"), []).append(peer)
+                    runs.setdefault((algo, k, "peer"), []).append(peer)
                     runs.setdefault((algo, k, "cugym"), []).append(ours)
-                    print(json.dumps({"algo": algo, "seeds": k, "purejaxrl": peer, "cugym": ours}), flush=True)
+                    print(json.dumps({"algo": algo, "seeds": k, "peer": peer, "cugym": ours}), flush=True)
     cells = {key: summarize(v) for key, v in runs.items()}
     body = section_body(a, cells, load, sys.argv[1:])
     print(body)
     if a.write:
-        sections.write_section(a.write, SECTION, body, heading="Against PureJaxRL on the same CPU")
+        section = f"{SECTION}-{a.only}" if a.only else SECTION
+        sections.write_section(a.write, section, body, heading=f"Against the JAX peers on the same CPU ({section})")
 
 
 def section_body(a, cells, load, argv):
-    commit = f" at {a.purejaxrl_commit}" if a.purejaxrl_commit else ""
+    peers = []
+    for option in PEERS:
+        if getattr(a, option) and any(PEER_SCRIPTS[algo][0] == option for algo, _, _ in cells):
+            commit = getattr(a, f"{option}_commit")
+            peers.append(PEERS[option] + (f" at {commit}" if commit else ""))
     return "\n".join(
         [
             f"{cpu_name()}, {os.cpu_count()} cores (load average {load:.1f} at the start), "
-            f"{datetime.date.today().isoformat()}; {cugym_version(a.cugym)}; PureJaxRL{commit} "
+            f"{datetime.date.today().isoformat()}; {cugym_version(a.cugym)}; {' and '.join(peers)} "
             f"with {peer_versions(a.jax_python)}. {a.total_steps} env steps per seed; medians of "
             f"{a.repeats} alternating runs per cell, their range in brackets.",
             "",
             table(cells, a.seeds),
             "",
-            "PureJaxRL's seconds are its compiled program's run (compile time apart); cugym's are its "
+            "The peer's seconds are its compiled program's run (compile time apart); cugym's are its "
             "whole `cugym train` process (there is nothing to compile). Returns are training returns at "
-            "the end (PureJaxRL PPO: the finished episodes of the last update that ended any; DQN: the "
-            "last 100 updates' logged means; cugym: the last metrics.csv row), averaged over the seeds.",
+            "the end (PureJaxRL PPO: the finished episodes of the last update that ended any; DQN and "
+            "PQN: the last 100 updates' logged means; cugym: the last metrics.csv row), averaged over "
+            "the seeds.",
             "",
             f"`python3 bench/jax_peers.py {display_command(argv)}`",
         ]

@@ -64,6 +64,16 @@ class CommandTest(unittest.TestCase):
         many = jax_peers.cugym_command("cugym", "dqn", 8, 1000, "OUT")
         self.assertEqual(many[-6:], ["--seeds", "1-8", "--lockstep", "on", "--out", "OUT"])
 
+    def test_pqn_takes_purejaxqls_settings(self):
+        cmd = jax_peers.cugym_command("cugym", "pqn", 1, 500000, "OUT")
+        sets = {cmd[i + 1].split("=")[0]: cmd[i + 1].split("=", 1)[1] for i, x in enumerate(cmd) if x == "--set"}
+        # pqn_cartpole.yaml: 32 envs x 64 steps, 4 epochs x 16 minibatches, 256-256 layer norm.
+        self.assertEqual(sets["algo"], "pqn")
+        self.assertEqual((sets["num_envs"], sets["num_steps"]), ("32", "64"))
+        self.assertEqual((sets["num_epochs"], sets["num_minibatches"]), ("4", "16"))
+        self.assertEqual((sets["hidden_sizes"], sets["layer_norm"]), ("[256,256]", "true"))
+        self.assertEqual((sets["q_lambda"], sets["reward_scale"], sets["end_e"]), ("0.95", "0.1", "0.2"))
+
     def test_dqn_takes_purejaxrls_settings(self):
         cmd = jax_peers.cugym_command("cugym", "dqn", 1, 500000, "OUT")
         sets = {cmd[i + 1].split("=")[0]: cmd[i + 1].split("=", 1)[1] for i, x in enumerate(cmd) if x == "--set"}
@@ -94,14 +104,15 @@ class ParsingTest(unittest.TestCase):
     def test_medians_spread_and_table(self):
         peer = [{"seconds": s, "compile_s": 5.0, "returns": [500.0]} for s in (3.0, 4.0, 9.0)]
         ours = [{"seconds": s, "compile_s": None, "returns": [480.0, None, float("nan")]} for s in (1.0, 2.0, 1.5)]
-        cells = {("ppo", 1, "purejaxrl"): jax_peers.summarize(peer), ("ppo", 1, "cugym"): jax_peers.summarize(ours)}
-        self.assertEqual(cells[("ppo", 1, "purejaxrl")]["seconds"], 4.0)
-        self.assertEqual(cells[("ppo", 1, "purejaxrl")]["spread"], (3.0, 9.0))
+        cells = {("ppo", 1, "peer"): jax_peers.summarize(peer), ("ppo", 1, "cugym"): jax_peers.summarize(ours)}
+        self.assertEqual(cells[("ppo", 1, "peer")]["seconds"], 4.0)
+        self.assertEqual(cells[("ppo", 1, "peer")]["spread"], (3.0, 9.0))
         self.assertIsNone(cells[("ppo", 1, "cugym")]["compile_s"])
         self.assertEqual(cells[("ppo", 1, "cugym")]["returns"], 480.0)
         text = jax_peers.table(cells, 8)
         self.assertIn(
-            "| PPO CartPole-v1 | 1 | 4.00 (3.00-9.00), 5.0 | 1.50 (1.00-2.00) | 500.0 / 480.0 | 2.67x |", text
+            "| PPO CartPole-v1 (PureJaxRL) | 1 | 4.00 (3.00-9.00), 5.0 | 1.50 (1.00-2.00) | 500.0 / 480.0 | 2.67x |",
+            text,
         )
         self.assertNotIn("DQN", text)  # no cells, no row
 
