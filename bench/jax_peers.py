@@ -32,6 +32,7 @@ measured).
 import argparse
 import csv
 import datetime
+import functools
 import json
 import math
 import os
@@ -41,8 +42,10 @@ import sys
 import tempfile
 import time
 
+import ppo_peers
 import sections
 from bench_isa import cpu_name
+from ppo_peers import fmt
 
 ROOT = os.path.dirname(os.path.abspath(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(ROOT, "bench")
@@ -175,10 +178,6 @@ def summarize(runs):
     }
 
 
-def fmt(x, digits=1):
-    return "-" if x is None else f"{x:.{digits}f}"
-
-
 def table(cells, seeds):
     """The markdown table: a row per (algo, seeds) with both sides' medians and cugym's speed-up."""
     lines = [
@@ -202,20 +201,8 @@ def table(cells, seeds):
     return "\n".join(lines)
 
 
-def display_command(argv, root=ROOT, placeholders=PLACEHOLDERS):
-    """The command line as the docs show it: paths outside the repository as placeholders."""
-    out, i = [], 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg in placeholders and i + 1 < len(argv):
-            full = os.path.abspath(argv[i + 1])
-            inside = full.startswith(root.rstrip(os.sep) + os.sep)
-            out += [arg, os.path.relpath(full, root) if inside else placeholders[arg]]
-            i += 2
-            continue
-        out.append(arg)
-        i += 1
-    return " ".join(out)
+# The command line as the docs show it (ppo_peers' rule: paths outside the repository as placeholders).
+display_command = functools.partial(ppo_peers.display_command, root=ROOT, placeholders=PLACEHOLDERS)
 
 
 # ---- running ----

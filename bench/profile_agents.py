@@ -22,6 +22,7 @@ import tempfile
 import sections
 from bench_isa import cpu_name
 from jax_peers import CUGYM_SETTINGS
+from ppo_peers import display_command
 
 ROOT = os.path.dirname(os.path.abspath(os.path.dirname(os.path.abspath(__file__))))
 SECTION = "agent-profiles"
@@ -120,7 +121,7 @@ def main():
             profiles[name] = (f"{label}, {steps} steps", seconds, symbols)
             print(name, f"{seconds:.1f} s", symbols, flush=True)
     version = subprocess.run([a.cugym, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    shown = " ".join(("CUGYM" if arg == a.cugym and not arg.startswith(ROOT) else arg) for arg in sys.argv[1:])
+    shown = display_command(sys.argv[1:], ROOT, {"--cugym": "CUGYM", "--write": "FILE.md"})
     body = "\n".join(
         [
             f"{cpu_name()}, {os.cpu_count()} cores, {datetime.date.today().isoformat()}; {version}. One thread "
@@ -129,7 +130,7 @@ def main():
             "",
             table(profiles),
             "",
-            f"`python3 bench/profile_agents.py {shown}`".replace(ROOT + "/", ""),
+            f"`python3 bench/profile_agents.py {shown}`",
         ]
     )
     print(body)
